@@ -1,0 +1,1 @@
+//! The gate (being written).

@@ -1,0 +1,1 @@
+//! The signed, hash-chained audit ledger (stub: issue 4).
