@@ -1,1 +1,37 @@
-//! The gate (being written).
+//! The gate: the one place where a tool call can touch the world.
+//!
+//! This crate owns [`Toolbox::call`], the single dispatch every governed tool
+//! goes through, and the governed tools themselves. The pipeline is fixed and
+//! private, so a tool added later is covered by construction, not by review:
+//!
+//! 1. **schema** — params validated against the tool's JSON Schema
+//!    (`additionalProperties: false` at every object);
+//! 2. **capability** — the policy's decision for the tool's capability
+//!    (`allow` / `ask` / `deny`; `ask` refuses a read: a read cannot wait for consent);
+//! 3. **path admission** — every path parameter is declared with its
+//!    [`Access`](seam_policy::Access); the toolbox admits it and hands the tool an
+//!    already-open file, never a name it could open itself;
+//! 4. **run**;
+//! 5. **scrub** — every string in the result, and the text of every refusal, is
+//!    filtered by secret shape;
+//! 6. **taint** — a result carrying the owner's data or untrusted content taints
+//!    the turn; a tainted turn cannot reach a tool with egress;
+//! 7. **ledger** — the invocation, its decision and a digest of its output are
+//!    handed to the [`LedgerHook`] before the answer is returned. If the ledger
+//!    cannot record, the answer is not returned.
+//!
+//! What this crate must never do: hand a tool a path it has not admitted, return
+//! any text (result or refusal) that has not been scrubbed, or answer a call the
+//! ledger did not record. It does not print: the `seam` binary owns all output.
+
+mod ledger_hook;
+mod scrub_json;
+mod taint;
+mod toolbox;
+pub mod tools;
+
+pub use ledger_hook::{CallOutcome, CallRecord, LedgerHook, LedgerHookError, NoLedger};
+pub use toolbox::{
+    Admitted, CallRequest, GateError, GovernedTool, PathParam, ToolCall, ToolDecl, ToolFailure,
+    Toolbox, ToolboxConfig,
+};

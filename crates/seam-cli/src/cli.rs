@@ -1,0 +1,120 @@
+//! The command line, as clap parses it.
+
+use std::ffi::OsString;
+use std::path::PathBuf;
+
+use clap::{Args, Parser, Subcommand, ValueEnum};
+
+use crate::exit::Exit;
+
+/// seam: a capability-separated tool layer for local LLM agents.
+#[derive(Debug, Parser)]
+#[command(name = "seam", version, about, max_term_width = 100)]
+pub struct Cli {
+    #[command(flatten)]
+    pub global: Global,
+    #[command(subcommand)]
+    pub command: Command,
+}
+
+#[derive(Debug, Args)]
+pub struct Global {
+    /// Where seam keeps its state (keys, ledger, staging). Default: the XDG
+    /// data dir ($XDG_DATA_HOME/seam, else ~/.local/share/seam).
+    #[arg(long, global = true, env = "SEAM_HOME", value_name = "DIR")]
+    pub home: Option<PathBuf>,
+    /// The policy file (TOML). Default: the embedded policy (`seam policy show`).
+    #[arg(long, global = true, env = "SEAM_POLICY", value_name = "FILE")]
+    pub policy: Option<PathBuf>,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum Command {
+    /// List the governed tools and their parameters.
+    Tools {
+        /// Print the specs as JSON (what GET /v1/tools serves).
+        #[arg(long)]
+        json: bool,
+    },
+    /// Run one governed tool in-process through Toolbox::call and print the
+    /// envelope or the refusal as JSON. Exit 0 admitted, 2 invalid call, 3 refused.
+    Invoke {
+        /// The tool's name, e.g. files.read.
+        tool: String,
+        /// The params as a JSON object, or - to read them from stdin.
+        params: String,
+        /// The turn this call belongs to (taint is remembered per turn).
+        #[arg(long)]
+        turn: Option<String>,
+        /// Most bytes of text files.read returns in one call.
+        #[arg(long, env = "SEAM_READ_LIMIT", value_name = "BYTES", default_value_t = 1024 * 1024)]
+        read_limit: u64,
+    },
+    /// Show or check the policy as enforced.
+    #[command(subcommand)]
+    Policy(PolicyCommand),
+    /// Filter stdin to stdout through the terminal filter.
+    #[command(subcommand)]
+    Term(TermCommand),
+    /// Redact secrets from stdin to stdout, by shape.
+    Scrub {
+        /// Print {"text", "hits": [{"shape","start","end"}]} with byte offsets into the input.
+        #[arg(long)]
+        json: bool,
+    },
+    /// Publish the secret shapes the scrubber redacts.
+    Shapes {
+        #[arg(long)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum PolicyCommand {
+    /// Print the policy as enforced: effective decisions, expanded lists.
+    Show {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Ask path admission about one path: exit 0 and print the real path, or
+    /// exit 3 and print why it is refused.
+    Check {
+        /// What the access would be.
+        #[arg(long, value_enum)]
+        access: AccessArg,
+        /// The path, as a tool would be given it.
+        path: OsString,
+    },
+}
+
+#[derive(Debug, Clone, Copy, ValueEnum)]
+pub enum AccessArg {
+    Read,
+    Write,
+}
+
+#[derive(Debug, Subcommand)]
+pub enum TermCommand {
+    /// Show control characters, keep newlines and tabs as layout.
+    Visible,
+    /// Show every control character, newlines and tabs too: one line.
+    Line,
+}
+
+/// Parses the process's arguments. Usage errors and help are printed here,
+/// through the terminal filter (an argument may hold escape sequences).
+pub fn parse() -> Result<Cli, Exit> {
+    match Cli::try_parse() {
+        Ok(cli) => Ok(cli),
+        Err(e) => {
+            let text = e.render().to_string();
+            if e.use_stderr() {
+                crate::output::stderr_text(&text);
+                Err(Exit::Usage)
+            } else {
+                crate::output::text(&text);
+                Err(Exit::Ok)
+            }
+        }
+    }
+}

@@ -1,0 +1,37 @@
+//! One module per subcommand. Each returns its exit code; errors become exit
+//! 1 or 2 in `exit::report`.
+
+mod invoke;
+mod policy;
+mod scrub;
+mod term;
+mod tools;
+
+use crate::cli::{Cli, Command};
+use crate::context::Context;
+use crate::exit::Exit;
+
+pub fn run(cli: Cli) -> anyhow::Result<Exit> {
+    match cli.command {
+        Command::Term(cmd) => term::run(cmd),
+        Command::Scrub { json } => scrub::scrub(json),
+        Command::Shapes { json } => scrub::shapes(json),
+        Command::Tools { json } => {
+            let ctx = Context::load(&cli.global)?;
+            tools::run(&ctx, json)
+        }
+        Command::Invoke {
+            tool,
+            params,
+            turn,
+            read_limit,
+        } => {
+            let ctx = Context::load(&cli.global)?;
+            invoke::run(&ctx, &tool, &params, turn, read_limit)
+        }
+        Command::Policy(cmd) => {
+            let ctx = Context::load(&cli.global)?;
+            policy::run(&ctx, cmd)
+        }
+    }
+}

@@ -1,0 +1,47 @@
+//! `seam tools [--json]`: the governed tools' specs.
+
+use serde_json::Value;
+
+use crate::context::Context;
+use crate::exit::Exit;
+use crate::output;
+
+pub fn run(ctx: &Context, as_json: bool) -> anyhow::Result<Exit> {
+    let toolbox = super::invoke::toolbox(ctx, &seam_gate::ToolboxConfig::default())?;
+    let specs = toolbox.specs();
+    if as_json {
+        output::json(&specs);
+        return Ok(Exit::Ok);
+    }
+    let mut text = String::new();
+    for spec in &specs {
+        text.push_str(&format!(
+            "{} (v{})  {}\n",
+            spec.name, spec.version, spec.description
+        ));
+        let required: Vec<&str> = spec
+            .input_schema
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        if let Some(props) = spec
+            .input_schema
+            .get("properties")
+            .and_then(Value::as_object)
+        {
+            for (name, p) in props {
+                let ty = p.get("type").and_then(Value::as_str).unwrap_or("any");
+                let opt = if required.contains(&name.as_str()) {
+                    ""
+                } else {
+                    "?"
+                };
+                let desc = p.get("description").and_then(Value::as_str).unwrap_or("");
+                text.push_str(&format!("    {name}{opt}: {ty}  {desc}\n"));
+            }
+        }
+    }
+    output::text(&text);
+    Ok(Exit::Ok)
+}

@@ -1,0 +1,67 @@
+//! Where seam's state lives and which policy is in force: resolved once from
+//! the global options.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use seam_policy::{Policy, PolicyEnv};
+
+use crate::cli::Global;
+use crate::exit::UsageError;
+
+#[derive(Debug)]
+pub struct Context {
+    pub seam_home: PathBuf,
+    pub policy: Arc<Policy>,
+}
+
+impl Context {
+    pub fn load(global: &Global) -> anyhow::Result<Context> {
+        let owner_home = owner_home()?;
+        let seam_home = match &global.home {
+            Some(h) => absolute(h)?,
+            None => default_seam_home(&owner_home),
+        };
+        let workspace_root = std::env::current_dir().context("reading the working directory")?;
+        let env = PolicyEnv {
+            owner_home,
+            seam_home: seam_home.clone(),
+            workspace_root,
+        };
+        let file = match &global.policy {
+            Some(p) => Some(absolute(p)?),
+            None => None,
+        };
+        let policy = Policy::load(file.as_deref(), env)
+            .map_err(|e| UsageError(format!("the policy is invalid: {e}")))?;
+        Ok(Context {
+            seam_home,
+            policy: Arc::new(policy),
+        })
+    }
+}
+
+fn owner_home() -> anyhow::Result<PathBuf> {
+    match std::env::var_os("HOME") {
+        Some(h) if !h.is_empty() && Path::new(&h).is_absolute() => Ok(PathBuf::from(h)),
+        _ => Err(UsageError(
+            "HOME is not set to an absolute path: seam needs it to know the owner's home".into(),
+        )
+        .into()),
+    }
+}
+
+fn default_seam_home(owner_home: &Path) -> PathBuf {
+    match std::env::var_os("XDG_DATA_HOME") {
+        Some(x) if Path::new(&x).is_absolute() => PathBuf::from(x).join("seam"),
+        _ => owner_home.join(".local/share/seam"),
+    }
+}
+
+fn absolute(p: &Path) -> anyhow::Result<PathBuf> {
+    if p.as_os_str().is_empty() {
+        return Err(UsageError("an empty path was given as a directory or file".into()).into());
+    }
+    std::path::absolute(p).with_context(|| format!("making {} absolute", p.display()))
+}

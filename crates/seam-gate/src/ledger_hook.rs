@@ -1,0 +1,49 @@
+//! Step 7 of the pipeline: what the toolbox hands the ledger for every call.
+
+use serde_json::Value;
+
+/// How a call ended, as the ledger records it.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum CallOutcome {
+    /// The tool ran; the SHA-256 of the scrubbed output as sent.
+    Admitted { output_sha256: [u8; 32] },
+    /// The call was refused, with the refusal's code.
+    Refused { code: seam_protocol::RefusalCode },
+}
+
+/// One invocation as the ledger sees it. Params are already scrubbed.
+#[derive(Debug, Clone)]
+pub struct CallRecord<'a> {
+    pub invocation_id: &'a str,
+    pub turn: Option<&'a str>,
+    pub tool: &'a str,
+    pub version: &'a str,
+    pub params: &'a Value,
+    pub outcome: CallOutcome,
+    pub tainted: bool,
+    pub scrubbed: &'a [String],
+}
+
+#[derive(Debug, thiserror::Error)]
+#[error("the ledger could not record invocation {invocation_id}: {reason}")]
+pub struct LedgerHookError {
+    pub invocation_id: String,
+    pub reason: String,
+}
+
+/// Where the toolbox records each call before it answers. The signed ledger
+/// implements this; a call whose record fails is not answered.
+pub trait LedgerHook: Send + Sync + std::fmt::Debug {
+    fn record(&self, record: &CallRecord<'_>) -> Result<(), LedgerHookError>;
+}
+
+/// A toolbox with no ledger attached records nothing. Used only where no seam
+/// home exists to keep one (benchmarks, unit tests of the pipeline itself).
+#[derive(Debug, Default, Clone, Copy)]
+pub struct NoLedger;
+
+impl LedgerHook for NoLedger {
+    fn record(&self, _record: &CallRecord<'_>) -> Result<(), LedgerHookError> {
+        Ok(())
+    }
+}
