@@ -9,7 +9,12 @@ use crate::exit::Exit;
 
 /// seam: a capability-separated tool layer for local LLM agents.
 #[derive(Debug, Parser)]
-#[command(name = "seam", version, about, max_term_width = 100)]
+#[command(
+    name = "seam",
+    version,
+    about = "seam: a capability-separated tool layer for local LLM agents",
+    max_term_width = 100
+)]
 pub struct Cli {
     #[command(flatten)]
     pub global: Global,
