@@ -1,12 +1,43 @@
-//! The policy and path admission (stub: the API the gate builds against; being written).
+//! The policy and path admission: what the gate's tools may touch.
+//!
+//! This crate owns three things:
+//! - the **policy** ([`Policy`]): a TOML file (or the embedded default) that gives every
+//!   [`Capability`] a [`Decision`] and holds the path lists — the read and write allow-lists and
+//!   the protected deny-list, which adds to a built-in list no file can shrink. Parsing is strict:
+//!   an unknown key or a bad value is an error naming the key and its line. [`EnforcedPolicy`] is
+//!   the policy as enforced (`seam policy show`);
+//! - **lexical normalisation** ([`lexical`]): a raw path made into a clean absolute path, with
+//!   `~`/`~/` expanded and everything else that looks like shell syntax refused;
+//! - **path admission** ([`PathAdmission`]): whether a tool may use a path for an [`Access`],
+//!   decided about the file that is actually opened. See the `admission` module for the order
+//!   of the checks; the short form: normalise, capability, protected list, allow-list, then open
+//!   an `O_PATH` handle and ask both lists again about where the kernel says it really is, its
+//!   `(device, inode)` and its other names, and only then reopen that same handle to read.
+//!
+//! What it must never do: read a byte of a file before deciding about it; decide about one file
+//! and open another (a check on a name, then an open of the name); follow a `/proc` magic link;
+//! block on a FIFO or open a device for reading; take `~user`, `$VAR` or other shell syntax
+//! literally; let a policy file remove a built-in protected entry; accept a policy file with a
+//! key or a value it does not understand. It holds no `unsafe` (rustix's safe calls only), does
+//! no printing, and knows nothing of tools, the terminal or the ledger.
 
-use std::ffi::OsStr;
-use std::fs::File;
-use std::path::{Path, PathBuf};
-use std::sync::Arc;
+pub mod admission;
+mod fsops;
+pub mod lexical;
+mod lists;
+pub mod policy;
+mod resolve;
 
-use seam_protocol::RefusalCode;
+use std::fmt;
+use std::path::PathBuf;
+
 use serde::Serialize;
+
+pub use admission::{AdmittedFile, AdmittedPath, PathAdmission, PathRefusal};
+pub use policy::{
+    EnforcedDecisions, EnforcedFilesystem, EnforcedOrigin, EnforcedPath, EnforcedPolicy, Policy,
+    PolicyError, PolicyOrigin,
+};
 
 /// A policy decision. Ordered so that the strictest of several wins: `max()`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]
@@ -15,6 +46,22 @@ pub enum Decision {
     Allow,
     Ask,
     Deny,
+}
+
+impl Decision {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Decision::Allow => "allow",
+            Decision::Ask => "ask",
+            Decision::Deny => "deny",
+        }
+    }
+}
+
+impl fmt::Display for Decision {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// What a tool's use of the world amounts to; the policy decides each.
@@ -38,6 +85,7 @@ impl Capability {
         Capability::Memory,
     ];
 
+    /// The name used in the policy file (`filesystem.read`, …).
     pub fn as_str(self) -> &'static str {
         match self {
             Capability::FilesystemRead => "filesystem.read",
@@ -48,10 +96,32 @@ impl Capability {
             Capability::Memory => "memory",
         }
     }
+
+    /// The capability with this policy-file name (exact, case-sensitive).
+    pub fn from_name(name: &str) -> Option<Capability> {
+        Capability::ALL.into_iter().find(|c| c.as_str() == name)
+    }
+
+    fn index(self) -> usize {
+        match self {
+            Capability::FilesystemRead => 0,
+            Capability::FilesystemWrite => 1,
+            Capability::SelfModify => 2,
+            Capability::PythonRun => 3,
+            Capability::WebSearch => 4,
+            Capability::Memory => 5,
+        }
+    }
+}
+
+impl fmt::Display for Capability {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
 }
 
 /// Where the policy's relative names point.
-#[derive(Debug, Clone)]
+#[derive(Debug, Clone, PartialEq, Eq)]
 pub struct PolicyEnv {
     /// The owner's home (`$HOME`): what `~` expands to.
     pub owner_home: PathBuf,
@@ -61,89 +131,43 @@ pub struct PolicyEnv {
     pub workspace_root: PathBuf,
 }
 
-#[derive(Debug, thiserror::Error)]
-pub enum PolicyError {
-    #[error("{0}")]
-    Invalid(String),
-}
-
-#[derive(Debug)]
-pub struct Policy {
-    env: PolicyEnv,
-}
-
-impl Policy {
-    pub fn builtin(env: PolicyEnv) -> Policy {
-        Policy { env }
-    }
-
-    pub fn load(_file: Option<&Path>, env: PolicyEnv) -> Result<Policy, PolicyError> {
-        Ok(Policy { env })
-    }
-
-    pub fn decision(&self, _cap: Capability) -> Decision {
-        Decision::Allow
-    }
-
-    pub fn env(&self) -> &PolicyEnv {
-        &self.env
-    }
-}
-
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum FileAccess {
     Read,
     Write,
 }
 
 /// What a tool does with a path parameter.
-#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash)]
 pub enum Access {
+    /// A path among the owner's files, read or written: the read or write allow-list.
     Owner(FileAccess),
+    /// A path inside the gate's workspace root (the source tree a tool indexes): read, under
+    /// `filesystem.read`, allow-list = the workspace root.
     Source,
 }
 
-#[derive(Debug, Clone, PartialEq, Eq)]
-pub struct PathRefusal {
-    pub code: RefusalCode,
-    pub message: String,
-}
-
-#[derive(Debug, Clone)]
-pub struct AdmittedPath {
-    pub real: PathBuf,
-}
-
-#[derive(Debug)]
-pub struct AdmittedFile {
-    pub file: File,
-    pub real: PathBuf,
-}
-
-#[derive(Debug)]
-pub struct PathAdmission {
-    policy: Arc<Policy>,
-}
-
-impl PathAdmission {
-    pub fn new(policy: Arc<Policy>) -> Self {
-        PathAdmission { policy }
+impl Access {
+    /// The capability whose decision governs this access.
+    pub fn capability(self) -> Capability {
+        match self {
+            Access::Owner(FileAccess::Write) => Capability::FilesystemWrite,
+            Access::Owner(FileAccess::Read) | Access::Source => Capability::FilesystemRead,
+        }
     }
 
-    pub fn policy(&self) -> &Policy {
-        &self.policy
+    /// True for the accesses that only read (consent cannot be waited for).
+    pub fn is_read(self) -> bool {
+        !matches!(self, Access::Owner(FileAccess::Write))
     }
+}
 
-    pub fn admitted_path(&self, _access: Access, raw: &OsStr) -> Result<AdmittedPath, PathRefusal> {
-        Ok(AdmittedPath { real: PathBuf::from(raw) })
-    }
-
-    pub fn open_read(&self, _access: Access, raw: &OsStr) -> Result<AdmittedFile, PathRefusal> {
-        let real = PathBuf::from(raw);
-        let file = File::open(&real).map_err(|e| PathRefusal {
-            code: RefusalCode::NotFound,
-            message: e.to_string(),
-        })?;
-        Ok(AdmittedFile { file, real })
+impl fmt::Display for Access {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(match self {
+            Access::Owner(FileAccess::Read) => "read",
+            Access::Owner(FileAccess::Write) => "write",
+            Access::Source => "source",
+        })
     }
 }

@@ -1,0 +1,105 @@
+//! The few system calls admission stands on: open a handle that reads nothing, ask the kernel
+//! where that handle really is, and reopen exactly that file for reading.
+
+use std::fs::{File, Metadata};
+use std::io;
+use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
+use std::os::unix::ffi::OsStringExt;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use rustix::fs::{CWD, Mode, OFlags, ResolveFlags};
+use rustix::io::Errno;
+
+/// A handle on what `path` names, following ordinary links but never a `/proc` magic link,
+/// opened with `O_PATH`: nothing is read, no device driver is asked, a FIFO cannot block.
+/// Falls back to plain `openat` where `openat2` is unavailable (the caller verifies the handle
+/// afterwards either way).
+pub(crate) fn open_path_handle(path: &Path) -> Result<File, Errno> {
+    let flags = OFlags::PATH | OFlags::CLOEXEC;
+    let fd: OwnedFd =
+        match rustix::fs::openat2(CWD, path, flags, Mode::empty(), ResolveFlags::NO_MAGICLINKS) {
+            Err(Errno::NOSYS | Errno::PERM) => rustix::fs::openat(CWD, path, flags, Mode::empty())?,
+            other => other?,
+        };
+    Ok(File::from(fd))
+}
+
+fn proc_fd_path(fd: BorrowedFd<'_>) -> String {
+    format!("/proc/self/fd/{}", fd.as_raw_fd())
+}
+
+/// Where the kernel says an open handle is (`/proc/self/fd/N`): links resolved, `..` applied.
+/// Fails when `/proc` is missing or the answer is not a path.
+pub(crate) fn handle_real_path(handle: &File) -> io::Result<PathBuf> {
+    let target = rustix::fs::readlink(proc_fd_path(handle.as_fd()), Vec::new())?;
+    let bytes = target.into_bytes();
+    if bytes.first() != Some(&b'/') {
+        return Err(io::Error::other(format!(
+            "the kernel names it \"{}\", which is not a path",
+            String::from_utf8_lossy(&bytes)
+        )));
+    }
+    Ok(PathBuf::from(std::ffi::OsString::from_vec(bytes)))
+}
+
+/// Opens the very file `handle` refers to for reading (through its `/proc/self/fd` entry), and
+/// checks that it is still that file. `O_NONBLOCK` and `O_NOCTTY` are set for the open and
+/// cleared after it; the caller has made sure it is a regular file.
+pub(crate) fn reopen_for_reading(
+    handle: &File,
+    expected: &Metadata,
+) -> io::Result<(File, Metadata)> {
+    let fd = rustix::fs::open(
+        proc_fd_path(handle.as_fd()),
+        OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK,
+        Mode::empty(),
+    )?;
+    let file = File::from(fd);
+    let meta = file.metadata()?;
+    if (meta.dev(), meta.ino()) != (expected.dev(), expected.ino()) || !meta.file_type().is_file() {
+        return Err(io::Error::other(
+            "the file changed while it was being opened",
+        ));
+    }
+    let flags = rustix::fs::fcntl_getfl(&file)?;
+    rustix::fs::fcntl_setfl(&file, flags - OFlags::NONBLOCK)?;
+    Ok((file, meta))
+}
+
+/// Opens `path` for reading only if it is a regular file, without blocking on a FIFO or
+/// opening a device (for the policy file, which the owner names).
+pub(crate) fn open_regular_for_reading(path: &Path) -> io::Result<(File, Metadata)> {
+    let handle = open_path_handle(path)?;
+    let meta = handle.metadata()?;
+    if !meta.file_type().is_file() {
+        return Err(io::Error::new(
+            io::ErrorKind::InvalidInput,
+            format!("not a regular file (it is {})", kind_of(&meta)),
+        ));
+    }
+    reopen_for_reading(&handle, &meta)
+}
+
+/// "a directory", "a FIFO", … for messages.
+pub(crate) fn kind_of(meta: &Metadata) -> &'static str {
+    use std::os::unix::fs::FileTypeExt;
+    let t = meta.file_type();
+    if t.is_file() {
+        "a regular file"
+    } else if t.is_dir() {
+        "a directory"
+    } else if t.is_symlink() {
+        "a symbolic link"
+    } else if t.is_fifo() {
+        "a FIFO (named pipe)"
+    } else if t.is_socket() {
+        "a socket"
+    } else if t.is_char_device() {
+        "a character device"
+    } else if t.is_block_device() {
+        "a block device"
+    } else {
+        "not a regular file"
+    }
+}

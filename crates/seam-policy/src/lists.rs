@@ -1,0 +1,105 @@
+//! The policy's path lists, expanded and canonicalised: what admission compares paths with.
+
+use std::collections::HashMap;
+use std::os::unix::fs::MetadataExt;
+use std::path::{Path, PathBuf};
+
+use crate::lexical::is_within;
+use crate::resolve::canonical_form;
+
+/// A list entry as the policy holds it: as written, and expanded (lexically clean, absolute).
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct RuleSpec {
+    /// As written in the policy file, or a description of a built-in entry (e.g. `~/.ssh`).
+    pub written: String,
+    /// Expanded and lexically normalised.
+    pub lexical: PathBuf,
+    /// Part of seam's built-in list (protected entries only): no policy file can remove it.
+    pub builtin: bool,
+}
+
+/// A list entry with where it leads now.
+#[derive(Debug, Clone)]
+pub(crate) struct Rule {
+    pub spec: RuleSpec,
+    /// Where `lexical` leads (links followed); equal to it when it is no link. For a path that
+    /// does not exist, where it would be.
+    pub canonical: PathBuf,
+    /// `(device, inode)` of what `canonical` is, when it exists.
+    pub identity: Option<(u64, u64)>,
+}
+
+impl Rule {
+    fn resolve(spec: &RuleSpec) -> Rule {
+        let (canonical, meta) = canonical_form(&spec.lexical);
+        Rule {
+            spec: spec.clone(),
+            canonical,
+            identity: meta.map(|m| (m.dev(), m.ino())),
+        }
+    }
+
+    /// True when `path` is this entry or lies under it, by its lexical or its canonical form.
+    pub fn holds(&self, path: &Path) -> bool {
+        is_within(path, &self.spec.lexical) || is_within(path, &self.canonical)
+    }
+
+    /// `/home/o/.ssh`, or `/home/o/.ssh (a link to /data/ssh)`.
+    pub fn describe(&self) -> String {
+        if self.canonical == self.spec.lexical {
+            self.spec.lexical.display().to_string()
+        } else {
+            format!(
+                "{} (a link to {})",
+                self.spec.lexical.display(),
+                self.canonical.display()
+            )
+        }
+    }
+}
+
+/// Every list, canonicalised at one moment.
+#[derive(Debug)]
+pub(crate) struct ResolvedLists {
+    pub read: Vec<Rule>,
+    pub write: Vec<Rule>,
+    /// `Access::Source`: the workspace root.
+    pub source: Vec<Rule>,
+    pub protected: Vec<Rule>,
+    /// `(device, inode)` of every protected entry that exists → its index in `protected`.
+    pub protected_ids: HashMap<(u64, u64), usize>,
+}
+
+impl ResolvedLists {
+    pub fn resolve(
+        read: &[RuleSpec],
+        write: &[RuleSpec],
+        source: &[RuleSpec],
+        protected: &[RuleSpec],
+    ) -> ResolvedLists {
+        let protected: Vec<Rule> = protected.iter().map(Rule::resolve).collect();
+        let mut protected_ids = HashMap::new();
+        for (i, rule) in protected.iter().enumerate() {
+            if let Some(id) = rule.identity {
+                protected_ids.entry(id).or_insert(i);
+            }
+        }
+        ResolvedLists {
+            read: read.iter().map(Rule::resolve).collect(),
+            write: write.iter().map(Rule::resolve).collect(),
+            source: source.iter().map(Rule::resolve).collect(),
+            protected,
+            protected_ids,
+        }
+    }
+
+    /// The protected entry that holds `path`, if any.
+    pub fn protecting(&self, path: &Path) -> Option<&Rule> {
+        self.protected.iter().find(|r| r.holds(path))
+    }
+}
+
+/// The first entry of `rules` that holds `path`.
+pub(crate) fn holding<'a>(rules: &'a [Rule], path: &Path) -> Option<&'a Rule> {
+    rules.iter().find(|r| r.holds(path))
+}

@@ -1,0 +1,768 @@
+//! The policy: the file's shape, its parsing, the defaults, and the policy as enforced.
+//!
+//! ```toml
+//! [capabilities]
+//! "filesystem.read" = "allow"     # allow | ask | deny
+//! "filesystem.write" = "ask"
+//!
+//! [filesystem]
+//! read = ["~", "~/notes"]         # allow-list for reads (replaces the default list)
+//! write = ["~/project"]           # allow-list for writes (replaces the default list)
+//! protected = ["~/secrets"]       # added to the built-in protected list
+//! ```
+//!
+//! Every key and value is checked: an unknown key or a bad value is an error that names the key
+//! and its line, so a typo can never silently widen or narrow what is enforced. A capability
+//! missing from `[capabilities]` keeps its default; a list missing from `[filesystem]` keeps its
+//! default; a list that is present replaces the default (`read = []` allows no reads).
+
+use std::fmt::Write as _;
+use std::io::Read as _;
+use std::ops::Range;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+
+use serde::Serialize;
+use serde::ser::SerializeMap as _;
+use toml::Spanned;
+use toml::de::{DeTable, DeValue};
+
+use crate::lexical::{clean_absolute, normalise_str};
+use crate::lists::{ResolvedLists, Rule, RuleSpec};
+use crate::{Capability, Decision, PolicyEnv};
+
+/// The decisions when the policy says nothing: reads are free, every change and every way out
+/// asks, and seam never modifies itself. In the order of [`Capability::ALL`].
+pub const DEFAULT_DECISIONS: [(Capability, Decision); 6] = [
+    (Capability::FilesystemRead, Decision::Allow),
+    (Capability::FilesystemWrite, Decision::Ask),
+    (Capability::SelfModify, Decision::Deny),
+    (Capability::PythonRun, Decision::Ask),
+    (Capability::WebSearch, Decision::Ask),
+    (Capability::Memory, Decision::Allow),
+];
+
+/// Protected in every policy, relative to the owner's home: keys, password stores, cloud and
+/// registry credentials, browser and mail profiles. No policy file can remove one.
+pub const BUILTIN_PROTECTED_IN_HOME: &[&str] = &[
+    ".ssh",
+    ".gnupg",
+    ".password-store",
+    ".local/share/keyrings",
+    ".aws",
+    ".config/gcloud",
+    ".azure",
+    ".kube",
+    ".docker/config.json",
+    ".netrc",
+    ".git-credentials",
+    ".config/git/credentials",
+    ".pgpass",
+    ".config/gh/hosts.yml",
+    ".config/hub",
+    ".npmrc",
+    ".pypirc",
+    ".cargo/credentials",
+    ".cargo/credentials.toml",
+    ".vault-token",
+    ".terraform.d/credentials.tfrc.json",
+    ".pki",
+    ".mozilla",
+    ".thunderbird",
+    "snap/firefox/common/.mozilla",
+    ".config/google-chrome",
+    ".config/chromium",
+    ".config/BraveSoftware",
+    ".config/microsoft-edge",
+    ".config/vivaldi",
+];
+
+/// Protected in every policy, relative to seam's home: its signing keys and its ledger.
+pub const BUILTIN_PROTECTED_IN_SEAM_HOME: &[&str] = &["keys", "ledger"];
+
+/// The default write list, relative to seam's home.
+pub const DEFAULT_WRITE_IN_SEAM_HOME: &str = "staging";
+
+/// The largest policy file seam reads.
+const MAX_POLICY_FILE_BYTES: u64 = 1 << 20;
+
+/// Where a policy came from.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub enum PolicyOrigin {
+    /// No file was given: the defaults embedded in seam.
+    Builtin,
+    /// A policy file (as given, made absolute).
+    File(PathBuf),
+}
+
+/// A policy file that could not be used. The text names the file, and for a bad key or value
+/// the key, its line and its column.
+#[derive(Debug, thiserror::Error)]
+pub enum PolicyError {
+    #[error("cannot read the policy file {}: {source}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("{}, line {line}, column {column}: {message}", origin.display())]
+    Invalid {
+        origin: PathBuf,
+        line: usize,
+        column: usize,
+        /// The key at fault, dotted from the top (`capabilities.filesystem.raed`), when there is one.
+        key: Option<String>,
+        message: String,
+    },
+}
+
+/// The policy as loaded: decisions per capability and the path lists, expanded and
+/// canonicalised at load time.
+#[derive(Debug)]
+pub struct Policy {
+    env: PolicyEnv,
+    origin: PolicyOrigin,
+    decisions: [Decision; 6],
+    read: Vec<RuleSpec>,
+    write: Vec<RuleSpec>,
+    protected: Vec<RuleSpec>,
+    lists: Arc<ResolvedLists>,
+}
+
+impl Policy {
+    /// The embedded default policy for `env`.
+    pub fn builtin(env: PolicyEnv) -> Policy {
+        let env = clean_env(env);
+        Policy::assemble(env, PolicyOrigin::Builtin, PolicyFile::default(), None)
+    }
+
+    /// Loads `file`, or the embedded default when there is none.
+    pub fn load(file: Option<&Path>, env: PolicyEnv) -> Result<Policy, PolicyError> {
+        let Some(file) = file else {
+            return Ok(Policy::builtin(env));
+        };
+        let read_error = |source| PolicyError::Read {
+            path: file.to_path_buf(),
+            source,
+        };
+        let src = read_policy_file(file).map_err(read_error)?;
+        let absolute = std::path::absolute(file).map_err(read_error)?;
+        let env = clean_env(env);
+        let parsed = PolicyFile::parse(&src, file, &env)?;
+        let path = clean_absolute(&absolute);
+        Ok(Policy::assemble(
+            env,
+            PolicyOrigin::File(path.clone()),
+            parsed,
+            Some(path),
+        ))
+    }
+
+    /// Parses policy text; `origin` is what error messages and `policy show` call it.
+    pub fn from_toml_str(src: &str, origin: &Path, env: PolicyEnv) -> Result<Policy, PolicyError> {
+        let env = clean_env(env);
+        let parsed = PolicyFile::parse(src, origin, &env)?;
+        Ok(Policy::assemble(
+            env,
+            PolicyOrigin::File(origin.to_path_buf()),
+            parsed,
+            None,
+        ))
+    }
+
+    fn assemble(
+        env: PolicyEnv,
+        origin: PolicyOrigin,
+        file: PolicyFile,
+        policy_path: Option<PathBuf>,
+    ) -> Policy {
+        let mut decisions = DEFAULT_DECISIONS.map(|(_, d)| d);
+        for (cap, decision) in file.decisions {
+            decisions[cap.index()] = decision;
+        }
+        let read = file.read.unwrap_or_else(|| {
+            vec![
+                builtin_spec("~", env.owner_home.clone()),
+                builtin_spec("(seam home)", env.seam_home.clone()),
+            ]
+        });
+        let write = file.write.unwrap_or_else(|| {
+            vec![builtin_spec(
+                &format!("(seam home)/{DEFAULT_WRITE_IN_SEAM_HOME}"),
+                env.seam_home.join(DEFAULT_WRITE_IN_SEAM_HOME),
+            )]
+        });
+        let mut protected: Vec<RuleSpec> =
+            BUILTIN_PROTECTED_IN_HOME
+                .iter()
+                .map(|rel| builtin_spec(&format!("~/{rel}"), env.owner_home.join(rel)))
+                .chain(BUILTIN_PROTECTED_IN_SEAM_HOME.iter().map(|rel| {
+                    builtin_spec(&format!("(seam home)/{rel}"), env.seam_home.join(rel))
+                }))
+                .collect();
+        if let Some(path) = policy_path {
+            protected.push(builtin_spec("(the policy file in use)", path));
+        }
+        for spec in file.protected {
+            if !protected.iter().any(|p| p.lexical == spec.lexical) {
+                protected.push(spec);
+            }
+        }
+        let source = vec![builtin_spec("(workspace root)", env.workspace_root.clone())];
+        let lists = Arc::new(ResolvedLists::resolve(&read, &write, &source, &protected));
+        Policy {
+            env,
+            origin,
+            decisions,
+            read,
+            write,
+            protected,
+            lists,
+        }
+    }
+
+    /// The decision for `cap`.
+    pub fn decision(&self, cap: Capability) -> Decision {
+        self.decisions[cap.index()]
+    }
+
+    /// The environment the policy's names were expanded in (lexically cleaned).
+    pub fn env(&self) -> &PolicyEnv {
+        &self.env
+    }
+
+    /// Where the policy came from.
+    pub fn origin(&self) -> &PolicyOrigin {
+        &self.origin
+    }
+
+    /// The lists canonicalised as they are on disk now (admission refreshes with this).
+    pub(crate) fn resolve_lists(&self) -> Arc<ResolvedLists> {
+        let source = vec![builtin_spec(
+            "(workspace root)",
+            self.env.workspace_root.clone(),
+        )];
+        Arc::new(ResolvedLists::resolve(
+            &self.read,
+            &self.write,
+            &source,
+            &self.protected,
+        ))
+    }
+
+    /// The lists as canonicalised when the policy was loaded.
+    pub(crate) fn lists(&self) -> &Arc<ResolvedLists> {
+        &self.lists
+    }
+
+    /// The policy as enforced: effective decisions, expanded and canonicalised lists.
+    pub fn enforced(&self) -> EnforcedPolicy {
+        let lists = &self.lists;
+        let paths = |rules: &[Rule]| rules.iter().map(EnforcedPath::from_rule).collect();
+        EnforcedPolicy {
+            origin: match &self.origin {
+                PolicyOrigin::Builtin => EnforcedOrigin::Builtin,
+                PolicyOrigin::File(path) => EnforcedOrigin::File {
+                    path: path.display().to_string(),
+                },
+            },
+            owner_home: self.env.owner_home.display().to_string(),
+            seam_home: self.env.seam_home.display().to_string(),
+            workspace_root: self.env.workspace_root.display().to_string(),
+            capabilities: EnforcedDecisions(
+                Capability::ALL
+                    .iter()
+                    .map(|&c| (c, self.decision(c)))
+                    .collect(),
+            ),
+            filesystem: EnforcedFilesystem {
+                read: paths(&lists.read),
+                write: paths(&lists.write),
+                protected: paths(&lists.protected),
+            },
+            source: paths(&lists.source),
+        }
+    }
+}
+
+fn builtin_spec(written: &str, lexical: PathBuf) -> RuleSpec {
+    RuleSpec {
+        written: written.to_owned(),
+        lexical,
+        builtin: true,
+    }
+}
+
+fn clean_env(env: PolicyEnv) -> PolicyEnv {
+    PolicyEnv {
+        owner_home: clean_absolute(&env.owner_home),
+        seam_home: clean_absolute(&env.seam_home),
+        workspace_root: clean_absolute(&env.workspace_root),
+    }
+}
+
+/// Reads the policy file without ever blocking on a FIFO or opening a device for reading.
+fn read_policy_file(path: &Path) -> std::io::Result<String> {
+    let (file, _) = crate::fsops::open_regular_for_reading(path)?;
+    let mut src = String::new();
+    file.take(MAX_POLICY_FILE_BYTES + 1)
+        .read_to_string(&mut src)?;
+    if src.len() as u64 > MAX_POLICY_FILE_BYTES {
+        return Err(std::io::Error::new(
+            std::io::ErrorKind::InvalidData,
+            format!("larger than {MAX_POLICY_FILE_BYTES} bytes"),
+        ));
+    }
+    Ok(src)
+}
+
+/// What a policy file says, checked and expanded.
+#[derive(Debug, Default)]
+struct PolicyFile {
+    decisions: Vec<(Capability, Decision)>,
+    read: Option<Vec<RuleSpec>>,
+    write: Option<Vec<RuleSpec>>,
+    protected: Vec<RuleSpec>,
+}
+
+const TOP_KEYS: &[&str] = &["capabilities", "filesystem"];
+const FILESYSTEM_KEYS: &[&str] = &["read", "write", "protected"];
+const DECISION_WORDS: &[&str] = &["allow", "ask", "deny"];
+
+/// Turns spans into errors with a line and a column.
+struct Source<'a> {
+    text: &'a str,
+    origin: &'a Path,
+}
+
+impl Source<'_> {
+    fn error(&self, span: Range<usize>, key: Option<String>, message: String) -> PolicyError {
+        let (line, column) = line_column(self.text, span.start);
+        PolicyError::Invalid {
+            origin: self.origin.to_path_buf(),
+            line,
+            column,
+            key,
+            message,
+        }
+    }
+}
+
+/// 1-based line and column (in characters) of byte `offset`.
+pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
+    let mut offset = offset.min(text.len());
+    while !text.is_char_boundary(offset) {
+        offset -= 1;
+    }
+    let before = &text[..offset];
+    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
+    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
+    (line, column)
+}
+
+type Entry<'a, 'i> = (
+    &'a Spanned<toml::de::DeString<'i>>,
+    &'a Spanned<DeValue<'i>>,
+);
+
+/// A table's entries in the order they appear in the file.
+fn entries_in_order<'a, 'i>(table: &'a DeTable<'i>) -> Vec<Entry<'a, 'i>> {
+    let mut entries: Vec<Entry<'a, 'i>> = table.iter().collect();
+    entries.sort_by_key(|(k, _)| k.span().start);
+    entries
+}
+
+impl PolicyFile {
+    fn parse(text: &str, origin: &Path, env: &PolicyEnv) -> Result<PolicyFile, PolicyError> {
+        let src = Source { text, origin };
+        let doc = DeTable::parse(text).map_err(|e| {
+            let span = e.span().unwrap_or(0..0);
+            src.error(span, None, format!("not valid TOML: {}", e.message()))
+        })?;
+        let mut out = PolicyFile::default();
+        for (key, value) in entries_in_order(doc.get_ref()) {
+            let name: &str = key.get_ref();
+            match name {
+                "capabilities" => {
+                    let table = expect_table(&src, name, value)?;
+                    out.parse_capabilities(&src, table)?;
+                }
+                "filesystem" => {
+                    let table = expect_table(&src, name, value)?;
+                    out.parse_filesystem(&src, table, env)?;
+                }
+                other => {
+                    return Err(src.error(
+                        key.span(),
+                        Some(other.to_owned()),
+                        format!(
+                            "unknown key \"{other}\" at the top level{}; the policy file has the tables {}",
+                            suggestion(other, TOP_KEYS),
+                            quoted_list(TOP_KEYS, "[", "]"),
+                        ),
+                    ));
+                }
+            }
+        }
+        Ok(out)
+    }
+
+    fn parse_capabilities(
+        &mut self,
+        src: &Source<'_>,
+        table: &DeTable<'_>,
+    ) -> Result<(), PolicyError> {
+        let names: Vec<&str> = Capability::ALL.iter().map(|c| c.as_str()).collect();
+        for (key, value) in entries_in_order(table) {
+            let name: &str = key.get_ref();
+            let dotted = format!("capabilities.{name}");
+            let Some(cap) = Capability::from_name(name) else {
+                let hint = if value.get_ref().is_table() {
+                    format!(
+                        "; capability names hold a dot, so write them quoted, e.g. \"{name}.{}\" = \"allow\"",
+                        value
+                            .get_ref()
+                            .as_table()
+                            .and_then(|t| t.iter().next())
+                            .map_or("read".to_owned(), |(k, _)| k.get_ref().to_string())
+                    )
+                } else {
+                    suggestion(name, &names)
+                };
+                return Err(src.error(
+                    key.span(),
+                    Some(dotted),
+                    format!(
+                        "unknown key \"{name}\" in [capabilities]{hint}; the capabilities are {}",
+                        quoted_list(&names, "\"", "\"")
+                    ),
+                ));
+            };
+            let word = value.get_ref().as_str().ok_or_else(|| {
+                src.error(
+                    value.span(),
+                    Some(dotted.clone()),
+                    format!(
+                        "bad value for \"{name}\" in [capabilities]: expected one of {} (a string), found {}",
+                        quoted_list(DECISION_WORDS, "\"", "\""),
+                        type_name(value.get_ref())
+                    ),
+                )
+            })?;
+            let decision = match word {
+                "allow" => Decision::Allow,
+                "ask" => Decision::Ask,
+                "deny" => Decision::Deny,
+                other => {
+                    return Err(src.error(
+                        value.span(),
+                        Some(dotted),
+                        format!(
+                            "bad value for \"{name}\" in [capabilities]: \"{other}\" is not one of {}{}",
+                            quoted_list(DECISION_WORDS, "\"", "\""),
+                            suggestion(other, DECISION_WORDS)
+                        ),
+                    ));
+                }
+            };
+            self.decisions.push((cap, decision));
+        }
+        Ok(())
+    }
+
+    fn parse_filesystem(
+        &mut self,
+        src: &Source<'_>,
+        table: &DeTable<'_>,
+        env: &PolicyEnv,
+    ) -> Result<(), PolicyError> {
+        for (key, value) in entries_in_order(table) {
+            let name: &str = key.get_ref();
+            let dotted = format!("filesystem.{name}");
+            if !FILESYSTEM_KEYS.contains(&name) {
+                return Err(src.error(
+                    key.span(),
+                    Some(dotted),
+                    format!(
+                        "unknown key \"{name}\" in [filesystem]{}; the keys are {}",
+                        suggestion(name, FILESYSTEM_KEYS),
+                        quoted_list(FILESYSTEM_KEYS, "\"", "\"")
+                    ),
+                ));
+            }
+            let Some(items) = value.get_ref().as_array() else {
+                return Err(src.error(
+                    value.span(),
+                    Some(dotted),
+                    format!(
+                        "bad value for \"{name}\" in [filesystem]: expected an array of paths, e.g. {name} = [\"~/notes\"], found {}",
+                        type_name(value.get_ref())
+                    ),
+                ));
+            };
+            let mut specs: Vec<RuleSpec> = Vec::new();
+            for item in items.iter() {
+                let Some(written) = item.get_ref().as_str() else {
+                    return Err(src.error(
+                        item.span(),
+                        Some(dotted),
+                        format!(
+                            "bad value in [filesystem] {name}: expected a path (a string), found {}",
+                            type_name(item.get_ref())
+                        ),
+                    ));
+                };
+                let lexical = normalise_str(written, &env.owner_home, None).map_err(|e| {
+                    src.error(
+                        item.span(),
+                        Some(dotted.clone()),
+                        format!(
+                            "bad path \"{}\" in [filesystem] {name}: {e}",
+                            written.escape_debug()
+                        ),
+                    )
+                })?;
+                if !specs.iter().any(|s| s.lexical == lexical) {
+                    specs.push(RuleSpec {
+                        written: written.to_owned(),
+                        lexical,
+                        builtin: false,
+                    });
+                }
+            }
+            match name {
+                "read" => self.read = Some(specs),
+                "write" => self.write = Some(specs),
+                _ => self.protected = specs,
+            }
+        }
+        Ok(())
+    }
+}
+
+fn expect_table<'a, 'i>(
+    src: &Source<'_>,
+    name: &str,
+    value: &'a Spanned<DeValue<'i>>,
+) -> Result<&'a DeTable<'i>, PolicyError> {
+    match value.get_ref() {
+        DeValue::Table(table) => Ok(table),
+        other => Err(src.error(
+            value.span(),
+            Some(name.to_owned()),
+            format!(
+                "bad value for \"{name}\": expected a table ([{name}]), found {}",
+                type_name(other)
+            ),
+        )),
+    }
+}
+
+fn type_name(value: &DeValue<'_>) -> &'static str {
+    match value {
+        DeValue::String(_) => "a string",
+        DeValue::Integer(_) => "an integer",
+        DeValue::Float(_) => "a float",
+        DeValue::Boolean(_) => "a boolean",
+        DeValue::Datetime(_) => "a date-time",
+        DeValue::Array(_) => "an array",
+        DeValue::Table(_) => "a table",
+    }
+}
+
+fn quoted_list(words: &[&str], open: &str, close: &str) -> String {
+    let quoted: Vec<String> = words.iter().map(|w| format!("{open}{w}{close}")).collect();
+    quoted.join(", ")
+}
+
+/// `; did you mean "x"?` when a known word is close to `word`.
+fn suggestion(word: &str, known: &[&str]) -> String {
+    let best = known
+        .iter()
+        .map(|k| (edit_distance(&word.to_lowercase(), k), *k))
+        .min();
+    match best {
+        Some((d, k)) if d <= 2.max(k.len() / 4) => format!(" (did you mean \"{k}\"?)"),
+        _ => String::new(),
+    }
+}
+
+fn edit_distance(a: &str, b: &str) -> usize {
+    let a: Vec<char> = a.chars().take(64).collect();
+    let b: Vec<char> = b.chars().collect();
+    let mut prev: Vec<usize> = (0..=b.len()).collect();
+    for (i, ca) in a.iter().enumerate() {
+        let mut cur = vec![i + 1; b.len() + 1];
+        for (j, cb) in b.iter().enumerate() {
+            let swap = usize::from(ca != cb);
+            cur[j + 1] = (prev[j] + swap).min(prev[j + 1] + 1).min(cur[j] + 1);
+        }
+        prev = cur;
+    }
+    prev[b.len()]
+}
+
+/// The policy as enforced, for `seam policy show` (text) and `seam policy show --json`.
+#[derive(Debug, Clone, Serialize)]
+pub struct EnforcedPolicy {
+    /// Where the policy came from.
+    pub origin: EnforcedOrigin,
+    /// What `~` expands to.
+    pub owner_home: String,
+    /// seam's state directory.
+    pub seam_home: String,
+    /// What relative tool paths are relative to.
+    pub workspace_root: String,
+    /// The effective decision of every capability, in a fixed order.
+    pub capabilities: EnforcedDecisions,
+    /// The path lists, expanded and canonicalised.
+    pub filesystem: EnforcedFilesystem,
+    /// The allow-list of `Access::Source` paths: the workspace root.
+    pub source: Vec<EnforcedPath>,
+}
+
+/// Where an enforced policy came from.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(tag = "kind", rename_all = "lowercase")]
+pub enum EnforcedOrigin {
+    /// The defaults embedded in seam (no policy file).
+    Builtin,
+    /// A policy file.
+    File { path: String },
+}
+
+/// Capability → decision, serialised as a JSON object in [`Capability::ALL`] order.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct EnforcedDecisions(pub Vec<(Capability, Decision)>);
+
+impl Serialize for EnforcedDecisions {
+    fn serialize<S: serde::Serializer>(&self, serializer: S) -> Result<S::Ok, S::Error> {
+        let mut map = serializer.serialize_map(Some(self.0.len()))?;
+        for (cap, decision) in &self.0 {
+            map.serialize_entry(cap.as_str(), decision)?;
+        }
+        map.end()
+    }
+}
+
+/// The enforced `[filesystem]` lists.
+#[derive(Debug, Clone, Serialize)]
+pub struct EnforcedFilesystem {
+    pub read: Vec<EnforcedPath>,
+    pub write: Vec<EnforcedPath>,
+    /// Built-in entries first, then the policy file's.
+    pub protected: Vec<EnforcedPath>,
+}
+
+/// One list entry as enforced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnforcedPath {
+    /// Expanded and lexically normalised.
+    pub path: String,
+    /// Where `path` leads, when it is (or goes through) a link. Both are enforced.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    pub canonical: Option<String>,
+    /// As written in the policy file, or what a built-in entry stands for.
+    pub written: String,
+    /// A built-in entry (or default): no policy file removes a built-in protected entry.
+    pub builtin: bool,
+}
+
+impl EnforcedPath {
+    fn from_rule(rule: &Rule) -> EnforcedPath {
+        EnforcedPath {
+            path: rule.spec.lexical.display().to_string(),
+            canonical: (rule.canonical != rule.spec.lexical)
+                .then(|| rule.canonical.display().to_string()),
+            written: rule.spec.written.clone(),
+            builtin: rule.spec.builtin,
+        }
+    }
+}
+
+impl EnforcedPolicy {
+    /// The human form for `seam policy show`.
+    pub fn render_text(&self) -> String {
+        let mut out = String::new();
+        match &self.origin {
+            EnforcedOrigin::Builtin => {
+                out.push_str("policy: the built-in default (no policy file given)\n");
+            }
+            EnforcedOrigin::File { path } => {
+                let _ = writeln!(out, "policy: {path}");
+            }
+        }
+        let _ = writeln!(
+            out,
+            "owner home (~): {}\nseam home: {}\nworkspace root: {}",
+            self.owner_home, self.seam_home, self.workspace_root
+        );
+        out.push_str("\ncapabilities:\n");
+        for (cap, decision) in &self.capabilities.0 {
+            let word = match decision {
+                Decision::Allow => "allow",
+                Decision::Ask => "ask",
+                Decision::Deny => "deny",
+            };
+            let _ = writeln!(out, "  {:<18} {word}", cap.as_str());
+        }
+        let mut list = |title: &str, paths: &[EnforcedPath], mark_builtin: bool| {
+            let _ = writeln!(out, "\n{title}:");
+            if paths.is_empty() {
+                out.push_str("  (empty: nothing is allowed)\n");
+            }
+            for p in paths {
+                let _ = write!(out, "  {}", p.path);
+                if let Some(canonical) = &p.canonical {
+                    let _ = write!(out, " -> {canonical} (a link: both are enforced)");
+                }
+                if mark_builtin && p.builtin {
+                    let _ = write!(out, "  [built-in: {}]", p.written);
+                } else if !mark_builtin && p.written != p.path && !p.builtin {
+                    let _ = write!(out, "  (written \"{}\")", p.written);
+                }
+                out.push('\n');
+            }
+        };
+        list(
+            "read allow-list ([filesystem] read)",
+            &self.filesystem.read,
+            false,
+        );
+        list(
+            "write allow-list ([filesystem] write)",
+            &self.filesystem.write,
+            false,
+        );
+        list("source paths (the workspace root)", &self.source, false);
+        list(
+            "protected: never read or written, at any autonomy level ([filesystem] protected adds to the built-in entries)",
+            &self.filesystem.protected,
+            true,
+        );
+        out
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn line_column_counts_from_one() {
+        let text = "a\nbc\né=1";
+        assert_eq!(line_column(text, 0), (1, 1));
+        assert_eq!(line_column(text, 3), (2, 2));
+        assert_eq!(line_column(text, 5), (3, 1));
+        assert_eq!(line_column(text, 7), (3, 2));
+    }
+
+    #[test]
+    fn suggestions_find_typos() {
+        assert_eq!(
+            suggestion("filesystem.raed", &["filesystem.read", "memory"]),
+            " (did you mean \"filesystem.read\"?)"
+        );
+        assert_eq!(suggestion("zzzzzz", &["read"]), "");
+    }
+}
