@@ -165,7 +165,14 @@ mod tests {
         keys.sort();
         assert_eq!(
             keys,
-            ["invocation_id", "output", "scrubbed", "tainted", "tool", "version"]
+            [
+                "invocation_id",
+                "output",
+                "scrubbed",
+                "tainted",
+                "tool",
+                "version"
+            ]
         );
     }
 

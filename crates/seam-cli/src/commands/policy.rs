@@ -9,8 +9,13 @@ use crate::output;
 
 pub fn run(ctx: &Context, cmd: PolicyCommand) -> anyhow::Result<Exit> {
     match cmd {
-        PolicyCommand::Show { json: _ } => {
-            output::text_ln(&format!("{:?}", ctx.policy));
+        PolicyCommand::Show { json } => {
+            let enforced = ctx.policy.enforced();
+            if json {
+                output::json(&enforced);
+            } else {
+                output::text_ln(&enforced.render_text());
+            }
             Ok(Exit::Ok)
         }
         PolicyCommand::Check { access, path } => {

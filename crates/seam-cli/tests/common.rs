@@ -1,0 +1,90 @@
+//! A throwaway owner: a home, a seam home and a workspace inside one temp dir,
+//! and a `seam` command that runs as that owner.
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+
+use assert_cmd::Command;
+
+pub struct Owner {
+    pub dir: tempfile::TempDir,
+    pub home: PathBuf,
+    pub seam_home: PathBuf,
+    pub workspace: PathBuf,
+}
+
+impl Owner {
+    pub fn new() -> Owner {
+        let dir = tempfile::tempdir().unwrap();
+        // Canonical from the start, so expected real paths compare equal.
+        let root = dir.path().canonicalize().unwrap();
+        let home = root.join("home");
+        let seam_home = root.join("seam");
+        let workspace = home.join("project");
+        std::fs::create_dir_all(&workspace).unwrap();
+        std::fs::create_dir_all(&seam_home).unwrap();
+        Owner {
+            dir,
+            home,
+            seam_home,
+            workspace,
+        }
+    }
+
+    pub fn write(&self, rel: &str, content: &[u8]) -> PathBuf {
+        let p = self.home.join(rel);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+
+    /// `seam` as this owner, in the workspace, with no policy file unless given.
+    pub fn seam(&self) -> Command {
+        let mut cmd = Command::cargo_bin("seam").unwrap();
+        cmd.env_clear()
+            .env("HOME", &self.home)
+            .env("SEAM_HOME", &self.seam_home)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .current_dir(&self.workspace)
+            .timeout(std::time::Duration::from_secs(30));
+        cmd
+    }
+
+    pub fn policy(&self, toml: &str) -> PathBuf {
+        let p = self.dir.path().join("policy.toml");
+        std::fs::write(&p, toml).unwrap();
+        p
+    }
+}
+
+/// Runs `seam invoke files.read` and returns (exit code, answer JSON).
+pub fn read(owner: &Owner, params: serde_json::Value) -> (i32, serde_json::Value) {
+    let out = owner
+        .seam()
+        .args(["invoke", "files.read", &params.to_string()])
+        .output()
+        .unwrap();
+    let code = out.status.code().unwrap_or(-1);
+    let v: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap_or_else(|e| {
+        panic!(
+            "stdout is not JSON ({e}): {}\nstderr: {}",
+            String::from_utf8_lossy(&out.stdout),
+            String::from_utf8_lossy(&out.stderr)
+        )
+    });
+    (code, v)
+}
+
+pub fn refusal_code(v: &serde_json::Value) -> &str {
+    v["refused"]["code"]
+        .as_str()
+        .unwrap_or_else(|| panic!("not a refusal: {v}"))
+}
+
+pub fn refusal_message(v: &serde_json::Value) -> &str {
+    v["refused"]["message"].as_str().unwrap()
+}
+
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
