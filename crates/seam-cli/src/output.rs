@@ -119,13 +119,10 @@ struct TerminalSafe<F> {
     inner: F,
 }
 
+/// JSON strings are escaped for one line: every control, newline included
+/// (serde_json already writes `\n`), and every character the filter shows.
 fn needs_escape(c: char) -> bool {
-    if c.is_ascii() {
-        return c.is_ascii_control();
-    }
-    let mut b = [0u8; 4];
-    let s = c.encode_utf8(&mut b);
-    seam_term::visible(s.as_bytes()) != *s
+    seam_term::is_shown_escaped(c, seam_term::Mode::OneLine)
 }
 
 impl<F: serde_json::ser::Formatter> serde_json::ser::Formatter for TerminalSafe<F> {
