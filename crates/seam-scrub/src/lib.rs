@@ -1,4 +1,46 @@
-//! Secret scrubbing (stub: being written).
+//! Secret scrubbing: the filter every governed tool's output and every refusal passes before it
+//! leaves the toolbox (`Toolbox::call`, step 5).
+//!
+//! **What it owns.** The published shape set ([`shapes`]): a stable id, a one-line description
+//! and a category for each kind of credential it recognises; redaction of those shapes
+//! (`[REDACTED:<shape-id>]` in place of the secret itself, every other byte unchanged,
+//! overlapping matches merged); removal of *known values* by identity in their raw, base64,
+//! base64url, URL-encoded and hex forms ([`Scrubber::with_known_values`]); and streaming
+//! redaction ([`StreamScrubber`], [`ScrubWriter`]) that gives exactly the one-shot result
+//! however the text is split.
+//!
+//! **How it is designed.** One pass: an Aho-Corasick automaton over every keyword (provider
+//! prefixes such as `ghp_` or `AKIA`, credential words such as `token` or `password`, the
+//! names of several hundred providers, and block markers) finds where to look; the regex of
+//! each shape whose keyword hit runs only on the line around the hit, once per line. Shapes
+//! come in three families: format shapes (a prefix, a length, a checksum such as GitHub's
+//! CRC32), context shapes (a value next to a credential word or a provider's name, judged by
+//! entropy and by placeholder, variable-reference and word tests), and blocks (PEM, OpenSSH,
+//! PGP and PuTTY private keys, possibly multi-line). The compiled set is built once, on first
+//! use, and shared: a [`Scrubber`] is cheap to clone and to share between threads.
+//!
+//! **What it must never do.** Let a secret through because it was split across two chunks;
+//! change a byte that is not part of a redaction; keep a known value where its `Debug` output
+//! could show it; print anything.
+
+mod blocks;
+mod context;
+mod engine;
+mod known;
+mod providers;
+mod rules;
+mod stream;
+mod value;
+
+use std::fmt;
+use std::io::Write;
+use std::sync::{Arc, LazyLock};
+
+pub use known::{KNOWN_VALUE_SHAPE, MIN_KNOWN_VALUE_LEN, SecretValue};
+pub use stream::{ScrubWriter, StreamScrubber};
+
+use engine::ENGINE;
+use known::KnownSet;
 
 /// One redaction: the shape that fired and the byte range of the input it covered.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -25,19 +67,190 @@ impl Scrubbed {
     }
 }
 
-/// The scrubber. Cheap to share (`Send + Sync`); build once, use everywhere.
-#[derive(Debug, Default)]
-pub struct Scrubber {}
+/// What kind of credential a shape is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, PartialOrd, Ord)]
+pub enum Category {
+    /// Cloud providers and infrastructure (AWS, GCP, Azure, DigitalOcean, Vault, …).
+    Cloud,
+    /// Source hosting (GitHub, GitLab, Bitbucket, Sourcegraph).
+    SourceHosting,
+    /// Package registries (npm, PyPI, the Rust crate registry, RubyGems, NuGet, Docker Hub…).
+    PackageRegistry,
+    /// Chat and webhooks (Slack, Discord, Telegram, Teams, Twilio).
+    Chat,
+    /// Payment (Stripe, Square, PayPal/Braintree, Shopify…).
+    Payment,
+    /// AI providers (OpenAI, Anthropic, Hugging Face, Groq, Replicate…).
+    Ai,
+    /// Other SaaS APIs.
+    Saas,
+    /// Monitoring and error tracking (Sentry, New Relic, Datadog, Grafana…).
+    Observability,
+    /// Private keys (PEM, OpenSSH, PGP, PuTTY, age).
+    Key,
+    /// Connection strings and URLs with embedded passwords.
+    ConnectionString,
+    /// Generic shapes: JWTs, Authorization headers, password and secret assignments.
+    Generic,
+    /// A value the scrubber was told to remove by identity.
+    Known,
+}
 
-impl Scrubber {
-    pub fn new() -> Self {
-        Scrubber {}
-    }
-
-    pub fn scrub(&self, text: &str) -> Scrubbed {
-        Scrubbed {
-            text: text.to_owned(),
-            hits: Vec::new(),
+impl Category {
+    /// A stable lower-case name.
+    pub fn as_str(self) -> &'static str {
+        match self {
+            Category::Cloud => "cloud",
+            Category::SourceHosting => "source-hosting",
+            Category::PackageRegistry => "package-registry",
+            Category::Chat => "chat",
+            Category::Payment => "payment",
+            Category::Ai => "ai",
+            Category::Saas => "saas",
+            Category::Observability => "observability",
+            Category::Key => "private-key",
+            Category::ConnectionString => "connection-string",
+            Category::Generic => "generic",
+            Category::Known => "known-value",
         }
     }
 }
+
+impl fmt::Display for Category {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        f.write_str(self.as_str())
+    }
+}
+
+/// One published shape.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct Shape {
+    /// Stable id, used in `[REDACTED:<id>]` and in the envelope's `scrubbed` list.
+    pub id: &'static str,
+    /// One line saying what it recognises.
+    pub description: &'static str,
+    pub category: Category,
+}
+
+static SHAPES: LazyLock<Vec<Shape>> = LazyLock::new(|| {
+    let mut v: Vec<Shape> = rules::RULES
+        .iter()
+        .map(|r| Shape {
+            id: r.id,
+            description: r.description,
+            category: r.category,
+        })
+        .chain(rules::CONTEXT_SHAPES.iter().map(|c| Shape {
+            id: c.id,
+            description: c.description,
+            category: c.category,
+        }))
+        .collect();
+    v.push(Shape {
+        id: KNOWN_VALUE_SHAPE,
+        description: "a value the scrubber was given to remove by identity, raw or base64, base64url, URL-encoded or hex",
+        category: Category::Known,
+    });
+    v
+});
+
+/// The published shape set: every shape the scrubber can redact.
+pub fn shapes() -> &'static [Shape] {
+    &SHAPES
+}
+
+/// What went wrong building a scrubber.
+#[derive(Debug, thiserror::Error)]
+pub enum ScrubError {
+    #[error(
+        "known value #{index} (or one of its lines) is {len} bytes long; at least {min} are needed, or it would redact ordinary text"
+    )]
+    KnownValueTooShort {
+        index: usize,
+        len: usize,
+        min: usize,
+    },
+    #[error("building the known-value automaton failed: {0}")]
+    Automaton(String),
+}
+
+/// The scrubber. Cheap to share (`Send + Sync`) and to clone; the compiled shape set is built
+/// once per process, on first use.
+#[derive(Debug, Default, Clone)]
+pub struct Scrubber {
+    known: Option<Arc<KnownSet>>,
+}
+
+impl Scrubber {
+    /// A scrubber with the default shape set and no known values.
+    pub fn new() -> Self {
+        Scrubber { known: None }
+    }
+
+    /// A scrubber that also removes `values` by identity, in every form (see the crate doc).
+    pub fn with_known_values<I, V>(values: I) -> Result<Self, ScrubError>
+    where
+        I: IntoIterator<Item = V>,
+        V: Into<SecretValue>,
+    {
+        let values: Vec<SecretValue> = values.into_iter().map(Into::into).collect();
+        Ok(Scrubber {
+            known: KnownSet::build(&values)?.map(Arc::new),
+        })
+    }
+
+    /// Build the compiled shape set now rather than on the first scrub.
+    pub fn warm_up(&self) {
+        LazyLock::force(&ENGINE);
+    }
+
+    /// The number of keywords in the prefilter automaton.
+    pub fn keyword_count(&self) -> usize {
+        ENGINE.keyword_count()
+    }
+
+    /// Scrub a text.
+    pub fn scrub(&self, text: &str) -> Scrubbed {
+        let (bytes, hits) = self.scrub_bytes(text.as_bytes());
+        // Redactions start and end on ASCII bytes or on whole known values, so valid UTF-8
+        // stays valid; the lossy path is never taken for text that came in as `&str`.
+        let text = String::from_utf8(bytes)
+            .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
+        Scrubbed { text, hits }
+    }
+
+    /// Scrub bytes (output of a program, say); returns the scrubbed bytes and the hits.
+    pub fn scrub_bytes(&self, text: &[u8]) -> (Vec<u8>, Vec<Hit>) {
+        let spans = ENGINE.scan(text, self.known.as_deref());
+        let mut out = Vec::with_capacity(text.len() + spans.len() * 24);
+        let mut last = 0;
+        let mut hits = Vec::with_capacity(spans.len());
+        for s in spans {
+            out.extend_from_slice(&text[last..s.start]);
+            out.extend_from_slice(b"[REDACTED:");
+            out.extend_from_slice(s.shape.as_bytes());
+            out.push(b']');
+            last = s.end;
+            hits.push(Hit {
+                shape: s.shape,
+                start: s.start,
+                end: s.end,
+            });
+        }
+        out.extend_from_slice(&text[last..]);
+        (out, hits)
+    }
+
+    /// A stream scrubber with this scrubber's shapes and known values.
+    pub fn stream(&self) -> StreamScrubber {
+        StreamScrubber::new(self.clone())
+    }
+
+    /// A writer that scrubs into `inner`.
+    pub fn writer<W: Write>(&self, inner: W) -> ScrubWriter<W> {
+        ScrubWriter::new(self.clone(), inner)
+    }
+}
+
+#[cfg(test)]
+mod tests;

@@ -1,0 +1,486 @@
+//! The compiled shape set and the single scanning pass.
+//!
+//! One Aho-Corasick automaton holds every keyword: the rules' prefixes (`ghp_`, `xoxb-`,
+//! `AKIA`…), the credential words (`token`, `secret`, `password`…), the providers' names and
+//! the block markers. The text is searched once; each hit names the rules to run, and each rule
+//! runs only on the line (the *window*) around the hit, at most once per line. Blocks (PEM,
+//! PuTTY) are followed from their opening marker to their closing one.
+//!
+//! The text is cut into *regions* first: a line longer than [`MAX_LINE`] is cut at a
+//! whitespace near that length. Nothing is matched across a cut, and a streaming scrubber cuts
+//! at the same places, which is what makes streaming give exactly the one-shot result.
+
+use std::collections::HashMap;
+use std::sync::LazyLock;
+
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, Input, MatchKind};
+use memchr::{memchr, memchr_iter, memrchr};
+use regex::bytes::{Regex, RegexBuilder};
+
+use crate::blocks::{self, Outcome};
+use crate::context::{self, ContextHit};
+use crate::known::{KNOWN_VALUE_SHAPE, KnownSet};
+use crate::rules::{Check, RULES};
+use crate::value;
+
+/// The longest line scanned whole; longer lines are cut (see the module doc).
+pub(crate) const MAX_LINE: usize = 32 * 1024;
+
+/// How far back from [`MAX_LINE`] a cut looks for whitespace.
+const CUT_SLACK: usize = 1024;
+
+/// What a keyword hit asks for.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum Target {
+    Rule(u16),
+    Context,
+    Pem,
+    Putty,
+}
+
+/// A redaction: byte range and shape, with the rank that decides which shape names a merge.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct Span {
+    pub start: usize,
+    pub end: usize,
+    pub shape: &'static str,
+    pub rank: u16,
+}
+
+const RANK_KNOWN: u16 = 0;
+const RANK_BLOCK: u16 = 1000;
+const RANK_PASSWORD: u16 = 2000;
+const RANK_PROVIDER: u16 = 2001;
+const RANK_GENERIC: u16 = 2002;
+
+struct CompiledRule {
+    regex: Regex,
+    has_group: bool,
+}
+
+pub(crate) struct Engine {
+    automaton: AhoCorasick,
+    targets: Vec<Vec<Target>>,
+    rules: Vec<CompiledRule>,
+}
+
+/// Words that wake the context detector, besides the providers' names.
+const CONTEXT_WORDS: &[&str] = &[
+    "key",
+    "token",
+    "secret",
+    "pass",
+    "pwd",
+    "auth",
+    "cred",
+    "bearer",
+    "basic",
+    "sig",
+    "session",
+    "cookie",
+    "license",
+    "AQAAABAAA",
+];
+
+/// `word`, `Word` and `WORD` for a lower-case word; the keyword itself otherwise.
+fn case_variants(k: &str) -> Vec<String> {
+    let wordy = k
+        .bytes()
+        .all(|b| b.is_ascii_lowercase() || matches!(b, b'_' | b' ' | b'-' | b'.'))
+        && k.bytes().any(|b| b.is_ascii_lowercase());
+    if !wordy {
+        return vec![k.to_owned()];
+    }
+    let mut cap = k.to_owned();
+    if let Some(first) = cap.get_mut(0..1) {
+        first.make_ascii_uppercase();
+    }
+    vec![k.to_owned(), cap, k.to_ascii_uppercase()]
+}
+
+impl Engine {
+    fn build() -> Engine {
+        let mut by_keyword: HashMap<String, Vec<Target>> = HashMap::new();
+        let mut add = |k: &str, t: Target| {
+            for v in case_variants(k) {
+                let e = by_keyword.entry(v).or_default();
+                if !e.contains(&t) {
+                    e.push(t);
+                }
+            }
+        };
+        for (i, rule) in RULES.iter().enumerate() {
+            let i = u16::try_from(i).unwrap_or(u16::MAX);
+            for k in rule.keywords {
+                add(k, Target::Rule(i));
+            }
+        }
+        for w in CONTEXT_WORDS {
+            add(w, Target::Context);
+        }
+        for p in crate::providers::names() {
+            add(p, Target::Context);
+        }
+        add("-----BEGIN ", Target::Pem);
+        add("PuTTY-User-Key-File-", Target::Putty);
+
+        let mut patterns: Vec<String> = by_keyword.keys().cloned().collect();
+        patterns.sort();
+        let targets = patterns.iter().map(|p| by_keyword[p].clone()).collect();
+        let automaton = AhoCorasickBuilder::new()
+            .match_kind(MatchKind::LeftmostLongest)
+            .kind(Some(AhoCorasickKind::DFA))
+            .build(&patterns)
+            .unwrap_or_else(|e| panic!("the built-in keyword set must compile: {e}"));
+        let rules = RULES
+            .iter()
+            .map(|r| CompiledRule {
+                regex: RegexBuilder::new(r.pattern)
+                    .unicode(false)
+                    .build()
+                    .unwrap_or_else(|e| {
+                        panic!("the built-in pattern of {} must compile: {e}", r.id)
+                    }),
+                has_group: r.pattern.contains("(?P<s>"),
+            })
+            .collect();
+        Engine {
+            automaton,
+            targets,
+            rules,
+        }
+    }
+
+    /// The number of keywords in the automaton.
+    pub(crate) fn keyword_count(&self) -> usize {
+        self.targets.len()
+    }
+
+    /// Scan `text` (whose end is final) and return the merged redactions.
+    pub(crate) fn scan(&self, text: &[u8], known: Option<&KnownSet>) -> Vec<Span> {
+        let mut spans = Vec::new();
+        let mut start = 0;
+        for cut in forced_cuts(text) {
+            self.scan_region(text, start, cut, known, &mut spans);
+            start = cut;
+        }
+        self.scan_region(text, start, text.len(), known, &mut spans);
+        merge(spans)
+    }
+
+    fn scan_region(
+        &self,
+        text: &[u8],
+        rs: usize,
+        re: usize,
+        known: Option<&KnownSet>,
+        spans: &mut Vec<Span>,
+    ) {
+        if let Some(k) = known {
+            for m in k.automaton.find_iter(Input::new(text).span(rs..re)) {
+                spans.push(Span {
+                    start: m.start(),
+                    end: m.end(),
+                    shape: KNOWN_VALUE_SHAPE,
+                    rank: RANK_KNOWN,
+                });
+            }
+        }
+        let first = spans.len();
+        let mut window = (usize::MAX, usize::MAX);
+        let mut ran = vec![false; self.rules.len() + 1];
+        let context_slot = self.rules.len();
+        let mut context_hits: Vec<ContextHit> = Vec::new();
+        for m in self.automaton.find_iter(Input::new(text).span(rs..re)) {
+            let p = m.start();
+            if p < window.0 || p >= window.1 {
+                let ws = memrchr(b'\n', &text[rs..p]).map_or(rs, |i| rs + i + 1);
+                let we = memchr(b'\n', &text[p..re]).map_or(re, |i| p + i);
+                window = (ws, we);
+                ran.iter_mut().for_each(|r| *r = false);
+            }
+            let (ws, we) = window;
+            for &t in &self.targets[m.pattern().as_usize()] {
+                match t {
+                    Target::Rule(i) => {
+                        let i = usize::from(i);
+                        if !ran[i] {
+                            ran[i] = true;
+                            self.run_rule(i, text, ws, we, spans);
+                        }
+                    }
+                    Target::Context => {
+                        if !ran[context_slot] {
+                            ran[context_slot] = true;
+                            context_hits.clear();
+                            context::scan_line(&text[ws..we], &mut context_hits);
+                            spans.extend(context_hits.iter().map(|h| Span {
+                                start: ws + h.start,
+                                end: ws + h.end,
+                                shape: h.shape,
+                                rank: match h.shape {
+                                    context::PASSWORD_SHAPE => RANK_PASSWORD,
+                                    context::PROVIDER_SHAPE => RANK_PROVIDER,
+                                    _ => RANK_GENERIC,
+                                },
+                            }));
+                        }
+                    }
+                    Target::Pem | Target::Putty => {
+                        let outcome = if t == Target::Pem {
+                            blocks::pem(text, p, re, false)
+                        } else {
+                            blocks::putty(text, p, re, false)
+                        };
+                        if let Outcome::Found { start, end, shape } = outcome {
+                            spans.push(Span {
+                                start,
+                                end,
+                                shape,
+                                rank: RANK_BLOCK,
+                            });
+                        }
+                    }
+                }
+            }
+        }
+        Self::repeats(text, rs, re, first, spans);
+    }
+
+    /// A secret found once on a line is a secret wherever else it stands on that line
+    /// (`token = 'abc…' | 'abc…'`).
+    fn repeats(text: &[u8], rs: usize, re: usize, first: usize, spans: &mut Vec<Span>) {
+        let found = spans.len();
+        for k in first..found {
+            let s = spans[k];
+            if s.end - s.start < 8 {
+                continue;
+            }
+            let ls = memrchr(b'\n', &text[rs..s.start]).map_or(rs, |i| rs + i + 1);
+            let le = memchr(b'\n', &text[s.end..re]).map_or(re, |i| s.end + i);
+            let needle = &text[s.start..s.end];
+            for at in memchr::memmem::find_iter(&text[ls..le], needle) {
+                let at = ls + at;
+                if at != s.start {
+                    spans.push(Span {
+                        start: at,
+                        end: at + needle.len(),
+                        ..s
+                    });
+                }
+            }
+        }
+    }
+
+    fn run_rule(&self, i: usize, text: &[u8], ws: usize, we: usize, spans: &mut Vec<Span>) {
+        let rule = &RULES[i];
+        let compiled = &self.rules[i];
+        let window = &text[ws..we];
+        let mut push = |s: usize, e: usize| {
+            let secret = &window[s..e];
+            if rule.bounded {
+                let before = s.checked_sub(1).map(|k| window[k]);
+                let after = window.get(e).copied();
+                if before.is_some_and(|b| b.is_ascii_alphanumeric())
+                    || after.is_some_and(|b| b.is_ascii_alphanumeric())
+                {
+                    return;
+                }
+            }
+            if passes(rule.check, secret) {
+                spans.push(Span {
+                    start: ws + s,
+                    end: ws + e,
+                    shape: rule.id,
+                    rank: u16::try_from(i + 1).unwrap_or(u16::MAX),
+                });
+            }
+        };
+        if compiled.has_group {
+            for caps in compiled.regex.captures_iter(window) {
+                if let Some(g) = caps.name("s") {
+                    push(g.start(), g.end());
+                }
+            }
+        } else {
+            for m in compiled.regex.find_iter(window) {
+                push(m.start(), m.end());
+            }
+        }
+    }
+}
+
+/// Whether a match passes its rule's check.
+pub(crate) fn passes(check: Check, secret: &[u8]) -> bool {
+    match check {
+        Check::Format => true,
+        Check::NotPlaceholder => !value::is_placeholder(secret),
+        Check::Random => value::looks_random(secret),
+        Check::GithubChecksum => {
+            github_checksum_ok(secret)
+                || (!value::is_placeholder(secret) && value::looks_random(secret))
+        }
+        Check::UserPassword => {
+            let Some(colon) = secret.iter().position(|&b| b == b':') else {
+                return false;
+            };
+            let (user, password) = (&secret[..colon], &secret[colon + 1..]);
+            if password.is_empty() {
+                return value::credential_value(user, true);
+            }
+            password != user
+                && password.len() >= 3
+                && !value::is_variable_reference(password)
+                && !value::is_variable_reference(user)
+                && !value::is_placeholder(password)
+                && !password.starts_with(b"<")
+        }
+    }
+}
+
+/// GitHub tokens end in six base-62 characters of the CRC32 of the 30 before them.
+pub(crate) fn github_checksum_ok(token: &[u8]) -> bool {
+    const B62: &[u8] = b"0123456789ABCDEFGHIJKLMNOPQRSTUVWXYZabcdefghijklmnopqrstuvwxyz";
+    if token.len() != 40 || token.get(3) != Some(&b'_') {
+        return false;
+    }
+    let (body, check) = (&token[4..34], &token[34..40]);
+    let mut n = crc32(body);
+    let mut digits = [b'0'; 6];
+    for d in digits.iter_mut().rev() {
+        *d = B62[(n % 62) as usize];
+        n /= 62;
+    }
+    n == 0 && digits == *check
+}
+
+fn crc32(data: &[u8]) -> u32 {
+    let mut crc = 0xFFFF_FFFFu32;
+    for &b in data {
+        crc ^= u32::from(b);
+        for _ in 0..8 {
+            let mask = (crc & 1).wrapping_neg();
+            crc = (crc >> 1) ^ (0xEDB8_8320 & mask);
+        }
+    }
+    !crc
+}
+
+/// Where a line starting at `s` (and longer than [`MAX_LINE`] from `s`) is cut: after the last
+/// whitespace in the final [`CUT_SLACK`] bytes before `s + MAX_LINE`, or at `s + MAX_LINE`
+/// moved back to a UTF-8 character boundary.
+pub(crate) fn next_cut(text: &[u8], s: usize) -> usize {
+    let hard = s + MAX_LINE;
+    let from = hard - CUT_SLACK;
+    if let Some(i) = text[from..hard]
+        .iter()
+        .rposition(|b| matches!(b, b' ' | b'\t'))
+    {
+        return from + i + 1;
+    }
+    let mut cut = hard;
+    while cut > s + 1 && (text[cut] & 0xC0) == 0x80 {
+        cut -= 1;
+    }
+    cut
+}
+
+/// The forced cuts of `text`. If the text's last line may continue, the cuts found in it are
+/// still cuts of the longer line: each depends only on the [`MAX_LINE`] bytes after the one
+/// before.
+pub(crate) fn forced_cuts(text: &[u8]) -> Vec<usize> {
+    let mut cuts = Vec::new();
+    if text.len() <= MAX_LINE {
+        return cuts;
+    }
+    let mut line_start = 0;
+    let ends = memchr_iter(b'\n', text).chain(std::iter::once(text.len()));
+    for nl in ends {
+        let mut s = line_start;
+        while nl - s > MAX_LINE {
+            let c = next_cut(text, s);
+            cuts.push(c);
+            s = c;
+        }
+        line_start = nl + 1;
+    }
+    cuts
+}
+
+/// Sort and merge overlapping spans; the merged span keeps the best-ranked shape.
+fn merge(mut spans: Vec<Span>) -> Vec<Span> {
+    spans.sort_by(|a, b| a.start.cmp(&b.start).then(b.end.cmp(&a.end)));
+    let mut out: Vec<Span> = Vec::with_capacity(spans.len());
+    for s in spans {
+        if s.end <= s.start {
+            continue;
+        }
+        match out.last_mut() {
+            Some(last) if s.start < last.end => {
+                last.end = last.end.max(s.end);
+                if s.rank < last.rank {
+                    last.rank = s.rank;
+                    last.shape = s.shape;
+                }
+            }
+            _ => out.push(s),
+        }
+    }
+    out
+}
+
+pub(crate) static ENGINE: LazyLock<Engine> = LazyLock::new(Engine::build);
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn github_checksum_is_verified() {
+        assert!(github_checksum_ok(
+            b"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"
+        ));
+        assert!(!github_checksum_ok(
+            b"ghp_wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUy"
+        ));
+    }
+
+    #[test]
+    fn overlapping_spans_merge_and_keep_the_best_shape() {
+        let spans = vec![
+            Span {
+                start: 5,
+                end: 10,
+                shape: "generic-assignment",
+                rank: RANK_GENERIC,
+            },
+            Span {
+                start: 0,
+                end: 7,
+                shape: "aws-access-key-id",
+                rank: 1,
+            },
+            Span {
+                start: 20,
+                end: 25,
+                shape: "jwt",
+                rank: 3,
+            },
+        ];
+        let merged = merge(spans);
+        assert_eq!(merged.len(), 2);
+        assert_eq!(
+            (merged[0].start, merged[0].end, merged[0].shape),
+            (0, 10, "aws-access-key-id")
+        );
+    }
+
+    #[test]
+    fn long_lines_are_cut_at_whitespace() {
+        let mut text = "word ".repeat(MAX_LINE / 5 + 100).into_bytes();
+        text.push(b'\n');
+        let cuts = forced_cuts(&text);
+        assert_eq!(cuts.len(), 1);
+        assert_eq!(text[cuts[0] - 1], b' ');
+    }
+}

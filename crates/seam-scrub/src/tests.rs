@@ -1,0 +1,355 @@
+//! Crate-level tests: every published shape's examples, the redaction format, merging,
+//! streaming at every split point, known values in every form.
+
+use super::*;
+
+/// Examples for the shapes that have no regex row (blocks and context shapes):
+/// (id, true positive, false positive).
+const CONTEXT_EXAMPLES: &[(&str, &str, &str)] = &[
+    (
+        "pem-private-key",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\nKUpRKfFLfRYC9AIKjbJTWit+CqvjWYzvQwECAwEAAQ==\n-----END RSA PRIVATE KEY-----\n",
+        "-----BEGIN PUBLIC KEY-----\nMIIBIjANBgkqhkiG9w0BAQEFAAOCAQ8AMIIBCgKCAQEA\n-----END PUBLIC KEY-----\n",
+    ),
+    (
+        "openssh-private-key",
+        "-----BEGIN OPENSSH PRIVATE KEY-----\nb3BlbnNzaC1rZXktdjEAAAAABG5vbmUAAAAEbm9uZQAAAAAAAAABAAAAMwAAAAtzc2gtZW\n-----END OPENSSH PRIVATE KEY-----",
+        "-----BEGIN OPENSSH PRIVATE KEY----------END OPENSSH PRIVATE KEY-----",
+    ),
+    (
+        "pgp-private-key",
+        "-----BEGIN PGP PRIVATE KEY BLOCK-----\n\nlQOYBF0u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8dKdNnFRIBXuDL7Dx\n-----END PGP PRIVATE KEY BLOCK-----",
+        "-----BEGIN PGP PUBLIC KEY BLOCK-----\n\nmQENBF0u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d\n-----END PGP PUBLIC KEY BLOCK-----",
+    ),
+    (
+        "putty-private-key",
+        "PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\nComment: k\nPublic-Lines: 1\nAAAAB3NzaC1yc2EAAAABJQAAAQEA\nPrivate-Lines: 1\nAAABAQCu8jzPde0IgxLd6GncfBAepfJBd0K\nPrivate-MAC: f9243a8f506b40928b5b7a767c76fb00\n",
+        "PuTTY-User-Key-File-2: ssh-rsa\nEncryption: none\n",
+    ),
+    (
+        "password-assignment",
+        "DB_PASSWORD=Zq8v2LkP9sXw",
+        "password = \"changeme\"",
+    ),
+    (
+        "generic-assignment",
+        "api_token: \"kxbj4b6u2iazvhc8n6b3oz0j5x6nrpyy\"",
+        "api_token: ${API_TOKEN}",
+    ),
+    (
+        "provider-token",
+        "cloudimage: \"d__9rvli8sm4jo18v5q0q4n7vhkwbv\"",
+        "cloudimage: \"ultraPictureBox1\"",
+    ),
+];
+
+#[test]
+fn every_shape_example() {
+    let s = Scrubber::new();
+    let mut checked = 0;
+    let mut failures = Vec::new();
+    for rule in rules::RULES {
+        let tp = s.scrub(rule.true_positive);
+        if !tp.shapes().contains(&rule.id) {
+            failures.push(format!(
+                "{}: true positive {:?} gave {:?}",
+                rule.id, rule.true_positive, tp.text
+            ));
+        }
+        let fp = s.scrub(rule.false_positive);
+        if fp.shapes().contains(&rule.id) {
+            failures.push(format!(
+                "{}: false positive {:?} gave {:?}",
+                rule.id, rule.false_positive, fp.text
+            ));
+        }
+        checked += 1;
+    }
+    for (id, tp, fp) in CONTEXT_EXAMPLES {
+        let r = s.scrub(tp);
+        if !r.shapes().contains(id) {
+            failures.push(format!("{id}: true positive {tp:?} gave {:?}", r.text));
+        }
+        let r = s.scrub(fp);
+        if !r.hits.is_empty() {
+            failures.push(format!("{id}: false positive {fp:?} gave {:?}", r.text));
+        }
+        checked += 1;
+    }
+    assert!(
+        failures.is_empty(),
+        "{} failing examples:\n{}",
+        failures.len(),
+        failures.join("\n")
+    );
+    // Every published shape (but the known-value one, tested below) has its examples.
+    assert_eq!(checked + 1, shapes().len());
+}
+
+#[test]
+fn the_published_set_is_large_and_its_ids_are_unique() {
+    let all = shapes();
+    assert!(all.len() >= 120, "only {} shapes", all.len());
+    let mut ids: Vec<_> = all.iter().map(|s| s.id).collect();
+    ids.sort_unstable();
+    ids.dedup();
+    assert_eq!(ids.len(), all.len(), "duplicate shape ids");
+    for s in all {
+        assert!(
+            !s.description.is_empty() && !s.description.contains('\n'),
+            "{}",
+            s.id
+        );
+        assert!(
+            s.id.bytes()
+                .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'-'),
+            "id {} is not kebab-case",
+            s.id
+        );
+    }
+}
+
+#[test]
+fn redaction_replaces_only_the_secret() {
+    let text = "export GITHUB_TOKEN=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 # ci\nnext line";
+    let r = Scrubber::new().scrub(text);
+    assert_eq!(
+        r.text,
+        "export GITHUB_TOKEN=[REDACTED:github-pat-classic] # ci\nnext line"
+    );
+    assert_eq!(r.hits.len(), 1);
+    assert_eq!(
+        &text[r.hits[0].start..r.hits[0].end],
+        "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"
+    );
+    assert_eq!(r.shapes(), ["github-pat-classic"]);
+}
+
+#[test]
+fn text_without_secrets_comes_through_unchanged() {
+    let text = "fn main() {\n    let key = map.get(\"name\");\n    println!(\"{key}\");\n}\nThe token budget is 4096.\n";
+    let r = Scrubber::new().scrub(text);
+    assert_eq!(r.text, text);
+    assert!(r.hits.is_empty());
+}
+
+#[test]
+fn overlapping_matches_merge_into_one_redaction() {
+    // The JWT is also the value of a credential assignment and of an Authorization header.
+    let jwt = "eyJhbGciOiJIUzI1NiIsInR5cCI6IkpXVCJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fwpMeJf36POk6yJV_adQssw5c";
+    let text = format!("Authorization: Bearer {jwt}");
+    let r = Scrubber::new().scrub(&text);
+    assert_eq!(r.hits.len(), 1, "{:?}", r.hits);
+    assert_eq!(r.text.matches("[REDACTED:").count(), 1);
+    assert!(!r.text.contains(jwt));
+}
+
+#[test]
+fn a_secret_repeated_on_its_line_is_redacted_everywhere() {
+    let r = Scrubber::new().scrub("ipinfo token = '3ff77bb6fe6885' | '3ff77bb6fe6885'");
+    assert!(!r.text.contains("3ff77bb6fe6885"), "{}", r.text);
+    assert_eq!(r.hits.len(), 2);
+}
+
+const STREAM_TEXT: &str = "build started\nAWS_ACCESS_KEY_ID=AKIAZDOCIS2JHTLGMXGE\npassword: Zq8v2LkP9sXw\n\
+-----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5oYdtd8fD2WuOoAoGCCqGSM49\n-----END EC PRIVATE KEY-----\n\
+slack: xoxb-781236542736-2364535789652-GkwFDQoHqzXDVsC6GzqYUypD done";
+
+#[test]
+fn streaming_gives_the_one_shot_result_at_every_split_point() {
+    let s = Scrubber::new();
+    let whole = s.scrub(STREAM_TEXT);
+    assert_eq!(whole.hits.len(), 4, "{}", whole.text);
+    for split in 0..=STREAM_TEXT.len() {
+        let mut st = s.stream();
+        let mut out = st.push_bytes(&STREAM_TEXT.as_bytes()[..split]);
+        out.extend(st.push_bytes(&STREAM_TEXT.as_bytes()[split..]));
+        out.extend(st.finish_bytes());
+        assert_eq!(
+            String::from_utf8_lossy(&out),
+            whole.text,
+            "split at {split}"
+        );
+        assert_eq!(st.hits(), whole.hits.as_slice(), "split at {split}");
+    }
+}
+
+#[test]
+fn streaming_one_byte_at_a_time_holds_back_only_the_open_line() {
+    let s = Scrubber::new();
+    let mut st = s.stream();
+    let mut out = String::new();
+    let secret = "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";
+    for c in format!("token {secret}").chars() {
+        out.push_str(&st.push(&c.to_string()));
+        // Nothing of an unfinished line is passed on.
+        assert!(out.is_empty(), "{out}");
+    }
+    out.push_str(&st.push("\nnext"));
+    assert_eq!(out, "token [REDACTED:github-pat-classic]\n");
+    assert_eq!(st.held(), 4);
+    out.push_str(&st.finish());
+    assert_eq!(out, "token [REDACTED:github-pat-classic]\nnext");
+}
+
+#[test]
+fn streaming_a_very_long_line_is_bounded_and_matches_one_shot() {
+    let s = Scrubber::new();
+    let mut text = String::new();
+    while text.len() < 3 * engine::MAX_LINE {
+        text.push_str("lorem ipsum api_key=kxbj4b6u2iazvhc8n6b3oz0j5x6nrpyy dolor ");
+    }
+    let whole = s.scrub(&text);
+    let mut st = s.stream();
+    let mut out = String::new();
+    for chunk in text.as_bytes().chunks(1000) {
+        out.push_str(&String::from_utf8_lossy(&st.push_bytes(chunk)));
+        assert!(st.held() <= engine::MAX_LINE + 1000);
+    }
+    out.push_str(&st.finish());
+    assert_eq!(out, whole.text);
+    assert!(!out.contains("kxbj4b6u2iazvhc8n6b3oz0j5x6nrpyy"));
+}
+
+#[test]
+fn scrub_writer_scrubs_into_a_file() {
+    let dir = tempfile::tempdir().expect("temp dir");
+    let path = dir.path().join("log.txt");
+    let file = std::fs::File::create(&path).expect("create log");
+    let mut w = Scrubber::new().writer(file);
+    for piece in [
+        "step 1\nnpm_u8jzPde0",
+        "IgxLd6GncfBAepfJBd0Kh8oOOL8d",
+        " published\nstep 2\n",
+    ] {
+        w.write_all(piece.as_bytes()).expect("write");
+    }
+    assert_eq!(w.hits().len(), 1);
+    w.finish().expect("finish");
+    let written = std::fs::read_to_string(&path).expect("read log");
+    assert_eq!(
+        written,
+        "step 1\n[REDACTED:npm-access-token] published\nstep 2\n"
+    );
+}
+
+#[test]
+fn known_values_are_removed_in_every_form() {
+    let secret = "s3cr3t/val+ue?x";
+    let s = Scrubber::with_known_values([SecretValue::new(secret)]).expect("scrubber");
+    use base64::Engine as _;
+    let forms = [
+        secret.to_owned(),
+        base64::engine::general_purpose::STANDARD.encode(secret),
+        base64::engine::general_purpose::URL_SAFE_NO_PAD.encode(secret),
+        "s3cr3t%2Fval%2Bue%3Fx".to_owned(),
+        secret.bytes().map(|b| format!("{b:02x}")).collect(),
+        secret.bytes().map(|b| format!("{b:02X}")).collect(),
+    ];
+    for form in forms {
+        let text = format!("value: <{form}> end");
+        let r = s.scrub(&text);
+        assert_eq!(r.text, "value: <[REDACTED:known-value]> end", "form {form}");
+        assert_eq!(r.shapes(), [KNOWN_VALUE_SHAPE]);
+    }
+}
+
+#[test]
+fn known_values_must_not_be_tiny() {
+    let err = Scrubber::with_known_values(["abc"]).expect_err("a 3-byte value is refused");
+    assert!(err.to_string().contains("3 bytes"), "{err}");
+}
+
+#[test]
+fn known_values_reach_the_stream_too() {
+    let s = Scrubber::with_known_values(["correct horse battery"]).expect("scrubber");
+    let mut st = s.stream();
+    let mut out = st.push("the phrase is correct hor");
+    out.push_str(&st.push("se battery\n"));
+    assert_eq!(out, "the phrase is [REDACTED:known-value]\n");
+}
+
+#[test]
+fn scrubber_is_send_sync_and_cheap_to_clone() {
+    fn assert_send_sync<T: Send + Sync + Clone>() {}
+    assert_send_sync::<Scrubber>();
+    let s = Scrubber::new();
+    let t = s.clone();
+    let handle = std::thread::spawn(move || {
+        t.scrub("xoxb-781236542736-2364535789652-GkwFDQoHqzXDVsC6GzqYUypD")
+            .hits
+            .len()
+    });
+    assert_eq!(handle.join().expect("thread"), 1);
+    assert!(s.keyword_count() > 500);
+}
+
+mod properties {
+    use super::*;
+    use proptest::prelude::*;
+
+    const PIECES: &[&str] = &[
+        "hello world ",
+        "\n",
+        "token = ",
+        "'kxbj4b6u2iazvhc8n6b3oz0j5x6nrpyy'",
+        "AKIAZDOCIS2JHTLGMXGE",
+        " password: Zq8v2LkP9sXw",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n",
+        "-----END RSA PRIVATE KEY-----",
+        "https://user:Zq8v2LkP9sXw@example.org/x ",
+        "é ü 日本 ",
+        "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fw",
+        "secret",
+    ];
+
+    proptest! {
+        #[test]
+        fn streaming_equals_one_shot(
+            picks in proptest::collection::vec(0..PIECES.len(), 0..24),
+            splits in proptest::collection::vec(any::<prop::sample::Index>(), 0..6),
+        ) {
+            let text: String = picks.iter().map(|&i| PIECES[i]).collect();
+            let s = Scrubber::new();
+            let whole = s.scrub(&text);
+            let mut cuts: Vec<usize> = splits.iter().map(|i| i.index(text.len() + 1)).collect();
+            cuts.sort_unstable();
+            let mut st = s.stream();
+            let mut out = Vec::new();
+            let mut last = 0;
+            for c in cuts {
+                out.extend(st.push_bytes(&text.as_bytes()[last..c]));
+                last = c;
+            }
+            out.extend(st.push_bytes(&text.as_bytes()[last..]));
+            out.extend(st.finish_bytes());
+            prop_assert_eq!(String::from_utf8(out).expect("utf-8"), whole.text.clone());
+            prop_assert_eq!(st.hits(), whole.hits.as_slice());
+            // What was found is gone, unless the same bytes also stand in the input where
+            // nothing was found.
+            let mut unflagged = text.clone().into_bytes();
+            for h in &whole.hits {
+                unflagged[h.start..h.end].fill(0);
+            }
+            let unflagged = String::from_utf8_lossy(&unflagged).into_owned();
+            for h in &whole.hits {
+                let secret = &text[h.start..h.end];
+                prop_assert!(!whole.text.contains(secret) || unflagged.contains(secret));
+            }
+        }
+
+        #[test]
+        fn bytes_outside_redactions_are_unchanged(text in "[ -~\\n]{0,300}") {
+            let r = Scrubber::new().scrub(&text);
+            let mut rebuilt = String::new();
+            let mut last = 0;
+            for h in &r.hits {
+                rebuilt.push_str(&text[last..h.start]);
+                rebuilt.push_str(&format!("[REDACTED:{}]", h.shape));
+                last = h.end;
+            }
+            rebuilt.push_str(&text[last..]);
+            prop_assert_eq!(rebuilt, r.text);
+        }
+    }
+}
