@@ -112,6 +112,15 @@ fn throughput(c: &mut Criterion) {
         });
     });
     group.finish();
+
+    // The worst case for the fast path: arbitrary bytes, mostly invalid UTF-8 and controls.
+    let mut rng = Rng(0xB1A5_0000_0000_0001);
+    let binary: Vec<u8> = (0..10_000_000).map(|_| rng.next() as u8).collect();
+    let mut group = c.benchmark_group("terminal_filter_10MB_random_bytes");
+    group.sample_size(10);
+    group.throughput(Throughput::Bytes(binary.len() as u64));
+    group.bench_function("visible", |b| b.iter(|| visible(black_box(&binary))));
+    group.finish();
 }
 
 criterion_group!(benches, throughput);

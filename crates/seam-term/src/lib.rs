@@ -33,7 +33,7 @@
 //! | everything else | itself |
 //!
 //! Hex digits are lowercase; `\u{…}` uses as few digits as the code point needs (Rust's form).
-//! The full list of escaped characters is [`is_shown_escaped`].
+//! [`is_shown_escaped`] answers, for any character, whether it is shown escaped.
 //!
 //! The escaping is unambiguous: [`unescape`] gives back exactly the bytes that went in, for
 //! either mode. For that, a literal backslash is doubled whenever it could be read as the start
@@ -49,13 +49,15 @@
 //!
 //! # Design
 //!
-//! Speed matters because whole build logs go through here. The filter scans for the first byte
-//! that needs attention — an ASCII control, DEL, a backslash, or a byte at or above 0x80 — in
-//! 32-byte blocks with a branch-free predicate the compiler vectorises, and copies the runs
-//! between such bytes in bulk. Non-ASCII text is split into valid and invalid parts by the
-//! standard library's UTF-8 validator (`std::str::from_utf8`, a 64 KiB window at a time); within valid text a 256-entry
-//! table picks out only the lead bytes that can begin an escaped character, so most non-ASCII
-//! text (accents, CJK, Cyrillic) is copied without being decoded.
+//! Speed matters because whole build logs go through here. The input is validated as UTF-8 a
+//! 64 KiB window at a time by the standard library (`std::str::from_utf8`, which reads ASCII a
+//! word at a time), and each window is filtered while it is still in cache. Within valid text the
+//! filter looks for the next byte that needs attention — a control shown in this mode, DEL, a
+//! backslash, or a byte at or above 0x80 — 32 bytes at a time with a branch-free test the
+//! compiler vectorises, and copies the runs between such bytes in bulk. A 256-entry table then
+//! passes the non-ASCII bytes that cannot begin an escaped character, so most non-ASCII text
+//! (accents, Cyrillic, CJK) is copied without being decoded; the rest is decoded one character
+//! at a time and looked up in a short sorted table of ranges. Invalid bytes are shown one by one.
 //!
 //! The streaming form holds back at most three bytes between chunks — an incomplete UTF-8
 //! sequence, or a final backslash whose form depends on the next byte — so that output does not
@@ -253,15 +255,24 @@ fn filter_into_mode<const ONE_LINE: bool>(input: &[u8], out: &mut String, at_end
         let (valid, rest) = window.split_at(valid_len);
         // `std::str::from_utf8` is used (not `<[u8]>::utf8_chunks`) for its word-at-a-time ASCII
         // path; the price is validating the valid prefix twice here, once per invalid sequence.
-        let text = std::str::from_utf8(valid).expect("a prefix up to valid_up_to is valid UTF-8");
-        // Followed by an invalid byte, so a final backslash is decided and all of it is shown.
-        offset += filter_valid::<ONE_LINE>(text, After::Byte(rest[0]), out);
+        if !valid.is_empty() {
+            let text =
+                std::str::from_utf8(valid).expect("a prefix up to valid_up_to is valid UTF-8");
+            // Followed by an invalid byte, so a final backslash is decided and all is shown.
+            offset += filter_valid::<ONE_LINE>(text, After::Byte(rest[0]), out);
+        }
         match error.error_len() {
             Some(invalid_len) => {
                 for &b in &rest[..invalid_len] {
                     push_byte_escape(out, b);
                 }
                 offset += invalid_len;
+                // Binary input: bytes that can never begin a UTF-8 sequence are shown here
+                // directly rather than by asking the validator again for each of them.
+                while let Some(&b) = input.get(offset).filter(|&&b| never_begins_a_character(b)) {
+                    push_byte_escape(out, b);
+                    offset += 1;
+                }
             }
             // A sequence cut by the end of this window, but not of the input: the next window
             // starts with it and sees the rest.
@@ -277,6 +288,12 @@ fn filter_into_mode<const ONE_LINE: bool>(input: &[u8], out: &mut String, at_end
         }
     }
     offset
+}
+
+/// Continuation bytes and bytes that occur in no UTF-8 text: wherever a character could start,
+/// such a byte is invalid on its own.
+fn never_begins_a_character(b: u8) -> bool {
+    matches!(b, 0x80..=0xC1 | 0xF5..=0xFF)
 }
 
 /// What follows a run of valid text.
