@@ -75,6 +75,53 @@ pub fn stderr_text(s: &str) {
         .write_all(seam_term::visible(s.as_bytes()).as_bytes());
 }
 
+/// Data passed through a pipe command (`seam scrub`): written as it is when
+/// stdout is not a terminal (a file or a pipe, where the bytes are the point),
+/// and through the streaming terminal filter when it is one.
+#[derive(Debug)]
+pub struct Data {
+    filter: Option<seam_term::TerminalFilter>,
+    shown: String,
+}
+
+impl Data {
+    pub fn new() -> Self {
+        use std::io::IsTerminal;
+        let filter = std::io::stdout()
+            .is_terminal()
+            .then(|| seam_term::TerminalFilter::new(seam_term::Mode::Visible));
+        Data {
+            filter,
+            shown: String::new(),
+        }
+    }
+
+    pub fn write(&mut self, bytes: &[u8]) {
+        match &mut self.filter {
+            Some(f) => {
+                self.shown.clear();
+                f.push(bytes, &mut self.shown);
+                write_out(self.shown.as_bytes());
+            }
+            None => write_out(bytes),
+        }
+    }
+
+    pub fn finish(mut self) {
+        if let Some(f) = &mut self.filter {
+            self.shown.clear();
+            f.finish(&mut self.shown);
+            write_out(self.shown.as_bytes());
+        }
+    }
+}
+
+impl Default for Data {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 fn write_out(bytes: &[u8]) {
     let mut out = std::io::stdout().lock();
     if out.write_all(bytes).and_then(|()| out.flush()).is_err() {
