@@ -67,10 +67,22 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// The signed audit ledger: every call the gate governed.
+    #[command(subcommand)]
+    Ledger(LedgerCommand),
     /// Publish the secret shapes the scrubber redacts.
     Shapes {
         #[arg(long)]
         json: bool,
+    },
+    /// Test-only: call TOOL with PARAMS from many threads until killed,
+    /// printing each invocation id once its answer is back (the crash test).
+    #[command(name = "__invoke-loop", hide = true)]
+    InvokeLoop {
+        tool: String,
+        params: String,
+        #[arg(long, default_value_t = 8)]
+        threads: usize,
     },
 }
 
@@ -89,6 +101,35 @@ pub enum PolicyCommand {
         access: AccessArg,
         /// The path, as a tool would be given it.
         path: OsString,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum LedgerCommand {
+    /// Print the ledger's Ed25519 public key (64 hex digits).
+    Pubkey,
+    /// Check every record: hash, signature, chain, no gaps, and the signed head.
+    /// Exit 0 with the record count; exit 4 naming the first bad seq and what is wrong.
+    Verify {
+        /// Verify with this public key (64 hex digits, or a file holding them)
+        /// instead of the home's own key: a copied ledger checked elsewhere.
+        #[arg(long, value_name = "HEX|FILE")]
+        pubkey: Option<String>,
+    },
+    /// Print the last records, one line each.
+    Tail {
+        /// How many records.
+        #[arg(short = 'n', long = "lines", default_value_t = 10)]
+        lines: usize,
+        /// Keep printing new records as they are appended.
+        #[arg(short, long)]
+        follow: bool,
+    },
+    /// Print every record as JSON lines.
+    Export {
+        /// JSON lines (the only format).
+        #[arg(long, required = true)]
+        json: bool,
     },
 }
 

@@ -42,6 +42,28 @@ impl Context {
     }
 }
 
+impl Context {
+    /// seam's home, made owner-only if it does not exist yet.
+    pub fn ensure_home(&self) -> anyhow::Result<&Path> {
+        use std::os::unix::fs::DirBuilderExt;
+        if !self.seam_home.is_dir() {
+            std::fs::DirBuilder::new()
+                .recursive(true)
+                .mode(0o700)
+                .create(&self.seam_home)
+                .with_context(|| format!("creating seam's home {}", self.seam_home.display()))?;
+        }
+        Ok(&self.seam_home)
+    }
+
+    /// The signed ledger in seam's home, opened for appending (made on first use).
+    pub fn open_ledger(&self) -> anyhow::Result<seam_ledger::Ledger> {
+        let home = self.ensure_home()?;
+        seam_ledger::Ledger::open(home)
+            .with_context(|| format!("opening the ledger in {}", home.display()))
+    }
+}
+
 fn owner_home() -> anyhow::Result<PathBuf> {
     match std::env::var_os("HOME") {
         Some(h) if !h.is_empty() && Path::new(&h).is_absolute() => Ok(PathBuf::from(h)),

@@ -47,3 +47,38 @@ impl LedgerHook for NoLedger {
         Ok(())
     }
 }
+
+/// The signed ledger is the gate's ledger: each call becomes one durable,
+/// signed, hash-chained record before its answer is returned.
+impl LedgerHook for seam_ledger::Ledger {
+    fn record(&self, record: &CallRecord<'_>) -> Result<(), LedgerHookError> {
+        let (decision, output_sha256) = match &record.outcome {
+            CallOutcome::Admitted { output_sha256 } => (
+                seam_ledger::Decision::Admitted,
+                Some(seam_ledger::Sha256Digest(*output_sha256)),
+            ),
+            CallOutcome::Refused { code } => (
+                seam_ledger::Decision::Refused {
+                    code: code.as_str().to_owned(),
+                },
+                None,
+            ),
+        };
+        self.append(seam_ledger::Entry {
+            invocation_id: record.invocation_id.to_owned(),
+            turn_id: record.turn.map(str::to_owned),
+            tool: record.tool.to_owned(),
+            tool_version: record.version.to_owned(),
+            params: record.params.clone(),
+            decision,
+            output_sha256,
+            tainted: record.tainted,
+            scrubbed: record.scrubbed.to_vec(),
+        })
+        .map(|_| ())
+        .map_err(|e| LedgerHookError {
+            invocation_id: record.invocation_id.to_owned(),
+            reason: e.to_string(),
+        })
+    }
+}

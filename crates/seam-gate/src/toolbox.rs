@@ -254,10 +254,8 @@ impl Toolbox {
                 let mut output = output;
                 let mut out_fired = BTreeSet::new();
                 scrub_value(&self.scrubber, &mut output, &mut out_fired);
-                if tainted {
-                    if let Some(turn) = &req.turn {
-                        self.taint.taint(turn);
-                    }
+                if let (true, Some(turn)) = (tainted, &req.turn) {
+                    self.taint.taint(turn);
                 }
                 let env = Envelope {
                     invocation_id: invocation_id.clone(),
@@ -400,19 +398,17 @@ impl Toolbox {
         }
 
         // taint: a tainted turn has no way out
-        if decl.egress {
-            if let Some(turn) = &req.turn {
-                if self.taint.is_tainted(turn) {
-                    return Err(refuse(
-                        RefusalCode::Tainted,
-                        format!(
-                            "turn {turn:?} has read the owner's files or untrusted content; \
-                             {} reaches the network and is closed for the rest of the turn",
-                            decl.name
-                        ),
-                    ));
-                }
-            }
+        if let (true, Some(turn)) = (decl.egress, &req.turn)
+            && self.taint.is_tainted(turn)
+        {
+            return Err(refuse(
+                RefusalCode::Tainted,
+                format!(
+                    "turn {turn:?} has read the owner's files or untrusted content; \
+                     {} reaches the network and is closed for the rest of the turn",
+                    decl.name
+                ),
+            ));
         }
 
         // 3. path admission

@@ -4,17 +4,27 @@ use std::io::Read;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use seam_gate::{CallRequest, NoLedger, Toolbox, ToolboxConfig};
+use seam_gate::{CallRequest, LedgerHook, Toolbox, ToolboxConfig};
 use seam_protocol::Answer;
 
 use crate::context::Context;
 use crate::exit::{Exit, UsageError};
 use crate::output;
 
+/// The toolbox as the gate runs it, recording into the signed ledger in
+/// seam's home (made on first use).
 pub fn toolbox(ctx: &Context, config: &ToolboxConfig) -> anyhow::Result<Toolbox> {
+    let ledger: Arc<dyn LedgerHook> = Arc::new(ctx.open_ledger()?);
+    toolbox_with(ctx, config, ledger)
+}
+
+pub fn toolbox_with(
+    ctx: &Context,
+    config: &ToolboxConfig,
+    ledger: Arc<dyn LedgerHook>,
+) -> anyhow::Result<Toolbox> {
     let scrubber = Arc::new(seam_scrub::Scrubber::new());
-    Toolbox::new(ctx.policy.clone(), scrubber, Arc::new(NoLedger), config)
-        .context("building the toolbox")
+    Toolbox::new(ctx.policy.clone(), scrubber, ledger, config).context("building the toolbox")
 }
 
 pub fn run(
@@ -53,4 +63,38 @@ pub fn run(
         Answer::Refusal(r) if r.refused.code.is_invalid_input() => Exit::Usage,
         Answer::Refusal(_) => Exit::Refused,
     })
+}
+
+/// The crash test's child: many threads calling one tool until the process is
+/// killed. An id is printed only after `Toolbox::call` returned, i.e. after
+/// the ledger made its record durable.
+pub fn invoke_loop(
+    ctx: &Context,
+    tool: &str,
+    params: &str,
+    threads: usize,
+) -> anyhow::Result<Exit> {
+    let params: serde_json::Value = serde_json::from_str(params)
+        .map_err(|e| UsageError(format!("PARAMS_JSON is not valid JSON: {e}")))?;
+    let toolbox = Arc::new(toolbox(ctx, &ToolboxConfig::default())?);
+    let workers: Vec<_> = (0..threads.max(1))
+        .map(|_| {
+            let (toolbox, tool, params) = (toolbox.clone(), tool.to_owned(), params.clone());
+            std::thread::spawn(move || -> anyhow::Result<()> {
+                loop {
+                    let answer = toolbox.call(CallRequest {
+                        tool: tool.clone(),
+                        params: params.clone(),
+                        turn: None,
+                    })?;
+                    output::line(answer.invocation_id());
+                }
+            })
+        })
+        .collect();
+    for w in workers {
+        w.join()
+            .map_err(|_| anyhow::anyhow!("an invoke thread panicked"))??;
+    }
+    Ok(Exit::Ok)
 }

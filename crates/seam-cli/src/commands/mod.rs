@@ -2,6 +2,7 @@
 //! 1 or 2 in `exit::report`.
 
 mod invoke;
+mod ledger;
 mod policy;
 mod scrub;
 mod term;
@@ -28,6 +29,18 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         } => {
             let ctx = Context::load(&cli.global)?;
             invoke::run(&ctx, &tool, &params, turn, read_limit)
+        }
+        Command::InvokeLoop {
+            tool,
+            params,
+            threads,
+        } => {
+            let ctx = Context::load(&cli.global)?;
+            invoke::invoke_loop(&ctx, &tool, &params, threads)
+        }
+        Command::Ledger(cmd) => {
+            let ctx = Context::load(&cli.global)?;
+            ledger::run(&ctx, cmd)
         }
         Command::Policy(cmd) => {
             let ctx = Context::load(&cli.global)?;

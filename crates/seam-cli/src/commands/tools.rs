@@ -7,7 +7,12 @@ use crate::exit::Exit;
 use crate::output;
 
 pub fn run(ctx: &Context, as_json: bool) -> anyhow::Result<Exit> {
-    let toolbox = super::invoke::toolbox(ctx, &seam_gate::ToolboxConfig::default())?;
+    // Listing tools calls none: no ledger needed.
+    let toolbox = super::invoke::toolbox_with(
+        ctx,
+        &seam_gate::ToolboxConfig::default(),
+        std::sync::Arc::new(seam_gate::NoLedger),
+    )?;
     let specs = toolbox.specs();
     if as_json {
         output::json(&specs);

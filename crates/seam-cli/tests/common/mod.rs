@@ -1,11 +1,12 @@
 //! A throwaway owner: a home, a seam home and a workspace inside one temp dir,
 //! and a `seam` command that runs as that owner.
-#![allow(dead_code)]
+#![allow(dead_code, clippy::new_without_default)]
 
 use std::path::{Path, PathBuf};
 
 use assert_cmd::Command;
 
+#[derive(Debug)]
 pub struct Owner {
     pub dir: tempfile::TempDir,
     pub home: PathBuf,

@@ -1,0 +1,137 @@
+//! `seam ledger pubkey|verify|tail|export`.
+
+use std::time::Duration;
+
+use anyhow::Context as _;
+use seam_ledger::{LedgerPublicKey, LedgerReader, Record, VerifyError};
+
+use crate::cli::LedgerCommand;
+use crate::context::Context;
+use crate::exit::{Exit, UsageError};
+use crate::output;
+
+/// How often `tail --follow` looks for new records.
+const FOLLOW_POLL: Duration = Duration::from_millis(200);
+
+pub fn run(ctx: &Context, cmd: LedgerCommand) -> anyhow::Result<Exit> {
+    match cmd {
+        LedgerCommand::Pubkey => {
+            let key = seam_ledger::public_key(&ctx.seam_home).with_context(|| {
+                format!(
+                    "reading the ledger key in {} (it is made when the gate first records a call)",
+                    ctx.seam_home.display()
+                )
+            })?;
+            output::line(&key.to_string());
+            Ok(Exit::Ok)
+        }
+        LedgerCommand::Verify { pubkey } => verify(ctx, pubkey.as_deref()),
+        LedgerCommand::Tail { lines, follow } => tail(ctx, lines, follow),
+        LedgerCommand::Export { json: _ } => {
+            let reader = reader(ctx)?;
+            for record in reader.records() {
+                let record = record.context("reading the ledger")?;
+                output::json_line(&record);
+            }
+            Ok(Exit::Ok)
+        }
+    }
+}
+
+fn reader(ctx: &Context) -> anyhow::Result<LedgerReader> {
+    LedgerReader::open(&ctx.seam_home)
+        .with_context(|| format!("opening the ledger in {}", ctx.seam_home.display()))
+}
+
+fn verify(ctx: &Context, pubkey: Option<&str>) -> anyhow::Result<Exit> {
+    let key = match pubkey {
+        None => None,
+        Some(text) => Some(parse_pubkey(text)?),
+    };
+    match seam_ledger::verify(&ctx.seam_home, key.as_ref()) {
+        Ok(report) => {
+            output::line(&format!(
+                "ok: {} records verified (hash chain, signatures, signed head at seq {})",
+                report.records, report.head.seq
+            ));
+            Ok(Exit::Ok)
+        }
+        Err(VerifyError::Failed(f)) => {
+            output::line(&format!(
+                "FAILED at seq {}: {}: {}",
+                f.seq, f.kind, f.message
+            ));
+            Ok(Exit::LedgerBad)
+        }
+        Err(VerifyError::Ledger(e)) => {
+            Err(anyhow::Error::new(e).context("the ledger could not be read"))
+        }
+    }
+}
+
+/// `--pubkey` takes the 64 hex digits, or a file holding them.
+fn parse_pubkey(text: &str) -> anyhow::Result<LedgerPublicKey> {
+    if let Ok(key) = text.parse::<LedgerPublicKey>() {
+        return Ok(key);
+    }
+    let from_file = std::fs::read_to_string(text).map_err(|e| {
+        UsageError(format!(
+            "--pubkey {text:?} is neither 64 hex digits nor a readable file: {e}"
+        ))
+    })?;
+    from_file
+        .parse::<LedgerPublicKey>()
+        .map_err(|e| UsageError(format!("--pubkey file {text}: {e}")).into())
+}
+
+fn tail(ctx: &Context, lines: usize, follow: bool) -> anyhow::Result<Exit> {
+    let reader = reader(ctx)?;
+    let mut last = 0;
+    for record in reader.tail(lines).context("reading the ledger")? {
+        last = record.seq;
+        output::line(&summary(&record));
+    }
+    if !follow {
+        return Ok(Exit::Ok);
+    }
+    loop {
+        let new = reader
+            .records_after(last, 1000)
+            .context("reading the ledger")?;
+        if new.is_empty() {
+            std::thread::sleep(FOLLOW_POLL);
+            continue;
+        }
+        for record in new {
+            last = record.seq;
+            output::line(&summary(&record));
+        }
+    }
+}
+
+/// One record on one line: seq, time, tool, decision, turn, taint, scrubbed shapes.
+fn summary(r: &Record) -> String {
+    let e = &r.entry;
+    let decision = match &e.decision {
+        seam_ledger::Decision::Admitted => "admitted".to_owned(),
+        seam_ledger::Decision::Refused { code } => format!("refused:{code}"),
+    };
+    let mut s = format!(
+        "{:>6}  {}  {} v{}  {}  id={}",
+        r.seq, r.time, e.tool, e.tool_version, decision, e.invocation_id
+    );
+    if let Some(turn) = &e.turn_id {
+        s.push_str(&format!("  turn={turn}"));
+    }
+    if e.tainted {
+        s.push_str("  tainted");
+    }
+    if !e.scrubbed.is_empty() {
+        s.push_str(&format!("  scrubbed={}", e.scrubbed.join(",")));
+    }
+    s.push_str(&format!(
+        "  params={}",
+        seam_ledger::canonical_json(&e.params)
+    ));
+    s
+}

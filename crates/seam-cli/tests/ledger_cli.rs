@@ -1,0 +1,118 @@
+//! `seam ledger …` over the ledger that `seam invoke` writes.
+
+mod common;
+
+use std::io::BufRead;
+
+use common::Owner;
+
+fn invoke_n(o: &Owner, n: usize) {
+    o.write("project/a.txt", b"hello\n");
+    for _ in 0..n {
+        o.seam()
+            .args(["invoke", "files.read", r#"{"path":"a.txt"}"#])
+            .assert()
+            .success();
+    }
+}
+
+fn verify(o: &Owner, extra: &[&str]) -> (i32, String) {
+    let out = o
+        .seam()
+        .args(["ledger", "verify"])
+        .args(extra)
+        .output()
+        .unwrap();
+    (
+        out.status.code().unwrap(),
+        String::from_utf8_lossy(&out.stdout).into_owned() + &String::from_utf8_lossy(&out.stderr),
+    )
+}
+
+#[test]
+fn every_invoke_is_recorded_and_verifies() {
+    let o = Owner::new();
+    invoke_n(&o, 3);
+    // a refused call is recorded too
+    o.seam()
+        .args(["invoke", "files.read", r#"{"path":"/etc/passwd"}"#])
+        .assert()
+        .code(3);
+    let (code, text) = verify(&o, &[]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("4 records"), "{text}");
+
+    let out = o
+        .seam()
+        .args(["ledger", "export", "--json"])
+        .output()
+        .unwrap();
+    let lines: Vec<serde_json::Value> = out
+        .stdout
+        .lines()
+        .map(|l| serde_json::from_str(&l.unwrap()).unwrap())
+        .collect();
+    assert_eq!(lines.len(), 4);
+    assert_eq!(lines[0]["tool"], "files.read");
+    assert_eq!(lines[0]["decision"]["kind"], "admitted");
+    assert_eq!(lines[3]["decision"]["code"], "not_allowed");
+    assert_eq!(lines[1]["prev_hash"], lines[0]["hash"]);
+}
+
+#[test]
+fn a_rolled_back_head_file_fails_verification_with_exit_4() {
+    let o = Owner::new();
+    invoke_n(&o, 1);
+    let head = o.seam_home.join("ledger/head");
+    let old = std::fs::read(&head).unwrap();
+    invoke_n(&o, 2);
+    std::fs::write(&head, old).unwrap();
+    let (code, text) = verify(&o, &[]);
+    assert_eq!(code, 4, "{text}");
+    assert!(text.contains("FAILED at seq"), "{text}");
+}
+
+#[test]
+fn verify_with_another_public_key_fails() {
+    let o = Owner::new();
+    invoke_n(&o, 2);
+    let pubkey = o.seam().args(["ledger", "pubkey"]).output().unwrap();
+    let pubkey = String::from_utf8(pubkey.stdout).unwrap();
+    assert_eq!(pubkey.trim().len(), 64);
+    let (code, text) = verify(&o, &["--pubkey", pubkey.trim()]);
+    assert_eq!(code, 0, "{text}");
+
+    let other = Owner::new();
+    invoke_n(&other, 1);
+    let other_key = other.seam().args(["ledger", "pubkey"]).output().unwrap();
+    let other_key = String::from_utf8(other_key.stdout).unwrap();
+    let (code, text) = verify(&o, &["--pubkey", other_key.trim()]);
+    assert_eq!(code, 4, "{text}");
+
+    let (code, _) = verify(&o, &["--pubkey", "not-a-key"]);
+    assert_eq!(code, 2);
+}
+
+#[test]
+fn tail_prints_one_filtered_line_per_record() {
+    let o = Owner::new();
+    invoke_n(&o, 2);
+    o.seam()
+        .args([
+            "invoke",
+            "files.read",
+            "{\"path\":\"x\\u001b[2J\\nfake line\"}",
+        ])
+        .assert()
+        .code(3);
+    let out = o
+        .seam()
+        .args(["ledger", "tail", "-n", "2"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0));
+    let text = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(text.lines().count(), 2, "{text}");
+    assert!(!text.contains('\u{1b}'), "{text}");
+    assert!(text.lines().last().unwrap().contains("refused:"), "{text}");
+}
