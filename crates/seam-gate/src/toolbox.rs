@@ -477,7 +477,7 @@ pub(crate) fn is_path_like(name: &str) -> bool {
     EXACT.contains(&n.as_str())
         || n.ends_with("_path")
         || n.ends_with("_file")
-        || n.ends_with("_dir")
+        || n.ends_with("dir")
         || n.ends_with("path")
 }
 

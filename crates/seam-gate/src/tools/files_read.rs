@@ -282,11 +282,12 @@ fn read_lines(
 #[cfg(test)]
 mod tests {
     use super::*;
-    use std::io::Write;
+    use std::io::{Seek, Write};
 
     fn file_with(content: &[u8]) -> std::fs::File {
         let mut f = tempfile::tempfile().unwrap();
         f.write_all(content).unwrap();
+        f.rewind().unwrap();
         f
     }
 
