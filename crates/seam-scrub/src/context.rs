@@ -204,7 +204,31 @@ const ID_WORDS: &[&str] = &[
     "customer",
 ];
 
-static PROVIDERS: LazyLock<HashSet<&'static str>> =
+/// FNV-1a: provider look-ups hash short lower-case words, many times a line.
+#[derive(Default)]
+struct Fnv(u64);
+
+impl std::hash::Hasher for Fnv {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+    fn write(&mut self, bytes: &[u8]) {
+        let mut h = if self.0 == 0 {
+            0xcbf2_9ce4_8422_2325
+        } else {
+            self.0
+        };
+        for &b in bytes {
+            h ^= u64::from(b);
+            h = h.wrapping_mul(0x0100_0000_01b3);
+        }
+        self.0 = h;
+    }
+}
+
+type FnvBuild = std::hash::BuildHasherDefault<Fnv>;
+
+static PROVIDERS: LazyLock<HashSet<&'static str, FnvBuild>> =
     LazyLock::new(|| crate::providers::names().collect());
 
 /// Whether `word` (lower case) names a provider, or starts with the name of one (five letters
@@ -503,6 +527,19 @@ const SPACE_KEYS: &[&str] = &[
     "authorization",
 ];
 
+/// A cheap first look: a value worth judging has a digit, mixed case, a symbol, or length.
+fn plausible(v: &[u8]) -> bool {
+    let (mut lower, mut upper) = (false, false);
+    for &b in v {
+        if b.is_ascii_digit() || !(b.is_ascii_alphabetic() || matches!(b, b'_' | b'-' | b'.')) {
+            return true;
+        }
+        lower |= b.is_ascii_lowercase();
+        upper |= b.is_ascii_uppercase();
+    }
+    (lower && upper) || v.len() >= 12
+}
+
 /// Where a candidate value came from.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 enum Kind {
@@ -525,7 +562,7 @@ fn consider<'a>(
 ) {
     let quoted = kind == Kind::Quoted;
     let v = &line[start..end];
-    if v.len() < 6 {
+    if v.len() < 6 || !plausible(v) {
         return;
     }
     let assigned = key_before(line, start, words);

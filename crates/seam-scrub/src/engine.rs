@@ -62,7 +62,61 @@ pub(crate) struct Engine {
     automaton: AhoCorasick,
     targets: Vec<Vec<Target>>,
     rules: Vec<CompiledRule>,
+    /// The line gate's words (a small automaton: its prefilter is a SIMD multi-literal search).
+    gate_words: AhoCorasick,
 }
+
+/// Words that make a line worth a full look even without a token that looks machine-made.
+const GATE_WORDS: &[&str] = &[
+    // Formats whose random part may hold no digit.
+    "hf_",
+    "api_org_",
+    "rzp_",
+    "CONTRIBSYS",
+    "contribsys",
+    "xox",
+    "sk_",
+    "sk-",
+    "AKCp",
+    "AIza",
+    "EAA",
+    "SG.",
+    "AAAAAAAAAA",
+    "ghp_",
+    "gho_",
+    "ghu_",
+    "ghs_",
+    "ghr_",
+    "glpat-",
+    "key",
+    "Key",
+    "KEY",
+    "token",
+    "Token",
+    "TOKEN",
+    "secret",
+    "Secret",
+    "SECRET",
+    "pass",
+    "Pass",
+    "PASS",
+    "pwd",
+    "Pwd",
+    "PWD",
+    "auth",
+    "Auth",
+    "AUTH",
+    "cred",
+    "Cred",
+    "CRED",
+    "bearer",
+    "Bearer",
+    "BEARER",
+    "AQAAABAAA",
+    "-----BEGIN ",
+    "PuTTY-User-Key-File-",
+    "://",
+];
 
 /// Words that wake the context detector, besides the providers' names.
 const CONTEXT_WORDS: &[&str] = &[
@@ -144,10 +198,15 @@ impl Engine {
                 has_group: r.pattern.contains("(?P<s>"),
             })
             .collect();
+        let gate_words = AhoCorasickBuilder::new()
+            .match_kind(MatchKind::LeftmostFirst)
+            .build(GATE_WORDS)
+            .unwrap_or_else(|e| panic!("the gate words must compile: {e}"));
         Engine {
             automaton,
             targets,
             rules,
+            gate_words,
         }
     }
 
@@ -187,64 +246,85 @@ impl Engine {
             }
         }
         let first = spans.len();
-        let mut window = (usize::MAX, usize::MAX);
-        let mut ran = vec![false; self.rules.len() + 1];
+        let mut ran = vec![0u32; self.rules.len() + 1];
+        let mut stamp = 0u32;
         let context_slot = self.rules.len();
         let mut context_hits: Vec<ContextHit> = Vec::new();
-        for m in self.automaton.find_iter(Input::new(text).span(rs..re)) {
-            let p = m.start();
-            if p < window.0 || p >= window.1 {
-                let ws = memrchr(b'\n', &text[rs..p]).map_or(rs, |i| rs + i + 1);
-                let we = memchr(b'\n', &text[p..re]).map_or(re, |i| p + i);
-                window = (ws, we);
-                ran.iter_mut().for_each(|r| *r = false);
-            }
-            let (ws, we) = window;
-            for &t in &self.targets[m.pattern().as_usize()] {
-                match t {
-                    Target::Rule(i) => {
-                        let i = usize::from(i);
-                        if !ran[i] {
-                            ran[i] = true;
-                            self.run_rule(i, text, ws, we, spans);
+        for (ws, we) in self.gated_lines(text, rs, re) {
+            stamp += 1;
+            for m in self.automaton.find_iter(Input::new(text).span(ws..we)) {
+                let p = m.start();
+                for &t in &self.targets[m.pattern().as_usize()] {
+                    match t {
+                        Target::Rule(i) => {
+                            let i = usize::from(i);
+                            if ran[i] != stamp {
+                                ran[i] = stamp;
+                                self.run_rule(i, text, ws, we, spans);
+                            }
                         }
-                    }
-                    Target::Context => {
-                        if !ran[context_slot] {
-                            ran[context_slot] = true;
-                            context_hits.clear();
-                            context::scan_line(&text[ws..we], &mut context_hits);
-                            spans.extend(context_hits.iter().map(|h| Span {
-                                start: ws + h.start,
-                                end: ws + h.end,
-                                shape: h.shape,
-                                rank: match h.shape {
-                                    context::PASSWORD_SHAPE => RANK_PASSWORD,
-                                    context::PROVIDER_SHAPE => RANK_PROVIDER,
-                                    _ => RANK_GENERIC,
-                                },
-                            }));
+                        Target::Context => {
+                            if ran[context_slot] != stamp {
+                                ran[context_slot] = stamp;
+                                context_hits.clear();
+                                context::scan_line(&text[ws..we], &mut context_hits);
+                                spans.extend(context_hits.iter().map(|h| Span {
+                                    start: ws + h.start,
+                                    end: ws + h.end,
+                                    shape: h.shape,
+                                    rank: match h.shape {
+                                        context::PASSWORD_SHAPE => RANK_PASSWORD,
+                                        context::PROVIDER_SHAPE => RANK_PROVIDER,
+                                        _ => RANK_GENERIC,
+                                    },
+                                }));
+                            }
                         }
-                    }
-                    Target::Pem | Target::Putty => {
-                        let outcome = if t == Target::Pem {
-                            blocks::pem(text, p, re, false)
-                        } else {
-                            blocks::putty(text, p, re, false)
-                        };
-                        if let Outcome::Found { start, end, shape } = outcome {
-                            spans.push(Span {
-                                start,
-                                end,
-                                shape,
-                                rank: RANK_BLOCK,
-                            });
+                        Target::Pem | Target::Putty => {
+                            let outcome = if t == Target::Pem {
+                                blocks::pem(text, p, re, false)
+                            } else {
+                                blocks::putty(text, p, re, false)
+                            };
+                            if let Outcome::Found { start, end, shape } = outcome {
+                                spans.push(Span {
+                                    start,
+                                    end,
+                                    shape,
+                                    rank: RANK_BLOCK,
+                                });
+                            }
                         }
                     }
                 }
             }
         }
         Self::repeats(text, rs, re, first, spans);
+    }
+
+    /// The lines of `text[rs..re]` worth a full look, in order: those holding a token that may
+    /// be machine-made (eight or more token bytes mixing letters and digits, sixteen or more
+    /// mixing cases, fourteen or more digits) or one of the gate words. Every shape's secret
+    /// is such a token or stands next to such a word, so the other lines are skipped whole.
+    fn gated_lines(&self, text: &[u8], rs: usize, re: usize) -> Vec<(usize, usize)> {
+        let mut marks: Vec<usize> = Vec::new();
+        token_gate(&text[rs..re], rs, &mut marks);
+        marks.extend(
+            self.gate_words
+                .find_iter(Input::new(text).span(rs..re))
+                .map(|m| m.start()),
+        );
+        marks.sort_unstable();
+        let mut lines: Vec<(usize, usize)> = Vec::new();
+        for p in marks {
+            if lines.last().is_some_and(|&(_, e)| p <= e) {
+                continue;
+            }
+            let ws = memrchr(b'\n', &text[rs..p]).map_or(rs, |i| rs + i + 1);
+            let we = memchr(b'\n', &text[p..re]).map_or(re, |i| p + i);
+            lines.push((ws, we));
+        }
+        lines
     }
 
     /// A secret found once on a line is a secret wherever else it stands on that line
@@ -259,7 +339,11 @@ impl Engine {
             let ls = memrchr(b'\n', &text[rs..s.start]).map_or(rs, |i| rs + i + 1);
             let le = memchr(b'\n', &text[s.end..re]).map_or(re, |i| s.end + i);
             let needle = &text[s.start..s.end];
-            for at in memchr::memmem::find_iter(&text[ls..le], needle) {
+            let line = &text[ls..le];
+            for at in memchr_iter(needle[0], line) {
+                if !line[at..].starts_with(needle) {
+                    continue;
+                }
                 let at = ls + at;
                 if at != s.start {
                     spans.push(Span {
@@ -308,6 +392,77 @@ impl Engine {
             }
         }
     }
+}
+
+/// Byte classes for the token gate: 1 lower, 2 upper, 4 digit, 8 other token byte.
+static TOKEN_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut b = 0;
+    while b < 256 {
+        let c = b as u8;
+        t[b] = if c.is_ascii_lowercase() {
+            1
+        } else if c.is_ascii_uppercase() {
+            2
+        } else if c.is_ascii_digit() {
+            4
+        } else if matches!(c, b'_' | b'-' | b'+' | b'/' | b'=' | b'.' | b'~' | b'%') {
+            8
+        } else {
+            0
+        };
+        b += 1;
+    }
+    t
+};
+
+/// Mark (push the position of) every token that may be machine-made; see `gated_lines`.
+/// Such tokens hold a digit (those that do not are caught by the gate words), so the text is
+/// screened 32 bytes at a time for digits, and only the tokens around digits are measured.
+fn token_gate(text: &[u8], base: usize, marks: &mut Vec<usize>) {
+    const CHUNK: usize = 32;
+    let mut i = 0;
+    let n = text.len();
+    while i < n {
+        let end = (i + CHUNK).min(n);
+        let chunk = &text[i..end];
+        let any_digit = chunk.iter().fold(false, |acc, &b| acc | b.is_ascii_digit());
+        if !any_digit {
+            i = end;
+            continue;
+        }
+        let Some(k) = chunk.iter().position(u8::is_ascii_digit) else {
+            i = end;
+            continue;
+        };
+        let d = i + k;
+        // The token around the digit.
+        let mut start = d;
+        while start > 0 && TOKEN_CLASS[usize::from(text[start - 1])] != 0 {
+            start -= 1;
+        }
+        let mut stop = d;
+        let mut seen = 0u8;
+        let mut t = start;
+        while t < n && TOKEN_CLASS[usize::from(text[t])] != 0 {
+            seen |= TOKEN_CLASS[usize::from(text[t])];
+            t += 1;
+        }
+        stop = stop.max(t);
+        if stop - start >= 8 && qualifies(stop - start, seen) {
+            marks.push(base + start);
+            // The rest of this line is already marked.
+            i = memchr(b'\n', &text[stop..]).map_or(n, |k| stop + k + 1);
+        } else {
+            i = stop.max(d + 1);
+        }
+    }
+}
+
+fn qualifies(run: usize, seen: u8) -> bool {
+    let letters = seen & 3 != 0;
+    let digits = seen & 4 != 0;
+    (letters && digits) || (run >= 16 && seen & 3 == 3) || (run >= 14 && seen == 4)
 }
 
 /// Whether a match passes its rule's check.

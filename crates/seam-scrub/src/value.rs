@@ -128,14 +128,24 @@ const PLACEHOLDER_WORDS: &[&str] = &[
     "p@ssw0rd",
 ];
 
+static PLACEHOLDER_PARTS_AC: std::sync::LazyLock<aho_corasick::AhoCorasick> =
+    std::sync::LazyLock::new(|| {
+        aho_corasick::AhoCorasickBuilder::new()
+            .ascii_case_insensitive(true)
+            .build(PLACEHOLDER_PARTS)
+            .unwrap_or_else(|e| panic!("the placeholder words must compile: {e}"))
+    });
+
 /// A placeholder, a masked value or an obviously hand-typed filler.
 pub(crate) fn is_placeholder(v: &[u8]) -> bool {
-    let lower = v.to_ascii_lowercase();
-    let text = String::from_utf8_lossy(&lower);
-    if PLACEHOLDER_WORDS.contains(&text.as_ref()) {
+    if v.len() <= 12
+        && PLACEHOLDER_WORDS
+            .iter()
+            .any(|w| w.as_bytes().eq_ignore_ascii_case(v))
+    {
         return true;
     }
-    if PLACEHOLDER_PARTS.iter().any(|p| text.contains(p)) {
+    if PLACEHOLDER_PARTS_AC.is_match(v) {
         return true;
     }
     if v.iter().all(|b| b.is_ascii_digit()) && v.len() < 12 {
