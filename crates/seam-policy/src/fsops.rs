@@ -7,9 +7,11 @@ use std::os::fd::{AsFd, AsRawFd, BorrowedFd, OwnedFd};
 use std::os::unix::ffi::OsStringExt;
 use std::os::unix::fs::MetadataExt;
 use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
 
 use rustix::fs::{CWD, Mode, OFlags, ResolveFlags};
 use rustix::io::Errno;
+use rustix::process::Pid;
 
 /// A handle on what `path` names, following ordinary links but never a `/proc` magic link,
 /// opened with `O_PATH`: nothing is read, no device driver is asked, a FIFO cannot block.
@@ -25,14 +27,36 @@ pub(crate) fn open_path_handle(path: &Path) -> Result<File, Errno> {
     Ok(File::from(fd))
 }
 
-fn proc_fd_path(fd: BorrowedFd<'_>) -> String {
-    format!("/proc/self/fd/{}", fd.as_raw_fd())
+/// `/proc/self/fd` of this process, opened once (`O_PATH`), with the pid it belongs to: after a
+/// `fork` the child must not look at its parent's descriptor table, so the pid is checked.
+static PROC_SELF_FD: Mutex<Option<(Pid, Arc<OwnedFd>)>> = Mutex::new(None);
+
+fn proc_self_fd() -> io::Result<Arc<OwnedFd>> {
+    let pid = rustix::process::getpid();
+    let mut cached = PROC_SELF_FD.lock().unwrap_or_else(|e| e.into_inner());
+    if let Some((owner, dir)) = cached.as_ref()
+        && *owner == pid
+    {
+        return Ok(Arc::clone(dir));
+    }
+    let dir = Arc::new(rustix::fs::open(
+        "/proc/self/fd",
+        OFlags::PATH | OFlags::DIRECTORY | OFlags::CLOEXEC,
+        Mode::empty(),
+    )?);
+    *cached = Some((pid, Arc::clone(&dir)));
+    Ok(dir)
+}
+
+/// The name of `fd` in `/proc/self/fd`.
+fn fd_name(fd: BorrowedFd<'_>) -> String {
+    fd.as_raw_fd().to_string()
 }
 
 /// Where the kernel says an open handle is (`/proc/self/fd/N`): links resolved, `..` applied.
 /// Fails when `/proc` is missing or the answer is not a path.
 pub(crate) fn handle_real_path(handle: &File) -> io::Result<PathBuf> {
-    let target = rustix::fs::readlink(proc_fd_path(handle.as_fd()), Vec::new())?;
+    let target = rustix::fs::readlinkat(&*proc_self_fd()?, fd_name(handle.as_fd()), Vec::new())?;
     let bytes = target.into_bytes();
     if bytes.first() != Some(&b'/') {
         return Err(io::Error::other(format!(
@@ -50,8 +74,9 @@ pub(crate) fn reopen_for_reading(
     handle: &File,
     expected: &Metadata,
 ) -> io::Result<(File, Metadata)> {
-    let fd = rustix::fs::open(
-        proc_fd_path(handle.as_fd()),
+    let fd = rustix::fs::openat(
+        &*proc_self_fd()?,
+        fd_name(handle.as_fd()),
         OFlags::RDONLY | OFlags::CLOEXEC | OFlags::NOCTTY | OFlags::NONBLOCK,
         Mode::empty(),
     )?;

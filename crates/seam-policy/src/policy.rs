@@ -377,7 +377,15 @@ impl PolicyFile {
         let src = Source { text, origin };
         let doc = DeTable::parse(text).map_err(|e| {
             let span = e.span().unwrap_or(0..0);
-            src.error(span, None, format!("not valid TOML: {}", e.message()))
+            let at = text
+                .get(span.clone())
+                .map(str::trim)
+                .filter(|s| !s.is_empty() && !s.contains('\n') && s.chars().count() <= 60);
+            let message = match at {
+                Some(at) => format!("not valid TOML: {} (at `{at}`)", e.message()),
+                None => format!("not valid TOML: {}", e.message()),
+            };
+            src.error(span, at.map(str::to_owned), message)
         })?;
         let mut out = PolicyFile::default();
         for (key, value) in entries_in_order(doc.get_ref()) {

@@ -93,6 +93,11 @@ fn walk(lexical: &Path, via_proc: &mut Option<PathBuf>) -> Outcome {
             }
             let target = match fs::read_link(&candidate) {
                 Ok(target) => target,
+                // It stopped being a link since the `lstat`: look at it again (bounded by hops).
+                Err(error) if error.kind() == io::ErrorKind::InvalidInput => {
+                    todo.push(component);
+                    continue;
+                }
                 Err(error) => {
                     return Outcome::Unreadable {
                         at: candidate,
