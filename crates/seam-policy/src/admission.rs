@@ -322,14 +322,13 @@ impl PathAdmission {
         if let Some(rule) = lists.protecting(real) {
             return Err(protected(real, rule));
         }
-        if let Some(&i) = lists.protected_ids.get(&(meta.dev(), meta.ino())) {
-            let rule = &lists.protected[i];
+        if let Some(known) = lists.protected_ids.get(&(meta.dev(), meta.ino())) {
             return Err(PathRefusal::new(
                 RefusalCode::Protected,
                 format!(
-                    "{} is the protected {} under another name; seam never reads or writes it",
+                    "{} is {} under another name (a hard link or a bind mount), which is protected; seam never reads or writes it",
                     real.display(),
-                    rule.describe()
+                    known.path.display()
                 ),
             ));
         }
@@ -486,14 +485,14 @@ fn check_ancestors(real: &Path, lists: &ResolvedLists) -> Result<(), PathRefusal
         let Ok(meta) = std::fs::symlink_metadata(dir) else {
             continue;
         };
-        if let Some(&i) = lists.protected_ids.get(&(meta.dev(), meta.ino())) {
+        if let Some(known) = lists.protected_ids.get(&(meta.dev(), meta.ino())) {
             return Err(PathRefusal::new(
                 RefusalCode::Protected,
                 format!(
-                    "{} lies in {}, which is the protected {} reached by another path; seam never reads or writes it",
+                    "{} lies in {}, which is the protected {} reached by another path (a bind mount or a case-folding name); seam never reads or writes it",
                     real.display(),
                     dir.display(),
-                    lists.protected[i].describe()
+                    known.path.display()
                 ),
             ));
         }

@@ -58,6 +58,18 @@ impl Rule {
     }
 }
 
+/// How many entries of one protected tree are indexed by `(device, inode)`, at most.
+pub const PROTECTED_INDEX_PER_TREE: usize = 1024;
+/// How many entries of all protected trees are indexed, at most.
+pub const PROTECTED_INDEX_TOTAL: usize = 8192;
+
+/// A protected file or directory known by its `(device, inode)`.
+#[derive(Debug, Clone)]
+pub(crate) struct ProtectedId {
+    /// Where it is in that tree.
+    pub path: PathBuf,
+}
+
 /// Every list, canonicalised at one moment.
 #[derive(Debug)]
 pub(crate) struct ResolvedLists {
@@ -66,8 +78,10 @@ pub(crate) struct ResolvedLists {
     /// `Access::Source`: the workspace root.
     pub source: Vec<Rule>,
     pub protected: Vec<Rule>,
-    /// `(device, inode)` of every protected entry that exists → its index in `protected`.
-    pub protected_ids: HashMap<(u64, u64), usize>,
+    /// `(device, inode)` of every protected entry that exists and of what its tree holds (up to
+    /// [`PROTECTED_INDEX_PER_TREE`] entries a tree, [`PROTECTED_INDEX_TOTAL`] in all): the same
+    /// file under another name (a hard link, a bind mount) is still protected.
+    pub protected_ids: HashMap<(u64, u64), ProtectedId>,
 }
 
 impl ResolvedLists {
@@ -78,12 +92,7 @@ impl ResolvedLists {
         protected: &[RuleSpec],
     ) -> ResolvedLists {
         let protected: Vec<Rule> = protected.iter().map(Rule::resolve).collect();
-        let mut protected_ids = HashMap::new();
-        for (i, rule) in protected.iter().enumerate() {
-            if let Some(id) = rule.identity {
-                protected_ids.entry(id).or_insert(i);
-            }
-        }
+        let protected_ids = index_protected(&protected);
         ResolvedLists {
             read: read.iter().map(Rule::resolve).collect(),
             write: write.iter().map(Rule::resolve).collect(),
@@ -102,4 +111,56 @@ impl ResolvedLists {
 /// The first entry of `rules` that holds `path`.
 pub(crate) fn holding<'a>(rules: &'a [Rule], path: &Path) -> Option<&'a Rule> {
     rules.iter().find(|r| r.holds(path))
+}
+
+/// Indexes the protected entries and, breadth first and within the budgets, what their trees
+/// hold (links inside are not followed).
+fn index_protected(rules: &[Rule]) -> HashMap<(u64, u64), ProtectedId> {
+    let mut ids = HashMap::new();
+    for rule in rules {
+        if let Some(id) = rule.identity {
+            ids.entry(id).or_insert_with(|| ProtectedId {
+                path: rule.canonical.clone(),
+            });
+        }
+    }
+    let mut total = 0usize;
+    for rule in rules {
+        if total >= PROTECTED_INDEX_TOTAL {
+            break;
+        }
+        let Ok(meta) = std::fs::symlink_metadata(&rule.canonical) else {
+            continue;
+        };
+        if !meta.is_dir() {
+            continue;
+        }
+        let mut in_tree = 0usize;
+        let mut queue = std::collections::VecDeque::from([rule.canonical.clone()]);
+        'tree: while let Some(dir) = queue.pop_front() {
+            let Ok(entries) = std::fs::read_dir(&dir) else {
+                continue;
+            };
+            for entry in entries.flatten() {
+                if in_tree >= PROTECTED_INDEX_PER_TREE || total >= PROTECTED_INDEX_TOTAL {
+                    break 'tree;
+                }
+                in_tree += 1;
+                total += 1;
+                let Ok(m) = entry.metadata() else {
+                    continue;
+                };
+                if m.file_type().is_symlink() {
+                    continue;
+                }
+                let path = entry.path();
+                if m.is_dir() {
+                    queue.push_back(path.clone());
+                }
+                ids.entry((m.dev(), m.ino()))
+                    .or_insert(ProtectedId { path });
+            }
+        }
+    }
+    ids
 }
