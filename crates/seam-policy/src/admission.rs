@@ -8,12 +8,14 @@
 //! 2. the capability's decision: `deny` refuses; `ask` refuses a read (consent is for changes);
 //! 3. the protected deny-list, then the allow-list for this access, on the normalised name;
 //! 4. for a read: open an `O_PATH` handle (links followed, `/proc` magic links never), ask the
-//!    kernel where the handle really is, and ask both lists again about that real path, about
-//!    the handle's `(device, inode)` and its ancestors' (a bind mount, a case-folding name), and
-//!    when the file has more than one name, whether another name of it is protected (a hard
-//!    link). Only then, and only for a regular file, is that same handle reopened for reading:
-//!    there is no window between the check and the use, and nothing is read, no device driver
-//!    opened and no FIFO waited on before the decision;
+//!    kernel where the handle really is and on what file system (procfs, sysfs and the other
+//!    kernel file systems are refused wherever they are mounted), and ask both lists again about
+//!    that real path, about the handle's `(device, inode)` and its ancestors' (a hard link or a
+//!    bind mount of a protected file, a case-folding name), and when the file has more than one
+//!    name and is not in the index, whether another name of it is protected (a bounded walk of
+//!    the protected trees). Only then, and only for a regular file, is that same handle reopened
+//!    for reading: there is no window between the check and the use, and nothing is read, no
+//!    device driver opened and no FIFO waited on before the decision;
 //! 5. for a write: follow links by hand to where the write would land (the file may not exist
 //!    yet; the rest of the path must be plain names) and ask both lists about that.
 
@@ -30,7 +32,7 @@ use seam_protocol::RefusalCode;
 
 use crate::fsops::{self, kind_of};
 use crate::lexical;
-use crate::lists::{ResolvedLists, Rule, holding};
+use crate::lists::{ResolvedLists, Rule, holding, is_kernel_tree};
 use crate::resolve::{MAX_LINK_HOPS, Outcome, resolve};
 use crate::{Access, Decision, FileAccess, Policy};
 
@@ -304,6 +306,15 @@ impl PathAdmission {
             return Err(PathRefusal::new(
                 RefusalCode::NotFound,
                 format!("{} was removed while it was being opened", real.display()),
+            ));
+        }
+        if let Some(kind) = fsops::kernel_file_system(&handle) {
+            return Err(PathRefusal::new(
+                RefusalCode::Protected,
+                format!(
+                    "{} is in {kind}, a kernel file system that exposes processes' memory and environments (seam's own too) and the kernel's state; seam never reads or writes it",
+                    real.display()
+                ),
             ));
         }
         self.check_real(request.access, &real, &meta, lists)?;
@@ -649,7 +660,7 @@ fn find_protected_name(meta: &Metadata, lists: &ResolvedLists, budget: usize) ->
     let mut roots: Vec<&Path> = Vec::new();
     for rule in &lists.protected {
         for root in [rule.canonical.as_path(), rule.spec.lexical.as_path()] {
-            if !roots.contains(&root) {
+            if !roots.contains(&root) && !is_kernel_tree(root) {
                 roots.push(root);
             }
         }
@@ -678,7 +689,10 @@ fn find_protected_name(meta: &Metadata, lists: &ResolvedLists, budget: usize) ->
                     continue;
                 };
                 if file_type.is_dir() {
-                    stack.push(entry.path());
+                    let path = entry.path();
+                    if !is_kernel_tree(&path) {
+                        stack.push(path);
+                    }
                 } else if !file_type.is_symlink()
                     && let Ok(m) = entry.metadata()
                     && (m.dev(), m.ino()) == wanted

@@ -128,3 +128,25 @@ pub(crate) fn kind_of(meta: &Metadata) -> &'static str {
         "not a regular file"
     }
 }
+
+/// The name of the kernel pseudo file system `handle` lies in (procfs, sysfs, …), if it does.
+/// A failed `fstatfs` counts as one: the caller refuses what it cannot classify.
+pub(crate) fn kernel_file_system(handle: &File) -> Option<&'static str> {
+    let Ok(stat) = rustix::fs::fstatfs(handle) else {
+        return Some("a file system seam could not identify");
+    };
+    // `f_type` is a `long` on most targets; the magic numbers are 32-bit.
+    #[allow(clippy::cast_possible_truncation, clippy::cast_sign_loss)]
+    let magic = stat.f_type as u32;
+    Some(match magic {
+        0x9fa0 => "procfs (/proc)",
+        0x6265_6572 => "sysfs (/sys)",
+        0x6462_6720 => "debugfs",
+        0x7472_6163 => "tracefs",
+        0x7363_6673 => "securityfs",
+        0xde5e_81e4 => "efivarfs",
+        0xcafe_4a11 => "bpffs",
+        0x6265_6570 => "configfs",
+        _ => return None,
+    })
+}

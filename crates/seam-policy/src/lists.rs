@@ -113,6 +113,12 @@ pub(crate) fn holding<'a>(rules: &'a [Rule], path: &Path) -> Option<&'a Rule> {
     rules.iter().find(|r| r.holds(path))
 }
 
+/// True for `/proc` and `/sys` and what is under them: never walked (huge, and nothing there
+/// can be a hard link to a file elsewhere).
+pub(crate) fn is_kernel_tree(path: &Path) -> bool {
+    is_within(path, Path::new("/proc")) || is_within(path, Path::new("/sys"))
+}
+
 /// Indexes the protected entries and, breadth first and within the budgets, what their trees
 /// hold (links inside are not followed).
 fn index_protected(rules: &[Rule]) -> HashMap<(u64, u64), ProtectedId> {
@@ -128,6 +134,9 @@ fn index_protected(rules: &[Rule]) -> HashMap<(u64, u64), ProtectedId> {
     for rule in rules {
         if total >= PROTECTED_INDEX_TOTAL {
             break;
+        }
+        if is_kernel_tree(&rule.canonical) {
+            continue;
         }
         let Ok(meta) = std::fs::symlink_metadata(&rule.canonical) else {
             continue;
@@ -154,7 +163,7 @@ fn index_protected(rules: &[Rule]) -> HashMap<(u64, u64), ProtectedId> {
                     continue;
                 }
                 let path = entry.path();
-                if m.is_dir() {
+                if m.is_dir() && !is_kernel_tree(&path) {
                     queue.push_back(path.clone());
                 }
                 ids.entry((m.dev(), m.ino()))

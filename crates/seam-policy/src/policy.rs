@@ -77,6 +77,11 @@ pub const BUILTIN_PROTECTED_IN_HOME: &[&str] = &[
     ".config/vivaldi",
 ];
 
+/// Protected in every policy: the kernel's file systems that expose the memory and the
+/// environment of processes (seam's own too) and the kernel's state. Files in them are also
+/// refused by file-system type wherever such a file system is mounted.
+pub const BUILTIN_PROTECTED_SYSTEM: &[&str] = &["/proc", "/sys"];
+
 /// Protected in every policy, relative to seam's home: its signing keys and its ledger.
 pub const BUILTIN_PROTECTED_IN_SEAM_HOME: &[&str] = &["keys", "ledger"];
 
@@ -199,6 +204,11 @@ impl Policy {
                 .chain(BUILTIN_PROTECTED_IN_SEAM_HOME.iter().map(|rel| {
                     builtin_spec(&format!("(seam home)/{rel}"), env.seam_home.join(rel))
                 }))
+                .chain(
+                    BUILTIN_PROTECTED_SYSTEM
+                        .iter()
+                        .map(|abs| builtin_spec(abs, PathBuf::from(abs))),
+                )
                 .collect();
         if let Some(path) = policy_path {
             protected.push(builtin_spec("(the policy file in use)", path));

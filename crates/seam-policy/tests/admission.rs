@@ -607,7 +607,7 @@ fn proc_self_root_is_no_way_around() {
         r.message
     );
     let r = refused(adm.open_read(READ, os(&via_root(&hello))));
-    assert_eq!(r.code, RefusalCode::NotAllowed);
+    assert_eq!(r.code, RefusalCode::Protected);
     assert!(r.message.contains("/proc"), "{}", r.message);
 
     // A link in the home into /proc/self/root.
@@ -677,4 +677,30 @@ fn open_read_refuses_an_access_declared_for_writing() {
     let adm = fx.admission();
     let r = refused(adm.open_read(WRITE, os("~/notes/hello.txt")));
     assert_eq!(r.code, RefusalCode::NotAllowed);
+}
+
+#[test]
+fn proc_and_sys_are_protected_even_when_everything_is_readable() {
+    let fx = Fixture::new();
+    symlink("/proc/self/environ", fx.home.join("notes/env")).unwrap();
+    symlink("/proc/self/mem", fx.home.join("notes/mem")).unwrap();
+    let adm = fx.admission();
+    for raw in ["~/notes/env", "~/notes/mem"] {
+        let r = refused(adm.open_read(READ, os(raw)));
+        assert_eq!(r.code, RefusalCode::Protected, "{raw}: {}", r.message);
+        assert!(!r.message.contains("notes/"), "{}", r.message);
+    }
+    let adm = fx.admission_with("[filesystem]\nread = [\"/\"]\nwrite = [\"/\"]\n");
+    for raw in [
+        "/proc/self/environ",
+        "/proc/self/mem",
+        "/proc/cpuinfo",
+        "/sys/kernel/mm/transparent_hugepage/enabled",
+        "~/notes/env",
+    ] {
+        let r = refused(adm.open_read(READ, os(raw)));
+        assert_eq!(r.code, RefusalCode::Protected, "{raw}: {}", r.message);
+        let r = refused(adm.admitted_path(WRITE, os(raw)));
+        assert_eq!(r.code, RefusalCode::Protected, "{raw}: {}", r.message);
+    }
 }

@@ -78,3 +78,19 @@ fn a_bind_mounted_home_does_not_reach_its_keys_when_mountable() {
     adm.open_read(READ, p(&other.join("notes/hello.txt")))
         .unwrap();
 }
+
+#[test]
+fn procfs_mounted_elsewhere_is_refused_by_its_type_when_mountable() {
+    let fx = Fixture::new();
+    let target = fx.home.join("notes/p");
+    fs::create_dir_all(&target).unwrap();
+    let Some(_m) = bind(Path::new("/proc"), &target) else {
+        return;
+    };
+    let adm = fx.admission();
+    for raw in ["~/notes/p/self/environ", "~/notes/p/cpuinfo"] {
+        let r = refused(adm.open_read(READ, os(raw)));
+        assert_eq!(r.code, RefusalCode::Protected, "{raw}: {}", r.message);
+        assert!(r.message.contains("procfs"), "{}", r.message);
+    }
+}
