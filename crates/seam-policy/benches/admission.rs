@@ -23,7 +23,7 @@ fn admission_benches(c: &mut Criterion) {
         seam_home: seam,
         workspace_root: root.clone(),
     };
-    let adm = PathAdmission::new(Arc::new(Policy::builtin(env)));
+    let adm = PathAdmission::new(Arc::new(Policy::builtin(env.clone())));
     let read = Access::Owner(FileAccess::Read);
     let raw = OsStr::new("~/notes/small.txt");
 
@@ -46,6 +46,9 @@ fn admission_benches(c: &mut Criterion) {
     });
     group.bench_function("lexical normalise", |b| {
         b.iter(|| lexical::normalise(raw, &home, Some(Path::new("/w"))).unwrap())
+    });
+    group.bench_function("load: Policy::builtin (canonicalise + index lists)", |b| {
+        b.iter(|| Policy::builtin(env.clone()))
     });
     group.finish();
 }

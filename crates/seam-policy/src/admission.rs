@@ -18,6 +18,18 @@
 //!    device driver opened and no FIFO waited on before the decision;
 //! 5. for a write: follow links by hand to where the write would land (the file may not exist
 //!    yet; the rest of the path must be plain names) and ask both lists about that.
+//!
+//! Where a refusal happens before the open, the message still names the real file when that
+//! file is refused too (a lexical name that is protected, a link that leads outside), and a
+//! place the caller may not look is never said to exist or not.
+//!
+//! Known limits: the lists' canonical forms and the `(device, inode)` index of the protected
+//! trees are a snapshot, refreshed after [`LISTS_REFRESH_AFTER`] (or by
+//! [`PathAdmission::refresh`]); the index covers at most `PROTECTED_INDEX_PER_TREE` entries a
+//! tree (beyond that, a hard link is still found by the walk, a bind-mounted single file deep in
+//! a huge tree is not); a link inside a protected tree protects its target only while indexed.
+//! An admitted write is a decision about a path: whoever then creates the file must open it
+//! without following a link at the end (`O_NOFOLLOW`, `O_EXCL`) and check the result again.
 
 use std::ffi::OsStr;
 use std::fmt;
@@ -334,12 +346,19 @@ impl PathAdmission {
             return Err(protected(real, rule));
         }
         if let Some(known) = lists.protected_ids.get(&(meta.dev(), meta.ino())) {
+            let what = match &known.via_link {
+                Some(_) => format!(": it is {}", known.describe()),
+                None if known.path == real => String::new(),
+                None => format!(
+                    ": it is {} under another name (a hard link or a bind mount)",
+                    known.path.display()
+                ),
+            };
             return Err(PathRefusal::new(
                 RefusalCode::Protected,
                 format!(
-                    "{} is {} under another name (a hard link or a bind mount), which is protected; seam never reads or writes it",
-                    real.display(),
-                    known.path.display()
+                    "{} is protected{what}; seam never reads or writes it",
+                    real.display()
                 ),
             ));
         }
@@ -500,10 +519,19 @@ fn check_ancestors(real: &Path, lists: &ResolvedLists) -> Result<(), PathRefusal
             return Err(PathRefusal::new(
                 RefusalCode::Protected,
                 format!(
-                    "{} lies in {}, which is the protected {} reached by another path (a bind mount or a case-folding name); seam never reads or writes it",
+                    "{} is protected: it lies in {}, which is {}; seam never reads or writes it",
                     real.display(),
                     dir.display(),
-                    known.path.display()
+                    if known.via_link.is_some() {
+                        known.describe()
+                    } else if known.path == dir {
+                        "protected".to_owned()
+                    } else {
+                        format!(
+                            "{} reached by another path (a bind mount or a case-folding name)",
+                            known.path.display()
+                        )
+                    }
                 ),
             ));
         }

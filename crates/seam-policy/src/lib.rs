@@ -15,7 +15,8 @@
 //!   `(device, inode)` and its other names, and only then reopen that same handle to read.
 //!
 //! What it must never do: read a byte of a file before deciding about it; decide about one file
-//! and open another (a check on a name, then an open of the name); follow a `/proc` magic link;
+//! and open another (a check on a name, then an open of the name); follow a `/proc` magic link
+//! or admit anything in `/proc`, `/sys` or another kernel file system;
 //! block on a FIFO or open a device for reading; take `~user`, `$VAR` or other shell syntax
 //! literally; let a policy file remove a built-in protected entry; accept a policy file with a
 //! key or a value it does not understand. It holds no `unsafe` (rustix's safe calls only), does

@@ -66,8 +66,24 @@ pub const PROTECTED_INDEX_TOTAL: usize = 8192;
 /// A protected file or directory known by its `(device, inode)`.
 #[derive(Debug, Clone)]
 pub(crate) struct ProtectedId {
-    /// Where it is in that tree.
+    /// Where it is.
     pub path: PathBuf,
+    /// The link in a protected tree that leads to it, when it is protected for that reason.
+    pub via_link: Option<PathBuf>,
+}
+
+impl ProtectedId {
+    /// "/home/o/.ssh/id_rsa", or "/data/k (where the protected link /home/o/.ssh/k leads)".
+    pub fn describe(&self) -> String {
+        match &self.via_link {
+            None => self.path.display().to_string(),
+            Some(link) => format!(
+                "{} (where the link {} in a protected directory leads)",
+                self.path.display(),
+                link.display()
+            ),
+        }
+    }
 }
 
 /// Every list, canonicalised at one moment.
@@ -127,6 +143,7 @@ fn index_protected(rules: &[Rule]) -> HashMap<(u64, u64), ProtectedId> {
         if let Some(id) = rule.identity {
             ids.entry(id).or_insert_with(|| ProtectedId {
                 path: rule.canonical.clone(),
+                via_link: None,
             });
         }
     }
@@ -159,15 +176,27 @@ fn index_protected(rules: &[Rule]) -> HashMap<(u64, u64), ProtectedId> {
                 let Ok(m) = entry.metadata() else {
                     continue;
                 };
+                let path = entry.path();
                 if m.file_type().is_symlink() {
+                    // A link in a protected tree protects what it leads to (not walked further).
+                    if let (target, Some(tm)) = canonical_form(&path)
+                        && target.as_os_str().len() > 1
+                        && !is_kernel_tree(&target)
+                    {
+                        ids.entry((tm.dev(), tm.ino())).or_insert(ProtectedId {
+                            path: target,
+                            via_link: Some(path),
+                        });
+                    }
                     continue;
                 }
-                let path = entry.path();
                 if m.is_dir() && !is_kernel_tree(&path) {
                     queue.push_back(path.clone());
                 }
-                ids.entry((m.dev(), m.ino()))
-                    .or_insert(ProtectedId { path });
+                ids.entry((m.dev(), m.ino())).or_insert(ProtectedId {
+                    path,
+                    via_link: None,
+                });
             }
         }
     }

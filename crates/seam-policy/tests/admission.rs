@@ -704,3 +704,26 @@ fn proc_and_sys_are_protected_even_when_everything_is_readable() {
         assert_eq!(r.code, RefusalCode::Protected, "{raw}: {}", r.message);
     }
 }
+
+#[test]
+fn a_link_inside_a_protected_directory_protects_where_it_leads() {
+    let fx = Fixture::new();
+    let keys = fx.path("keys");
+    fs::create_dir_all(keys.join("dir")).unwrap();
+    fs::write(keys.join("work_key"), KEY).unwrap();
+    fs::write(keys.join("dir/inner"), KEY).unwrap();
+    fs::write(keys.join("public.txt"), b"public").unwrap();
+    symlink(keys.join("work_key"), fx.home.join(".ssh/id_work")).unwrap();
+    symlink(keys.join("dir"), fx.home.join(".ssh/keydir")).unwrap();
+    let adm = fx.admission_with(&format!(
+        "[filesystem]\nread = [\"~\", \"{}\"]\n",
+        keys.display()
+    ));
+    for path in [keys.join("work_key"), keys.join("dir/inner")] {
+        let r = refused(adm.open_read(READ, p(&path)));
+        assert_eq!(r.code, RefusalCode::Protected, "{path:?}");
+        assert!(r.message.contains(".ssh/"), "{}", r.message);
+        assert!(r.message.contains("link"), "{}", r.message);
+    }
+    adm.open_read(READ, p(&keys.join("public.txt"))).unwrap();
+}
