@@ -27,6 +27,12 @@ pub fn run(ctx: &Context, cmd: PolicyCommand) -> anyhow::Result<Exit> {
             match admission.admitted_path(access, &path) {
                 Ok(admitted) => {
                     output::line(&admitted.real.to_string_lossy());
+                    if admitted.decision == seam_policy::Decision::Ask {
+                        output::notice(
+                            "admitted, but the policy says \"ask\" for filesystem.write: \
+                             the change waits for the operator's consent",
+                        );
+                    }
                     Ok(Exit::Ok)
                 }
                 Err(refusal) => {
