@@ -78,7 +78,7 @@ pub enum LedgerError {
     /// until it can be.
     #[error("writing the signed head {path} failed: {message}")]
     HeadWriteFailed { path: PathBuf, message: String },
-    /// The writer thread is gone (the ledger is closing, or it panicked).
+    /// The writer threads are gone (the ledger is closing, or one panicked).
     #[error("the ledger writer for {path} has stopped")]
     WriterStopped { path: PathBuf },
 }

@@ -1,7 +1,8 @@
-//! [`Ledger`]: the one writer. Group commit on a writer thread; the signed head
+//! [`Ledger`]: the one writer. Group commit by a sequencer and a committer thread; the signed head
 //! rewritten by a second thread after commits.
 
 use std::path::Path;
+use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
@@ -35,7 +36,9 @@ pub struct Ledger {
     paths: LedgerPaths,
     public_key: LedgerPublicKey,
     requests: Option<Sender<AppendRequest>>,
-    writer: Option<JoinHandle<()>>,
+    /// The sequencer and the committer, joined in that order on close.
+    threads: Vec<JoinHandle<()>>,
+    writer: Arc<WriterShared>,
     head: Arc<HeadShared>,
     head_writer: Option<JoinHandle<()>>,
     recovery: Option<HeadRecovery>,
@@ -59,6 +62,13 @@ impl std::fmt::Debug for Ledger {
 pub struct HeadRecovery {
     pub from_seq: u64,
     pub to_seq: u64,
+}
+
+/// See [`Ledger::stats`].
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub struct LedgerStats {
+    pub records: u64,
+    pub commits: u64,
 }
 
 struct AppendRequest {
@@ -141,17 +151,31 @@ impl Ledger {
             }),
             changed: Condvar::new(),
         });
+        let writer = Arc::new(WriterShared {
+            chain: Mutex::new(Chain { epoch: 0, tip }),
+            commits: AtomicU64::new(0),
+            records: AtomicU64::new(0),
+        });
         let (requests, inbox) = mpsc::channel();
-        let writer = {
-            let (key, head, db) = (key.clone(), head.clone(), paths.db_file.clone());
+        let (to_committer, signed) = mpsc::channel();
+        let spawn_failed = |e| LedgerError::Io {
+            action: "start a writer thread for",
+            path: paths.db_file.clone(),
+            source: e,
+        };
+        let sequencer = {
+            let (key, writer) = (key.clone(), writer.clone());
             std::thread::Builder::new()
-                .name("seam-ledger-writer".into())
-                .spawn(move || run_writer(conn, &key, &inbox, tip, &head, &db))
-                .map_err(|e| LedgerError::Io {
-                    action: "start the writer thread for",
-                    path: paths.db_file.clone(),
-                    source: e,
-                })?
+                .name("seam-ledger-seq".into())
+                .spawn(move || run_sequencer(&key, &inbox, &to_committer, &writer))
+                .map_err(spawn_failed)?
+        };
+        let committer = {
+            let (writer, head, db) = (writer.clone(), head.clone(), paths.db_file.clone());
+            std::thread::Builder::new()
+                .name("seam-ledger-commit".into())
+                .spawn(move || run_committer(conn, &signed, &writer, &head, &db, tip))
+                .map_err(spawn_failed)?
         };
         let head_writer = {
             let (head, path) = (head.clone(), paths.head_file.clone());
@@ -168,7 +192,8 @@ impl Ledger {
             paths,
             public_key,
             requests: Some(requests),
-            writer: Some(writer),
+            threads: vec![sequencer, committer],
+            writer,
             head,
             head_writer: Some(head_writer),
             recovery,
@@ -180,8 +205,8 @@ impl Ledger {
     /// transaction has committed with `synchronous=FULL`, i.e. the WAL was
     /// fsynced. Appends from concurrent callers are committed together (group
     /// commit: one transaction and one fsync for all that were waiting); each
-    /// caller blocks until its batch commits. The signed head is rewritten
-    /// shortly after, asynchronously (see the crate doc).
+    /// caller blocks until its transaction commits. The signed head is
+    /// rewritten shortly after, asynchronously (see the crate doc).
     ///
     /// On error nothing of the caller's batch was recorded: the gate must not
     /// send the answer.
@@ -212,6 +237,15 @@ impl Ledger {
 
     pub fn paths(&self) -> &LedgerPaths {
         &self.paths
+    }
+
+    /// Counts since `open`: records appended and transactions committed
+    /// (records / commits is the group commit's mean batch).
+    pub fn stats(&self) -> LedgerStats {
+        LedgerStats {
+            records: self.writer.records.load(Ordering::Relaxed),
+            commits: self.writer.commits.load(Ordering::Relaxed),
+        }
     }
 
     /// What `open` repaired, if anything: the gate should log it.
@@ -263,8 +297,8 @@ impl Ledger {
 
     fn shutdown(&mut self) -> Result<(), LedgerError> {
         drop(self.requests.take());
-        if let Some(writer) = self.writer.take() {
-            let _ = writer.join();
+        for thread in self.threads.drain(..) {
+            let _ = thread.join();
         }
         {
             let mut state = self.head.lock();
@@ -328,107 +362,214 @@ fn reconcile_head(
     }))
 }
 
-/// The writer thread: takes every waiting request (up to [`MAX_BATCH`]),
-/// commits them in one transaction, answers each, hands the new tip to the
-/// head thread. Ends when every `Sender` is gone.
-fn run_writer(
-    mut conn: Connection,
+/// The sequencer's restart point. The committer moves it on after a failed
+/// commit: the sequencer had already chained later batches onto records that
+/// never reached the disk, so those are failed and the chain resumes from
+/// what is committed.
+struct Chain {
+    epoch: u64,
+    tip: (u64, Sha256Digest),
+}
+
+/// What the two writer threads share besides their channel.
+struct WriterShared {
+    chain: Mutex<Chain>,
+    commits: AtomicU64,
+    records: AtomicU64,
+}
+
+impl WriterShared {
+    fn chain(&self) -> MutexGuard<'_, Chain> {
+        self.chain
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+}
+
+/// A record hashed and signed, waiting to be committed, and who waits for it.
+struct SignedAppend {
+    record: Record,
+    params_text: String,
+    reply: SyncSender<Result<Record, LedgerError>>,
+}
+
+/// One sequencer batch: records chained onto the tip of `epoch`.
+struct SignedBatch {
+    epoch: u64,
+    appends: Vec<SignedAppend>,
+}
+
+/// The sequencer thread: takes every waiting request (up to [`MAX_BATCH`]),
+/// gives each the next seq, hashes and signs it onto the chain, and passes
+/// the batch to the committer. It runs ahead of the commit, so signing the
+/// next batch overlaps the fsync of the last. Ends when every `Sender` of
+/// `inbox` is gone.
+fn run_sequencer(
     key: &LedgerSigningKey,
     inbox: &Receiver<AppendRequest>,
-    mut tip: (u64, Sha256Digest),
-    head: &HeadShared,
-    db: &Path,
+    committer: &Sender<SignedBatch>,
+    shared: &WriterShared,
 ) {
+    let (mut epoch, mut tip) = {
+        let chain = shared.chain();
+        (chain.epoch, chain.tip)
+    };
     while let Ok(first) = inbox.recv() {
-        let mut batch = vec![first];
-        while batch.len() < MAX_BATCH {
+        let mut requests = vec![first];
+        while requests.len() < MAX_BATCH {
             match inbox.try_recv() {
-                Ok(request) => batch.push(request),
+                Ok(request) => requests.push(request),
                 Err(_) => break,
             }
         }
-        let mut replies = Vec::with_capacity(batch.len());
-        let mut prepared = Vec::with_capacity(batch.len());
-        for request in batch {
-            replies.push(request.reply);
-            prepared.push((request.entry, request.params_text, request.params_sha256));
-        }
-        let head_error = head.lock().error.clone();
-        if let Some(message) = head_error {
-            for reply in replies {
-                let _ = reply.send(Err(LedgerError::HeadWriteFailed {
-                    path: db.with_file_name("head"),
-                    message: message.clone(),
-                }));
+        {
+            let chain = shared.chain();
+            if chain.epoch != epoch {
+                (epoch, tip) = (chain.epoch, chain.tip);
             }
+        }
+        let mut appends = Vec::with_capacity(requests.len());
+        for request in requests {
+            let (seq, prev_hash) = (tip.0 + 1, tip.1);
+            let time = Timestamp::now();
+            let hash = record_hash(&HashedFields {
+                seq,
+                time,
+                entry: &request.entry,
+                params_sha256: &request.params_sha256,
+                prev_hash: &prev_hash,
+            });
+            appends.push(SignedAppend {
+                record: Record {
+                    seq,
+                    time,
+                    entry: request.entry,
+                    params_sha256: request.params_sha256,
+                    prev_hash,
+                    hash,
+                    signature: key.sign(hash.as_bytes()),
+                },
+                params_text: request.params_text,
+                reply: request.reply,
+            });
+            tip = (seq, hash);
+        }
+        if committer.send(SignedBatch { epoch, appends }).is_err() {
+            return;
+        }
+    }
+}
+
+/// The committer thread: takes every signed batch waiting, inserts them in
+/// one `BEGIN IMMEDIATE` transaction and commits (the fsync), answers each
+/// caller, and hands the new tip to the head thread. Ends when the sequencer
+/// is gone.
+fn run_committer(
+    mut conn: Connection,
+    batches: &Receiver<SignedBatch>,
+    shared: &WriterShared,
+    head: &HeadShared,
+    db: &Path,
+    mut committed: (u64, Sha256Digest),
+) {
+    while let Ok(first) = batches.recv() {
+        let mut waiting = vec![first];
+        while let Ok(batch) = batches.try_recv() {
+            waiting.push(batch);
+        }
+        let epoch = shared.chain().epoch;
+        // Batches of an older epoch were chained onto records that failed.
+        let mut appends = Vec::new();
+        for batch in waiting {
+            if batch.epoch == epoch {
+                appends.extend(batch.appends);
+            } else {
+                fail_all(batch.appends, || LedgerError::AppendFailed {
+                    path: db.to_owned(),
+                    message: "an earlier batch failed to commit, and this one was chained onto it"
+                        .to_owned(),
+                });
+            }
+        }
+        let Some(first_append) = appends.first() else {
             continue;
-        }
-        match commit_batch(&mut conn, key, tip, prepared) {
-            Ok(records) => {
-                if let Some(last) = records.last() {
-                    tip = (last.seq, last.hash);
+        };
+        let head_error = head.lock().error.clone();
+        let outcome = if let Some(message) = head_error {
+            Err(LedgerError::HeadWriteFailed {
+                path: db.with_file_name("head"),
+                message,
+            })
+        } else if first_append.record.prev_hash != committed.1
+            || first_append.record.seq != committed.0 + 1
+        {
+            Err(LedgerError::AppendFailed {
+                path: db.to_owned(),
+                message: format!(
+                    "internal: batch starts at seq {} but the ledger ends at {}",
+                    first_append.record.seq, committed.0
+                ),
+            })
+        } else {
+            insert_and_commit(&mut conn, &appends).map_err(|e| LedgerError::AppendFailed {
+                path: db.to_owned(),
+                message: e.to_string(),
+            })
+        };
+        match outcome {
+            Ok(()) => {
+                if let Some(last) = appends.last() {
+                    committed = (last.record.seq, last.record.hash);
                 }
-                publish_tip(head, tip);
-                for (reply, record) in replies.into_iter().zip(records) {
-                    let _ = reply.send(Ok(record));
+                shared.commits.fetch_add(1, Ordering::Relaxed);
+                shared
+                    .records
+                    .fetch_add(appends.len() as u64, Ordering::Relaxed);
+                publish_tip(head, committed);
+                for append in appends {
+                    let _ = append.reply.send(Ok(append.record));
                 }
             }
-            Err(e) => {
-                let message = e.to_string();
-                for reply in replies {
-                    let _ = reply.send(Err(LedgerError::AppendFailed {
+            Err(error) => {
+                let message = error.to_string();
+                fail_all(appends, || match &error {
+                    LedgerError::HeadWriteFailed { path, .. } => LedgerError::HeadWriteFailed {
+                        path: path.clone(),
+                        message: message.clone(),
+                    },
+                    _ => LedgerError::AppendFailed {
                         path: db.to_owned(),
                         message: message.clone(),
-                    }));
-                }
+                    },
+                });
                 // The transaction rolled back; re-read the tip in case a
-                // failed commit left it in place after all.
-                match store::last_link(&conn, db) {
-                    Ok(stored) if stored != tip => {
-                        tip = stored;
-                        publish_tip(head, tip);
-                    }
-                    _ => {}
+                // failed commit reached the disk after all.
+                if let Ok(stored) = store::last_link(&conn, db)
+                    && stored != committed
+                {
+                    committed = stored;
+                    publish_tip(head, committed);
                 }
+                let mut chain = shared.chain();
+                chain.epoch += 1;
+                chain.tip = committed;
             }
         }
     }
 }
 
-fn commit_batch(
-    conn: &mut Connection,
-    key: &LedgerSigningKey,
-    tip: (u64, Sha256Digest),
-    prepared: Vec<(Entry, String, Sha256Digest)>,
-) -> rusqlite::Result<Vec<Record>> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
-    let (mut seq, mut prev_hash) = tip;
-    let mut records = Vec::with_capacity(prepared.len());
-    for (entry, params_text, params_sha256) in prepared {
-        seq += 1;
-        let time = Timestamp::now();
-        let hash = record_hash(&HashedFields {
-            seq,
-            time,
-            entry: &entry,
-            params_sha256: &params_sha256,
-            prev_hash: &prev_hash,
-        });
-        let record = Record {
-            seq,
-            time,
-            entry,
-            params_sha256,
-            prev_hash,
-            hash,
-            signature: key.sign(hash.as_bytes()),
-        };
-        store::insert(&tx, &record, &params_text)?;
-        prev_hash = hash;
-        records.push(record);
+fn fail_all(appends: Vec<SignedAppend>, error: impl Fn() -> LedgerError) {
+    for append in appends {
+        let _ = append.reply.send(Err(error()));
     }
-    tx.commit()?;
-    Ok(records)
+}
+
+fn insert_and_commit(conn: &mut Connection, appends: &[SignedAppend]) -> rusqlite::Result<()> {
+    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+    for append in appends {
+        store::insert(&tx, &append.record, &append.params_text)?;
+    }
+    tx.commit()
 }
 
 fn publish_tip(head: &HeadShared, tip: (u64, Sha256Digest)) {

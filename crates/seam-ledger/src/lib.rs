@@ -51,12 +51,23 @@
 //!
 //! # Durability and group commit
 //!
-//! A writer thread owns the database connection. [`Ledger::append`] hands it
-//! the entry and blocks; the writer takes every request waiting (up to 512),
-//! assigns seqs, hashes and signs them in order, inserts them in one
-//! `BEGIN IMMEDIATE` transaction and commits (WAL + `synchronous=FULL`: the
-//! commit fsyncs the WAL), then answers each caller. So concurrent callers
-//! share one fsync, and a caller's record is on disk when `append` returns.
+//! [`Ledger::append`] canonicalises the params on the caller's thread, hands
+//! the entry to the writer and blocks. The writer is two threads:
+//!
+//! - the *sequencer* takes every request waiting (up to 512), gives each the
+//!   next seq and the time, hashes it onto the chain and signs it, and passes
+//!   the batch on. It runs ahead of the disk: the next batch is signed while
+//!   the last one's fsync is in flight.
+//! - the *committer* takes every signed batch waiting, inserts them in one
+//!   `BEGIN IMMEDIATE` transaction and commits it (WAL, `synchronous=FULL`:
+//!   the commit fsyncs the WAL), then answers each caller.
+//!
+//! So concurrent callers share one fsync, and a caller's record is on disk
+//! when `append` returns. If a commit fails, its callers get
+//! [`LedgerError::AppendFailed`], so do callers whose records the sequencer had
+//! already chained onto the failed ones, and the chain resumes from the last
+//! committed record (no gap, no fork). [`Ledger::stats`] counts records and
+//! commits.
 //!
 //! # Signed head
 //!
@@ -102,7 +113,7 @@ pub use digest::{Ed25519Signature, HexParseError, Sha256Digest, canonical_json};
 pub use error::LedgerError;
 pub use head::{HEAD_FORMAT, SignedHead, parse_head_file};
 pub use keys::{LedgerPublicKey, LedgerSigningKey};
-pub use ledger::{HeadRecovery, Ledger};
+pub use ledger::{HeadRecovery, Ledger, LedgerStats};
 pub use paths::LedgerPaths;
 pub use reader::{LedgerReader, Records};
 pub use record::{Decision, Entry, Record};

@@ -45,6 +45,9 @@ fn concurrent_appends_get_contiguous_seqs_and_verify() {
         (1..=total).collect::<Vec<_>>()
     );
     ledger.sync_head().unwrap();
+    let stats = ledger.stats();
+    assert_eq!(stats.records, total);
+    assert!(stats.commits < stats.records, "no group commit: {stats:?}");
     // The seq each caller was told is where its invocation is stored.
     let stored = ledger
         .reader()

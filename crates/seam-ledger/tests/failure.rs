@@ -1,0 +1,88 @@
+//! A commit that fails must fail exactly the appends it carried (and those
+//! chained onto them), and the chain must continue from what is on disk.
+
+mod common;
+
+use std::collections::BTreeMap;
+use std::sync::Arc;
+use std::time::Duration;
+
+use common::{attacker_db, entry};
+use seam_ledger::{Ledger, LedgerError};
+
+const BLOCK: &str = "CREATE TRIGGER block BEFORE INSERT ON records \
+                     BEGIN SELECT RAISE(ABORT, 'disk on fire'); END;";
+
+#[test]
+fn a_failed_commit_fails_its_append_and_the_chain_resumes() {
+    let home = tempfile::tempdir().unwrap();
+    let ledger = Ledger::open(home.path()).unwrap();
+    let records: Vec<_> = (1..=3).map(|i| ledger.append(entry(i)).unwrap()).collect();
+    let third = &records[2];
+    let db = attacker_db(home.path());
+    db.execute_batch(BLOCK).unwrap();
+    match ledger.append(entry(4)) {
+        Err(LedgerError::AppendFailed { message, .. }) => {
+            assert!(message.contains("disk on fire"), "{message}")
+        }
+        other => panic!("an append whose commit failed returned {other:?}"),
+    }
+    db.execute_batch("DROP TRIGGER block;").unwrap();
+    let next = ledger.append(entry(5)).unwrap();
+    assert_eq!((next.seq, next.prev_hash), (4, third.hash));
+    assert_eq!(next.entry.invocation_id, "inv-5");
+    assert_eq!(ledger.verify().unwrap().records, 4);
+}
+
+#[test]
+fn failures_under_concurrency_leave_a_contiguous_verified_chain() {
+    let home = tempfile::tempdir().unwrap();
+    let ledger = Arc::new(Ledger::open(home.path()).unwrap());
+    let db = attacker_db(home.path());
+    db.busy_timeout(Duration::from_secs(10)).unwrap();
+    let workers: Vec<_> = (0..8)
+        .map(|t| {
+            let ledger = ledger.clone();
+            std::thread::spawn(move || {
+                (0..60)
+                    .map(|i| {
+                        let id = 1000 * t + i;
+                        (id, ledger.append(entry(id)).map(|r| r.seq))
+                    })
+                    .collect::<Vec<_>>()
+            })
+        })
+        .collect();
+    for _ in 0..3 {
+        std::thread::sleep(Duration::from_millis(30));
+        db.execute_batch(BLOCK).unwrap();
+        std::thread::sleep(Duration::from_millis(10));
+        db.execute_batch("DROP TRIGGER block;").unwrap();
+    }
+    let mut ok = BTreeMap::new();
+    let mut failed = 0;
+    for worker in workers {
+        for (id, result) in worker.join().unwrap() {
+            match result {
+                Ok(seq) => assert!(ok.insert(seq, format!("inv-{id}")).is_none()),
+                Err(LedgerError::AppendFailed { .. }) => failed += 1,
+                Err(e) => panic!("unexpected error: {e}"),
+            }
+        }
+    }
+    assert!(failed > 0, "the trigger never blocked a commit");
+    let n = ok.len() as u64;
+    assert_eq!(
+        ok.keys().copied().collect::<Vec<_>>(),
+        (1..=n).collect::<Vec<_>>()
+    );
+    assert_eq!(ledger.verify().unwrap().records, n);
+    let stored = ledger
+        .reader()
+        .unwrap()
+        .records_after(0, usize::MAX)
+        .unwrap();
+    for record in stored {
+        assert_eq!(ok[&record.seq], record.entry.invocation_id);
+    }
+}
