@@ -3,7 +3,8 @@
 //! This crate owns three things:
 //! - the **policy** ([`Policy`]): a TOML file (or the embedded default) that gives every
 //!   [`Capability`] a [`Decision`] and holds the path lists — the read and write allow-lists and
-//!   the protected deny-list, which adds to a built-in list no file can shrink. Parsing is strict:
+//!   the protected deny-list, which adds to a built-in list no file can shrink, and says whether a
+//!   tainted turn keeps its way out (`[taint] egress`, [`TaintEgress`]). Parsing is strict:
 //!   an unknown key or a bad value is an error naming the key and its line. [`EnforcedPolicy`] is
 //!   the policy as enforced (`seam policy show`);
 //! - **lexical normalisation** ([`lexical`]): a raw path made into a clean absolute path, with
@@ -36,8 +37,8 @@ use serde::Serialize;
 
 pub use admission::{AdmittedFile, AdmittedPath, PathAdmission, PathRefusal};
 pub use policy::{
-    EnforcedDecisions, EnforcedFilesystem, EnforcedOrigin, EnforcedPath, EnforcedPolicy, Policy,
-    PolicyError, PolicyOrigin,
+    EnforcedDecisions, EnforcedFilesystem, EnforcedOrigin, EnforcedPath, EnforcedPolicy,
+    EnforcedTaint, Policy, PolicyError, PolicyOrigin, TaintEgress,
 };
 
 /// A policy decision. Ordered so that the strictest of several wins: `max()`.
@@ -74,16 +75,19 @@ pub enum Capability {
     PythonRun,
     WebSearch,
     Memory,
+    /// Facts about the machine, by enumerated name (`facts.get`): never a path.
+    Facts,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 6] = [
+    pub const ALL: [Capability; 7] = [
         Capability::FilesystemRead,
         Capability::FilesystemWrite,
         Capability::SelfModify,
         Capability::PythonRun,
         Capability::WebSearch,
         Capability::Memory,
+        Capability::Facts,
     ];
 
     /// The name used in the policy file (`filesystem.read`, …).
@@ -95,6 +99,7 @@ impl Capability {
             Capability::PythonRun => "python.run",
             Capability::WebSearch => "web.search",
             Capability::Memory => "memory",
+            Capability::Facts => "facts",
         }
     }
 
@@ -111,6 +116,7 @@ impl Capability {
             Capability::PythonRun => 3,
             Capability::WebSearch => 4,
             Capability::Memory => 5,
+            Capability::Facts => 6,
         }
     }
 }

@@ -9,6 +9,9 @@
 //! read = ["~", "~/notes"]         # allow-list for reads (replaces the default list)
 //! write = ["~/project"]           # allow-list for writes (replaces the default list)
 //! protected = ["~/secrets"]       # added to the built-in protected list
+//!
+//! [taint]
+//! egress = "deny"                 # deny | allow: may a tainted turn still reach the network?
 //! ```
 //!
 //! Every key and value is checked: an unknown key or a bad value is an error that names the key
@@ -33,14 +36,38 @@ use crate::{Capability, Decision, PolicyEnv};
 
 /// The decisions when the policy says nothing: reads are free, every change and every way out
 /// asks, and seam never modifies itself. In the order of [`Capability::ALL`].
-pub const DEFAULT_DECISIONS: [(Capability, Decision); 6] = [
+pub const DEFAULT_DECISIONS: [(Capability, Decision); 7] = [
     (Capability::FilesystemRead, Decision::Allow),
     (Capability::FilesystemWrite, Decision::Ask),
     (Capability::SelfModify, Decision::Deny),
     (Capability::PythonRun, Decision::Ask),
     (Capability::WebSearch, Decision::Ask),
     (Capability::Memory, Decision::Allow),
+    (Capability::Facts, Decision::Allow),
 ];
+
+/// Whether a tainted turn keeps its way out (`[taint] egress`). A turn is tainted once it has
+/// read the owner's files or untrusted content (web results); with `Deny`, the default, every
+/// tool that reaches the network is refused for the rest of that turn, so private data,
+/// untrusted content and an exit never meet in one turn.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Default, Serialize)]
+#[serde(rename_all = "lowercase")]
+pub enum TaintEgress {
+    /// A tainted turn cannot reach the network (the default).
+    #[default]
+    Deny,
+    /// A tainted turn may still reach the network: the owner accepted the risk.
+    Allow,
+}
+
+impl TaintEgress {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            TaintEgress::Deny => "deny",
+            TaintEgress::Allow => "allow",
+        }
+    }
+}
 
 /// Protected in every policy, relative to the owner's home: keys, password stores, cloud and
 /// registry credentials, browser and mail profiles. No policy file can remove one.
@@ -127,7 +154,8 @@ pub enum PolicyError {
 pub struct Policy {
     env: PolicyEnv,
     origin: PolicyOrigin,
-    decisions: [Decision; 6],
+    decisions: [Decision; 7],
+    taint_egress: TaintEgress,
     read: Vec<RuleSpec>,
     write: Vec<RuleSpec>,
     protected: Vec<RuleSpec>,
@@ -224,6 +252,7 @@ impl Policy {
             env,
             origin,
             decisions,
+            taint_egress: file.taint_egress.unwrap_or_default(),
             read,
             write,
             protected,
@@ -234,6 +263,11 @@ impl Policy {
     /// The decision for `cap`.
     pub fn decision(&self, cap: Capability) -> Decision {
         self.decisions[cap.index()]
+    }
+
+    /// Whether a tainted turn may still reach the network (`[taint] egress`).
+    pub fn taint_egress(&self) -> TaintEgress {
+        self.taint_egress
     }
 
     /// The environment the policy's names were expanded in (lexically cleaned).
@@ -285,6 +319,9 @@ impl Policy {
                     .map(|&c| (c, self.decision(c)))
                     .collect(),
             ),
+            taint: EnforcedTaint {
+                egress: self.taint_egress,
+            },
             filesystem: EnforcedFilesystem {
                 read: paths(&lists.read),
                 write: paths(&lists.write),
@@ -333,11 +370,14 @@ struct PolicyFile {
     read: Option<Vec<RuleSpec>>,
     write: Option<Vec<RuleSpec>>,
     protected: Vec<RuleSpec>,
+    taint_egress: Option<TaintEgress>,
 }
 
-const TOP_KEYS: &[&str] = &["capabilities", "filesystem"];
+const TOP_KEYS: &[&str] = &["capabilities", "filesystem", "taint"];
 const FILESYSTEM_KEYS: &[&str] = &["read", "write", "protected"];
+const TAINT_KEYS: &[&str] = &["egress"];
 const DECISION_WORDS: &[&str] = &["allow", "ask", "deny"];
+const TAINT_EGRESS_WORDS: &[&str] = &["deny", "allow"];
 
 /// Turns spans into errors with a line and a column.
 struct Source<'a> {
@@ -408,6 +448,10 @@ impl PolicyFile {
                 "filesystem" => {
                     let table = expect_table(&src, name, value)?;
                     out.parse_filesystem(&src, table, env)?;
+                }
+                "taint" => {
+                    let table = expect_table(&src, name, value)?;
+                    out.parse_taint(&src, table)?;
                 }
                 other => {
                     return Err(src.error(
@@ -484,6 +528,48 @@ impl PolicyFile {
                 }
             };
             self.decisions.push((cap, decision));
+        }
+        Ok(())
+    }
+
+    fn parse_taint(&mut self, src: &Source<'_>, table: &DeTable<'_>) -> Result<(), PolicyError> {
+        for (key, value) in entries_in_order(table) {
+            let name: &str = key.get_ref();
+            let dotted = format!("taint.{name}");
+            if !TAINT_KEYS.contains(&name) {
+                return Err(src.error(
+                    key.span(),
+                    Some(dotted),
+                    format!(
+                        "unknown key \"{name}\" in [taint]{}; the keys are {}",
+                        suggestion(name, TAINT_KEYS),
+                        quoted_list(TAINT_KEYS, "\"", "\"")
+                    ),
+                ));
+            }
+            let bad = |found: String| {
+                src.error(
+                    value.span(),
+                    Some(dotted.clone()),
+                    format!(
+                        "bad value for \"{name}\" in [taint]: {found}; expected one of {} \
+                         (may a turn that has read the owner's files or web results still \
+                         reach the network?)",
+                        quoted_list(TAINT_EGRESS_WORDS, "\"", "\""),
+                    ),
+                )
+            };
+            self.taint_egress = Some(match value.get_ref().as_str() {
+                Some("deny") => TaintEgress::Deny,
+                Some("allow") => TaintEgress::Allow,
+                Some(other) => {
+                    return Err(bad(format!(
+                        "\"{other}\" is not a choice here{}",
+                        suggestion(other, TAINT_EGRESS_WORDS)
+                    )));
+                }
+                None => return Err(bad(format!("found {}", type_name(value.get_ref())))),
+            });
         }
         Ok(())
     }
@@ -633,6 +719,8 @@ pub struct EnforcedPolicy {
     pub workspace_root: String,
     /// The effective decision of every capability, in a fixed order.
     pub capabilities: EnforcedDecisions,
+    /// What taint closes (`[taint]`).
+    pub taint: EnforcedTaint,
     /// The path lists, expanded and canonicalised.
     pub filesystem: EnforcedFilesystem,
     /// The allow-list of `Access::Source` paths: the workspace root.
@@ -661,6 +749,13 @@ impl Serialize for EnforcedDecisions {
         }
         map.end()
     }
+}
+
+/// The enforced `[taint]` settings.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+pub struct EnforcedTaint {
+    /// Whether a tainted turn may still reach the network.
+    pub egress: TaintEgress,
 }
 
 /// The enforced `[filesystem]` lists.
@@ -724,6 +819,20 @@ impl EnforcedPolicy {
             };
             let _ = writeln!(out, "  {:<18} {word}", cap.as_str());
         }
+        let _ = writeln!(
+            out,
+            "\ntaint ([taint] egress):\n  egress             {}  ({})",
+            self.taint.egress.as_str(),
+            match self.taint.egress {
+                TaintEgress::Deny => {
+                    "a turn that has read the owner's files or web results cannot reach the network"
+                }
+                TaintEgress::Allow => {
+                    "a tainted turn may still reach the network: private data, untrusted content \
+                     and a way out can meet in one turn"
+                }
+            }
+        );
         let mut list = |title: &str, paths: &[EnforcedPath], mark_builtin: bool| {
             let _ = writeln!(out, "\n{title}:");
             if paths.is_empty() {

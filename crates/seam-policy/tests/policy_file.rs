@@ -9,7 +9,7 @@ use std::sync::mpsc;
 use std::time::Duration;
 
 use common::Fixture;
-use seam_policy::{Capability, Decision, EnforcedOrigin, Policy, PolicyError};
+use seam_policy::{Capability, Decision, EnforcedOrigin, Policy, PolicyError, TaintEgress};
 
 fn parse(fx: &Fixture, toml: &str) -> Result<Policy, PolicyError> {
     Policy::from_toml_str(toml, Path::new("my-policy.toml"), fx.env())
@@ -44,6 +44,7 @@ fn defaults_when_no_file_is_given() {
         (Capability::PythonRun, Decision::Ask),
         (Capability::WebSearch, Decision::Ask),
         (Capability::Memory, Decision::Allow),
+        (Capability::Facts, Decision::Allow),
     ];
     for (cap, decision) in expected {
         assert_eq!(policy.decision(cap), decision, "{cap}");
@@ -380,7 +381,7 @@ fn enforced_json_has_the_documented_shape() {
     assert_eq!(json["origin"]["path"], "my-policy.toml");
     let caps = json["capabilities"].as_object().unwrap();
     let names: Vec<&String> = caps.keys().collect();
-    assert_eq!(names.len(), 6);
+    assert_eq!(names.len(), 7);
     assert_eq!(json["capabilities"]["memory"], "deny");
     assert_eq!(json["capabilities"]["filesystem.read"], "allow");
     let secrets = json["filesystem"]["protected"]
@@ -411,4 +412,48 @@ fn enforced_json_has_the_documented_shape() {
         "{text}"
     );
     assert!(text.contains("[built-in: ~/.ssh]"), "{text}");
+}
+
+#[test]
+fn taint_egress_defaults_to_deny_and_is_shown() {
+    let fx = Fixture::new();
+    let policy = Policy::load(None, fx.env()).unwrap();
+    assert_eq!(policy.taint_egress(), TaintEgress::Deny);
+    let json = serde_json::to_value(policy.enforced()).unwrap();
+    assert_eq!(json["taint"]["egress"], "deny");
+    let text = policy.enforced().render_text();
+    assert!(text.contains("[taint] egress"), "{text}");
+    assert!(text.contains("egress             deny"), "{text}");
+
+    let allow = parse(&fx, "[taint]\negress = \"allow\"\n").unwrap();
+    assert_eq!(allow.taint_egress(), TaintEgress::Allow);
+    let json = serde_json::to_value(allow.enforced()).unwrap();
+    assert_eq!(json["taint"]["egress"], "allow");
+    assert!(
+        allow
+            .enforced()
+            .render_text()
+            .contains("egress             allow"),
+    );
+    let deny = parse(&fx, "[taint]\negress = \"deny\"\n").unwrap();
+    assert_eq!(deny.taint_egress(), TaintEgress::Deny);
+}
+
+#[test]
+fn taint_keys_and_values_are_strict() {
+    let fx = Fixture::new();
+    let text = rejected(&fx, "[taint]\negres = \"allow\"\n", "egres", 2);
+    assert!(text.contains("did you mean \"egress\""), "{text}");
+    let text = rejected(&fx, "[taint]\negress = \"ask\"\n", "egress", 2);
+    assert!(text.contains("\"deny\", \"allow\""), "{text}");
+    rejected(&fx, "\n[taint]\negress = true\n", "egress", 3);
+    rejected(&fx, "taint = \"deny\"\n", "taint", 1);
+}
+
+#[test]
+fn facts_is_a_capability_of_its_own() {
+    let fx = Fixture::new();
+    let policy = parse(&fx, "[capabilities]\nfacts = \"deny\"\n").unwrap();
+    assert_eq!(policy.decision(Capability::Facts), Decision::Deny);
+    assert_eq!(policy.decision(Capability::Memory), Decision::Allow);
 }
