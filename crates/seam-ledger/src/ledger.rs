@@ -1,5 +1,5 @@
 //! [`Ledger`]: the one writer. Group commit by a sequencer and a committer thread; the signed head
-//! rewritten by a second thread after commits.
+//! rewritten by a third thread after commits.
 
 use std::path::Path;
 use std::sync::atomic::{AtomicU64, Ordering};

@@ -165,7 +165,7 @@ pub(crate) fn insert(
         Decision::Admitted => ("admitted", None),
         Decision::Refused { code } => ("refused", Some(code.as_str())),
     };
-    let scrubbed = serde_json::to_string(&e.scrubbed).unwrap_or_else(|_| "[]".into());
+    let scrubbed = scrubbed_json(&e.scrubbed);
     let mut stmt = tx.prepare_cached(
         "INSERT INTO records (seq, time_unix_nanos, invocation_id, turn_id, tool, tool_version, \
          params, params_sha256, decision, refusal_code, output_sha256, tainted, scrubbed, \
@@ -191,6 +191,15 @@ pub(crate) fn insert(
         &record.signature.0[..],
     ])?;
     Ok(())
+}
+
+/// The stored text of the scrubbed shape ids: a compact JSON array.
+fn scrubbed_json(scrubbed: &[String]) -> String {
+    serde_json::Value::from(scrubbed).to_string()
+}
+
+fn truncate(text: &str) -> String {
+    text.chars().take(40).collect()
 }
 
 /// A row as stored, before anything is trusted about it.
@@ -240,15 +249,18 @@ pub(crate) fn decode_row(row: &Row<'_>) -> DecodedRow {
     let params: serde_json::Value =
         serde_json::from_str(&params_text).map_err(|e| fail("params", &e))?;
     let params_sha256 = digest(get_blob(7, "params_sha256")?, "params_sha256")?;
-    let decision = match get_text(8, "decision")?.as_str() {
-        "admitted" => Decision::Admitted,
-        "refused" => Decision::Refused {
-            code: row
-                .get::<_, Option<String>>(9)
-                .map_err(|e| fail("refusal_code", &e))?
-                .ok_or_else(|| fail("refusal_code", &"missing for a refusal"))?,
-        },
-        other => return Err(fail("decision", &format!("unknown value {other:?}"))),
+    let refusal_code: Option<String> = row.get(9).map_err(|e| fail("refusal_code", &e))?;
+    let decision = match (get_text(8, "decision")?.as_str(), refusal_code) {
+        ("admitted", None) => Decision::Admitted,
+        ("admitted", Some(_)) => return Err(fail("refusal_code", &"set on an admitted call")),
+        ("refused", Some(code)) => Decision::Refused { code },
+        ("refused", None) => return Err(fail("refusal_code", &"missing for a refusal")),
+        (other, _) => {
+            return Err(fail(
+                "decision",
+                &format!("{:?} is neither admitted nor refused", truncate(other)),
+            ));
+        }
     };
     let output_sha256 = row
         .get::<_, Option<Vec<u8>>>(10)
@@ -260,8 +272,14 @@ pub(crate) fn decode_row(row: &Row<'_>) -> DecodedRow {
         1 => true,
         other => return Err(fail("tainted", &format!("{other} is not 0 or 1"))),
     };
+    let scrubbed_text = get_text(12, "scrubbed")?;
     let scrubbed: Vec<String> =
-        serde_json::from_str(&get_text(12, "scrubbed")?).map_err(|e| fail("scrubbed", &e))?;
+        serde_json::from_str(&scrubbed_text).map_err(|e| fail("scrubbed", &e))?;
+    // Only the form the writer stores: another text for the same list would
+    // be a change the hash (over the list, not the text) cannot see.
+    if scrubbed_json(&scrubbed) != scrubbed_text {
+        return Err(fail("scrubbed", &"not in the form the writer stores"));
+    }
     let prev_hash = digest(get_blob(13, "prev_hash")?, "prev_hash")?;
     let hash = digest(get_blob(14, "hash")?, "hash")?;
     let signature = Ed25519Signature::try_from(&get_blob(15, "signature")?[..])

@@ -244,3 +244,20 @@ fn a_planted_trigger_stops_the_writer() {
         other => panic!("open accepted a ledger with a trigger: {other:?}"),
     }
 }
+
+#[test]
+fn changes_the_hash_cannot_see_are_refused_as_malformed() {
+    // Columns whose stored form carries more than the hashed value: a code on
+    // an admitted call, or the scrubbed list re-encoded. Equal in meaning, but
+    // still someone's edit.
+    let home = ledger_of(5);
+    attacker_db(home.path())
+        .execute("UPDATE records SET refusal_code = 'note' WHERE seq = 1", [])
+        .unwrap();
+    assert_failure(&verify_fails(home.path()), 1, FailureKind::Malformed);
+    let home = ledger_of(5);
+    attacker_db(home.path())
+        .execute("UPDATE records SET scrubbed = '[ ]' WHERE seq = 2", [])
+        .unwrap();
+    assert_failure(&verify_fails(home.path()), 2, FailureKind::Malformed);
+}
