@@ -26,8 +26,9 @@ use crate::verify::{
 
 /// Most appends committed in one transaction.
 const MAX_BATCH: usize = 512;
-/// How long `open` waits for the writer lock before it answers `Busy`.
-const LOCK_PATIENCE: Duration = Duration::from_secs(2);
+/// How long [`Ledger::open`] waits for the writer lock before it answers
+/// `Busy`: a one-shot `seam invoke` holds it for milliseconds.
+pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(5);
 
 /// The ledger, open for appending. One per seam home at a time (an exclusive
 /// lock enforces it). `Send + Sync`: share it behind an `Arc`; every thread
@@ -106,7 +107,8 @@ impl Ledger {
     /// `ledger/` (0700), the signing key (0600), the database (0600, WAL) and
     /// the head (signed (0, zeros) for a new ledger).
     ///
-    /// It takes the writer lock (waiting up to 2 s, then [`LedgerError::Busy`]),
+    /// It takes the writer lock (waiting up to [`DEFAULT_LOCK_WAIT`], then
+    /// [`LedgerError::Busy`]),
     /// and checks the signed head against the database: if the head is behind
     /// (an unclean stop), the records after it are checked and the head is
     /// re-signed (see [`Ledger::head_recovery`]). It refuses
@@ -116,10 +118,18 @@ impl Ledger {
     /// new key for a ledger that has records. It does not verify records before
     /// the head (that is [`Ledger::verify`], O(records)).
     pub fn open(seam_home: &Path) -> Result<Ledger, LedgerError> {
+        Ledger::open_with_lock_wait(seam_home, DEFAULT_LOCK_WAIT)
+    }
+
+    /// [`Ledger::open`], waiting up to `lock_wait` for another writer to let go.
+    pub fn open_with_lock_wait(
+        seam_home: &Path,
+        lock_wait: Duration,
+    ) -> Result<Ledger, LedgerError> {
         let paths = LedgerPaths::new(seam_home);
         ensure_private_dir(&paths.keys_dir)?;
         ensure_private_dir(&paths.ledger_dir)?;
-        let lock = WriterLock::acquire(&paths.lock_file, LOCK_PATIENCE)?;
+        let lock = WriterLock::acquire(&paths.lock_file, lock_wait)?;
         create_private_file(&paths.db_file)?;
         narrow_mode(&paths.db_file, 0o600)?;
         for companion in paths.db_companions() {

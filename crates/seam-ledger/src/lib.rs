@@ -83,8 +83,8 @@
 //!
 //! After an unclean stop the head may be behind the last commit. The next
 //! [`Ledger::open`] (the gate's restart) checks the records after the head and
-//! re-signs it, reporting [`HeadRecovery`]; until then `verify` reports
-//! `HeadBehind`. Records committed after the last head write are therefore not
+//! re-signs it, reporting [`HeadRecovery`] ([`repair_head`] does only that);
+//! until then `verify` reports `HeadBehind`. Records committed after the last head write are therefore not
 //! protected against truncation by the head until it is written.
 //!
 //! # Reading
@@ -113,7 +113,7 @@ pub use digest::{Ed25519Signature, HexParseError, Sha256Digest, canonical_json};
 pub use error::LedgerError;
 pub use head::{HEAD_FORMAT, SignedHead, parse_head_file};
 pub use keys::{LedgerPublicKey, LedgerSigningKey};
-pub use ledger::{HeadRecovery, Ledger, LedgerStats};
+pub use ledger::{DEFAULT_LOCK_WAIT, HeadRecovery, Ledger, LedgerStats};
 pub use paths::LedgerPaths;
 pub use reader::{LedgerReader, Records};
 pub use record::{Decision, Entry, Record};
@@ -130,6 +130,26 @@ pub fn public_key(seam_home: &Path) -> Result<LedgerPublicKey, LedgerError> {
             path,
             ledger_has_records: false,
         })
+}
+
+/// Re-signs a head left behind by an unclean stop, as the gate's next start
+/// would: opens the existing ledger (checking the records after the head) and
+/// closes it. `Ok(None)` if the head was current. Fails with
+/// [`LedgerError::NoLedger`] rather than create a ledger, with
+/// [`LedgerError::Busy`] while a writer is running (its head is its own
+/// business), and with [`LedgerError::Tampered`] if what follows the head
+/// does not check out.
+pub fn repair_head(seam_home: &Path) -> Result<Option<HeadRecovery>, LedgerError> {
+    let paths = LedgerPaths::new(seam_home);
+    if !paths.db_file.exists() {
+        return Err(LedgerError::NoLedger {
+            path: paths.db_file,
+        });
+    }
+    let ledger = Ledger::open_with_lock_wait(seam_home, std::time::Duration::ZERO)?;
+    let recovery = ledger.head_recovery();
+    ledger.close()?;
+    Ok(recovery)
 }
 
 /// Verifies the ledger in seam's home (`seam ledger verify`): with `pubkey` if

@@ -11,7 +11,7 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::failure;
-use seam_ledger::{FailureKind, Ledger, LedgerReader, verify};
+use seam_ledger::{FailureKind, LedgerReader, repair_head, verify};
 
 /// The example binary cargo builds next to this test's `deps/` directory.
 fn child_binary() -> PathBuf {
@@ -81,8 +81,11 @@ fn sigkill_loses_no_append_whose_return_was_seen() {
             }
         }
         // The owner's next open re-signs the head after checking the tail.
-        Ledger::open(home.path()).unwrap().close().unwrap();
+        let repaired = repair_head(home.path()).unwrap();
         let report = verify(home.path(), None).unwrap();
+        if let Some(r) = repaired {
+            assert_eq!(r.to_seq, report.records);
+        }
 
         let stored: BTreeMap<u64, String> = LedgerReader::open(home.path())
             .unwrap()

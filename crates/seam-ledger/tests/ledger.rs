@@ -91,7 +91,7 @@ fn a_new_ledger_verifies_empty() {
 fn a_second_writer_is_refused() {
     let home = tempfile::tempdir().unwrap();
     let first = Ledger::open(home.path()).unwrap();
-    match Ledger::open(home.path()) {
+    match Ledger::open_with_lock_wait(home.path(), std::time::Duration::from_millis(50)) {
         Err(LedgerError::Busy { .. }) => {}
         other => panic!("a second writer opened: {other:?}"),
     }
@@ -261,4 +261,22 @@ fn a_verify_needs_a_ledger() {
             LedgerError::NoLedger { .. }
         ))
     ));
+}
+
+#[test]
+fn repair_head_creates_nothing_and_respects_a_live_writer() {
+    let home = tempfile::tempdir().unwrap();
+    assert!(matches!(
+        seam_ledger::repair_head(home.path()),
+        Err(LedgerError::NoLedger { .. })
+    ));
+    assert!(!LedgerPaths::new(home.path()).keys_dir.exists());
+    append_n(home.path(), 1, 2);
+    assert_eq!(seam_ledger::repair_head(home.path()).unwrap(), None);
+    let live = Ledger::open(home.path()).unwrap();
+    assert!(matches!(
+        seam_ledger::repair_head(home.path()),
+        Err(LedgerError::Busy { .. })
+    ));
+    live.close().unwrap();
 }
