@@ -26,6 +26,7 @@
 
 mod ledger_hook;
 mod scrub_json;
+pub mod service;
 mod taint;
 mod toolbox;
 pub mod tools;

@@ -176,6 +176,8 @@ pub struct Toolbox {
     scrubber: Arc<Scrubber>,
     ledger: Arc<dyn LedgerHook>,
     taint: TaintBook,
+    /// When set, every call must name a turn opened by [`Toolbox::open_turn`].
+    turns_required: bool,
 }
 
 impl Toolbox {
@@ -218,6 +220,7 @@ impl Toolbox {
             scrubber,
             ledger,
             taint: TaintBook::default(),
+            turns_required: false,
         })
     }
 
@@ -240,11 +243,51 @@ impl Toolbox {
         self.taint.is_tainted(turn)
     }
 
+    /// From now on every call must name a turn opened by [`Toolbox::open_turn`]
+    /// and not yet closed; any other call (no turn, or a turn the gate did not
+    /// open) is refused as `invalid_params` and recorded. The gate as a service
+    /// runs this way, so the agent can neither invent a turn nor leave one.
+    /// Without it (the in-process `seam invoke`) a turn is any name the caller
+    /// gives, and `None` is a turn of its own.
+    pub fn requiring_open_turns(mut self) -> Self {
+        self.turns_required = true;
+        self
+    }
+
+    /// Does every call have to name an open turn? (See [`Toolbox::requiring_open_turns`].)
+    pub fn turns_required(&self) -> bool {
+        self.turns_required
+    }
+
+    /// Opens a turn and returns its id (fresh, never reused). The gate records
+    /// its taint from here on; the caller cannot clear it.
+    pub fn open_turn(&self) -> String {
+        self.taint.open()
+    }
+
+    /// Was this turn opened by [`Toolbox::open_turn`] and not closed since?
+    pub fn turn_known(&self, turn: &str) -> bool {
+        self.taint.is_open(turn)
+    }
+
+    /// Forgets an open turn and its taint; returns false if it was not open.
+    /// In a toolbox [requiring open turns](Toolbox::requiring_open_turns),
+    /// every later call naming it is refused, so closing cannot un-taint.
+    pub fn close_turn(&self, turn: &str) -> bool {
+        self.taint.close(turn)
+    }
+
     /// Governs one call: schema → capability → path admission → run → scrub →
     /// taint → ledger. Returns the envelope or the refusal, both scrubbed, only
     /// after the ledger has recorded the call.
     pub fn call(&self, req: CallRequest) -> Result<Answer, GateError> {
-        let invocation_id = uuid::Uuid::now_v7().to_string();
+        self.call_as(uuid::Uuid::now_v7().to_string(), req)
+    }
+
+    /// [`Toolbox::call`] under an invocation id chosen by the caller (the
+    /// service picks it first, so an answer it gives up waiting for names the
+    /// record the ledger will hold). The id must be fresh: a UUIDv7.
+    pub fn call_as(&self, invocation_id: String, req: CallRequest) -> Result<Answer, GateError> {
         let mut fired = BTreeSet::new();
         let mut logged_params = req.params.clone();
         scrub_value(&self.scrubber, &mut logged_params, &mut fired);
@@ -320,6 +363,26 @@ impl Toolbox {
         &self,
         req: &CallRequest,
     ) -> Result<(&'static str, Value, bool), (&'static str, RefusalCode, String)> {
+        // the turn: in a gate that keeps turns, only one it opened
+        if self.turns_required {
+            let open = req.turn.as_deref().is_some_and(|t| self.taint.is_open(t));
+            if !open {
+                let version = self
+                    .tools
+                    .get(req.tool.as_str())
+                    .map_or("", |r| r.tool.decl().version);
+                let message = match &req.turn {
+                    Some(t) => format!(
+                        "turn {t:?} is not open in this gate: open a turn with POST /v1/turns \
+                         and name the id it returns"
+                    ),
+                    None => "this call names no turn: open a turn with POST /v1/turns and \
+                             name the id it returns"
+                        .to_owned(),
+                };
+                return Err((version, RefusalCode::InvalidParams, message));
+            }
+        }
         // 0. the tool
         let Some(reg) = self.tools.get(req.tool.as_str()) else {
             let known: Vec<&str> = self.tools.keys().copied().collect();
@@ -397,15 +460,19 @@ impl Toolbox {
             }
         }
 
-        // taint: a tainted turn has no way out
+        // taint: a tainted turn has no way out (unless the policy says
+        // [taint] egress = "allow")
         if let (true, Some(turn)) = (decl.egress, &req.turn)
+            && self.policy().taint_egress() == seam_policy::TaintEgress::Deny
             && self.taint.is_tainted(turn)
         {
             return Err(refuse(
                 RefusalCode::Tainted,
                 format!(
                     "turn {turn:?} has read the owner's files or untrusted content; \
-                     {} reaches the network and is closed for the rest of the turn",
+                     {} reaches the network and is closed for the rest of the turn \
+                     (the policy's [taint] egress is \"deny\"), so private data, untrusted \
+                     content and a way out never meet in one turn. Do this in a new turn",
                     decl.name
                 ),
             ));

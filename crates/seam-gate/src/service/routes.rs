@@ -1,0 +1,306 @@
+//! The handlers of `/v1`.
+
+use std::sync::Arc;
+use std::sync::atomic::Ordering;
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::{Path as UrlPath, Request, State};
+use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
+use axum::middleware::{self, Next};
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use seam_protocol::{Answer, Refusal, RefusalBody, RefusalCode};
+use serde::Serialize;
+
+use super::auth::BearerToken;
+use super::wire::{
+    ErrorBody, Health, InvokeRequest, TURN_HEADER, TURN_TAINTED_HEADER, TurnOpened, TurnState,
+};
+use super::{AppState, status_for_refusal, stream};
+use crate::toolbox::CallRequest;
+
+/// The routes, for either listener. The TCP one adds [`require_bearer`].
+pub(crate) fn router(state: Arc<AppState>) -> Router {
+    Router::new()
+        .route("/v1/health", get(health))
+        .route("/v1/tools", get(tools))
+        .route("/v1/invoke", post(invoke))
+        .route("/v1/turns", post(open_turn))
+        .route("/v1/turns/{id}", get(turn_state).delete(close_turn))
+        .route("/v1/ledger/stream", get(stream::ledger_stream))
+        .fallback(not_found)
+        .with_state(state)
+}
+
+/// The TCP listener's router: every request carries the bearer token, or
+/// gets 401 before any handler runs.
+pub(crate) fn tcp_router(state: Arc<AppState>, token: BearerToken) -> Router {
+    router(state).layer(middleware::from_fn_with_state(token, require_bearer))
+}
+
+async fn require_bearer(
+    State(token): State<BearerToken>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let auth = request
+        .headers()
+        .get(header::AUTHORIZATION)
+        .map(HeaderValue::as_bytes);
+    if token.admits(auth) {
+        return next.run(request).await;
+    }
+    let mut response = error(
+        StatusCode::UNAUTHORIZED,
+        "this listener requires Authorization: Bearer <token>, the token in seam's home \
+         at keys/gate.token",
+    );
+    response
+        .headers_mut()
+        .insert(header::WWW_AUTHENTICATE, HeaderValue::from_static("Bearer"));
+    response
+}
+
+pub(crate) fn json<T: Serialize>(status: StatusCode, body: &T) -> Response {
+    match serde_json::to_vec(body) {
+        Ok(bytes) => (
+            status,
+            [(
+                header::CONTENT_TYPE,
+                HeaderValue::from_static("application/json"),
+            )],
+            bytes,
+        )
+            .into_response(),
+        Err(e) => (
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("cannot serialise the answer: {e}"),
+        )
+            .into_response(),
+    }
+}
+
+pub(crate) fn error(status: StatusCode, message: impl Into<String>) -> Response {
+    json(
+        status,
+        &ErrorBody {
+            error: message.into(),
+        },
+    )
+}
+
+async fn not_found() -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        "no such endpoint; the gate serves GET /v1/health, GET /v1/tools, POST /v1/invoke, \
+         POST /v1/turns, GET|DELETE /v1/turns/{id}, GET /v1/ledger/stream",
+    )
+}
+
+async fn health(State(state): State<Arc<AppState>>) -> Response {
+    let status = if state.shutdown.is_cancelled() {
+        "stopping"
+    } else {
+        "ok"
+    };
+    json(
+        StatusCode::OK,
+        &Health {
+            status: status.to_owned(),
+            version: env!("CARGO_PKG_VERSION").to_owned(),
+            tools: state.toolbox.decls().count(),
+            in_flight: state.in_flight.load(Ordering::Relaxed),
+        },
+    )
+}
+
+async fn tools(State(state): State<Arc<AppState>>) -> Response {
+    json(StatusCode::OK, &state.toolbox.specs())
+}
+
+/// Most bytes of an oversized body read and thrown away before the 413 is
+/// sent, so that a client still writing it can read the answer; beyond this
+/// the connection is simply closed.
+const DRAIN_CAP: usize = 16 * 1024 * 1024;
+
+/// Reads the whole body, or answers 413 once it passes the limit.
+pub(crate) async fn read_body(
+    state: &AppState,
+    headers: &HeaderMap,
+    body: Body,
+) -> Result<Bytes, Response> {
+    use http_body_util::BodyExt;
+    let limit = state.limits.max_body_bytes;
+    let too_large = || {
+        error(
+            StatusCode::PAYLOAD_TOO_LARGE,
+            format!("the request body is larger than the gate's limit of {limit} bytes"),
+        )
+    };
+    let declared = headers
+        .get(header::CONTENT_LENGTH)
+        .and_then(|v| v.to_str().ok())
+        .and_then(|v| v.parse::<u64>().ok());
+    let mut body = body;
+    let mut kept: Vec<u8> = Vec::new();
+    let mut seen: usize = 0;
+    let over = declared.is_some_and(|n| n > limit as u64);
+    if !over {
+        loop {
+            match body.frame().await {
+                None => return Ok(Bytes::from(kept)),
+                Some(Ok(frame)) => {
+                    if let Ok(data) = frame.into_data() {
+                        seen += data.len();
+                        if seen > limit {
+                            break;
+                        }
+                        kept.extend_from_slice(&data);
+                    }
+                }
+                Some(Err(e)) => {
+                    return Err(error(
+                        StatusCode::BAD_REQUEST,
+                        format!("could not read the request body: {e}"),
+                    ));
+                }
+            }
+        }
+    }
+    // Over the limit: drain (bounded), then answer.
+    drop(kept);
+    while seen <= DRAIN_CAP {
+        match body.frame().await {
+            Some(Ok(frame)) => {
+                if let Ok(data) = frame.into_data() {
+                    seen += data.len();
+                }
+            }
+            _ => break,
+        }
+    }
+    Err(too_large())
+}
+
+async fn invoke(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
+    let bytes = match read_body(&state, &headers, body).await {
+        Ok(b) => b,
+        Err(response) => return response,
+    };
+    let req: InvokeRequest = match serde_json::from_slice(&bytes) {
+        Ok(r) => r,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "the body is not an invoke request ({e}); send \
+                     {{\"tool\": NAME, \"params\": {{…}}, \"turn\": ID}} (turn optional)"
+                ),
+            );
+        }
+    };
+
+    // A call without a turn runs in a turn of its own, opened and closed here.
+    let (turn, one_call) = match req.turn {
+        Some(t) => (t, false),
+        None => (state.toolbox.open_turn(), true),
+    };
+    let invocation_id = uuid::Uuid::now_v7().to_string();
+    let tool = req.tool.clone();
+    let call = CallRequest {
+        tool: req.tool,
+        params: req.params,
+        turn: Some(turn.clone()),
+    };
+
+    let toolbox = state.toolbox.clone();
+    let counters = state.clone();
+    let (id, turn_in_call) = (invocation_id.clone(), turn.clone());
+    counters.in_flight.fetch_add(1, Ordering::Relaxed);
+    let task = state.tracker.spawn_blocking(move || {
+        let answer = toolbox.call_as(id, call);
+        let tainted = toolbox.is_tainted(&turn_in_call);
+        if one_call {
+            toolbox.close_turn(&turn_in_call);
+        }
+        counters.in_flight.fetch_sub(1, Ordering::Relaxed);
+        (answer, tainted)
+    });
+
+    let (answer, tainted) = match tokio::time::timeout(state.limits.call_timeout, task).await {
+        Ok(Ok((Ok(answer), tainted))) => (answer, tainted),
+        Ok(Ok((Err(gate_error), _))) => {
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the gate could not govern the call, so it is not answered: {gate_error}"),
+            );
+        }
+        Ok(Err(join_error)) => {
+            return error(
+                StatusCode::INTERNAL_SERVER_ERROR,
+                format!("the call's worker failed: {join_error}"),
+            );
+        }
+        Err(_elapsed) => {
+            state.timed_out.fetch_add(1, Ordering::Relaxed);
+            let refusal = Refusal {
+                invocation_id,
+                tool,
+                refused: RefusalBody {
+                    code: RefusalCode::ToolFailed,
+                    message: format!(
+                        "the gate stopped waiting after {} ms: the call is still running, \
+                         may still have its effect, and the ledger records its outcome \
+                         under this invocation id when it ends",
+                        state.limits.call_timeout.as_millis()
+                    ),
+                },
+            };
+            let mut response = json(StatusCode::GATEWAY_TIMEOUT, &refusal);
+            set_turn_headers(&mut response, &turn, state.toolbox.is_tainted(&turn));
+            return response;
+        }
+    };
+    state.answered.fetch_add(1, Ordering::Relaxed);
+    let status = match &answer {
+        Answer::Envelope(_) => StatusCode::OK,
+        Answer::Refusal(r) => status_for_refusal(r.refused.code),
+    };
+    let mut response = json(status, &answer);
+    set_turn_headers(&mut response, &turn, tainted);
+    response
+}
+
+fn set_turn_headers(response: &mut Response, turn: &str, tainted: bool) {
+    // A turn the gate opened is ASCII; a caller's turn that is not a valid
+    // header value is left out (it was refused as not open anyway).
+    if let Ok(v) = HeaderValue::from_str(turn) {
+        response.headers_mut().insert(TURN_HEADER, v);
+    }
+    response.headers_mut().insert(
+        TURN_TAINTED_HEADER,
+        HeaderValue::from_static(if tainted { "true" } else { "false" }),
+    );
+}
+
+async fn open_turn(State(state): State<Arc<AppState>>) -> Response {
+    let turn = state.toolbox.open_turn();
+    json(StatusCode::CREATED, &TurnOpened { turn })
+}
+
+async fn turn_state(State(state): State<Arc<AppState>>, UrlPath(id): UrlPath<String>) -> Response {
+    if !state.toolbox.turn_known(&id) {
+        return error(StatusCode::NOT_FOUND, "no open turn has this id");
+    }
+    let tainted = state.toolbox.is_tainted(&id);
+    json(StatusCode::OK, &TurnState { turn: id, tainted })
+}
+
+async fn close_turn(State(state): State<Arc<AppState>>, UrlPath(id): UrlPath<String>) -> Response {
+    if state.toolbox.close_turn(&id) {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        error(StatusCode::NOT_FOUND, "no open turn has this id")
+    }
+}

@@ -1,0 +1,354 @@
+//! A real gate service on a real socket in a temp seam home, a client that
+//! speaks HTTP/1.1 to it, and two test-only tools (one with egress, one slow).
+#![allow(dead_code)]
+
+use std::net::SocketAddr;
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use axum::body::Bytes;
+use http_body_util::{BodyExt, Full};
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+use seam_gate::service::{BoundGate, GateService, ServeReport, ServiceOptions};
+use seam_gate::{GovernedTool, LedgerHook, ToolCall, ToolDecl, ToolFailure, Toolbox};
+use seam_ledger::{Ledger, Record};
+use seam_policy::{Capability, Policy, PolicyEnv};
+use serde_json::{Value, json};
+
+/// A tool that "reaches the network" (it only echoes): refused in a tainted turn.
+#[derive(Debug)]
+pub struct TestEgress(ToolDecl);
+
+impl TestEgress {
+    pub fn new() -> Self {
+        TestEgress(ToolDecl {
+            name: "test.egress",
+            version: "1",
+            description: "test-only: pretends to send q out",
+            schema: json!({"type":"object","additionalProperties":false,"required":["q"],
+                           "properties":{"q":{"type":"string"}}}),
+            capability: Capability::Facts,
+            reads: true,
+            paths: vec![],
+            taints: false,
+            egress: true,
+        })
+    }
+}
+
+impl GovernedTool for TestEgress {
+    fn decl(&self) -> &ToolDecl {
+        &self.0
+    }
+    fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
+        Ok(json!({"sent": call.params()["q"]}))
+    }
+}
+
+/// A tool that sleeps `ms` milliseconds.
+#[derive(Debug)]
+pub struct TestSlow(ToolDecl);
+
+impl TestSlow {
+    pub fn new() -> Self {
+        TestSlow(ToolDecl {
+            name: "test.slow",
+            version: "1",
+            description: "test-only: sleeps",
+            schema: json!({"type":"object","additionalProperties":false,"required":["ms"],
+                           "properties":{"ms":{"type":"integer","minimum":0}}}),
+            capability: Capability::Facts,
+            reads: true,
+            paths: vec![],
+            taints: false,
+            egress: false,
+        })
+    }
+}
+
+impl GovernedTool for TestSlow {
+    fn decl(&self) -> &ToolDecl {
+        &self.0
+    }
+    fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
+        let ms = call.params()["ms"].as_u64().unwrap_or(0);
+        std::thread::sleep(Duration::from_millis(ms));
+        Ok(json!({"slept": ms}))
+    }
+}
+
+pub struct TestGate {
+    pub dir: tempfile::TempDir,
+    pub seam_home: PathBuf,
+    pub project: PathBuf,
+    pub socket: PathBuf,
+    pub tcp: Option<SocketAddr>,
+    pub token_path: PathBuf,
+    toolbox: Arc<Toolbox>,
+    ledger: Arc<Ledger>,
+    stop: Option<tokio::sync::oneshot::Sender<()>>,
+    task: tokio::task::JoinHandle<Result<ServeReport, seam_gate::service::ServiceError>>,
+}
+
+pub struct Stopped {
+    pub report: ServeReport,
+    /// Every record, after the ledger was closed and verified.
+    pub records: Vec<Record>,
+    pub dir: tempfile::TempDir,
+    pub socket: PathBuf,
+}
+
+pub fn layout() -> (tempfile::TempDir, PathBuf, PathBuf, PolicyEnv) {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let seam_home = root.join("seam");
+    let project = root.join("home/project");
+    std::fs::create_dir_all(&project).unwrap();
+    std::fs::create_dir_all(&seam_home).unwrap();
+    let env = PolicyEnv {
+        owner_home: root.join("home"),
+        seam_home: seam_home.clone(),
+        workspace_root: project.clone(),
+    };
+    (dir, seam_home, project, env)
+}
+
+pub fn tools() -> Vec<Box<dyn GovernedTool>> {
+    vec![
+        Box::new(seam_gate::tools::FilesRead::new(1024 * 1024)),
+        Box::new(TestEgress::new()),
+        Box::new(TestSlow::new()),
+    ]
+}
+
+impl TestGate {
+    pub async fn start(configure: impl FnOnce(&mut ServiceOptions)) -> TestGate {
+        Self::start_with_policy(configure, None).await
+    }
+
+    pub async fn start_with_policy(
+        configure: impl FnOnce(&mut ServiceOptions),
+        policy_toml: Option<&str>,
+    ) -> TestGate {
+        let (dir, seam_home, project, env) = layout();
+        let policy = match policy_toml {
+            Some(src) => Policy::from_toml_str(src, &dir.path().join("policy.toml"), env).unwrap(),
+            None => Policy::builtin(env),
+        };
+        let ledger = Arc::new(Ledger::open(&seam_home).unwrap());
+        let hook: Arc<dyn LedgerHook> = ledger.clone();
+        let toolbox = Arc::new(
+            Toolbox::with_tools(
+                Arc::new(policy),
+                Arc::new(seam_scrub::Scrubber::new()),
+                hook,
+                tools(),
+            )
+            .unwrap()
+            .requiring_open_turns(),
+        );
+        let mut options = ServiceOptions::new(&seam_home);
+        configure(&mut options);
+        let bound: BoundGate = GateService::new(toolbox.clone(), options)
+            .bind()
+            .await
+            .unwrap();
+        let socket = bound.socket_path().to_path_buf();
+        let tcp = bound.tcp_addr();
+        let token_path = bound.token_path().to_path_buf();
+        let (stop, stopped) = tokio::sync::oneshot::channel::<()>();
+        let task = tokio::spawn(bound.serve(async move {
+            let _ = stopped.await;
+        }));
+        TestGate {
+            dir,
+            seam_home,
+            project,
+            socket,
+            tcp,
+            token_path,
+            toolbox,
+            ledger,
+            stop: Some(stop),
+            task,
+        }
+    }
+
+    pub fn write(&self, rel: &str, content: &[u8]) -> PathBuf {
+        let p = self.project.join(rel);
+        std::fs::write(&p, content).unwrap();
+        p
+    }
+
+    pub fn unix(&self) -> Via {
+        Via::Unix(self.socket.clone())
+    }
+
+    pub fn token(&self) -> String {
+        std::fs::read_to_string(&self.token_path)
+            .unwrap()
+            .trim()
+            .to_owned()
+    }
+
+    /// Signals shutdown without waiting for it.
+    pub fn signal_stop(&mut self) {
+        if let Some(s) = self.stop.take() {
+            let _ = s.send(());
+        }
+    }
+
+    /// Shuts the gate down, closes the ledger (final head), verifies it and
+    /// returns every record.
+    pub async fn stop(mut self) -> Stopped {
+        self.signal_stop();
+        let report = self.task.await.unwrap().unwrap();
+        drop(self.toolbox);
+        let ledger = Arc::try_unwrap(self.ledger)
+            .expect("nothing else holds the ledger once the gate has stopped");
+        ledger.close().unwrap();
+        let verified = seam_ledger::verify(&self.seam_home, None)
+            .unwrap_or_else(|e| panic!("the ledger does not verify after shutdown: {e}"));
+        let reader = seam_ledger::LedgerReader::open(&self.seam_home).unwrap();
+        let records: Vec<Record> = reader.records().map(Result::unwrap).collect();
+        assert_eq!(verified.records, records.len() as u64);
+        assert_eq!(
+            verified.head.seq,
+            records.len() as u64,
+            "the head names the last record: no lag"
+        );
+        Stopped {
+            report,
+            records,
+            dir: self.dir,
+            socket: self.socket,
+        }
+    }
+}
+
+#[derive(Debug, Clone)]
+pub enum Via {
+    Unix(PathBuf),
+    Tcp(SocketAddr),
+}
+
+#[derive(Debug)]
+pub struct Reply {
+    pub status: u16,
+    pub headers: hyper::HeaderMap,
+    pub body: Bytes,
+}
+
+impl Reply {
+    pub fn json(&self) -> Value {
+        serde_json::from_slice(&self.body).unwrap_or_else(|e| {
+            panic!(
+                "{} body is not JSON ({e}): {}",
+                self.status,
+                String::from_utf8_lossy(&self.body)
+            )
+        })
+    }
+
+    pub fn header(&self, name: &str) -> Option<&str> {
+        self.headers.get(name).and_then(|v| v.to_str().ok())
+    }
+}
+
+/// One HTTP/1.1 connection (kept alive across requests).
+pub struct Conn {
+    send: SendRequest<Full<Bytes>>,
+}
+
+impl Conn {
+    pub async fn open(via: &Via) -> std::io::Result<Conn> {
+        let send = match via {
+            Via::Unix(p) => {
+                let s = tokio::net::UnixStream::connect(p).await?;
+                handshake(s).await
+            }
+            Via::Tcp(a) => {
+                let s = tokio::net::TcpStream::connect(a).await?;
+                handshake(s).await
+            }
+        };
+        Ok(Conn { send })
+    }
+
+    pub async fn send(
+        &mut self,
+        method: &str,
+        path: &str,
+        headers: &[(&str, &str)],
+        body: impl Into<Bytes>,
+    ) -> Result<Reply, hyper::Error> {
+        let mut req = hyper::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", "gate");
+        for (k, v) in headers {
+            req = req.header(*k, *v);
+        }
+        let req = req.body(Full::new(body.into())).unwrap();
+        self.send.ready().await?;
+        let resp = self.send.send_request(req).await?;
+        let (parts, body) = resp.into_parts();
+        let body = body.collect().await?.to_bytes();
+        Ok(Reply {
+            status: parts.status.as_u16(),
+            headers: parts.headers,
+            body,
+        })
+    }
+
+    pub async fn invoke(&mut self, tool: &str, params: Value, turn: Option<&str>) -> Reply {
+        let mut body = json!({"tool": tool, "params": params});
+        if let Some(t) = turn {
+            body["turn"] = json!(t);
+        }
+        self.send("POST", "/v1/invoke", &[], body.to_string())
+            .await
+            .unwrap()
+    }
+
+    pub async fn open_turn(&mut self) -> String {
+        let r = self.send("POST", "/v1/turns", &[], "").await.unwrap();
+        assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+        r.json()["turn"].as_str().unwrap().to_owned()
+    }
+}
+
+async fn handshake<S>(stream: S) -> SendRequest<Full<Bytes>>
+where
+    S: tokio::io::AsyncRead + tokio::io::AsyncWrite + Unpin + Send + 'static,
+{
+    let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(stream))
+        .await
+        .unwrap();
+    tokio::spawn(async move {
+        let _ = conn.await;
+    });
+    send
+}
+
+/// One request on a fresh connection.
+pub async fn send(
+    via: &Via,
+    method: &str,
+    path: &str,
+    headers: &[(&str, &str)],
+    body: impl Into<Bytes>,
+) -> Reply {
+    Conn::open(via)
+        .await
+        .unwrap()
+        .send(method, path, headers, body)
+        .await
+        .unwrap()
+}
+
+pub fn path_str(p: &Path) -> &str {
+    p.to_str().unwrap()
+}
