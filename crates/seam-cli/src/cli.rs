@@ -31,6 +31,10 @@ pub struct Global {
     /// The policy file (TOML). Default: the embedded policy (`seam policy show`).
     #[arg(long, global = true, env = "SEAM_POLICY", value_name = "FILE")]
     pub policy: Option<PathBuf>,
+    /// The gate's config file (TOML: the web search backend). Default:
+    /// config.toml in seam's home, if it exists.
+    #[arg(long, global = true, env = "SEAM_CONFIG", value_name = "FILE")]
+    pub config: Option<PathBuf>,
 }
 
 #[derive(Debug, Subcommand)]
@@ -58,6 +62,10 @@ pub enum Command {
     /// Show or check the policy as enforced.
     #[command(subcommand)]
     Policy(PolicyCommand),
+    /// The keeper: secrets (API keys) only the gate holds. Values are read
+    /// from stdin, never from the command line, and never shown.
+    #[command(subcommand)]
+    Secret(SecretCommand),
     /// Filter stdin to stdout through the terminal filter.
     #[command(subcommand)]
     Term(TermCommand),
@@ -131,6 +139,28 @@ pub enum LedgerCommand {
         #[arg(long, required = true)]
         json: bool,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum SecretCommand {
+    /// Store a secret under NAME (replacing one of that name). The value is
+    /// read from stdin: typed without echo on a terminal, else all of stdin
+    /// (one trailing newline removed).
+    Set {
+        /// The secret's name, e.g. brave; config refers to it as keeper:NAME.
+        name: String,
+        /// Refused: a value on the command line is seen by other processes
+        /// and kept in shell history.
+        #[arg(hide = true, num_args = 0.., allow_hyphen_values = true)]
+        value_on_command_line: Vec<std::ffi::OsString>,
+    },
+    /// List the names of the secrets (never their values).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Remove the secret NAME.
+    Rm { name: String },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

@@ -14,6 +14,8 @@ use crate::exit::UsageError;
 pub struct Context {
     pub seam_home: PathBuf,
     pub policy: Arc<Policy>,
+    /// The gate's configuration (`--config`, else config.toml in seam's home if it exists).
+    pub config: seam_gate::GateConfig,
 }
 
 impl Context {
@@ -35,9 +37,16 @@ impl Context {
         };
         let policy = Policy::load(file.as_deref(), env)
             .map_err(|e| UsageError(format!("the policy is invalid: {e}")))?;
+        let config_file = match &global.config {
+            Some(p) => Some(absolute(p)?),
+            None => Some(seam_home.join("config.toml")).filter(|p| p.exists()),
+        };
+        let config = seam_gate::GateConfig::load(config_file.as_deref())
+            .map_err(|e| UsageError(format!("the config file is invalid: {e}")))?;
         Ok(Context {
             seam_home,
             policy: Arc::new(policy),
+            config,
         })
     }
 }

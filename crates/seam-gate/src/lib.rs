@@ -24,6 +24,7 @@
 //! any text (result or refusal) that has not been scrubbed, or answer a call the
 //! ledger did not record. It does not print: the `seam` binary owns all output.
 
+pub mod config;
 mod ledger_hook;
 mod scrub_json;
 pub mod service;
@@ -31,6 +32,7 @@ mod taint;
 mod toolbox;
 pub mod tools;
 
+pub use config::{GateConfig, WebSearchSetup};
 pub use ledger_hook::{CallOutcome, CallRecord, LedgerHook, LedgerHookError, NoLedger};
 pub use toolbox::{
     Admitted, CallRequest, GateError, GovernedTool, PathParam, ToolCall, ToolDecl, ToolFailure,

@@ -139,12 +139,15 @@ pub struct CallRequest {
 pub struct ToolboxConfig {
     /// Most bytes of text `files.read` returns in one call.
     pub files_read_max_bytes: u64,
+    /// `web.search`'s backend, key resolved (from the gate's config and keeper).
+    pub web: crate::config::WebSearchSetup,
 }
 
 impl Default for ToolboxConfig {
     fn default() -> Self {
         ToolboxConfig {
             files_read_max_bytes: 1024 * 1024,
+            web: crate::config::WebSearchSetup::Unconfigured,
         }
     }
 }
@@ -188,7 +191,8 @@ impl Toolbox {
         ledger: Arc<dyn LedgerHook>,
         config: &ToolboxConfig,
     ) -> Result<Self, GateError> {
-        Self::with_tools(policy, scrubber, ledger, crate::tools::builtin(config))
+        let tools = crate::tools::builtin(config, &policy);
+        Self::with_tools(policy, scrubber, ledger, tools)
     }
 
     /// A toolbox with exactly these tools. Each is checked on the way in: its
@@ -647,7 +651,13 @@ mod tests {
 
     #[test]
     fn every_builtin_tool_passes_the_toolbox_rules() {
-        let tools = crate::tools::builtin(&ToolboxConfig::default());
+        let env = seam_policy::PolicyEnv {
+            owner_home: "/nonexistent/home".into(),
+            seam_home: "/nonexistent/seam".into(),
+            workspace_root: "/nonexistent/ws".into(),
+        };
+        let policy = Policy::builtin(env);
+        let tools = crate::tools::builtin(&ToolboxConfig::default(), &policy);
         assert!(!tools.is_empty());
         for t in &tools {
             check_decl(t.decl()).unwrap_or_else(|e| panic!("{}: {e}", t.decl().name));

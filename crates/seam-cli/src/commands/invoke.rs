@@ -23,8 +23,14 @@ pub fn toolbox_with(
     config: &ToolboxConfig,
     ledger: Arc<dyn LedgerHook>,
 ) -> anyhow::Result<Toolbox> {
-    let scrubber = Arc::new(seam_scrub::Scrubber::new());
-    Toolbox::new(ctx.policy.clone(), scrubber, ledger, config).context("building the toolbox")
+    // The keeper's values go to the scrubber; the web backend gets its key from the keeper.
+    let (scrubber, web) = super::secret::gate_means(ctx)?;
+    let config = ToolboxConfig {
+        web,
+        ..config.clone()
+    };
+    Toolbox::new(ctx.policy.clone(), Arc::new(scrubber), ledger, &config)
+        .context("building the toolbox")
 }
 
 pub fn run(
@@ -50,6 +56,7 @@ pub fn run(
     })?;
     let config = ToolboxConfig {
         files_read_max_bytes: read_limit,
+        ..ToolboxConfig::default()
     };
     let toolbox = toolbox(ctx, &config)?;
     let answer = toolbox.call(CallRequest {

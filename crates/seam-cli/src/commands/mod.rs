@@ -5,6 +5,7 @@ mod invoke;
 mod ledger;
 mod policy;
 mod scrub;
+mod secret;
 mod term;
 mod tools;
 
@@ -45,6 +46,10 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Policy(cmd) => {
             let ctx = Context::load(&cli.global)?;
             policy::run(&ctx, cmd)
+        }
+        Command::Secret(cmd) => {
+            let ctx = Context::load(&cli.global)?;
+            secret::run(&ctx, cmd)
         }
     }
 }

@@ -1,13 +1,23 @@
 //! The governed tools. Each is a [`GovernedTool`](crate::GovernedTool): a
 //! declaration the toolbox checks, and a `run` that sees only admitted inputs.
 
+mod facts_get;
 mod files_read;
+mod web_search;
 
+pub use facts_get::{FACTS, FactsGet};
 pub use files_read::FilesRead;
+pub use web_search::{EgressAllowlist, WebSearch};
+
+use seam_policy::Policy;
 
 use crate::toolbox::{GovernedTool, ToolboxConfig};
 
 /// The built-in governed tools.
-pub fn builtin(config: &ToolboxConfig) -> Vec<Box<dyn GovernedTool>> {
-    vec![Box::new(FilesRead::new(config.files_read_max_bytes))]
+pub fn builtin(config: &ToolboxConfig, policy: &Policy) -> Vec<Box<dyn GovernedTool>> {
+    vec![
+        Box::new(FilesRead::new(config.files_read_max_bytes)),
+        Box::new(WebSearch::new(config.web.clone())),
+        Box::new(FactsGet::new(policy)),
+    ]
 }
