@@ -122,6 +122,58 @@ impl Default for Data {
     }
 }
 
+/// A progress bar on stderr, drawn only when stderr is a terminal (nothing at
+/// all otherwise). Its message passes through the terminal filter, on one line.
+#[derive(Debug)]
+pub struct Progress {
+    bar: Option<indicatif::ProgressBar>,
+}
+
+impl Progress {
+    /// A bar whose length is set later (`set`); hidden unless stderr is a terminal.
+    pub fn new() -> Progress {
+        use std::io::IsTerminal;
+        let bar = std::io::stderr().is_terminal().then(|| {
+            let bar = indicatif::ProgressBar::with_draw_target(
+                None,
+                indicatif::ProgressDrawTarget::stderr_with_hz(10),
+            );
+            bar.set_style(
+                indicatif::ProgressStyle::with_template(
+                    "{spinner} [{elapsed_precise}] {bar:30} {pos}/{len} {wide_msg}",
+                )
+                .unwrap_or_else(|_| indicatif::ProgressStyle::default_bar()),
+            );
+            bar
+        });
+        Progress { bar }
+    }
+
+    /// Position, length (if known) and a message (someone else's words: filtered).
+    pub fn set(&self, pos: u64, len: Option<u64>, msg: &str) {
+        if let Some(bar) = &self.bar {
+            if let Some(len) = len {
+                bar.set_length(len);
+            }
+            bar.set_position(pos);
+            bar.set_message(seam_term::on_one_line(msg.as_bytes()));
+        }
+    }
+
+    /// Removes the bar from the terminal.
+    pub fn finish(&self) {
+        if let Some(bar) = &self.bar {
+            bar.finish_and_clear();
+        }
+    }
+}
+
+impl Default for Progress {
+    fn default() -> Self {
+        Self::new()
+    }
+}
+
 fn write_out(bytes: &[u8]) {
     let mut out = std::io::stdout().lock();
     if out.write_all(bytes).and_then(|()| out.flush()).is_err() {
