@@ -14,7 +14,6 @@
 //! Keys that name something public (`public_key`, `token_type`, `checksum`, `sha256`, `version`)
 //! are skipped. The detector reads one line at a time and never looks past it.
 
-use std::collections::HashSet;
 use std::sync::LazyLock;
 
 use crate::value;
@@ -204,48 +203,129 @@ const ID_WORDS: &[&str] = &[
     "customer",
 ];
 
-/// FNV-1a: provider look-ups hash short lower-case words, many times a line.
-#[derive(Default)]
-struct Fnv(u64);
+/// What a lower-case word is, as bit flags (one look-up answers every list).
+const PUBLIC: u8 = 1;
+const CREDENTIAL: u8 = 2;
+const PASSWORD: u8 = 4;
+const ID: u8 = 8;
+const SPACE_KEY: u8 = 16;
+const PROVIDER: u8 = 32;
 
-impl std::hash::Hasher for Fnv {
-    fn finish(&self) -> u64 {
-        self.0
-    }
-    fn write(&mut self, bytes: &[u8]) {
-        let mut h = if self.0 == 0 {
-            0xcbf2_9ce4_8422_2325
-        } else {
-            self.0
-        };
-        for &b in bytes {
-            h ^= u64::from(b);
-            h = h.wrapping_mul(0x0100_0000_01b3);
+/// FNV-1a, one byte at a time, so that every prefix of a word gets its hash on the way.
+const FNV_START: u64 = 0xcbf2_9ce4_8422_2325;
+
+fn fnv_step(h: u64, b: u8) -> u64 {
+    (h ^ u64::from(b)).wrapping_mul(0x0100_0000_01b3)
+}
+
+/// The word lists and the providers' names in one open-addressing table: lower-case word →
+/// its flags. Built once; a look-up is a hash (often already computed) and one comparison.
+struct WordTable {
+    slots: Vec<Option<(u64, &'static [u8], u8)>>,
+    mask: usize,
+    /// The longest word in the table: no longer word or prefix can be in it.
+    longest: usize,
+}
+
+impl WordTable {
+    fn build() -> WordTable {
+        let mut entries: Vec<(&'static [u8], u8)> = Vec::new();
+        let lists: [(&[&'static str], u8); 5] = [
+            (PUBLIC_WORDS, PUBLIC),
+            (CREDENTIAL_WORDS, CREDENTIAL),
+            (PASSWORD_WORDS, PASSWORD),
+            (ID_WORDS, ID),
+            (SPACE_KEYS, SPACE_KEY),
+        ];
+        for (list, flag) in lists {
+            entries.extend(list.iter().map(|w| (w.as_bytes(), flag)));
         }
-        self.0 = h;
+        entries.extend(crate::providers::names().map(|w| (w.as_bytes(), PROVIDER)));
+        let size = (entries.len() * 4).next_power_of_two();
+        let mut table = WordTable {
+            slots: vec![None; size],
+            mask: size - 1,
+            longest: 0,
+        };
+        for (word, flag) in entries {
+            table.longest = table.longest.max(word.len());
+            let h = word.iter().fold(FNV_START, |h, &b| fnv_step(h, b));
+            let mut i = Self::index(h) & table.mask;
+            loop {
+                match &mut table.slots[i] {
+                    Some((hh, w, f)) if *hh == h && *w == word => {
+                        *f |= flag;
+                        break;
+                    }
+                    Some(_) => i = (i + 1) & table.mask,
+                    empty @ None => {
+                        *empty = Some((h, word, flag));
+                        break;
+                    }
+                }
+            }
+        }
+        table
+    }
+
+    fn index(h: u64) -> usize {
+        // Truncation is the point: the table's size is far below 2^32.
+        (h ^ (h >> 29)) as usize
+    }
+
+    /// The flags of `word`, whose FNV hash is `h`.
+    fn get(&self, word: &[u8], h: u64) -> u8 {
+        let mut i = Self::index(h) & self.mask;
+        loop {
+            match self.slots[i] {
+                None => return 0,
+                Some((hh, w, f)) if hh == h && w == word => return f,
+                Some(_) => i = (i + 1) & self.mask,
+            }
+        }
+    }
+
+    /// The flags of a lower-case `word`, and whether one of its prefixes of five bytes or
+    /// more (`hubspotapi` → `hubspot`) names a provider.
+    fn look_up(&self, word: &[u8]) -> (u8, bool) {
+        if word.len() > self.longest {
+            // Only a prefix can be in the table.
+            let mut h = FNV_START;
+            for (n, &b) in word[..self.longest].iter().enumerate() {
+                h = fnv_step(h, b);
+                if n + 1 >= 5 && self.get(&word[..=n], h) & PROVIDER != 0 {
+                    return (0, true);
+                }
+            }
+            return (0, false);
+        }
+        let mut h = FNV_START;
+        let mut prefix = false;
+        for (n, &b) in word.iter().enumerate() {
+            h = fnv_step(h, b);
+            if n + 1 >= 5 && n + 1 < word.len() && !prefix {
+                prefix = self.get(&word[..=n], h) & PROVIDER != 0;
+            }
+        }
+        (self.get(word, h), prefix)
+    }
+
+    /// Whether `word` (lower case) names a provider, or starts with the name of one (five
+    /// letters or more: `hubspotapi`, `cloudinaryurl`). Shorter names count only as whole
+    /// words.
+    fn is_provider(&self, word: &[u8]) -> bool {
+        let (flags, prefix) = self.look_up(word);
+        flags & PROVIDER != 0 || prefix
     }
 }
 
-type FnvBuild = std::hash::BuildHasherDefault<Fnv>;
-
-static PROVIDERS: LazyLock<HashSet<&'static str, FnvBuild>> =
-    LazyLock::new(|| crate::providers::names().collect());
-
-/// Whether `word` (lower case) names a provider, or starts with the name of one (five letters
-/// or more: `hubspotapi`, `cloudinaryurl`). Shorter names count only as whole words.
-fn is_provider(word: &str) -> bool {
-    if PROVIDERS.contains(word) {
-        return true;
-    }
-    (5..word.len()).any(|n| word.is_char_boundary(n) && PROVIDERS.contains(&word[..n]))
-}
+static WORDS: LazyLock<WordTable> = LazyLock::new(WordTable::build);
 
 #[derive(Debug, Default, Clone, Copy)]
 struct KeyClass {
     password: bool,
     credential: bool,
     provider: bool,
-    id: bool,
     public: bool,
 }
 
@@ -302,85 +382,113 @@ fn ends_value(b: u8) -> bool {
         )
 }
 
-/// Split a key word into lower-case sub-words: `bugsnagToken` → `bugsnag`, `token`;
-/// `SUMOLOGIC_ACCESSKEY` → `sumologic`, `accesskey`.
-fn sub_words(word: &[u8], out: &mut Vec<String>) {
-    let mut current = String::new();
-    let mut prev: Option<u8> = None;
-    for &b in word {
-        let boundary = match prev {
-            None => false,
-            Some(p) => {
-                !b.is_ascii_alphanumeric()
-                    || (p.is_ascii_lowercase() && b.is_ascii_uppercase())
-                    || (p.is_ascii_alphabetic() && b.is_ascii_digit() && current.len() > 2)
+/// A key word split into lower-case sub-words, without allocating: the word's letters and
+/// digits, lower-cased, one after another (the word *joined*, for names like `cex.io` and
+/// `new_relic`), and where each sub-word starts and ends in them.
+#[derive(Default)]
+struct SubWords {
+    joined: Vec<u8>,
+    bounds: Vec<(usize, usize)>,
+}
+
+impl SubWords {
+    /// Split `word`: `bugsnagToken` → `bugsnag`, `token`; `SUMOLOGIC_ACCESSKEY` →
+    /// `sumologic`, `accesskey`.
+    fn split(&mut self, word: &[u8]) {
+        self.joined.clear();
+        self.bounds.clear();
+        let mut current = 0;
+        let mut prev: Option<u8> = None;
+        for &b in word {
+            let boundary = match prev {
+                None => false,
+                Some(p) => {
+                    !b.is_ascii_alphanumeric()
+                        || (p.is_ascii_lowercase() && b.is_ascii_uppercase())
+                        || (p.is_ascii_alphabetic()
+                            && b.is_ascii_digit()
+                            && self.joined.len() - current > 2)
+                }
+            };
+            if boundary && self.joined.len() > current {
+                self.bounds.push((current, self.joined.len()));
+                current = self.joined.len();
             }
-        };
-        if boundary && !current.is_empty() {
-            out.push(std::mem::take(&mut current));
+            if b.is_ascii_alphanumeric() {
+                self.joined.push(b.to_ascii_lowercase());
+            }
+            prev = Some(b);
         }
-        if b.is_ascii_alphanumeric() {
-            current.push(char::from(b.to_ascii_lowercase()));
+        if self.joined.len() > current {
+            self.bounds.push((current, self.joined.len()));
         }
-        prev = Some(b);
     }
-    if !current.is_empty() {
-        out.push(current);
+
+    fn last(&self) -> Option<&[u8]> {
+        self.bounds.last().map(|&(s, e)| &self.joined[s..e])
     }
 }
 
-/// The word with its separators removed, for names like `cex.io` and `new_relic`.
-fn joined(word: &[u8]) -> String {
-    word.iter()
-        .filter(|b| b.is_ascii_alphanumeric())
-        .map(|b| char::from(b.to_ascii_lowercase()))
-        .collect()
+fn trim_digits(s: &[u8]) -> &[u8] {
+    let keep = s
+        .iter()
+        .rposition(|b| !b.is_ascii_digit())
+        .map_or(0, |i| i + 1);
+    &s[..keep]
 }
 
-fn is_credential_word(s: &str) -> bool {
-    CREDENTIAL_WORDS.contains(&s)
+/// Whether a lower-case sub-word, with the flags the table gave it, is a credential word.
+fn is_credential_word(s: &[u8], flags: u8) -> bool {
+    flags & CREDENTIAL != 0
         || CREDENTIAL_SUFFIXES
             .iter()
-            .any(|suf| s.len() > suf.len() && s.ends_with(suf))
-        || (s.len() > 3 && s.ends_with("key") && !s.ends_with("monkey"))
+            .any(|suf| s.len() > suf.len() && s.ends_with(suf.as_bytes()))
+        || (s.len() > 3 && s.ends_with(b"key") && !s.ends_with(b"monkey"))
 }
 
-fn is_password_word(s: &str) -> bool {
-    PASSWORD_WORDS.contains(&s) || s.ends_with("password") || s.ends_with("passwd")
+fn is_password_word(s: &[u8], flags: u8) -> bool {
+    flags & PASSWORD != 0 || s.ends_with(b"password") || s.ends_with(b"passwd")
 }
 
-fn classify(words: &[&[u8]]) -> KeyClass {
+/// Add what the lower-case sub-word `s` says about a key to `class`.
+fn classify_sub_word(s: &[u8], class: &mut KeyClass) {
+    let s = trim_digits(s);
+    if s.is_empty() {
+        return;
+    }
+    let (flags, provider_prefix) = WORDS.look_up(s);
+    if matches!(s, b"h" | b"sha" | b"md" | b"checksum" | b"integrity") {
+        class.public = true;
+    }
+    if is_password_word(s, flags) {
+        class.password = true;
+    } else if is_credential_word(s, flags) {
+        class.credential = true;
+    }
+    if s.len() >= 2 && (flags & PROVIDER != 0 || provider_prefix) {
+        class.provider = true;
+    }
+}
+
+fn classify(words: &[&[u8]], subs: &mut SubWords) -> KeyClass {
     let mut class = KeyClass::default();
-    let mut subs = Vec::new();
     for (n, word) in words.iter().enumerate() {
-        subs.clear();
-        sub_words(word, &mut subs);
+        subs.split(word);
         // Only the nearest word can make the key public: `token_type: bearer`.
         if n == 0
             && let Some(last) = subs.last()
-            && PUBLIC_WORDS.contains(&last.trim_end_matches(|c: char| c.is_ascii_digit()))
         {
-            class.public = true;
-        }
-        let whole = joined(word);
-        for s in subs.iter().chain(std::iter::once(&whole)) {
-            let s = s.trim_end_matches(|c: char| c.is_ascii_digit());
-            if s.is_empty() {
-                continue;
-            }
-            if matches!(s, "h" | "sha" | "md" | "checksum" | "integrity") {
+            let last = trim_digits(last);
+            if !last.is_empty() && WORDS.look_up(last).0 & PUBLIC != 0 {
                 class.public = true;
             }
-            if is_password_word(s) {
-                class.password = true;
-            } else if is_credential_word(s) {
-                class.credential = true;
-            } else if ID_WORDS.contains(&s) || (s.len() > 2 && s.ends_with("id")) {
-                class.id = true;
-            }
-            if s.len() >= 2 && is_provider(s) {
-                class.provider = true;
-            }
+        }
+        for &(s, e) in &subs.bounds {
+            classify_sub_word(&subs.joined[s..e], &mut class);
+        }
+        // The whole word, joined: the same as its one sub-word when it has only one.
+        if subs.bounds.len() != 1 {
+            classify_sub_word(&subs.joined, &mut class);
         }
     }
     class
@@ -426,10 +534,17 @@ fn key_before(line: &[u8], value_start: usize, words: &mut Vec<(usize, usize)>) 
     assigned
 }
 
+/// Buffers reused for every candidate value of a line.
+#[derive(Default)]
+struct Scratch {
+    /// The key's words before the value, nearest first.
+    words: Vec<(usize, usize)>,
+    subs: SubWords,
+}
+
 /// Find context secrets in one line.
 pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>) {
-    let mut words: Vec<(usize, usize)> = Vec::with_capacity(4);
-    let mut word_slices: Vec<&[u8]> = Vec::with_capacity(4);
+    let mut scratch = Scratch::default();
     let mut i = 0;
     let n = line.len();
     while i < n {
@@ -443,7 +558,7 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>) {
                     && line[s..e].iter().any(|&c| !is_bare(c))
                     && !line[s..e].iter().any(|c| c.is_ascii_whitespace())
                 {
-                    consider(line, s, e, Kind::Quoted, &mut words, &mut word_slices, out);
+                    consider(line, s, e, Kind::Quoted, &mut scratch, out);
                 }
             }
             i += 1;
@@ -466,44 +581,20 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>) {
         let end = if padded { end } else { i };
         if end - start >= 6 {
             let before = out.len();
-            consider(
-                line,
-                start,
-                end,
-                Kind::Bare,
-                &mut words,
-                &mut word_slices,
-                out,
-            );
+            consider(line, start, end, Kind::Bare, &mut scratch, out);
             if out.len() == before && line[start..end].contains(&b'/') {
                 // A path or URL: try its segments (`…/keys/pri_0998…`).
                 let mut s = start;
                 for (k, &c) in line[start..end].iter().enumerate() {
                     if c == b'/' {
                         if start + k - s >= 8 && s > start {
-                            consider(
-                                line,
-                                s,
-                                start + k,
-                                Kind::Segment,
-                                &mut words,
-                                &mut word_slices,
-                                out,
-                            );
+                            consider(line, s, start + k, Kind::Segment, &mut scratch, out);
                         }
                         s = start + k + 1;
                     }
                 }
                 if end - s >= 8 && s > start {
-                    consider(
-                        line,
-                        s,
-                        end,
-                        Kind::Segment,
-                        &mut words,
-                        &mut word_slices,
-                        out,
-                    );
+                    consider(line, s, end, Kind::Segment, &mut scratch, out);
                 }
             }
         }
@@ -526,6 +617,20 @@ const SPACE_KEYS: &[&str] = &[
     "auth",
     "authorization",
 ];
+
+/// Whether the key word `word` may stand before a value with only a space between them: a
+/// space key (`token`, `Bearer`, `api_key`), a provider's name, or an id word of a key that
+/// names a provider.
+fn may_stand_before_a_space(word: &[u8], provider: bool, subs: &mut SubWords) -> bool {
+    subs.split(word);
+    let last = subs.last().map_or(0, |l| WORDS.look_up(l).0);
+    // The word itself, lower-cased, is one of the space keys (all letters).
+    let nearest = word.len() == subs.joined.len() && WORDS.look_up(&subs.joined).0 & SPACE_KEY != 0;
+    nearest
+        || last & SPACE_KEY != 0
+        || WORDS.is_provider(&subs.joined)
+        || (last & ID != 0 && provider)
+}
 
 /// A cheap first look: a value worth judging has a digit, mixed case, a symbol, or length.
 fn plausible(v: &[u8]) -> bool {
@@ -551,15 +656,15 @@ enum Kind {
     Segment,
 }
 
-fn consider<'a>(
-    line: &'a [u8],
+fn consider(
+    line: &[u8],
     start: usize,
     end: usize,
     kind: Kind,
-    words: &mut Vec<(usize, usize)>,
-    word_slices: &mut Vec<&'a [u8]>,
+    scratch: &mut Scratch,
     out: &mut Vec<ContextHit>,
 ) {
+    let Scratch { words, subs } = scratch;
     let quoted = kind == Kind::Quoted;
     let v = &line[start..end];
     if v.len() < 6 || !plausible(v) {
@@ -580,29 +685,33 @@ fn consider<'a>(
             return;
         }
     }
-    word_slices.clear();
-    word_slices.extend(words.iter().map(|&(s, e)| &line[s..e]));
-    let class = classify(word_slices);
-    let scheme = matches!(
-        word_slices[0].to_ascii_lowercase().as_slice(),
-        b"http" | b"https" | b"ftp" | b"ws" | b"wss" | b"git" | b"ssh" | b"file" | b"s3" | b"gs"
-    );
+    let mut key: [&[u8]; 4] = [&[]; 4];
+    for (slot, &(s, e)) in key.iter_mut().zip(words.iter()) {
+        *slot = &line[s..e];
+    }
+    let key = &key[..words.len().min(4)];
+    let class = classify(key, subs);
+    let scheme = [
+        &b"http"[..],
+        b"https",
+        b"ftp",
+        b"ws",
+        b"wss",
+        b"git",
+        b"ssh",
+        b"file",
+        b"s3",
+        b"gs",
+    ]
+    .iter()
+    .any(|s| key[0].eq_ignore_ascii_case(s));
     if scheme || class.public || (kind == Kind::Segment && !class.credential && !class.password) {
         return;
     }
     if !assigned && !quoted {
         // `token abc…`, `Bearer abc…`, `facebook 1477…|…`: only a credential word or a
         // provider's name may stand before a value with a bare space.
-        let nearest = String::from_utf8_lossy(word_slices[0]).to_ascii_lowercase();
-        let mut subs = Vec::new();
-        sub_words(word_slices[0], &mut subs);
-        let nearest_is_id = subs.last().is_some_and(|l| ID_WORDS.contains(&l.as_str()));
-        let keyish = SPACE_KEYS.contains(&nearest.as_str())
-            || subs
-                .last()
-                .is_some_and(|l| SPACE_KEYS.contains(&l.as_str()))
-            || is_provider(&joined(word_slices[0]))
-            || (nearest_is_id && class.provider);
+        let keyish = may_stand_before_a_space(key[0], class.provider, subs);
         if !keyish {
             return;
         }
@@ -656,6 +765,9 @@ fn push(
         shape,
     });
 }
+
+#[cfg(test)]
+mod plain;
 
 #[cfg(test)]
 mod tests {
@@ -712,5 +824,71 @@ mod tests {
         assert!(redacted("this.ultraPictureBox1.Name = \"ultraPictureBox1\";").is_empty());
         assert!(redacted("github.com/mattn/go-runewidth v0.0.14 h1:+xnbZSEeDbOIg5/mE6JF0w6n9duR1l3/WmbinWVwUuU=").is_empty());
         assert!(redacted("token_type: bearer").is_empty());
+    }
+
+    mod same_as_plain {
+        use super::super::plain;
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Key words made of list words, provider names and their prefixes and extensions,
+        /// in every case and joined every way keys are.
+        fn key_word() -> impl Strategy<Value = Vec<u8>> {
+            let names: Vec<&'static str> = crate::providers::names()
+                .chain(CREDENTIAL_WORDS.iter().copied())
+                .chain(PASSWORD_WORDS.iter().copied())
+                .chain(PUBLIC_WORDS.iter().copied())
+                .chain(ID_WORDS.iter().copied())
+                .chain(SPACE_KEYS.iter().copied())
+                .chain(["monkey", "sha", "md", "h", "integrity", "checksum"])
+                .collect();
+            let part = prop_oneof![
+                proptest::sample::select(names.clone()).prop_map(str::to_owned),
+                proptest::sample::select(names.clone()).prop_map(|n| n.to_ascii_uppercase()),
+                proptest::sample::select(names).prop_map(|n| {
+                    let mut c = n.to_owned();
+                    if let Some(f) = c.get_mut(0..1) {
+                        f.make_ascii_uppercase();
+                    }
+                    c
+                }),
+                "[a-zA-Z]{1,6}",
+                "[0-9]{1,3}",
+                "[_.-]",
+            ];
+            proptest::collection::vec(part, 1..5).prop_map(|p| p.concat().into_bytes())
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(3000))]
+
+            #[test]
+            fn key_classes_answer_as_the_plain_ones(
+                words in proptest::collection::vec(key_word(), 1..5),
+                provider in any::<bool>(),
+            ) {
+                let words: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
+                let mut subs = SubWords::default();
+                let c = classify(&words, &mut subs);
+                prop_assert_eq!(
+                    (c.password, c.credential, c.provider, c.public),
+                    plain::classify(&words)
+                );
+                prop_assert_eq!(
+                    may_stand_before_a_space(words[0], provider, &mut subs),
+                    plain::may_stand_before_a_space(words[0], provider)
+                );
+                for w in &words {
+                    let j = plain::joined(w);
+                    prop_assert_eq!(WORDS.is_provider(j.as_bytes()), plain::is_provider(&j));
+                    let mut expected = Vec::new();
+                    plain::sub_words(w, &mut expected);
+                    subs.split(w);
+                    let got: Vec<&[u8]> = subs.bounds.iter().map(|&(s, e)| &subs.joined[s..e]).collect();
+                    let expected: Vec<&[u8]> = expected.iter().map(|s| s.as_bytes()).collect();
+                    prop_assert_eq!(got, expected);
+                }
+            }
+        }
     }
 }

@@ -5,60 +5,87 @@
 //! a token) stay quiet on `password = "changeme"`, `token: ${TOKEN}`, `name = "ultraPictureBox1"`
 //! and `"_id": "1a8d0cca-e1a9-4318-bc2f-f5658ab2dcb5"`.
 
-/// Shannon entropy of the bytes of `v`, in bits per byte.
-pub(crate) fn entropy(v: &[u8]) -> f64 {
-    if v.is_empty() {
-        return 0.0;
-    }
-    let mut counts = [0u32; 256];
-    for &b in v {
-        counts[usize::from(b)] += 1;
-    }
-    let n = v.len() as f64;
-    counts
-        .iter()
-        .filter(|&&c| c > 0)
-        .map(|&c| {
-            let p = f64::from(c) / n;
-            -p * p.log2()
-        })
-        .sum()
+/// How often each byte occurs in a value.
+struct ByteCounts {
+    counts: [u32; 256],
+    /// Which bytes occur, as a 256-bit set.
+    present: [u64; 4],
+    len: usize,
 }
 
-/// The share of adjacent pairs whose second byte repeats the first or follows it in the
-/// alphabet (`aaaa`, `abcd`, `1234`, case-insensitive): high for keyboard-made placeholders
-/// (`abcdefghijklmnop`, `0000000000TUVWXYZ`), about 1/8 for random hex and lower for base62.
-pub(crate) fn predictable_ratio(v: &[u8]) -> f64 {
-    if v.len() < 2 {
-        return 0.0;
-    }
-    let pairs = v.len() - 1;
-    let predictable = v
-        .windows(2)
-        .filter(|w| {
-            let a = w[0].to_ascii_lowercase();
-            let b = w[1].to_ascii_lowercase();
-            a.is_ascii_alphanumeric() && (b == a || b == a.wrapping_add(1))
-        })
-        .count();
-    predictable as f64 / pairs as f64
-}
-
-/// The longest run of one repeated byte.
-fn longest_run(v: &[u8]) -> usize {
-    let mut best = 0;
-    let mut run = 0;
-    let mut prev = None;
-    for &b in v {
-        if Some(b.to_ascii_lowercase()) == prev {
-            run += 1;
-        } else {
-            run = 1;
-            prev = Some(b.to_ascii_lowercase());
+impl ByteCounts {
+    fn of(v: &[u8]) -> ByteCounts {
+        let mut c = ByteCounts {
+            counts: [0; 256],
+            present: [0; 4],
+            len: v.len(),
+        };
+        for &b in v {
+            c.counts[usize::from(b)] += 1;
+            c.present[usize::from(b >> 6)] |= 1 << (b & 63);
         }
-        best = best.max(run);
+        c
     }
-    best
+
+    /// The bytes present, in increasing order.
+    fn bytes(&self) -> impl Iterator<Item = usize> + '_ {
+        self.present.iter().enumerate().flat_map(|(w, &bits)| {
+            let mut bits = bits;
+            std::iter::from_fn(move || {
+                if bits == 0 {
+                    return None;
+                }
+                let b = w * 64 + bits.trailing_zeros() as usize;
+                bits &= bits - 1;
+                Some(b)
+            })
+        })
+    }
+
+    /// Shannon entropy of the bytes, in bits per byte.
+    fn entropy(&self) -> f64 {
+        if self.len == 0 {
+            return 0.0;
+        }
+        let n = self.len as f64;
+        // Summed in byte order from -0.0, as `Iterator::sum` over all 256 counts would.
+        let mut sum = -0.0;
+        for b in self.bytes() {
+            let p = f64::from(self.counts[b]) / n;
+            sum += -p * p.log2();
+        }
+        sum
+    }
+}
+
+/// `entropy(v) >= threshold`, most often without the logarithms: the entropy lies between
+/// `log2(len / most frequent count)` (the min-entropy) and `log2(distinct bytes)`. Only when
+/// the threshold falls between the two bounds (with a margin far above the rounding error of
+/// the sum) is the entropy itself computed, so the answer is always that of the comparison.
+fn entropy_at_least(v: &[u8], threshold: f64) -> bool {
+    const MARGIN: f64 = 1e-9;
+    let c = ByteCounts::of(v);
+    if c.len == 0 {
+        return 0.0 >= threshold;
+    }
+    let distinct: u32 = c.present.iter().map(|w| w.count_ones()).sum();
+    if f64::from(distinct).log2() < threshold - MARGIN {
+        return false;
+    }
+    let most = c.bytes().map(|b| c.counts[b]).max().unwrap_or(1);
+    if (c.len as f64 / f64::from(most)).log2() > threshold + MARGIN {
+        return true;
+    }
+    c.entropy() >= threshold
+}
+
+/// The number of distinct bytes in `v`.
+fn distinct_bytes(v: &[u8]) -> usize {
+    let mut present = [0u64; 4];
+    for &b in v {
+        present[usize::from(b >> 6)] |= 1 << (b & 63);
+    }
+    present.iter().map(|w| w.count_ones() as usize).sum()
 }
 
 /// Words that mean "put the real value here".
@@ -132,37 +159,58 @@ static PLACEHOLDER_PARTS_AC: std::sync::LazyLock<aho_corasick::AhoCorasick> =
     std::sync::LazyLock::new(|| {
         aho_corasick::AhoCorasickBuilder::new()
             .ascii_case_insensitive(true)
+            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
             .build(PLACEHOLDER_PARTS)
             .unwrap_or_else(|e| panic!("the placeholder words must compile: {e}"))
     });
 
 /// A placeholder, a masked value or an obviously hand-typed filler.
 pub(crate) fn is_placeholder(v: &[u8]) -> bool {
-    if v.len() <= 12
+    let n = v.len();
+    if n <= 12
         && PLACEHOLDER_WORDS
             .iter()
-            .any(|w| w.as_bytes().eq_ignore_ascii_case(v))
+            .any(|w| w.len() == n && w.as_bytes().eq_ignore_ascii_case(v))
     {
         return true;
     }
-    if PLACEHOLDER_PARTS_AC.is_match(v) {
+    // One walk for the rest, case-insensitive: all digits; how many distinct bytes; the
+    // pairs whose second byte repeats the first or follows it in the alphabet (`aaaa`,
+    // `abcd`, `1234`: most pairs of keyboard-made fillers such as `abcdefghijklmnop` or
+    // `0000000000TUVWXYZ`, about 1/8 of random hex and fewer of base62); the longest run of
+    // one repeated byte.
+    let mut all_digits = true;
+    let mut present = [0u64; 4];
+    let mut predictable = 0usize;
+    let (mut run, mut longest) = (0usize, 0usize);
+    let mut prev: Option<u8> = None;
+    for &b in v {
+        let lower = b.to_ascii_lowercase();
+        all_digits &= b.is_ascii_digit();
+        present[usize::from(b >> 6)] |= 1 << (b & 63);
+        match prev {
+            Some(a) if a == lower => {
+                run += 1;
+                predictable += usize::from(a.is_ascii_alphanumeric());
+            }
+            Some(a) => {
+                run = 1;
+                predictable += usize::from(a.is_ascii_alphanumeric() && lower == a.wrapping_add(1));
+            }
+            None => run = 1,
+        }
+        longest = longest.max(run);
+        prev = Some(lower);
+    }
+    let distinct: u32 = present.iter().map(|w| w.count_ones()).sum();
+    if (all_digits && n < 12)
+        || (n >= 4 && distinct <= 3)
+        || (n >= 8 && predictable as f64 / (n - 1) as f64 > 0.35)
+        || (n >= 8 && longest * 2 > n)
+    {
         return true;
     }
-    if v.iter().all(|b| b.is_ascii_digit()) && v.len() < 12 {
-        return true;
-    }
-    let distinct = {
-        let mut seen = [false; 256];
-        v.iter().for_each(|&b| seen[usize::from(b)] = true);
-        seen.iter().filter(|&&s| s).count()
-    };
-    if distinct <= 3 && v.len() >= 4 {
-        return true;
-    }
-    if v.len() >= 8 && predictable_ratio(v) > 0.35 {
-        return true;
-    }
-    v.len() >= 8 && longest_run(v) * 2 > v.len()
+    PLACEHOLDER_PARTS_AC.is_match(v)
 }
 
 /// A reference to a value kept elsewhere: `$VAR`, `${VAR}`, `{{ var }}`, `<var>`, `%VAR%`,
@@ -189,7 +237,6 @@ pub(crate) fn is_variable_reference(v: &[u8]) -> bool {
     {
         return true;
     }
-    let lower = v.to_ascii_lowercase();
     [
         &b"process.env"[..],
         b"os.environ",
@@ -205,7 +252,7 @@ pub(crate) fn is_variable_reference(v: &[u8]) -> bool {
         b"self.",
     ]
     .iter()
-    .any(|p| lower.starts_with(p))
+    .any(|p| v.len() >= p.len() && v[..p.len()].eq_ignore_ascii_case(p))
 }
 
 /// An RFC 4122 UUID (version 1–8, variant 10xx): mostly an identifier, not a credential.
@@ -277,9 +324,34 @@ fn pronounceable(seg: &[u8]) -> bool {
 /// An identifier or phrase made of words: `ultraPictureBox1`, `RANDOM_STRING`,
 /// `insert_key_here`, `a-fake-api-key`, `NRG0-Hermes-INTERNAL-API`.
 pub(crate) fn is_word_like(v: &[u8]) -> bool {
-    let mut letter_segments: Vec<&[u8]> = Vec::new();
+    // One walk over the letter segments, without collecting them: every test that fails
+    // returns at once, and the letter pairs are counted both over all segments and over the
+    // segments that are not acronyms, for the choice made at the end.
+    let mut segments = 0usize;
+    let mut short = 0usize;
+    let mut all_acronyms = true;
+    let (mut pairs_all, mut common_all) = (0usize, 0usize);
+    let (mut pairs_words, mut common_words) = (0usize, 0usize);
     let mut digit_segments = 0usize;
     let mut digits = 0usize;
+    let mut letter_segment = |seg: &[u8]| -> bool {
+        segments += 1;
+        short += usize::from(seg.len() <= 2);
+        if !pronounceable(seg) {
+            return false;
+        }
+        let acronym = seg.len() <= 5 && seg.iter().all(u8::is_ascii_uppercase);
+        all_acronyms &= acronym;
+        let pairs = seg.len().saturating_sub(1);
+        let common = seg.windows(2).filter(|w| common_pair(w[0], w[1])).count();
+        pairs_all += pairs;
+        common_all += common;
+        if !acronym {
+            pairs_words += pairs;
+            common_words += common;
+        }
+        true
+    };
     let mut i = 0;
     while i < v.len() {
         let b = v[i];
@@ -290,6 +362,9 @@ pub(crate) fn is_word_like(v: &[u8]) -> bool {
             }
             digit_segments += 1;
             digits += i - start;
+            if digit_segments > 2 || digits > 4 {
+                return false;
+            }
         } else if b.is_ascii_alphabetic() {
             let start = i;
             i += 1;
@@ -304,44 +379,37 @@ pub(crate) fn is_word_like(v: &[u8]) -> bool {
                         j -= 1;
                     }
                     i = j;
-                    letter_segments.push(&v[start..i]);
+                    if !letter_segment(&v[start..i]) {
+                        return false;
+                    }
                     continue;
                 }
             }
             while i < v.len() && v[i].is_ascii_lowercase() {
                 i += 1;
             }
-            letter_segments.push(&v[start..i]);
+            if !letter_segment(&v[start..i]) {
+                return false;
+            }
         } else if matches!(b, b'_' | b'-' | b'.' | b' ' | b'/') {
             i += 1;
         } else {
             return false;
         }
     }
-    if letter_segments.is_empty() || digit_segments > 2 || digits > 4 {
+    if segments == 0 {
         return false;
     }
-    let short = letter_segments.iter().filter(|s| s.len() <= 2).count();
-    if letter_segments.len() >= 3 && short * 2 > letter_segments.len() {
+    if segments >= 3 && short * 2 > segments {
         // Mostly one- and two-letter fragments: random mixed case, not words.
         return false;
     }
-    if !letter_segments.iter().all(|s| pronounceable(s)) {
-        return false;
-    }
     // Letter pairs inside the segments (acronyms aside) must be the pairs words are made of.
-    let (mut pairs, mut common) = (0usize, 0usize);
-    let acronym = |s: &&[u8]| s.len() <= 5 && s.iter().all(u8::is_ascii_uppercase);
-    let all_acronyms = letter_segments.iter().all(acronym);
-    for s in &letter_segments {
-        if !all_acronyms && acronym(s) {
-            continue;
-        }
-        for w in s.windows(2) {
-            pairs += 1;
-            common += usize::from(common_pair(w[0], w[1]));
-        }
-    }
+    let (pairs, common) = if all_acronyms {
+        (pairs_all, common_all)
+    } else {
+        (pairs_words, common_words)
+    };
     pairs >= 3 && common * 100 >= pairs * 85
 }
 
@@ -389,7 +457,7 @@ fn is_version_or_date(v: &[u8]) -> bool {
 /// A long run of random digits (an account number, a numeric key) rather than a count, a
 /// timestamp or an id: 14 digits or more, varied.
 fn random_digits(v: &[u8]) -> bool {
-    v.len() >= 14 && v.iter().all(u8::is_ascii_digit) && entropy(v) >= 2.5
+    v.len() >= 14 && v.iter().all(u8::is_ascii_digit) && entropy_at_least(v, 2.5)
 }
 
 /// A host name or a file name: dotted labels ending in a short alphabetic one
@@ -435,7 +503,7 @@ pub(crate) fn looks_random_with(v: &[u8], uuid_ok: bool) -> bool {
         return random_digits(v);
     }
     let min_entropy = (v.len() as f64).log2().min(4.0) * 0.8;
-    entropy(v) >= min_entropy.min(3.0)
+    entropy_at_least(v, min_entropy.min(3.0))
 }
 
 /// [`looks_random_with`], UUIDs excluded.
@@ -458,11 +526,7 @@ pub(crate) fn credential_value(v: &[u8], password_like: bool) -> bool {
     }
     let c = classes(v);
     if password_like {
-        let distinct = {
-            let mut seen = [false; 256];
-            v.iter().for_each(|&b| seen[usize::from(b)] = true);
-            seen.iter().filter(|&&s| s).count()
-        };
+        let distinct = distinct_bytes(v);
         // A password that is one plain lowercase word is too often prose or a placeholder.
         let plain_word = c.digits == 0 && c.upper == 0 && c.other == 0;
         return distinct >= 5 && !plain_word;
@@ -481,8 +545,11 @@ pub(crate) fn credential_value(v: &[u8], password_like: bool) -> bool {
     if !varied {
         return false;
     }
-    v.len() < 12 || entropy(v) >= 2.8
+    v.len() < 12 || entropy_at_least(v, 2.8)
 }
+
+#[cfg(test)]
+mod plain;
 
 #[cfg(test)]
 mod tests {
@@ -575,5 +642,75 @@ mod tests {
         assert!(!credential_value(b"a-fake-api-key", false));
         assert!(!credential_value(b"AbCeFG123", false));
         assert!(!credential_value(b"insert_key_here", false));
+    }
+
+    mod same_as_plain {
+        use super::super::plain;
+        use super::*;
+        use proptest::prelude::*;
+
+        /// Values made of the pieces the tests look for: placeholder words, variable
+        /// syntax, dots, `@`, runs, digits, and random bytes of every class.
+        fn value() -> impl Strategy<Value = Vec<u8>> {
+            let piece = prop_oneof![
+                "[a-zA-Z0-9]{1,12}",
+                "[a-f0-9]{8}-[a-f0-9]{4}-[1-8][a-f0-9]{3}-[89ab][a-f0-9]{3}-[a-f0-9]{12}",
+                "[a-z]{2,8}",
+                "[A-Z]{2,6}",
+                "[0-9]{1,16}",
+                "[-_./@:$%{}<>()\\[\\]#*+=~!^ ]{1,3}",
+                Just("example".to_owned()),
+                Just("XXXX".to_owned()),
+                Just("your_".to_owned()),
+                Just("Password".to_owned()),
+                Just("process.env".to_owned()),
+                Just("${".to_owned()),
+                Just("abcdefgh".to_owned()),
+                Just("aaaaaaa".to_owned()),
+                Just(".com".to_owned()),
+                Just("v1.2.3".to_owned()),
+                Just("2023-05-18T06:58:25Z".to_owned()),
+            ];
+            prop_oneof![
+                proptest::collection::vec(piece, 0..8).prop_map(|p| p.concat().into_bytes()),
+                proptest::collection::vec(any::<u8>(), 0..64),
+                "[a-zA-Z0-9+/]{10,1200}".prop_map(String::into_bytes),
+            ]
+        }
+
+        proptest! {
+            #![proptest_config(ProptestConfig::with_cases(2000))]
+
+            #[test]
+            fn value_tests_answer_as_the_plain_ones(v in value()) {
+                prop_assert_eq!(is_placeholder(&v), plain::is_placeholder(&v));
+                prop_assert_eq!(is_variable_reference(&v), plain::is_variable_reference(&v));
+                prop_assert_eq!(is_rfc_uuid(&v), plain::is_rfc_uuid(&v));
+                prop_assert_eq!(is_word_like(&v), plain::is_word_like(&v));
+                prop_assert_eq!(looks_random_with(&v, true), plain::looks_random_with(&v, true));
+                prop_assert_eq!(looks_random(&v), plain::looks_random(&v));
+                prop_assert_eq!(credential_value(&v, true), plain::credential_value(&v, true));
+                prop_assert_eq!(credential_value(&v, false), plain::credential_value(&v, false));
+            }
+
+            #[test]
+            fn entropy_thresholds_answer_as_the_entropy(
+                v in value(),
+                threshold in prop_oneof![Just(2.5), Just(2.8), Just(3.0), 0.0f64..4.0],
+            ) {
+                prop_assert_eq!(ByteCounts::of(&v).entropy().to_bits(), plain::entropy(&v).to_bits());
+                prop_assert_eq!(entropy_at_least(&v, threshold), plain::entropy(&v) >= threshold);
+            }
+        }
+
+        #[test]
+        fn entropy_at_exact_thresholds() {
+            // Eight equally frequent bytes: exactly 3 bits; four: exactly 2.
+            for v in [&b"abcdefgh"[..], b"aabbccddeeffgghh", b"abcd", b"abcdabcd"] {
+                for t in [2.0, 2.5, 2.8, 3.0] {
+                    assert_eq!(entropy_at_least(v, t), plain::entropy(v) >= t, "{v:?} {t}");
+                }
+            }
+        }
     }
 }
