@@ -59,6 +59,19 @@ pub enum Command {
         #[arg(long, env = "SEAM_READ_LIMIT", value_name = "BYTES", default_value_t = 1024 * 1024)]
         read_limit: u64,
     },
+    /// Index a repository for memory.codebase: its files (as .gitignore
+    /// allows), languages, symbols (Rust, Python, JavaScript, TypeScript, Go)
+    /// and full text. Run again to update: only changed files are read again.
+    Index {
+        /// The repository's root directory (or a part of an indexed one).
+        path: PathBuf,
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
+    /// The operator's notes, which the agent reads through memory.operator.
+    #[command(subcommand)]
+    Note(NoteCommand),
     /// Show or check the policy as enforced.
     #[command(subcommand)]
     Policy(PolicyCommand),
@@ -161,6 +174,39 @@ pub enum SecretCommand {
     },
     /// Remove the secret NAME.
     Rm { name: String },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum NoteCommand {
+    /// Add a note: its words, or - to read it from stdin.
+    Add {
+        #[arg(required = true, num_args = 1.., value_name = "TEXT|-")]
+        text: Vec<String>,
+    },
+    /// List the newest notes, oldest of them first.
+    List {
+        /// How many notes.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Find notes holding every word of QUERY (word* matches a prefix).
+    Search {
+        #[arg(required = true, num_args = 1..)]
+        query: Vec<String>,
+        /// How many notes.
+        #[arg(long, default_value_t = 10)]
+        limit: usize,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Print one note.
+    Get {
+        id: i64,
+        #[arg(long)]
+        json: bool,
+    },
 }
 
 #[derive(Debug, Clone, Copy, ValueEnum)]

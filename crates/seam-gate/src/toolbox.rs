@@ -64,6 +64,9 @@ pub enum Admitted {
     ReadFile(AdmittedFile),
     /// A path admitted for writing (the file may not exist yet).
     WritePath(AdmittedPath),
+    /// An `Access::Source` path that is a directory: admitted by name, nothing opened.
+    /// A tool gets it to look the directory up (in an index), never to list or open it.
+    Directory(AdmittedPath),
 }
 
 /// A call as the tool receives it: valid params and the admitted paths.
@@ -99,6 +102,11 @@ impl ToolCall {
                 None
             }
         }
+    }
+
+    /// Takes whatever was admitted for `field` (a source path may be a file or a directory).
+    pub fn take_admitted(&mut self, field: &str) -> Option<Admitted> {
+        self.admitted.remove(field)
     }
 }
 
@@ -496,10 +504,11 @@ impl Toolbox {
             };
             let raw = OsStr::new(raw);
             let result = match p.access {
-                Access::Owner(FileAccess::Read) | Access::Source => self
+                Access::Owner(FileAccess::Read) => self
                     .admission
                     .open_read(p.access, raw)
                     .map(Admitted::ReadFile),
+                Access::Source => self.admit_source(raw),
                 Access::Owner(FileAccess::Write) => self
                     .admission
                     .admitted_path(p.access, raw)
@@ -521,6 +530,24 @@ impl Toolbox {
         match reg.tool.run(call) {
             Ok(output) => Ok((decl.version, output, decl.taints)),
             Err(f) => Err(refuse(f.code, f.message)),
+        }
+    }
+}
+
+impl Toolbox {
+    /// An `Access::Source` path: a regular file is opened, as for any read; a directory is
+    /// admitted by name (same lists, same checks on where it really is) and nothing is opened.
+    fn admit_source(&self, raw: &OsStr) -> Result<Admitted, seam_policy::PathRefusal> {
+        match self.admission.open_read(Access::Source, raw) {
+            Err(r) if r.code == RefusalCode::NotAFile => {
+                let a = self.admission.admitted_path(Access::Source, raw)?;
+                if a.real.is_dir() {
+                    Ok(Admitted::Directory(a))
+                } else {
+                    Err(r)
+                }
+            }
+            other => other.map(Admitted::ReadFile),
         }
     }
 }

@@ -1,8 +1,10 @@
 //! One module per subcommand. Each returns its exit code; errors become exit
 //! 1 or 2 in `exit::report`.
 
+mod index;
 mod invoke;
 mod ledger;
+mod note;
 mod policy;
 mod scrub;
 mod secret;
@@ -38,6 +40,14 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         } => {
             let ctx = Context::load(&cli.global)?;
             invoke::invoke_loop(&ctx, &tool, &params, threads)
+        }
+        Command::Index { path, json } => {
+            let ctx = Context::load(&cli.global)?;
+            index::run(&ctx, &path, json)
+        }
+        Command::Note(cmd) => {
+            let ctx = Context::load(&cli.global)?;
+            note::run(&ctx, cmd)
         }
         Command::Ledger(cmd) => {
             let ctx = Context::load(&cli.global)?;

@@ -3,10 +3,17 @@
 
 mod facts_get;
 mod files_read;
+mod memory_build;
+mod memory_codebase;
+mod memory_operator;
+mod memory_store;
 mod web_search;
 
 pub use facts_get::{FACTS, FactsGet};
 pub use files_read::FilesRead;
+pub use memory_build::MemoryBuild;
+pub use memory_codebase::MemoryCodebase;
+pub use memory_operator::MemoryOperator;
 pub use web_search::{EgressAllowlist, WebSearch};
 
 use seam_policy::Policy;
@@ -19,5 +26,8 @@ pub fn builtin(config: &ToolboxConfig, policy: &Policy) -> Vec<Box<dyn GovernedT
         Box::new(FilesRead::new(config.files_read_max_bytes)),
         Box::new(WebSearch::new(config.web.clone())),
         Box::new(FactsGet::new(policy)),
+        Box::new(MemoryCodebase::new(policy)),
+        Box::new(MemoryBuild::new(policy)),
+        Box::new(MemoryOperator::new(policy)),
     ]
 }

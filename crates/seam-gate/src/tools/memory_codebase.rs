@@ -1,0 +1,329 @@
+//! `memory.codebase`: the structure of the workspace's code, from the index `seam index` made.
+//!
+//! Four operations on one flat schema (an `op` and the fields it uses — easier for a small
+//! model than one schema per operation): `tree` (files and directories, depth-limited),
+//! `outline` (the symbols of one file), `find_symbol` (where a name is defined) and `search`
+//! (full text). Every answer is bounded and says when it was cut.
+//!
+//! Scope: only files below the gate's workspace root are answered about, whatever else was
+//! indexed — the same place `Access::Source` admits. Paths in answers are relative to the
+//! workspace root, as every tool takes them.
+//!
+//! The `path` of `tree` and `outline` is declared `Access::Source`: admission checks it is
+//! inside the workspace root and not protected, and resolves where it really is. The tool
+//! never reads the file or lists the directory: it looks the real path up in the index. The
+//! index holds the owner's code, so every answer taints the turn.
+
+use std::path::{Path, PathBuf};
+
+use seam_memory::{
+    CodebaseIndex, FIND_SYMBOL_LIMIT, MemoryHome, OUTLINE_LIMIT, SEARCH_LIMIT, TREE_LIMIT,
+    TREE_MAX_DEPTH,
+};
+use seam_policy::{Access, Capability, Policy};
+use seam_protocol::RefusalCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::memory_store::{StorePool, cut_note, failure, limit, with_notes};
+use crate::toolbox::{Admitted, GovernedTool, PathParam, ToolCall, ToolDecl, ToolFailure};
+
+const TREE_DEFAULT_DEPTH: usize = 2;
+
+#[derive(Debug)]
+pub struct MemoryCodebase {
+    decl: ToolDecl,
+    /// The workspace root, canonical: the scope of every answer.
+    scope: PathBuf,
+    stores: StorePool<CodebaseIndex>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    op: String,
+    #[allow(dead_code)] // admitted by the toolbox; the tool gets the real path
+    path: Option<String>,
+    depth: Option<u64>,
+    name: Option<String>,
+    query: Option<String>,
+    limit: Option<u64>,
+}
+
+impl MemoryCodebase {
+    /// The tool over `<seam_home>/memory/codebase.sqlite`, scoped to the policy's workspace root.
+    pub fn new(policy: &Policy) -> Self {
+        let env = policy.env();
+        Self::with_home(Some(MemoryHome::new(&env.seam_home)), &env.workspace_root)
+    }
+
+    pub fn with_home(home: Option<MemoryHome>, workspace_root: &Path) -> Self {
+        let scope =
+            std::fs::canonicalize(workspace_root).unwrap_or_else(|_| workspace_root.to_owned());
+        MemoryCodebase {
+            decl: ToolDecl {
+                name: "memory.codebase",
+                version: "1",
+                description: "Ask the index of the workspace's code. op=tree lists files and directories (path, depth); op=outline lists the functions, types and modules of one file (path); op=find_symbol finds where a name is defined (name); op=search finds files containing words (query). Paths are relative to the workspace.",
+                schema: json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["op"],
+                    "properties": {
+                        "op": {"type": "string", "enum": ["tree", "outline", "find_symbol", "search"],
+                               "description": "tree: files and directories; outline: symbols of one file; find_symbol: definitions of a name; search: full-text search"},
+                        "path": {"type": "string", "minLength": 1,
+                                 "description": "tree: the directory to list (default: the workspace root); outline: the file. Relative to the workspace. Looked up in the index, not read"},
+                        "depth": {"type": "integer", "minimum": 1,
+                                  "description": format!("tree: how many levels to show (default {TREE_DEFAULT_DEPTH}, at most {TREE_MAX_DEPTH})")},
+                        "name": {"type": "string", "minLength": 1,
+                                 "description": "find_symbol: a function, type or module name, or its start; Type::method or Class.method for a member. Case is ignored"},
+                        "query": {"type": "string", "minLength": 1,
+                                  "description": "search: words that must all appear in a file; word* matches a prefix"},
+                        "limit": {"type": "integer", "minimum": 1,
+                                  "description": format!(
+                                      "most results: tree {}/{}, outline {}/{}, find_symbol {}/{}, search {}/{} (default/maximum)",
+                                      TREE_LIMIT.default, TREE_LIMIT.max, OUTLINE_LIMIT.default, OUTLINE_LIMIT.max,
+                                      FIND_SYMBOL_LIMIT.default, FIND_SYMBOL_LIMIT.max, SEARCH_LIMIT.default, SEARCH_LIMIT.max)}
+                    },
+                    "allOf": [
+                        {"if": {"properties": {"op": {"const": "outline"}}}, "then": {"required": ["path"]}},
+                        {"if": {"properties": {"op": {"const": "find_symbol"}}}, "then": {"required": ["name"]}},
+                        {"if": {"properties": {"op": {"const": "search"}}}, "then": {"required": ["query"]}}
+                    ]
+                }),
+                capability: Capability::Memory,
+                reads: true,
+                paths: vec![PathParam {
+                    field: "path",
+                    access: Access::Source,
+                }],
+                taints: true,
+                egress: false,
+            },
+            scope,
+            stores: StorePool::new(home, |h: &MemoryHome| h.existing_codebase()),
+        }
+    }
+
+    /// A path of the index as the caller uses it: relative to the workspace root.
+    fn shown(&self, abs: &str) -> String {
+        match Path::new(abs).strip_prefix(&self.scope) {
+            Ok(rel) if rel.as_os_str().is_empty() => ".".to_owned(),
+            Ok(rel) => rel.to_string_lossy().into_owned(),
+            Err(_) => abs.to_owned(),
+        }
+    }
+
+    fn not_indexed(&self, op: &str) -> Value {
+        json!({
+            "op": op,
+            "indexed": false,
+            "note": format!(
+                "no indexed repository covers the workspace ({}); the operator can index one with `seam index PATH`",
+                self.scope.display()
+            ),
+        })
+    }
+}
+
+impl GovernedTool for MemoryCodebase {
+    fn decl(&self) -> &ToolDecl {
+        &self.decl
+    }
+
+    fn run(&self, mut call: ToolCall) -> Result<Value, ToolFailure> {
+        let p: Params = serde_json::from_value(call.params().clone())
+            .map_err(|e| ToolFailure::new(RefusalCode::InvalidParams, e.to_string()))?;
+        // The real place the path leads to, as admission found it; nothing was read.
+        let target: Option<(PathBuf, bool)> = match call.take_admitted("path") {
+            Some(Admitted::ReadFile(f)) => Some((f.real, false)),
+            Some(Admitted::Directory(d)) => Some((d.real, true)),
+            Some(Admitted::WritePath(_)) | None => None,
+        };
+        let op = p.op.as_str();
+        let answer = self.stores.with(|idx| {
+            if !idx.covers(&self.scope).map_err(failure)? {
+                return Ok(self.not_indexed(op));
+            }
+            let mut notes = Vec::new();
+            match op {
+                "tree" => self.tree(idx, &p, target, &mut notes),
+                "outline" => self.outline(idx, &p, target, &mut notes),
+                "find_symbol" => self.find_symbol(idx, &p, &mut notes),
+                "search" => self.search(idx, &p, &mut notes),
+                other => Err(ToolFailure::new(
+                    RefusalCode::InvalidParams,
+                    format!("memory.codebase has no op {other:?}"),
+                )),
+            }
+            .map(|out| with_notes(out, notes))
+        })?;
+        Ok(answer.unwrap_or_else(|| self.not_indexed(op)))
+    }
+}
+
+impl MemoryCodebase {
+    fn tree(
+        &self,
+        idx: &CodebaseIndex,
+        p: &Params,
+        target: Option<(PathBuf, bool)>,
+        notes: &mut Vec<String>,
+    ) -> Result<Value, ToolFailure> {
+        let dir = target.map(|t| t.0).unwrap_or_else(|| self.scope.clone());
+        let requested = p.depth.map(|d| usize::try_from(d).unwrap_or(usize::MAX));
+        let depth = requested.unwrap_or(TREE_DEFAULT_DEPTH);
+        if depth > TREE_MAX_DEPTH {
+            notes.push(format!(
+                "depth is at most {TREE_MAX_DEPTH}: used {TREE_MAX_DEPTH}"
+            ));
+        }
+        let lim = limit(p.limit, TREE_LIMIT, notes);
+        let tree = idx.tree(&dir, depth, lim).map_err(failure)?;
+        if tree.entries.is_empty() {
+            notes.push(format!(
+                "nothing is indexed at {} (it may be ignored, or new since the last `seam index`)",
+                self.shown(&tree.root)
+            ));
+        }
+        if tree.truncated {
+            notes.push(format!(
+                "{} of {} entries shown; {}",
+                tree.entries.len(),
+                tree.total_entries,
+                cut_note("entries", lim, TREE_LIMIT)
+            ));
+        }
+        let entries: Vec<Value> = tree
+            .entries
+            .into_iter()
+            .map(|mut e| {
+                e.path = self.shown(&e.path);
+                serde_json::to_value(e).unwrap_or(Value::Null)
+            })
+            .collect();
+        Ok(json!({
+            "op": "tree",
+            "path": self.shown(&tree.root),
+            "depth": tree.depth,
+            "entries": entries,
+            "truncated": tree.truncated,
+        }))
+    }
+
+    fn outline(
+        &self,
+        idx: &CodebaseIndex,
+        p: &Params,
+        target: Option<(PathBuf, bool)>,
+        notes: &mut Vec<String>,
+    ) -> Result<Value, ToolFailure> {
+        let Some((file, is_dir)) = target else {
+            return Err(ToolFailure::new(
+                RefusalCode::InvalidParams,
+                "outline needs a path: the file whose symbols to list",
+            ));
+        };
+        if is_dir {
+            return Err(ToolFailure::new(
+                RefusalCode::NotAFile,
+                format!(
+                    "{} is a directory; outline takes a file (op=tree lists a directory)",
+                    self.shown(&file.to_string_lossy())
+                ),
+            ));
+        }
+        let lim = limit(p.limit, OUTLINE_LIMIT, notes);
+        let shown = self.shown(&file.to_string_lossy());
+        let Some(outline) = idx.outline(&file, lim).map_err(failure)? else {
+            notes.push(format!(
+                "{shown} is not in the index (it may be ignored by .gitignore, or new since the last `seam index`)"
+            ));
+            return Ok(json!({"op": "outline", "path": shown, "indexed": false, "symbols": []}));
+        };
+        match outline.content.as_str() {
+            "binary" => notes.push("a binary file: no symbols".into()),
+            "too_large" => notes.push("too large to be parsed: no symbols".into()),
+            _ => {}
+        }
+        if outline.truncated {
+            notes.push(format!(
+                "{} of {} symbols shown; {}",
+                outline.symbols.len(),
+                outline.total_symbols,
+                cut_note("symbols", lim, OUTLINE_LIMIT)
+            ));
+        }
+        Ok(json!({
+            "op": "outline",
+            "path": shown,
+            "indexed": true,
+            "language": outline.language,
+            "lines": outline.lines,
+            "symbols": outline.symbols,
+            "truncated": outline.truncated,
+        }))
+    }
+
+    fn find_symbol(
+        &self,
+        idx: &CodebaseIndex,
+        p: &Params,
+        notes: &mut Vec<String>,
+    ) -> Result<Value, ToolFailure> {
+        let name = p.name.as_deref().unwrap_or_default();
+        let lim = limit(p.limit, FIND_SYMBOL_LIMIT, notes);
+        let found = idx.find_symbol(&self.scope, name, lim).map_err(failure)?;
+        if found.matches.is_empty() {
+            notes.push(format!(
+                "no definition named {name:?} or starting with it (op=search finds any text)"
+            ));
+        }
+        if found.truncated {
+            notes.push(cut_note("matches", lim, FIND_SYMBOL_LIMIT));
+        }
+        let matches: Vec<Value> = found
+            .matches
+            .into_iter()
+            .map(|mut m| {
+                m.path = self.shown(&m.path);
+                serde_json::to_value(m).unwrap_or(Value::Null)
+            })
+            .collect();
+        Ok(json!({
+            "op": "find_symbol",
+            "name": name,
+            "matches": matches,
+            "truncated": found.truncated,
+        }))
+    }
+
+    fn search(
+        &self,
+        idx: &CodebaseIndex,
+        p: &Params,
+        notes: &mut Vec<String>,
+    ) -> Result<Value, ToolFailure> {
+        let query = p.query.as_deref().unwrap_or_default();
+        let lim = limit(p.limit, SEARCH_LIMIT, notes);
+        let found = idx.search(&self.scope, query, lim).map_err(failure)?;
+        if found.truncated {
+            notes.push(cut_note("files", lim, SEARCH_LIMIT));
+        }
+        let hits: Vec<Value> = found
+            .hits
+            .into_iter()
+            .map(|mut h| {
+                h.path = self.shown(&h.path);
+                serde_json::to_value(h).unwrap_or(Value::Null)
+            })
+            .collect();
+        Ok(json!({
+            "op": "search",
+            "query": query,
+            "hits": hits,
+            "truncated": found.truncated,
+        }))
+    }
+}

@@ -1,0 +1,144 @@
+//! `memory.operator`: the operator's own notes (`seam note add`), found by words or by id.
+//!
+//! The notes are the owner's words, so an answer taints the turn.
+
+use seam_memory::{MemoryHome, NOTES_LIST_LIMIT, NOTES_SEARCH_LIMIT, OperatorNotes};
+use seam_policy::{Capability, Policy};
+use seam_protocol::RefusalCode;
+use serde::Deserialize;
+use serde_json::{Value, json};
+
+use super::memory_store::{StorePool, cut_note, failure, limit, with_notes};
+use crate::toolbox::{GovernedTool, ToolCall, ToolDecl, ToolFailure};
+
+#[derive(Debug)]
+pub struct MemoryOperator {
+    decl: ToolDecl,
+    stores: StorePool<OperatorNotes>,
+}
+
+#[derive(Debug, Deserialize)]
+#[serde(deny_unknown_fields)]
+struct Params {
+    op: String,
+    query: Option<String>,
+    id: Option<i64>,
+    limit: Option<u64>,
+}
+
+impl MemoryOperator {
+    pub fn new(policy: &Policy) -> Self {
+        Self::with_home(Some(MemoryHome::new(&policy.env().seam_home)))
+    }
+
+    pub fn with_home(home: Option<MemoryHome>) -> Self {
+        MemoryOperator {
+            decl: ToolDecl {
+                name: "memory.operator",
+                version: "1",
+                description: "Read the operator's notes. op=search finds notes by words (query); op=get gives one whole note (id); op=list gives the newest notes.",
+                schema: json!({
+                    "type": "object",
+                    "additionalProperties": false,
+                    "required": ["op"],
+                    "properties": {
+                        "op": {"type": "string", "enum": ["search", "get", "list"],
+                               "description": "search: notes matching words; get: one note by id; list: the newest notes"},
+                        "query": {"type": "string", "minLength": 1, "description": "search: words that must all appear; word* matches a prefix"},
+                        "id": {"type": "integer", "minimum": 1, "description": "get: the note's id"},
+                        "limit": {"type": "integer", "minimum": 1,
+                                  "description": format!("most notes: search {}/{}, list {}/{} (default/maximum)",
+                                      NOTES_SEARCH_LIMIT.default, NOTES_SEARCH_LIMIT.max,
+                                      NOTES_LIST_LIMIT.default, NOTES_LIST_LIMIT.max)}
+                    },
+                    "allOf": [
+                        {"if": {"properties": {"op": {"const": "search"}}}, "then": {"required": ["query"]}},
+                        {"if": {"properties": {"op": {"const": "get"}}}, "then": {"required": ["id"]}}
+                    ]
+                }),
+                capability: Capability::Memory,
+                reads: true,
+                paths: vec![],
+                taints: true,
+                egress: false,
+            },
+            stores: StorePool::new(home, |h: &MemoryHome| h.existing_notes()),
+        }
+    }
+}
+
+impl GovernedTool for MemoryOperator {
+    fn decl(&self) -> &ToolDecl {
+        &self.decl
+    }
+
+    fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
+        let p: Params = serde_json::from_value(call.params().clone())
+            .map_err(|e| ToolFailure::new(RefusalCode::InvalidParams, e.to_string()))?;
+        let op = p.op.as_str();
+        let id = p.id.unwrap_or_default();
+        let no_note = |total: Option<u64>| {
+            ToolFailure::new(
+                RefusalCode::NotFound,
+                match total {
+                    Some(n) if n > 0 => format!("no note has id {id} ({n} notes are kept)"),
+                    _ => format!("no note has id {id}: the operator has written no note"),
+                },
+            )
+        };
+        let answer = self.stores.with(|notes_store| {
+            let mut notes = Vec::new();
+            let out = match op {
+                "search" => {
+                    let query = p.query.as_deref().unwrap_or_default();
+                    let lim = limit(p.limit, NOTES_SEARCH_LIMIT, &mut notes);
+                    let h = notes_store.search(query, lim).map_err(failure)?;
+                    if h.truncated {
+                        notes.push(cut_note("notes", lim, NOTES_SEARCH_LIMIT));
+                    }
+                    if h.hits.iter().any(|n| n.text_cut) {
+                        notes.push("long notes are cut; op=get gives the whole note".into());
+                    }
+                    json!({"op": op, "query": query, "notes": h.hits, "truncated": h.truncated})
+                }
+                "get" => {
+                    let Some(note) = notes_store.get(id).map_err(failure)? else {
+                        let total = notes_store.list(1).map_err(failure)?.total;
+                        return Err(no_note(Some(total)));
+                    };
+                    json!({"op": op, "note": note})
+                }
+                "list" => {
+                    let lim = limit(p.limit, NOTES_LIST_LIMIT, &mut notes);
+                    let l = notes_store.list(lim).map_err(failure)?;
+                    if l.truncated {
+                        notes.push(format!(
+                            "the newest {} of {} notes are shown; {}",
+                            l.notes.len(),
+                            l.total,
+                            cut_note("notes", lim, NOTES_LIST_LIMIT)
+                        ));
+                    }
+                    json!({"op": op, "notes": l.notes, "total": l.total, "truncated": l.truncated})
+                }
+                other => {
+                    return Err(ToolFailure::new(
+                        RefusalCode::InvalidParams,
+                        format!("memory.operator has no op {other:?}"),
+                    ));
+                }
+            };
+            Ok(with_notes(out, notes))
+        })?;
+        match answer {
+            Some(a) => Ok(a),
+            None if op == "get" => Err(no_note(None)),
+            None => Ok(json!({
+                "op": op,
+                "notes": [],
+                "truncated": false,
+                "note": "the operator has written no note (`seam note add TEXT`)",
+            })),
+        }
+    }
+}

@@ -1,0 +1,106 @@
+//! What the three `memory.*` tools share: a small pool of open stores, the mapping of a
+//! store's errors to refusals, and the notes that say a result was cut.
+
+use std::sync::Mutex;
+
+use seam_memory::{Limit, MemoryError, MemoryHome};
+use seam_protocol::RefusalCode;
+
+use crate::toolbox::ToolFailure;
+
+/// Open stores kept between calls (each call takes one; concurrent calls open more).
+const IDLE_STORES: usize = 4;
+
+/// Opens a store only if it exists: a read never creates one.
+pub(super) type OpenExisting<S> = fn(&MemoryHome) -> Result<Option<S>, MemoryError>;
+
+/// A pool of one kind of store in `<seam_home>/memory/`.
+#[derive(Debug)]
+pub(super) struct StorePool<S> {
+    home: Option<MemoryHome>,
+    open: OpenExisting<S>,
+    idle: Mutex<Vec<S>>,
+}
+
+impl<S> StorePool<S> {
+    pub fn new(home: Option<MemoryHome>, open: OpenExisting<S>) -> Self {
+        StorePool {
+            home,
+            open,
+            idle: Mutex::new(Vec::new()),
+        }
+    }
+
+    /// Runs `f` on an open store; `Ok(None)` when the store was never made (nothing to read).
+    pub fn with<R>(
+        &self,
+        f: impl FnOnce(&S) -> Result<R, ToolFailure>,
+    ) -> Result<Option<R>, ToolFailure> {
+        let Some(home) = &self.home else {
+            return Err(ToolFailure::new(
+                RefusalCode::ToolFailed,
+                "this gate has no memory directory (seam's home is not set)",
+            ));
+        };
+        let pooled = self.idle.lock().unwrap_or_else(|e| e.into_inner()).pop();
+        let store = match pooled {
+            Some(s) => s,
+            None => match (self.open)(home).map_err(failure)? {
+                Some(s) => s,
+                None => return Ok(None),
+            },
+        };
+        let out = f(&store);
+        let mut idle = self.idle.lock().unwrap_or_else(|e| e.into_inner());
+        if idle.len() < IDLE_STORES {
+            idle.push(store);
+        }
+        out.map(Some)
+    }
+}
+
+/// A store's error as the tool's refusal: a query with nothing to search for is the caller's
+/// mistake; the rest is the tool failing.
+pub(super) fn failure(e: MemoryError) -> ToolFailure {
+    let code = match e {
+        MemoryError::EmptyQuery => RefusalCode::InvalidParams,
+        _ => RefusalCode::ToolFailed,
+    };
+    ToolFailure::new(code, e.to_string())
+}
+
+/// The limit in force and, when the caller asked for more than the maximum, a note saying so.
+pub(super) fn limit(requested: Option<u64>, bound: Limit, notes: &mut Vec<String>) -> usize {
+    let requested = requested.map(|r| usize::try_from(r).unwrap_or(usize::MAX));
+    if bound.clamped(requested) {
+        notes.push(format!(
+            "limit is at most {}: used {}",
+            bound.max, bound.max
+        ));
+    }
+    bound.effective(requested)
+}
+
+/// The note for a result cut at `limit`.
+pub(super) fn cut_note(what: &str, limit: usize, bound: Limit) -> String {
+    if limit < bound.max {
+        format!(
+            "only the first {limit} {what} are shown; ask with a higher limit (at most {}) or a narrower request for more",
+            bound.max
+        )
+    } else {
+        format!(
+            "only the first {limit} {what} are shown (the most one call gives); narrow the request for more"
+        )
+    }
+}
+
+/// Puts `notes`, if any, into `out` as one `note` string.
+pub(super) fn with_notes(mut out: serde_json::Value, notes: Vec<String>) -> serde_json::Value {
+    if !notes.is_empty()
+        && let Some(map) = out.as_object_mut()
+    {
+        map.insert("note".into(), notes.join("; ").into());
+    }
+    out
+}

@@ -1,0 +1,468 @@
+//! memory.codebase, memory.build and memory.operator through `Toolbox::call`, on stores made
+//! in a temp dir: schema refusals, envelopes, scope, admission of `path`, taint, bounds.
+
+use std::path::{Path, PathBuf};
+use std::sync::Arc;
+use std::time::Duration;
+
+use seam_gate::{CallRequest, NoLedger, Toolbox, ToolboxConfig};
+use seam_memory::{IndexOptions, MemoryHome, NewBuildRecord, RunKind};
+use seam_policy::{Policy, PolicyEnv};
+use seam_protocol::{Answer, Envelope, Refusal, RefusalCode};
+use seam_scrub::Scrubber;
+use serde_json::{Value, json};
+
+const TOKEN: &str = "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";
+
+struct Setup {
+    _dir: tempfile::TempDir,
+    root: PathBuf,
+    workspace: PathBuf,
+    memory: MemoryHome,
+    toolbox: Toolbox,
+}
+
+fn write(p: &Path, content: &str) {
+    std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+    std::fs::write(p, content).unwrap();
+}
+
+fn setup(index: bool) -> Setup {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let workspace = root.join("home/project");
+    let other = root.join("home/other");
+    write(&workspace.join(".gitignore"), "secret.txt\n");
+    write(&workspace.join("secret.txt"), "ignoredmarker\n");
+    write(
+        &workspace.join("src/lib.rs"),
+        "pub struct Config;\n\nimpl Config {\n    pub fn parse_config() {}\n}\n",
+    );
+    write(&workspace.join("src/deep/a/b/c.rs"), "fn deep_fn() {}\n");
+    write(
+        &workspace.join("app/main.py"),
+        &format!("def main():\n    token = \"{TOKEN}\"\n    return 'frobnicate'\n"),
+    );
+    for i in 0..5 {
+        write(
+            &workspace.join(format!("many/f{i}.rs")),
+            &format!("fn config_{i}() {{}} // frobnicate\n"),
+        );
+    }
+    write(
+        &other.join("lib.rs"),
+        "pub struct Config;\npub fn only_elsewhere() {}\n",
+    );
+    let seam_home = root.join("seam");
+    let memory = MemoryHome::new(&seam_home);
+    if index {
+        let mut idx = memory.codebase().unwrap();
+        for repo in [&workspace, &other] {
+            idx.index(repo, &IndexOptions::default(), &mut |_| {})
+                .unwrap();
+        }
+    }
+    let env = PolicyEnv {
+        owner_home: root.join("home"),
+        seam_home,
+        workspace_root: workspace.clone(),
+    };
+    let toolbox = Toolbox::new(
+        Arc::new(Policy::builtin(env)),
+        Arc::new(Scrubber::new()),
+        Arc::new(NoLedger),
+        &ToolboxConfig::default(),
+    )
+    .unwrap();
+    Setup {
+        _dir: dir,
+        root,
+        workspace,
+        memory,
+        toolbox,
+    }
+}
+
+fn call(s: &Setup, tool: &str, params: Value) -> Answer {
+    s.toolbox
+        .call(CallRequest {
+            tool: tool.into(),
+            params,
+            turn: None,
+        })
+        .unwrap()
+}
+
+fn envelope(s: &Setup, tool: &str, params: Value) -> Envelope {
+    match call(s, tool, params.clone()) {
+        Answer::Envelope(e) => e,
+        Answer::Refusal(r) => panic!("{tool} {params} refused: {r:?}"),
+    }
+}
+
+fn refusal(s: &Setup, tool: &str, params: Value) -> Refusal {
+    match call(s, tool, params.clone()) {
+        Answer::Refusal(r) => r,
+        Answer::Envelope(e) => panic!("{tool} {params} answered: {e:?}"),
+    }
+}
+
+#[test]
+fn bad_params_are_refused_by_the_schema() {
+    let s = setup(true);
+    for (tool, params) in [
+        ("memory.codebase", json!({"op": "delete"})),
+        ("memory.codebase", json!({"op": "outline"})),
+        ("memory.codebase", json!({"op": "find_symbol"})),
+        (
+            "memory.codebase",
+            json!({"op": "search", "query": "x", "extra": 1}),
+        ),
+        ("memory.codebase", json!({"op": "tree", "depth": 0})),
+        ("memory.build", json!({"op": "get"})),
+        ("memory.build", json!({"op": "drop_table"})),
+        ("memory.operator", json!({"op": "search"})),
+        ("memory.operator", json!({"op": "add", "text": "x"})),
+        ("memory.operator", json!({})),
+    ] {
+        let r = refusal(&s, tool, params.clone());
+        assert_eq!(
+            r.refused.code,
+            RefusalCode::InvalidParams,
+            "{tool} {params}"
+        );
+    }
+    let r = refusal(&s, "memory.codebase", json!({"op": "outline"}));
+    assert!(
+        r.refused.message.contains("\"path\""),
+        "{}",
+        r.refused.message
+    );
+}
+
+#[test]
+fn find_symbol_answers_in_workspace_paths_and_taints_the_turn() {
+    let s = setup(true);
+    let answer = s
+        .toolbox
+        .call(CallRequest {
+            tool: "memory.codebase".into(),
+            params: json!({"op": "find_symbol", "name": "Config"}),
+            turn: Some("turn-1".into()),
+        })
+        .unwrap();
+    let Answer::Envelope(e) = answer else {
+        panic!("{answer:?}")
+    };
+    assert!(e.tainted);
+    assert!(s.toolbox.is_tainted("turn-1"));
+    assert_eq!(e.tool, "memory.codebase");
+    let matches = e.output["matches"].as_array().unwrap();
+    // the struct and the impl in the workspace; not the Config of the other repository;
+    // then the names that start with it (config_0…, case ignored)
+    let exact: Vec<_> = matches.iter().filter(|m| m["exact"] == true).collect();
+    assert_eq!(exact.len(), 2, "{matches:?}");
+    assert!(exact.iter().all(|m| m["path"] == "src/lib.rs"));
+    assert!(matches[..2].iter().all(|m| m["exact"] == true));
+    assert_eq!(matches.len(), 7);
+    assert!(
+        matches
+            .iter()
+            .all(|m| !m["path"].as_str().unwrap().contains("other"))
+    );
+    assert_eq!(matches[0]["line"], 1);
+    assert_eq!(e.output["truncated"], false);
+    let none = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "find_symbol", "name": "only_elsewhere"}),
+    );
+    assert!(none.output["matches"].as_array().unwrap().is_empty());
+    assert!(
+        none.output["note"]
+            .as_str()
+            .unwrap()
+            .contains("no definition")
+    );
+}
+
+#[test]
+fn results_are_bounded_and_say_so() {
+    let s = setup(true);
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "find_symbol", "name": "config_", "limit": 2}),
+    );
+    assert_eq!(e.output["matches"].as_array().unwrap().len(), 2);
+    assert_eq!(e.output["truncated"], true);
+    assert!(
+        e.output["note"]
+            .as_str()
+            .unwrap()
+            .contains("only the first 2 matches")
+    );
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "search", "query": "frobnicate", "limit": 1}),
+    );
+    assert_eq!(e.output["hits"].as_array().unwrap().len(), 1);
+    assert_eq!(e.output["truncated"], true);
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "tree", "depth": 99, "limit": 100000}),
+    );
+    let note = e.output["note"].as_str().unwrap();
+    assert!(
+        note.contains("depth is at most 8") && note.contains("limit is at most 1000"),
+        "{note}"
+    );
+}
+
+#[test]
+fn outline_and_tree_take_admitted_paths() {
+    let s = setup(true);
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "path": "src/lib.rs"}),
+    );
+    let names: Vec<_> = e.output["symbols"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|s| {
+            (
+                s["name"].as_str().unwrap(),
+                s["kind"].as_str().unwrap(),
+                s["line"].as_u64().unwrap(),
+            )
+        })
+        .collect();
+    assert_eq!(
+        names,
+        [
+            ("Config", "struct", 1),
+            ("Config", "impl", 3),
+            ("parse_config", "method", 4)
+        ]
+    );
+    assert_eq!(e.output["path"], "src/lib.rs");
+    assert!(e.tainted);
+
+    // a directory is not a file for outline, but is what tree lists
+    let r = refusal(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "path": "src"}),
+    );
+    assert_eq!(r.refused.code, RefusalCode::NotAFile);
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "tree", "path": "src", "depth": 1}),
+    );
+    let entries: Vec<_> = e.output["entries"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|e| (e["path"].as_str().unwrap(), e["kind"].as_str().unwrap()))
+        .collect();
+    assert_eq!(entries, [("src/deep", "dir"), ("src/lib.rs", "file")]);
+    let e = envelope(&s, "memory.codebase", json!({"op": "tree"}));
+    assert_eq!(e.output["path"], ".");
+    assert_eq!(e.output["depth"], 2);
+
+    // outside the workspace: admission refuses, though the index has it
+    let r = refusal(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "path": s.root.join("home/other/lib.rs").to_str().unwrap()}),
+    );
+    assert_eq!(r.refused.code, RefusalCode::NotAllowed, "{r:?}");
+    let r = refusal(
+        &s,
+        "memory.codebase",
+        json!({"op": "tree", "path": "../other"}),
+    );
+    assert_eq!(r.refused.code, RefusalCode::NotAllowed, "{r:?}");
+    // a file git ignores exists, is admitted, and is not in the index
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "path": "secret.txt"}),
+    );
+    assert_eq!(e.output["indexed"], false);
+    // a missing file
+    let r = refusal(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "path": "src/nope.rs"}),
+    );
+    assert_eq!(r.refused.code, RefusalCode::NotFound);
+}
+
+#[test]
+fn search_gives_lines_and_the_scrubber_still_runs() {
+    let s = setup(true);
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "search", "query": "token"}),
+    );
+    let hits = e.output["hits"].as_array().unwrap();
+    assert_eq!(hits.len(), 1);
+    assert_eq!(hits[0]["path"], "app/main.py");
+    assert_eq!(hits[0]["lines"][0]["line"], 2);
+    let text = serde_json::to_string(&e.output).unwrap();
+    assert!(!text.contains(TOKEN), "{text}");
+    assert!(!e.scrubbed.is_empty());
+    let r = refusal(
+        &s,
+        "memory.codebase",
+        json!({"op": "search", "query": "()"}),
+    );
+    assert_eq!(r.refused.code, RefusalCode::InvalidParams);
+}
+
+#[test]
+fn nothing_indexed_is_said_and_nothing_is_created() {
+    let s = setup(false);
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "find_symbol", "name": "Config"}),
+    );
+    assert_eq!(e.output["indexed"], false);
+    assert!(e.output["note"].as_str().unwrap().contains("seam index"));
+    let e = envelope(&s, "memory.operator", json!({"op": "search", "query": "x"}));
+    assert!(e.output["notes"].as_array().unwrap().is_empty());
+    let e = envelope(&s, "memory.build", json!({"op": "all_summaries"}));
+    assert!(e.output["runs"].as_array().unwrap().is_empty());
+    let r = refusal(&s, "memory.build", json!({"op": "get", "id": 1}));
+    assert_eq!(r.refused.code, RefusalCode::NotFound);
+    assert!(
+        !s.memory.dir().exists(),
+        "a read created the memory directory"
+    );
+    let _ = &s.workspace;
+}
+
+#[test]
+fn memory_build_summaries_search_get() {
+    let s = setup(false);
+    let mut builds = s.memory.builds().unwrap();
+    for (i, summary) in ["ok", "E0425 cannot find value", "ok"].iter().enumerate() {
+        builds
+            .record(
+                &Scrubber::new(),
+                &NewBuildRecord {
+                    kind: RunKind::Build,
+                    command: "cargo build",
+                    exit_status: Some(if i == 1 { 101 } else { 0 }),
+                    duration: Duration::from_millis(10),
+                    summary,
+                    log: &format!("log of run {i} GITHUB_TOKEN={TOKEN}\n"),
+                },
+            )
+            .unwrap();
+    }
+    let e = envelope(
+        &s,
+        "memory.build",
+        json!({"op": "all_summaries", "limit": 2}),
+    );
+    let ids: Vec<_> = e.output["runs"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|r| r["id"].as_i64().unwrap())
+        .collect();
+    assert_eq!(ids, [3, 2]);
+    assert_eq!(e.output["truncated"], true);
+    assert_eq!(e.output["total"], 3);
+    assert!(e.tainted);
+    let e = envelope(
+        &s,
+        "memory.build",
+        json!({"op": "search", "query": "E0425"}),
+    );
+    assert_eq!(e.output["hits"][0]["id"], 2);
+    assert_eq!(e.output["hits"][0]["exit_status"], 101);
+    let e = envelope(&s, "memory.build", json!({"op": "get", "id": 2}));
+    let log = e.output["run"]["log_excerpt"].as_str().unwrap();
+    assert!(
+        log.starts_with("log of run 1") && !log.contains(TOKEN),
+        "{log}"
+    );
+    let r = refusal(&s, "memory.build", json!({"op": "get", "id": 9}));
+    assert_eq!(r.refused.code, RefusalCode::NotFound);
+    assert!(r.refused.message.contains("up to 3"));
+}
+
+#[test]
+fn memory_operator_search_get_list() {
+    let s = setup(false);
+    let mut notes = s.memory.notes().unwrap();
+    notes.add("Deploys happen on Fridays.").unwrap();
+    notes.add("The test database is called scratch.").unwrap();
+    let e = envelope(
+        &s,
+        "memory.operator",
+        json!({"op": "search", "query": "database"}),
+    );
+    assert_eq!(e.output["notes"][0]["id"], 2);
+    assert!(e.tainted);
+    let e = envelope(&s, "memory.operator", json!({"op": "get", "id": 1}));
+    assert_eq!(e.output["note"]["text"], "Deploys happen on Fridays.");
+    let e = envelope(&s, "memory.operator", json!({"op": "list", "limit": 1}));
+    assert_eq!(e.output["notes"][0]["id"], 2);
+    assert_eq!(e.output["truncated"], true);
+    let r = refusal(&s, "memory.operator", json!({"op": "get", "id": 5}));
+    assert_eq!(r.refused.code, RefusalCode::NotFound);
+    assert!(r.refused.message.contains("2 notes"));
+}
+
+#[test]
+fn the_memory_capability_denied_refuses_all_three() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    std::fs::create_dir_all(root.join("home/project")).unwrap();
+    let env = PolicyEnv {
+        owner_home: root.join("home"),
+        seam_home: root.join("seam"),
+        workspace_root: root.join("home/project"),
+    };
+    let policy = Policy::from_toml_str(
+        "[capabilities]\nmemory = \"deny\"\n",
+        &root.join("policy.toml"),
+        env,
+    )
+    .unwrap();
+    let tb = Toolbox::new(
+        Arc::new(policy),
+        Arc::new(Scrubber::new()),
+        Arc::new(NoLedger),
+        &ToolboxConfig::default(),
+    )
+    .unwrap();
+    for (tool, params) in [
+        ("memory.codebase", json!({"op": "tree"})),
+        ("memory.build", json!({"op": "all_summaries"})),
+        ("memory.operator", json!({"op": "list"})),
+    ] {
+        let a = tb
+            .call(CallRequest {
+                tool: tool.into(),
+                params,
+                turn: None,
+            })
+            .unwrap();
+        assert!(
+            matches!(&a, Answer::Refusal(r) if r.refused.code == RefusalCode::CapabilityDenied),
+            "{tool}: {a:?}"
+        );
+    }
+}
