@@ -45,8 +45,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
-    /// Run one governed tool in-process through Toolbox::call and print the
-    /// envelope or the refusal as JSON. Exit 0 admitted, 2 invalid call, 3 refused.
+    /// Run one governed tool in-process through Toolbox::call (or, with --gate,
+    /// through the running gate) and print the envelope or the refusal as JSON.
+    /// Exit 0 admitted, 2 invalid call, 3 refused.
     Invoke {
         /// The tool's name, e.g. files.read.
         tool: String,
@@ -55,6 +56,38 @@ pub enum Command {
         /// The turn this call belongs to (taint is remembered per turn).
         #[arg(long)]
         turn: Option<String>,
+        /// Most bytes of text files.read returns in one call.
+        #[arg(long, env = "SEAM_READ_LIMIT", value_name = "BYTES", default_value_t = 1024 * 1024)]
+        read_limit: u64,
+        /// Send the call through the running gate (`seam gate`) over its unix
+        /// socket in seam's home, instead of in-process. A --turn must then be
+        /// one the gate opened; without one the call is a turn of its own.
+        #[arg(long)]
+        gate: bool,
+        /// Send the call through the gate at http://127.0.0.1:PORT, with the
+        /// bearer token from seam's home (implies --gate).
+        #[arg(long, value_name = "URL")]
+        gate_url: Option<String>,
+    },
+    /// Serve the governed tools as a local service: HTTP /v1 on an owner-only
+    /// unix socket in seam's home (and, with --listen, on a loopback TCP
+    /// address that requires the bearer token in keys/gate.token). Stops
+    /// gracefully on SIGTERM or SIGINT.
+    Gate {
+        /// Also listen on this TCP address, e.g. 127.0.0.1:8750 (port 0 picks
+        /// one). Loopback only, unless --allow-non-loopback.
+        #[arg(long, value_name = "ADDR")]
+        listen: Option<std::net::SocketAddr>,
+        /// Allow --listen on an address other machines can reach. Anyone who
+        /// can reach it and holds the token can use the owner's tools.
+        #[arg(long)]
+        allow_non_loopback: bool,
+        /// Seconds an invoke waits for its call before answering 504.
+        #[arg(long, value_name = "SECS", default_value_t = 30)]
+        call_timeout: u64,
+        /// Largest request body in bytes (413 beyond).
+        #[arg(long, value_name = "BYTES", default_value_t = 1024 * 1024)]
+        max_body: usize,
         /// Most bytes of text files.read returns in one call.
         #[arg(long, env = "SEAM_READ_LIMIT", value_name = "BYTES", default_value_t = 1024 * 1024)]
         read_limit: u64,

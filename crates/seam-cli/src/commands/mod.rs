@@ -1,6 +1,7 @@
 //! One module per subcommand. Each returns its exit code; errors become exit
 //! 1 or 2 in `exit::report`.
 
+mod gate;
 mod index;
 mod invoke;
 mod ledger;
@@ -29,9 +30,34 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
             params,
             turn,
             read_limit,
+            gate,
+            gate_url,
         } => {
             let ctx = Context::load(&cli.global)?;
-            invoke::run(&ctx, &tool, &params, turn, read_limit)
+            if gate || gate_url.is_some() {
+                gate::invoke(&ctx, &tool, &params, turn, gate_url.as_deref())
+            } else {
+                invoke::run(&ctx, &tool, &params, turn, read_limit)
+            }
+        }
+        Command::Gate {
+            listen,
+            allow_non_loopback,
+            call_timeout,
+            max_body,
+            read_limit,
+        } => {
+            let ctx = Context::load(&cli.global)?;
+            gate::serve(
+                &ctx,
+                gate::GateArgs {
+                    listen,
+                    allow_non_loopback,
+                    call_timeout_secs: call_timeout,
+                    max_body_bytes: max_body,
+                    read_limit,
+                },
+            )
         }
         Command::InvokeLoop {
             tool,

@@ -396,13 +396,29 @@ impl BoundGate {
     }
 }
 
-/// Resolves on the first SIGTERM or SIGINT, naming it.
-pub async fn shutdown_signal() -> Result<&'static str, std::io::Error> {
-    use tokio::signal::unix::{SignalKind, signal};
-    let mut term = signal(SignalKind::terminate())?;
-    let mut int = signal(SignalKind::interrupt())?;
-    Ok(tokio::select! {
-        _ = term.recv() => "SIGTERM",
-        _ = int.recv() => "SIGINT",
-    })
+/// SIGTERM and SIGINT, caught from [`ShutdownSignals::register`] on (so
+/// neither kills the process from then on).
+#[derive(Debug)]
+pub struct ShutdownSignals {
+    term: tokio::signal::unix::Signal,
+    int: tokio::signal::unix::Signal,
+}
+
+impl ShutdownSignals {
+    /// Catches both signals now. Needs a tokio runtime.
+    pub fn register() -> Result<ShutdownSignals, std::io::Error> {
+        use tokio::signal::unix::{SignalKind, signal};
+        Ok(ShutdownSignals {
+            term: signal(SignalKind::terminate())?,
+            int: signal(SignalKind::interrupt())?,
+        })
+    }
+
+    /// Resolves on the next SIGTERM or SIGINT, naming it.
+    pub async fn next(&mut self) -> &'static str {
+        tokio::select! {
+            _ = self.term.recv() => "SIGTERM",
+            _ = self.int.recv() => "SIGINT",
+        }
+    }
 }

@@ -1,0 +1,372 @@
+//! A client of the gate's HTTP `/v1`, over its unix socket or a loopback TCP
+//! address with the bearer token.
+//!
+//! Self-contained on purpose: it depends on `seam-protocol` (the wire types),
+//! hyper, tokio and serde_json, never on `seam-gate`, so the agent process can
+//! take it as it is (the agent must reach governed tools only over HTTP). One
+//! [`GateClient`] holds one HTTP/1.1 connection and reuses it; it reconnects
+//! when the gate closed it while idle. It does not print.
+
+use std::path::{Path, PathBuf};
+
+use http_body_util::{BodyExt, Full};
+use hyper::body::Bytes;
+use hyper::client::conn::http1::SendRequest;
+use hyper_util::rt::TokioIo;
+use seam_protocol::{Answer, ToolSpec};
+use serde_json::{Value, json};
+
+/// The gate's socket below seam's home (as the gate names it).
+pub const SOCKET_FILE: &str = "gate.sock";
+/// The bearer token below seam's home (as the gate writes it).
+pub const TOKEN_FILE: &str = "keys/gate.token";
+
+/// Where the gate listens.
+#[derive(Clone)]
+pub enum GateEndpoint {
+    /// The unix socket (no token: the socket is owner-only).
+    Unix(PathBuf),
+    /// A TCP address `host:port`, with the bearer token.
+    Tcp { authority: String, token: String },
+}
+
+impl std::fmt::Debug for GateEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{self}")
+    }
+}
+
+impl std::fmt::Display for GateEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            GateEndpoint::Unix(p) => write!(f, "{}", p.display()),
+            GateEndpoint::Tcp { authority, .. } => write!(f, "http://{authority}"),
+        }
+    }
+}
+
+impl GateEndpoint {
+    /// The gate's unix socket in `seam_home`.
+    pub fn unix_in(seam_home: &Path) -> GateEndpoint {
+        GateEndpoint::Unix(seam_home.join(SOCKET_FILE))
+    }
+
+    /// `http://HOST:PORT` (a trailing `/` is allowed, nothing else), with the
+    /// token read from `seam_home`.
+    pub fn from_url(url: &str, seam_home: &Path) -> Result<GateEndpoint, GateClientError> {
+        let bad = |reason: &str| GateClientError::BadUrl {
+            url: url.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let rest = url.strip_prefix("http://").ok_or_else(|| {
+            bad("it must start with http:// (the gate speaks plain HTTP on loopback)")
+        })?;
+        let authority = rest.strip_suffix('/').unwrap_or(rest);
+        if authority.is_empty() || authority.contains(['/', '?', '#', '@', ' ']) {
+            return Err(bad("give only http://HOST:PORT"));
+        }
+        let has_port = authority
+            .rsplit_once(':')
+            .is_some_and(|(_, p)| !p.is_empty() && p.bytes().all(|b| b.is_ascii_digit()));
+        if !has_port {
+            return Err(bad("it needs a port: http://127.0.0.1:PORT"));
+        }
+        Ok(GateEndpoint::Tcp {
+            authority: authority.to_owned(),
+            token: read_token(seam_home)?,
+        })
+    }
+}
+
+/// Reads the gate's bearer token from `seam_home`.
+pub fn read_token(seam_home: &Path) -> Result<String, GateClientError> {
+    let path = seam_home.join(TOKEN_FILE);
+    let text = std::fs::read_to_string(&path).map_err(|e| GateClientError::Token {
+        path: path.clone(),
+        reason: e.to_string(),
+    })?;
+    let token = text.trim();
+    if token.is_empty() || !token.bytes().all(|b| b.is_ascii_hexdigit()) {
+        return Err(GateClientError::Token {
+            path,
+            reason: "it does not hold a token (hex digits)".into(),
+        });
+    }
+    Ok(token.to_owned())
+}
+
+#[derive(Debug, thiserror::Error)]
+pub enum GateClientError {
+    #[error("no gate is listening on {endpoint} ({source}); start one with `seam gate`")]
+    NotRunning {
+        endpoint: String,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the gate URL {url:?} is not usable: {reason}")]
+    BadUrl { url: String, reason: String },
+    #[error("cannot read the gate's token {path}: {reason}")]
+    Token { path: PathBuf, reason: String },
+    #[error("talking to the gate at {endpoint}: {source}")]
+    Http {
+        endpoint: String,
+        #[source]
+        source: hyper::Error,
+    },
+    #[error("the gate at {endpoint} answered {status}: {message}")]
+    Status {
+        endpoint: String,
+        status: u16,
+        message: String,
+    },
+}
+
+/// The answer to one invoke, with what the gate said about its turn.
+#[derive(Debug, Clone)]
+pub struct Invoked {
+    /// The HTTP status (200 envelope; 400/403/404/422/504 refusal).
+    pub status: u16,
+    pub answer: Answer,
+    /// The turn the call ran in.
+    pub turn: Option<String>,
+    /// Whether the gate has recorded that turn as tainted.
+    pub turn_tainted: bool,
+}
+
+struct Reply {
+    status: u16,
+    headers: hyper::HeaderMap,
+    body: Bytes,
+}
+
+/// A client of one gate. Not `Sync`: one per task; open several for
+/// concurrency (each has its own connection).
+pub struct GateClient {
+    endpoint: GateEndpoint,
+    conn: Option<SendRequest<Full<Bytes>>>,
+}
+
+impl std::fmt::Debug for GateClient {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("GateClient")
+            .field("endpoint", &self.endpoint)
+            .finish_non_exhaustive()
+    }
+}
+
+impl GateClient {
+    pub fn new(endpoint: GateEndpoint) -> GateClient {
+        GateClient {
+            endpoint,
+            conn: None,
+        }
+    }
+
+    pub fn endpoint(&self) -> &GateEndpoint {
+        &self.endpoint
+    }
+
+    /// `GET /v1/health`.
+    pub async fn health(&mut self) -> Result<Value, GateClientError> {
+        let r = self.request("GET", "/v1/health", Bytes::new()).await?;
+        self.expect_json(r, 200)
+    }
+
+    /// `GET /v1/tools`.
+    pub async fn tools(&mut self) -> Result<Vec<ToolSpec>, GateClientError> {
+        let r = self.request("GET", "/v1/tools", Bytes::new()).await?;
+        let v = self.expect_json(r, 200)?;
+        serde_json::from_value(v).map_err(|e| self.unexpected(200, e.to_string()))
+    }
+
+    /// `POST /v1/turns`: a new turn's id.
+    pub async fn open_turn(&mut self) -> Result<String, GateClientError> {
+        let r = self.request("POST", "/v1/turns", Bytes::new()).await?;
+        let v = self.expect_json(r, 201)?;
+        v["turn"]
+            .as_str()
+            .map(str::to_owned)
+            .ok_or_else(|| self.unexpected(201, "no turn in the answer".into()))
+    }
+
+    /// `POST /v1/invoke`. An envelope or a refusal is `Ok` whatever its
+    /// status; `Err` is an answer that is neither (401, 413, 500, …) or no
+    /// answer at all.
+    pub async fn invoke(
+        &mut self,
+        tool: &str,
+        params: Value,
+        turn: Option<&str>,
+    ) -> Result<Invoked, GateClientError> {
+        let mut body = json!({"tool": tool, "params": params});
+        if let Some(t) = turn {
+            body["turn"] = json!(t);
+        }
+        let r = self
+            .request("POST", "/v1/invoke", Bytes::from(body.to_string()))
+            .await?;
+        let answer: Answer = match serde_json::from_slice(&r.body) {
+            Ok(a) => a,
+            Err(_) => return Err(self.unexpected(r.status, error_message(&r.body))),
+        };
+        let header = |name: &str| {
+            r.headers
+                .get(name)
+                .and_then(|v| v.to_str().ok())
+                .map(str::to_owned)
+        };
+        Ok(Invoked {
+            status: r.status,
+            answer,
+            turn: header("seam-turn"),
+            turn_tainted: header("seam-turn-tainted").as_deref() == Some("true"),
+        })
+    }
+
+    fn expect_json(&self, r: Reply, status: u16) -> Result<Value, GateClientError> {
+        if r.status != status {
+            return Err(self.unexpected(r.status, error_message(&r.body)));
+        }
+        serde_json::from_slice(&r.body).map_err(|e| self.unexpected(r.status, e.to_string()))
+    }
+
+    fn unexpected(&self, status: u16, message: String) -> GateClientError {
+        GateClientError::Status {
+            endpoint: self.endpoint.to_string(),
+            status,
+            message,
+        }
+    }
+
+    async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, GateClientError> {
+        let not_running = |source| GateClientError::NotRunning {
+            endpoint: self.endpoint.to_string(),
+            source,
+        };
+        let http = |source| GateClientError::Http {
+            endpoint: self.endpoint.to_string(),
+            source,
+        };
+        match &self.endpoint {
+            GateEndpoint::Unix(path) => {
+                let s = tokio::net::UnixStream::connect(path)
+                    .await
+                    .map_err(not_running)?;
+                let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(s))
+                    .await
+                    .map_err(http)?;
+                tokio::spawn(conn);
+                Ok(send)
+            }
+            GateEndpoint::Tcp { authority, .. } => {
+                let s = tokio::net::TcpStream::connect(authority.as_str())
+                    .await
+                    .map_err(not_running)?;
+                let _ = s.set_nodelay(true);
+                let (send, conn) = hyper::client::conn::http1::handshake(TokioIo::new(s))
+                    .await
+                    .map_err(http)?;
+                tokio::spawn(conn);
+                Ok(send)
+            }
+        }
+    }
+
+    async fn request(
+        &mut self,
+        method: &str,
+        path: &str,
+        body: Bytes,
+    ) -> Result<Reply, GateClientError> {
+        let http = |source| GateClientError::Http {
+            endpoint: self.endpoint.to_string(),
+            source,
+        };
+        // A connection the gate closed while idle is replaced before use;
+        // a request is never sent twice.
+        let reusable = match self.conn.take() {
+            Some(mut s) if !s.is_closed() => s.ready().await.is_ok().then_some(s),
+            _ => None,
+        };
+        let mut send = match reusable {
+            Some(s) => s,
+            None => {
+                let mut s = self.connect().await?;
+                s.ready().await.map_err(http)?;
+                s
+            }
+        };
+        let mut req = hyper::Request::builder()
+            .method(method)
+            .uri(path)
+            .header("host", "seam-gate")
+            .header("content-type", "application/json");
+        if let GateEndpoint::Tcp { token, .. } = &self.endpoint {
+            req = req.header("authorization", format!("Bearer {token}"));
+        }
+        let req = req
+            .body(Full::new(body))
+            .map_err(|e| self.unexpected(0, format!("cannot build the request: {e}")))?;
+        let resp = send.send_request(req).await.map_err(http)?;
+        let (parts, body) = resp.into_parts();
+        let body = body.collect().await.map_err(http)?.to_bytes();
+        self.conn = Some(send);
+        Ok(Reply {
+            status: parts.status.as_u16(),
+            headers: parts.headers,
+            body,
+        })
+    }
+}
+
+/// The `error` of an `{"error": …}` body, else the body as text (cut short).
+fn error_message(body: &[u8]) -> String {
+    if let Ok(v) = serde_json::from_slice::<Value>(body)
+        && let Some(e) = v["error"].as_str()
+    {
+        return e.to_owned();
+    }
+    let text = String::from_utf8_lossy(body);
+    text.chars().take(500).collect()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn gate_urls() {
+        let dir = tempfile::tempdir().unwrap();
+        std::fs::create_dir_all(dir.path().join("keys")).unwrap();
+        std::fs::write(dir.path().join(TOKEN_FILE), "ab12\n").unwrap();
+        match GateEndpoint::from_url("http://127.0.0.1:8080/", dir.path()).unwrap() {
+            GateEndpoint::Tcp { authority, token } => {
+                assert_eq!(authority, "127.0.0.1:8080");
+                assert_eq!(token, "ab12");
+            }
+            other => panic!("{other}"),
+        }
+        assert!(GateEndpoint::from_url("http://[::1]:9/", dir.path()).is_ok());
+        for bad in [
+            "https://127.0.0.1:1",
+            "127.0.0.1:1",
+            "http://127.0.0.1",
+            "http://127.0.0.1:1/v1",
+            "http://u@127.0.0.1:1",
+            "http://",
+        ] {
+            assert!(
+                matches!(
+                    GateEndpoint::from_url(bad, dir.path()),
+                    Err(GateClientError::BadUrl { .. })
+                ),
+                "{bad}"
+            );
+        }
+        let debug = format!(
+            "{:?}",
+            GateEndpoint::from_url("http://127.0.0.1:1", dir.path()).unwrap()
+        );
+        assert!(!debug.contains("ab12"), "the token is not shown: {debug}");
+    }
+}
