@@ -16,7 +16,7 @@
 
 use std::sync::LazyLock;
 
-use crate::value;
+use crate::value::{self, Judged};
 
 /// A redaction proposed by the context detector: byte range in the line and shape id.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -705,7 +705,11 @@ fn consider(
     ]
     .iter()
     .any(|s| key[0].eq_ignore_ascii_case(s));
-    if scheme || class.public || (kind == Kind::Segment && !class.credential && !class.password) {
+    if scheme
+        || class.public
+        || (kind == Kind::Segment && !class.credential && !class.password)
+        || !(class.password || class.credential || class.provider)
+    {
         return;
     }
     if !assigned && !quoted {
@@ -716,25 +720,26 @@ fn consider(
             return;
         }
     }
+    let judged = Judged::new(v);
     let shape = if class.password {
-        if !(assigned || quoted) || !value::credential_value(v, true) {
+        if !(assigned || quoted) || !judged.credential_value(true) {
             return;
         }
         PASSWORD_SHAPE
     } else if class.credential {
-        if value::credential_value(v, false) {
+        if judged.credential_value(false) {
             if class.provider {
                 PROVIDER_SHAPE
             } else {
                 GENERIC_SHAPE
             }
-        } else if class.provider && value::looks_random_with(v, true) {
+        } else if class.provider && judged.looks_random_with(true) {
             PROVIDER_SHAPE
         } else {
             return;
         }
     } else if class.provider {
-        if !value::looks_random_with(v, true) {
+        if !judged.looks_random_with(true) {
             return;
         }
         PROVIDER_SHAPE

@@ -4,6 +4,12 @@
 //! These tests are what lets the context shapes (a credential word or a provider's name next to
 //! a token) stay quiet on `password = "changeme"`, `token: ${TOKEN}`, `name = "ultraPictureBox1"`
 //! and `"_id": "1a8d0cca-e1a9-4318-bc2f-f5658ab2dcb5"`.
+//!
+//! A value is judged through [`Judged`], which walks it once for what several tests need
+//! (byte kinds, distinct bytes, runs) and remembers each answer: the context detector often
+//! asks two questions of one value.
+
+use std::cell::OnceCell;
 
 /// How often each byte occurs in a value.
 struct ByteCounts {
@@ -56,36 +62,6 @@ impl ByteCounts {
         }
         sum
     }
-}
-
-/// `entropy(v) >= threshold`, most often without the logarithms: the entropy lies between
-/// `log2(len / most frequent count)` (the min-entropy) and `log2(distinct bytes)`. Only when
-/// the threshold falls between the two bounds (with a margin far above the rounding error of
-/// the sum) is the entropy itself computed, so the answer is always that of the comparison.
-fn entropy_at_least(v: &[u8], threshold: f64) -> bool {
-    const MARGIN: f64 = 1e-9;
-    let c = ByteCounts::of(v);
-    if c.len == 0 {
-        return 0.0 >= threshold;
-    }
-    let distinct: u32 = c.present.iter().map(|w| w.count_ones()).sum();
-    if f64::from(distinct).log2() < threshold - MARGIN {
-        return false;
-    }
-    let most = c.bytes().map(|b| c.counts[b]).max().unwrap_or(1);
-    if (c.len as f64 / f64::from(most)).log2() > threshold + MARGIN {
-        return true;
-    }
-    c.entropy() >= threshold
-}
-
-/// The number of distinct bytes in `v`.
-fn distinct_bytes(v: &[u8]) -> usize {
-    let mut present = [0u64; 4];
-    for &b in v {
-        present[usize::from(b >> 6)] |= 1 << (b & 63);
-    }
-    present.iter().map(|w| w.count_ones() as usize).sum()
 }
 
 /// Words that mean "put the real value here".
@@ -155,62 +131,126 @@ const PLACEHOLDER_WORDS: &[&str] = &[
     "p@ssw0rd",
 ];
 
-static PLACEHOLDER_PARTS_AC: std::sync::LazyLock<aho_corasick::AhoCorasick> =
-    std::sync::LazyLock::new(|| {
-        aho_corasick::AhoCorasickBuilder::new()
-            .ascii_case_insensitive(true)
-            .kind(Some(aho_corasick::AhoCorasickKind::DFA))
-            .build(PLACEHOLDER_PARTS)
-            .unwrap_or_else(|e| panic!("the placeholder words must compile: {e}"))
-    });
+/// The placeholder parts, found case-insensitively during the walk over a value: each
+/// part's first four bytes (lower case) are a key in a small open-addressing table, the
+/// walk keeps its last four bytes, lower-cased, in a `u32`, and a key found there is checked
+/// against the whole of the parts that start with it.
+struct PlaceholderParts {
+    /// Four-byte prefixes; 0 marks an empty slot (no part holds a NUL byte).
+    keys: [u32; 64],
+    /// For each slot: the range of `parts` that start with its key.
+    ranges: [(u8, u8); 64],
+    /// The parts, lower case, grouped by prefix.
+    parts: Vec<&'static [u8]>,
+    /// The first two bytes of every part, as a set of 65,536 bits.
+    pairs: Vec<u64>,
+}
+
+impl PlaceholderParts {
+    fn build() -> PlaceholderParts {
+        let mut parts: Vec<&'static [u8]> =
+            PLACEHOLDER_PARTS.iter().map(|p| p.as_bytes()).collect();
+        assert!(
+            parts
+                .iter()
+                .all(|p| p.len() >= 4 && !p.contains(&0) && p.to_ascii_lowercase() == *p),
+            "placeholder parts are lower case, at least four bytes long"
+        );
+        parts.sort_by_key(|p| Self::key(p));
+        let mut pairs = vec![0u64; 1024];
+        for p in &parts {
+            let pair = usize::from(p[0]) << 8 | usize::from(p[1]);
+            pairs[pair >> 6] |= 1 << (pair & 63);
+        }
+        let mut table = PlaceholderParts {
+            keys: [0; 64],
+            ranges: [(0, 0); 64],
+            parts,
+            pairs,
+        };
+        let mut i = 0;
+        while i < table.parts.len() {
+            let key = Self::key(table.parts[i]);
+            let mut j = i;
+            while j < table.parts.len() && Self::key(table.parts[j]) == key {
+                j += 1;
+            }
+            let mut slot = Self::slot(key);
+            while table.keys[slot] != 0 {
+                slot = (slot + 1) % 64;
+            }
+            table.keys[slot] = key;
+            let range = (u8::try_from(i), u8::try_from(j));
+            table.ranges[slot] = match range {
+                (Ok(a), Ok(b)) => (a, b),
+                _ => panic!("too many placeholder parts"),
+            };
+            i = j;
+        }
+        table
+    }
+
+    fn key(p: &[u8]) -> u32 {
+        u32::from_be_bytes([p[0], p[1], p[2], p[3]])
+    }
+
+    fn slot(key: u32) -> usize {
+        // The top six bits of a multiplicative hash.
+        (key.wrapping_mul(0x9E37_79B1) >> 26) as usize
+    }
+
+    /// Whether a part starts at `v[at..]`, whose first four bytes, lower-cased, are `key`.
+    fn starts_at(&self, key: u32, v: &[u8], at: usize) -> bool {
+        let mut slot = Self::slot(key);
+        loop {
+            match self.keys[slot] {
+                0 => return false,
+                k if k == key => {
+                    let (a, b) = self.ranges[slot];
+                    return self.parts[usize::from(a)..usize::from(b)].iter().any(|p| {
+                        v.len() - at >= p.len() && v[at..at + p.len()].eq_ignore_ascii_case(p)
+                    });
+                }
+                _ => slot = (slot + 1) % 64,
+            }
+        }
+    }
+}
+
+static PARTS: std::sync::LazyLock<PlaceholderParts> =
+    std::sync::LazyLock::new(PlaceholderParts::build);
+
+/// Whether `v` holds one of the placeholder parts, case-insensitive. A position is looked
+/// at only when its two bytes, lower-cased, start some part (a bit in a 64 Kbit set).
+fn has_placeholder_part(v: &[u8]) -> bool {
+    let parts = &*PARTS;
+    if v.len() < 4 {
+        return false;
+    }
+    let mut prev = usize::from(fold(v[0]));
+    for i in 1..v.len() - 2 {
+        let b = usize::from(fold(v[i]));
+        let pair = prev << 8 | b;
+        prev = b;
+        if parts.pairs[pair >> 6] & (1 << (pair & 63)) != 0 {
+            let at = i - 1;
+            let key = u32::from_be_bytes([
+                fold(v[at]),
+                fold(v[at + 1]),
+                fold(v[at + 2]),
+                fold(v[at + 3]),
+            ]);
+            if parts.starts_at(key, v, at) {
+                return true;
+            }
+        }
+    }
+    false
+}
 
 /// A placeholder, a masked value or an obviously hand-typed filler.
 pub(crate) fn is_placeholder(v: &[u8]) -> bool {
-    let n = v.len();
-    if n <= 12
-        && PLACEHOLDER_WORDS
-            .iter()
-            .any(|w| w.len() == n && w.as_bytes().eq_ignore_ascii_case(v))
-    {
-        return true;
-    }
-    // One walk for the rest, case-insensitive: all digits; how many distinct bytes; the
-    // pairs whose second byte repeats the first or follows it in the alphabet (`aaaa`,
-    // `abcd`, `1234`: most pairs of keyboard-made fillers such as `abcdefghijklmnop` or
-    // `0000000000TUVWXYZ`, about 1/8 of random hex and fewer of base62); the longest run of
-    // one repeated byte.
-    let mut all_digits = true;
-    let mut present = [0u64; 4];
-    let mut predictable = 0usize;
-    let (mut run, mut longest) = (0usize, 0usize);
-    let mut prev: Option<u8> = None;
-    for &b in v {
-        let lower = b.to_ascii_lowercase();
-        all_digits &= b.is_ascii_digit();
-        present[usize::from(b >> 6)] |= 1 << (b & 63);
-        match prev {
-            Some(a) if a == lower => {
-                run += 1;
-                predictable += usize::from(a.is_ascii_alphanumeric());
-            }
-            Some(a) => {
-                run = 1;
-                predictable += usize::from(a.is_ascii_alphanumeric() && lower == a.wrapping_add(1));
-            }
-            None => run = 1,
-        }
-        longest = longest.max(run);
-        prev = Some(lower);
-    }
-    let distinct: u32 = present.iter().map(|w| w.count_ones()).sum();
-    if (all_digits && n < 12)
-        || (n >= 4 && distinct <= 3)
-        || (n >= 8 && predictable as f64 / (n - 1) as f64 > 0.35)
-        || (n >= 8 && longest * 2 > n)
-    {
-        return true;
-    }
-    PLACEHOLDER_PARTS_AC.is_match(v)
+    Judged::new(v).is_placeholder()
 }
 
 /// A reference to a value kept elsewhere: `$VAR`, `${VAR}`, `{{ var }}`, `<var>`, `%VAR%`,
@@ -413,35 +453,6 @@ pub(crate) fn is_word_like(v: &[u8]) -> bool {
     pairs >= 3 && common * 100 >= pairs * 85
 }
 
-/// Counts of the character classes in a value.
-struct Classes {
-    digits: usize,
-    lower: usize,
-    upper: usize,
-    other: usize,
-}
-
-fn classes(v: &[u8]) -> Classes {
-    let mut c = Classes {
-        digits: 0,
-        lower: 0,
-        upper: 0,
-        other: 0,
-    };
-    for &b in v {
-        if b.is_ascii_digit() {
-            c.digits += 1;
-        } else if b.is_ascii_lowercase() {
-            c.lower += 1;
-        } else if b.is_ascii_uppercase() {
-            c.upper += 1;
-        } else {
-            c.other += 1;
-        }
-    }
-    c
-}
-
 fn is_version_or_date(v: &[u8]) -> bool {
     // `1.2.3`, `2023-05-18`, `2023-05-18T06:58:25Z`, `v0.0.14`, `v0.0.0-2019…-0f29…/go.mod`.
     let body = v.strip_prefix(b"v").unwrap_or(v);
@@ -454,16 +465,10 @@ fn is_version_or_date(v: &[u8]) -> bool {
     numeric || dotted
 }
 
-/// A long run of random digits (an account number, a numeric key) rather than a count, a
-/// timestamp or an id: 14 digits or more, varied.
-fn random_digits(v: &[u8]) -> bool {
-    v.len() >= 14 && v.iter().all(u8::is_ascii_digit) && entropy_at_least(v, 2.5)
-}
-
 /// A host name or a file name: dotted labels ending in a short alphabetic one
 /// (`huggingface.co`, `api.example.com`, `config.yaml`).
 fn is_host_or_file(v: &[u8]) -> bool {
-    let Some(dot) = v.iter().rposition(|&b| b == b'.') else {
+    let Some(dot) = memchr::memrchr(b'.', v) else {
         return false;
     };
     let last = &v[dot + 1..];
@@ -475,35 +480,252 @@ fn is_host_or_file(v: &[u8]) -> bool {
 }
 
 fn is_email(v: &[u8]) -> bool {
-    match v.iter().position(|&b| b == b'@') {
+    match memchr::memchr(b'@', v) {
         Some(at) => at > 0 && v[at + 1..].contains(&b'.') && !v[at + 1..].contains(&b':'),
         None => false,
+    }
+}
+
+/// What one look over a value learns: the counts of its byte kinds, how many distinct
+/// bytes it holds and how often the most frequent occurs, and the pairs whose second byte
+/// repeats the first or follows it in the alphabet, case-insensitive (`aaaa`, `abcd`,
+/// `1234`: most pairs of a hand-typed filler such as `abcdefghijklmnop` or
+/// `0000000000TUVWXYZ`, about 1/8 of random hex and fewer of base62). Each is its own
+/// simple loop, which the compiler turns into wide instructions.
+struct Walk {
+    digits: usize,
+    lower: usize,
+    upper: usize,
+    other: usize,
+    distinct: u32,
+    most: u32,
+    /// The count of the most frequent byte, upper and lower case counted as one.
+    most_folded: u32,
+    predictable: usize,
+}
+
+/// ASCII lower case by arithmetic (no table, no branch), so that loops over it vectorise.
+fn fold(b: u8) -> u8 {
+    b | (u8::from(b.wrapping_sub(b'A') < 26) << 5)
+}
+
+/// How many bytes of `v` lie in `low..low + span`. Counted in chunks with byte-wide sums,
+/// which the compiler turns into wide instructions.
+fn count_in(v: &[u8], low: u8, span: u8) -> usize {
+    v.chunks(255)
+        .map(|chunk| {
+            let n = chunk.iter().fold(0u8, |n, &b| {
+                n.wrapping_add(u8::from(b.wrapping_sub(low) < span))
+            });
+            usize::from(n)
+        })
+        .sum()
+}
+
+/// The pairs of `v` whose second byte, case-insensitive, repeats the first (a letter or a
+/// digit) or follows it.
+fn predictable_pairs(v: &[u8]) -> usize {
+    if v.len() < 2 {
+        return 0;
+    }
+    let (firsts, seconds) = (&v[..v.len() - 1], &v[1..]);
+    firsts
+        .chunks(255)
+        .zip(seconds.chunks(255))
+        .map(|(x, y)| {
+            let n = x.iter().zip(y).fold(0u8, |n, (&a, &b)| {
+                let (a, b) = (fold(a), fold(b));
+                let alnum = (a.wrapping_sub(b'0') < 10) | (a.wrapping_sub(b'a') < 26);
+                n.wrapping_add(u8::from(alnum & (b.wrapping_sub(a) <= 1)))
+            });
+            usize::from(n)
+        })
+        .sum()
+}
+
+impl Walk {
+    fn of(v: &[u8]) -> Walk {
+        let digits = count_in(v, b'0', 10);
+        let lower = count_in(v, b'a', 26);
+        let upper = count_in(v, b'A', 26);
+        let mut counts = [0u32; 256];
+        let (mut distinct, mut most) = (0u32, 0u32);
+        for &b in v {
+            let c = &mut counts[usize::from(b)];
+            *c += 1;
+            distinct += u32::from(*c == 1);
+            most = most.max(*c);
+        }
+        let most_folded = (0..26)
+            .map(|i| counts[usize::from(b'a') + i] + counts[usize::from(b'A') + i])
+            .max()
+            .unwrap_or(0)
+            .max(most);
+        Walk {
+            digits,
+            lower,
+            upper,
+            other: v.len() - digits - lower - upper,
+            distinct,
+            most,
+            most_folded,
+            predictable: predictable_pairs(v),
+        }
+    }
+}
+
+/// The longest run of one repeated byte, case-insensitive.
+fn longest_run(v: &[u8]) -> usize {
+    let mut best = 0;
+    let mut run = 0;
+    let mut prev = None;
+    for &b in v {
+        if Some(b.to_ascii_lowercase()) == prev {
+            run += 1;
+        } else {
+            run = 1;
+            prev = Some(b.to_ascii_lowercase());
+        }
+        best = best.max(run);
+    }
+    best
+}
+
+/// A value being judged: each test's answer, and the walk they share, computed at most once
+/// and only when asked for. Every test is a pure function of the value, so asking the cheap
+/// ones first changes no answer.
+pub(crate) struct Judged<'a> {
+    v: &'a [u8],
+    walk: OnceCell<Walk>,
+    placeholder: OnceCell<bool>,
+    word_like: OnceCell<bool>,
+}
+
+impl<'a> Judged<'a> {
+    pub(crate) fn new(v: &'a [u8]) -> Self {
+        Judged {
+            v,
+            walk: OnceCell::new(),
+            placeholder: OnceCell::new(),
+            word_like: OnceCell::new(),
+        }
+    }
+
+    fn walk(&self) -> &Walk {
+        self.walk.get_or_init(|| Walk::of(self.v))
+    }
+
+    fn is_word_like(&self) -> bool {
+        *self.word_like.get_or_init(|| is_word_like(self.v))
+    }
+
+    /// See [`is_placeholder`].
+    pub(crate) fn is_placeholder(&self) -> bool {
+        *self.placeholder.get_or_init(|| {
+            let v = self.v;
+            let n = v.len();
+            if n <= 12
+                && PLACEHOLDER_WORDS
+                    .iter()
+                    .any(|w| w.len() == n && w.as_bytes().eq_ignore_ascii_case(v))
+            {
+                return true;
+            }
+            let w = self.walk();
+            (w.digits == n && n < 12)
+                || (n >= 4 && w.distinct <= 3)
+                || (n >= 8 && w.predictable as f64 / (n - 1) as f64 > 0.35)
+                // A run is made of one byte: only a byte that fills half the value can.
+                || (n >= 8 && w.most_folded as usize * 2 > n && longest_run(v) * 2 > n)
+                || has_placeholder_part(v)
+        })
+    }
+
+    /// `entropy(v) >= threshold`, most often without the logarithms: the entropy lies
+    /// between `log2(len / most frequent count)` (the min-entropy) and `log2(distinct
+    /// bytes)`. Only when the threshold falls between the two bounds (with a margin far above
+    /// the rounding error of the sum) is the entropy itself computed, so the answer is always
+    /// that of the comparison.
+    fn entropy_at_least(&self, threshold: f64) -> bool {
+        const MARGIN: f64 = 1e-9;
+        let n = self.v.len();
+        if n == 0 {
+            return 0.0 >= threshold;
+        }
+        let w = self.walk();
+        if f64::from(w.distinct).log2() < threshold - MARGIN {
+            return false;
+        }
+        if (n as f64 / f64::from(w.most)).log2() > threshold + MARGIN {
+            return true;
+        }
+        ByteCounts::of(self.v).entropy() >= threshold
+    }
+
+    /// A long run of random digits (an account number, a numeric key) rather than a count,
+    /// a timestamp or an id: 14 digits or more, varied.
+    fn random_digits(&self) -> bool {
+        let n = self.v.len();
+        n >= 14 && self.walk().digits == n && self.entropy_at_least(2.5)
+    }
+
+    /// See [`looks_random_with`].
+    pub(crate) fn looks_random_with(&self, uuid_ok: bool) -> bool {
+        let v = self.v;
+        if v.len() < 10 || v.len() > 1024 {
+            return false;
+        }
+        if is_rfc_uuid(v) {
+            return uuid_ok && !self.is_placeholder();
+        }
+        if is_variable_reference(v) || is_version_or_date(v) || is_email(v) || is_host_or_file(v) {
+            return false;
+        }
+        let c = self.walk();
+        let letters = c.lower + c.upper;
+        let mixed = (c.digits > 0 && letters > 0) || (c.lower > 0 && c.upper > 0 && v.len() >= 16);
+        let random = if mixed {
+            let min_entropy = (v.len() as f64).log2().min(4.0) * 0.8;
+            self.entropy_at_least(min_entropy.min(3.0))
+        } else {
+            self.random_digits()
+        };
+        random && !self.is_word_like() && !self.is_placeholder()
+    }
+
+    /// See [`credential_value`].
+    pub(crate) fn credential_value(&self, password_like: bool) -> bool {
+        let v = self.v;
+        let min = if password_like { 6 } else { 8 };
+        if v.len() < min || v.len() > 4096 {
+            return false;
+        }
+        if is_variable_reference(v) || is_email(v) || is_version_or_date(v) || is_host_or_file(v) {
+            return false;
+        }
+        let c = self.walk();
+        if password_like {
+            // A password that is one plain lowercase word is too often prose or a placeholder.
+            let plain_word = c.digits == 0 && c.upper == 0 && c.other == 0;
+            return c.distinct >= 5 && !plain_word && !self.is_placeholder();
+        }
+        let letters = c.lower + c.upper;
+        let varied = c.digits > 0 && letters > 0
+            || c.lower > 0 && c.upper > 0
+            || c.other > 0 && letters > 0
+            || v.len() >= 20;
+        // Random digits pass whether varied or not; anything else must vary and, when long
+        // enough, spread its bytes.
+        let shaped =
+            self.random_digits() || (varied && (v.len() < 12 || self.entropy_at_least(2.8)));
+        shaped && !self.is_word_like() && !self.is_placeholder()
     }
 }
 
 /// Strict test for a token whose only context is a provider's name or an identifier word:
 /// it must look machine-made. RFC UUIDs are identifiers, not secrets, unless `uuid_ok`.
 pub(crate) fn looks_random_with(v: &[u8], uuid_ok: bool) -> bool {
-    if v.len() < 10 || v.len() > 1024 {
-        return false;
-    }
-    if is_rfc_uuid(v) {
-        return uuid_ok && !is_placeholder(v);
-    }
-    if is_placeholder(v) || is_variable_reference(v) || is_word_like(v) {
-        return false;
-    }
-    if is_version_or_date(v) || is_email(v) || is_host_or_file(v) {
-        return false;
-    }
-    let c = classes(v);
-    let letters = c.lower + c.upper;
-    let mixed = (c.digits > 0 && letters > 0) || (c.lower > 0 && c.upper > 0 && v.len() >= 16);
-    if !mixed {
-        return random_digits(v);
-    }
-    let min_entropy = (v.len() as f64).log2().min(4.0) * 0.8;
-    entropy_at_least(v, min_entropy.min(3.0))
+    Judged::new(v).looks_random_with(uuid_ok)
 }
 
 /// [`looks_random_with`], UUIDs excluded.
@@ -514,38 +736,7 @@ pub(crate) fn looks_random(v: &[u8]) -> bool {
 /// Test for a value that stands next to a credential word (`token`, `secret`, `password`,
 /// `api_key`, …). `password_like` relaxes the word test: passwords are often words.
 pub(crate) fn credential_value(v: &[u8], password_like: bool) -> bool {
-    let min = if password_like { 6 } else { 8 };
-    if v.len() < min || v.len() > 4096 {
-        return false;
-    }
-    if is_placeholder(v) || is_variable_reference(v) || is_email(v) {
-        return false;
-    }
-    if is_version_or_date(v) || is_host_or_file(v) {
-        return false;
-    }
-    let c = classes(v);
-    if password_like {
-        let distinct = distinct_bytes(v);
-        // A password that is one plain lowercase word is too often prose or a placeholder.
-        let plain_word = c.digits == 0 && c.upper == 0 && c.other == 0;
-        return distinct >= 5 && !plain_word;
-    }
-    if is_word_like(v) {
-        return false;
-    }
-    if random_digits(v) {
-        return true;
-    }
-    let letters = c.lower + c.upper;
-    let varied = c.digits > 0 && letters > 0
-        || c.lower > 0 && c.upper > 0
-        || c.other > 0 && letters > 0
-        || v.len() >= 20;
-    if !varied {
-        return false;
-    }
-    v.len() < 12 || entropy_at_least(v, 2.8)
+    Judged::new(v).credential_value(password_like)
 }
 
 #[cfg(test)]
@@ -699,7 +890,7 @@ mod tests {
                 threshold in prop_oneof![Just(2.5), Just(2.8), Just(3.0), 0.0f64..4.0],
             ) {
                 prop_assert_eq!(ByteCounts::of(&v).entropy().to_bits(), plain::entropy(&v).to_bits());
-                prop_assert_eq!(entropy_at_least(&v, threshold), plain::entropy(&v) >= threshold);
+                prop_assert_eq!(Judged::new(&v).entropy_at_least(threshold), plain::entropy(&v) >= threshold);
             }
         }
 
@@ -708,7 +899,11 @@ mod tests {
             // Eight equally frequent bytes: exactly 3 bits; four: exactly 2.
             for v in [&b"abcdefgh"[..], b"aabbccddeeffgghh", b"abcd", b"abcdabcd"] {
                 for t in [2.0, 2.5, 2.8, 3.0] {
-                    assert_eq!(entropy_at_least(v, t), plain::entropy(v) >= t, "{v:?} {t}");
+                    assert_eq!(
+                        Judged::new(v).entropy_at_least(t),
+                        plain::entropy(v) >= t,
+                        "{v:?} {t}"
+                    );
                 }
             }
         }
