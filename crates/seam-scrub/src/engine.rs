@@ -250,10 +250,31 @@ impl Engine {
         let mut stamp = 0u32;
         let context_slot = self.rules.len();
         let mut context_hits: Vec<ContextHit> = Vec::new();
-        for (ws, we) in self.gated_lines(text, rs, re) {
+        let lines = self.gated_lines(text, rs, re);
+        // Adjacent gated lines are searched as one stretch: no keyword holds a line break, so
+        // the matches are those of searching each line on its own; each match is then given
+        // to its line.
+        let mut at = 0;
+        while at < lines.len() {
+            let mut last = at;
+            while last + 1 < lines.len() && lines[last + 1].0 == lines[last].1 + 1 {
+                last += 1;
+            }
+            let (stretch_start, stretch_end) = (lines[at].0, lines[last].1);
+            let mut line = at;
             stamp += 1;
-            for m in self.automaton.find_iter(Input::new(text).span(ws..we)) {
+            for m in self
+                .automaton
+                .find_iter(Input::new(text).span(stretch_start..stretch_end))
+            {
                 let p = m.start();
+                if p > lines[line].1 {
+                    while p > lines[line].1 {
+                        line += 1;
+                    }
+                    stamp += 1;
+                }
+                let (ws, we) = lines[line];
                 for &t in &self.targets[m.pattern().as_usize()] {
                     match t {
                         Target::Rule(i) => {
@@ -298,6 +319,7 @@ impl Engine {
                     }
                 }
             }
+            at = last + 1;
         }
         Self::repeats(text, rs, re, first, spans);
     }
@@ -307,22 +329,36 @@ impl Engine {
     /// mixing cases, fourteen or more digits) or one of the gate words. Every shape's secret
     /// is such a token or stands next to such a word, so the other lines are skipped whole.
     fn gated_lines(&self, text: &[u8], rs: usize, re: usize) -> Vec<(usize, usize)> {
-        let mut marks: Vec<usize> = Vec::new();
-        token_gate(&text[rs..re], rs, &mut marks);
-        marks.extend(
-            self.gate_words
-                .find_iter(Input::new(text).span(rs..re))
-                .map(|m| m.start()),
-        );
-        marks.sort_unstable();
-        let mut lines: Vec<(usize, usize)> = Vec::new();
-        for p in marks {
-            if lines.last().is_some_and(|&(_, e)| p <= e) {
-                continue;
-            }
+        let line_of = |p: usize| {
             let ws = memrchr(b'\n', &text[rs..p]).map_or(rs, |i| rs + i + 1);
             let we = memchr(b'\n', &text[p..re]).map_or(re, |i| p + i);
-            lines.push((ws, we));
+            (ws, we)
+        };
+        // The lines the token gate marks (at most one mark a line, in order).
+        let mut marks: Vec<usize> = Vec::new();
+        token_gate(&text[rs..re], rs, &mut marks);
+        let mut lines: Vec<(usize, usize)> = Vec::with_capacity(marks.len());
+        // Between them, the lines holding a gate word: only whether a line holds one
+        // matters, so the search goes on from the end of each line found.
+        let mut pos = rs;
+        for next in marks
+            .iter()
+            .map(|&p| Some(line_of(p)))
+            .chain(std::iter::once(None))
+        {
+            let gap_end = next.map_or(re, |(ws, _)| ws);
+            while pos < gap_end {
+                let Some(m) = self.gate_words.find(Input::new(text).span(pos..gap_end)) else {
+                    break;
+                };
+                let (ws, we) = line_of(m.start());
+                lines.push((ws, we));
+                pos = we + 1;
+            }
+            if let Some((ws, we)) = next {
+                lines.push((ws, we));
+                pos = we + 1;
+            }
         }
         lines
     }
@@ -544,20 +580,21 @@ pub(crate) fn next_cut(text: &[u8], s: usize) -> usize {
 /// still cuts of the longer line: each depends only on the [`MAX_LINE`] bytes after the one
 /// before.
 pub(crate) fn forced_cuts(text: &[u8]) -> Vec<usize> {
+    // From each line start or cut `s`: if a line break stands within MAX_LINE bytes, every
+    // line up to the last such break is short enough, and the next one starts after it;
+    // otherwise the line from `s` is too long and is cut. So the text is read a window of
+    // MAX_LINE bytes at a time, from its end (`memrchr`), not line by line.
     let mut cuts = Vec::new();
-    if text.len() <= MAX_LINE {
-        return cuts;
-    }
-    let mut line_start = 0;
-    let ends = memchr_iter(b'\n', text).chain(std::iter::once(text.len()));
-    for nl in ends {
-        let mut s = line_start;
-        while nl - s > MAX_LINE {
-            let c = next_cut(text, s);
-            cuts.push(c);
-            s = c;
+    let mut s = 0;
+    while text.len() - s > MAX_LINE {
+        match memrchr(b'\n', &text[s..=s + MAX_LINE]) {
+            Some(i) => s += i + 1,
+            None => {
+                let c = next_cut(text, s);
+                cuts.push(c);
+                s = c;
+            }
         }
-        line_start = nl + 1;
     }
     cuts
 }
@@ -629,6 +666,164 @@ mod tests {
             (0, 10, "aws-access-key-id")
         );
     }
+
+    /// The forced cuts as first written: every line, one at a time.
+    fn forced_cuts_line_by_line(text: &[u8]) -> Vec<usize> {
+        let mut cuts = Vec::new();
+        if text.len() <= MAX_LINE {
+            return cuts;
+        }
+        let mut line_start = 0;
+        let ends = memchr_iter(b'\n', text).chain(std::iter::once(text.len()));
+        for nl in ends {
+            let mut s = line_start;
+            while nl - s > MAX_LINE {
+                let c = next_cut(text, s);
+                cuts.push(c);
+                s = c;
+            }
+            line_start = nl + 1;
+        }
+        cuts
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(64))]
+
+        #[test]
+        fn forced_cuts_are_those_of_the_line_by_line_walk(
+            lines in proptest::collection::vec(
+                (0usize..3 * MAX_LINE, 0usize..3, proptest::prelude::any::<u8>()),
+                0..12,
+            )
+        ) {
+            // Lines around MAX_LINE long, with no, few or many spaces to cut at.
+            let mut text = Vec::new();
+            for (len, spaces, seed) in lines {
+                let len = if seed % 3 == 0 { MAX_LINE - 2 + usize::from(seed % 5) } else { len };
+                let every = [0usize, 700, 9][spaces];
+                text.extend((0..len).map(|i| {
+                    if every > 0 && (i + usize::from(seed)) % every == 0 { b' ' } else { b'x' }
+                }));
+                text.push(b'\n');
+            }
+            proptest::prop_assert_eq!(forced_cuts(&text), forced_cuts_line_by_line(&text));
+            text.pop();
+            proptest::prop_assert_eq!(forced_cuts(&text), forced_cuts_line_by_line(&text));
+        }
+    }
+
+    /// The scan as first written: the gate's marks sorted into lines, and the keyword
+    /// automaton run on each line on its own.
+    fn scan_line_by_line(engine: &Engine, text: &[u8]) -> Vec<Span> {
+        let mut spans = Vec::new();
+        let mut bounds = vec![0];
+        bounds.extend(forced_cuts_line_by_line(text));
+        bounds.push(text.len());
+        for w in bounds.windows(2) {
+            let (rs, re) = (w[0], w[1]);
+            let mut marks: Vec<usize> = Vec::new();
+            token_gate(&text[rs..re], rs, &mut marks);
+            marks.extend(
+                engine
+                    .gate_words
+                    .find_iter(Input::new(text).span(rs..re))
+                    .map(|m| m.start()),
+            );
+            marks.sort_unstable();
+            let mut lines: Vec<(usize, usize)> = Vec::new();
+            for p in marks {
+                if lines.last().is_some_and(|&(_, e)| p <= e) {
+                    continue;
+                }
+                let ws = memrchr(b'\n', &text[rs..p]).map_or(rs, |i| rs + i + 1);
+                let we = memchr(b'\n', &text[p..re]).map_or(re, |i| p + i);
+                lines.push((ws, we));
+            }
+            let first = spans.len();
+            for (ws, we) in lines {
+                let mut ran = vec![false; engine.rules.len() + 1];
+                for m in engine.automaton.find_iter(Input::new(text).span(ws..we)) {
+                    for &t in &engine.targets[m.pattern().as_usize()] {
+                        match t {
+                            Target::Rule(i) => {
+                                let i = usize::from(i);
+                                if !std::mem::replace(&mut ran[i], true) {
+                                    engine.run_rule(i, text, ws, we, &mut spans);
+                                }
+                            }
+                            Target::Context => {
+                                if !std::mem::replace(&mut ran[engine.rules.len()], true) {
+                                    let mut hits = Vec::new();
+                                    context::scan_line(&text[ws..we], &mut hits);
+                                    spans.extend(hits.iter().map(|h| Span {
+                                        start: ws + h.start,
+                                        end: ws + h.end,
+                                        shape: h.shape,
+                                        rank: match h.shape {
+                                            context::PASSWORD_SHAPE => RANK_PASSWORD,
+                                            context::PROVIDER_SHAPE => RANK_PROVIDER,
+                                            _ => RANK_GENERIC,
+                                        },
+                                    }));
+                                }
+                            }
+                            Target::Pem | Target::Putty => {
+                                let outcome = if t == Target::Pem {
+                                    blocks::pem(text, m.start(), re, false)
+                                } else {
+                                    blocks::putty(text, m.start(), re, false)
+                                };
+                                if let Outcome::Found { start, end, shape } = outcome {
+                                    spans.push(Span {
+                                        start,
+                                        end,
+                                        shape,
+                                        rank: RANK_BLOCK,
+                                    });
+                                }
+                            }
+                        }
+                    }
+                }
+            }
+            Engine::repeats(text, rs, re, first, &mut spans);
+        }
+        merge(spans)
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn the_scan_finds_what_the_line_by_line_scan_finds(
+            picks in proptest::collection::vec(0..PIECES.len(), 0..40),
+        ) {
+            let text: Vec<u8> = picks.iter().flat_map(|&i| PIECES[i].bytes()).collect();
+            proptest::prop_assert_eq!(ENGINE.scan(&text, None), scan_line_by_line(&ENGINE, &text));
+        }
+    }
+
+    /// Lines with and without gate words, machine-made tokens, keywords and secrets.
+    const PIECES: &[&str] = &[
+        "\n",
+        "\n",
+        "plain words here ",
+        "the key is ",
+        "token = ",
+        "'kxbj4b6u2iazvhc8n6b3oz0j5x6nrpyy' ",
+        "AKIAZDOCIS2JHTLGMXGE ",
+        "password: Zq8v2LkP9sXw ",
+        "stripe ",
+        "cloudimage: d__9rvli8sm4jo18v5q0q4n7vhkwbv ",
+        "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 ",
+        "xoxb-781236542736-2364535789652-GkwFDQoHqzXDVsC6GzqYUypD ",
+        "https://user:Zq8v2LkP9sXw@example.org/x ",
+        "-----BEGIN RSA PRIVATE KEY-----\nMIIBOgIBAAJBAKj34GkxFhD90vcNLYLInFEX6Ppy1tPf9Cnzj4p4WGeKLs1Pt8Qu\n-----END RSA PRIVATE KEY-----",
+        "build 20231105 ok ",
+        "v1.2.3 ",
+        "Zq-vLkPsXw ",
+    ];
 
     #[test]
     fn long_lines_are_cut_at_whitespace() {
