@@ -72,6 +72,26 @@ fn set_reads_stdin_list_shows_names_only_rm_removes() {
 }
 
 #[test]
+fn files_read_cannot_read_the_keepers_file() {
+    let o = Owner::new();
+    run(&o, &["secret", "set", "brave"], KEY);
+    let path = secrets_file(&o);
+    let (code, stdout, _) = run(
+        &o,
+        &[
+            "invoke",
+            "files.read",
+            &json!({"path": path.to_str().unwrap()}).to_string(),
+        ],
+        "",
+    );
+    assert_eq!(code, 3, "{stdout}");
+    let v: Value = serde_json::from_str(&stdout).unwrap();
+    assert_eq!(v["refused"]["code"], "protected", "{v}");
+    assert!(!stdout.contains(KEY));
+}
+
+#[test]
 fn a_value_on_the_command_line_is_refused_and_not_repeated() {
     let o = Owner::new();
     let (code, stdout, stderr) = run(&o, &["secret", "set", "brave", KEY], "");

@@ -692,6 +692,29 @@ mod tests {
         );
     }
 
+    /// Every string of up to 5 characters over an alphabet of the characters markup and
+    /// entities are made of: no panic (a slice inside a character, an index past the end), and
+    /// the result of cleaning is one line.
+    #[test]
+    fn cleaning_never_panics_on_markup_fragments() {
+        const ALPHABET: [char; 11] = ['<', '>', '&', ';', '#', 'x', 'a', 'é', '/', '\n', '1'];
+        let mut idx = [0usize; 5];
+        for len in 0..=5 {
+            let total = ALPHABET.len().pow(len as u32);
+            for n in 0..total {
+                let mut k = n;
+                for slot in idx.iter_mut().take(len) {
+                    *slot = k % ALPHABET.len();
+                    k /= ALPHABET.len();
+                }
+                let s: String = idx[..len].iter().map(|&i| ALPHABET[i]).collect();
+                let cleaned = one_line(&strip_html(&s));
+                assert!(!cleaned.contains('\n'), "{s:?}");
+                let _ = cut_chars(&s, 3);
+            }
+        }
+    }
+
     #[test]
     fn results_are_cleaned_and_non_web_urls_dropped() {
         let long = "x".repeat(2000);
