@@ -330,22 +330,22 @@ struct KeyClass {
 }
 
 /// Bytes a bare value is made of.
-fn is_bare(b: u8) -> bool {
+const fn bare(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'+' | b'/' | b'.' | b'~' | b'%')
 }
 
 /// Bytes that may continue a bare value once it has started (`MyPa$$w0rd`).
-fn continues_value(b: u8) -> bool {
-    is_bare(b) || matches!(b, b'$' | b'!' | b'#' | b'^' | b'*')
+const fn continues(b: u8) -> bool {
+    bare(b) || matches!(b, b'$' | b'!' | b'#' | b'^' | b'*')
 }
 
 /// Bytes a key word is made of.
-fn is_word(b: u8) -> bool {
+const fn word(b: u8) -> bool {
     b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-' | b'.')
 }
 
 /// Bytes that may stand between a key and its value.
-fn is_glue(b: u8) -> bool {
+const fn glue(b: u8) -> bool {
     matches!(
         b,
         b' ' | b'\t'
@@ -374,12 +374,54 @@ fn is_glue(b: u8) -> bool {
 }
 
 /// Bytes that end a value when it is extended to its natural end.
-fn ends_value(b: u8) -> bool {
+const fn ends(b: u8) -> bool {
     b.is_ascii_whitespace()
         || matches!(
             b,
             b'"' | b'\'' | b'`' | b'\\' | b',' | b';' | b')' | b'}' | b']' | b'<' | b'>' | b'&'
         )
+}
+
+const BARE: u8 = 1;
+const CONTINUES: u8 = 2;
+const WORD: u8 = 4;
+const GLUE: u8 = 8;
+const ENDS: u8 = 16;
+
+/// The classes above for every byte, one look-up each.
+static BYTE_CLASS: [u8; 256] = {
+    let mut t = [0u8; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = (bare(b) as u8 * BARE)
+            | (continues(b) as u8 * CONTINUES)
+            | (word(b) as u8 * WORD)
+            | (glue(b) as u8 * GLUE)
+            | (ends(b) as u8 * ENDS);
+        i += 1;
+    }
+    t
+};
+
+fn is_bare(b: u8) -> bool {
+    BYTE_CLASS[usize::from(b)] & BARE != 0
+}
+
+fn continues_value(b: u8) -> bool {
+    BYTE_CLASS[usize::from(b)] & CONTINUES != 0
+}
+
+fn is_word(b: u8) -> bool {
+    BYTE_CLASS[usize::from(b)] & WORD != 0
+}
+
+fn is_glue(b: u8) -> bool {
+    BYTE_CLASS[usize::from(b)] & GLUE != 0
+}
+
+fn ends_value(b: u8) -> bool {
+    BYTE_CLASS[usize::from(b)] & ENDS != 0
 }
 
 /// A key word split into lower-case sub-words, without allocating: the word's letters and
@@ -395,29 +437,48 @@ impl SubWords {
     /// Split `word`: `bugsnagToken` → `bugsnag`, `token`; `SUMOLOGIC_ACCESSKEY` →
     /// `sumologic`, `accesskey`.
     fn split(&mut self, word: &[u8]) {
+        /// 0 not a letter or digit, 1 digit, 2 lower case, 3 upper case.
+        static KIND: [u8; 256] = {
+            let mut t = [0u8; 256];
+            let mut i = 0;
+            while i < 256 {
+                let b = i as u8;
+                t[i] = if b.is_ascii_digit() {
+                    1
+                } else if b.is_ascii_lowercase() {
+                    2
+                } else if b.is_ascii_uppercase() {
+                    3
+                } else {
+                    0
+                };
+                i += 1;
+            }
+            t
+        };
         self.joined.clear();
         self.bounds.clear();
+        self.joined.reserve(word.len());
         let mut current = 0;
         let mut prev: Option<u8> = None;
         for &b in word {
+            let kind = KIND[usize::from(b)];
             let boundary = match prev {
                 None => false,
                 Some(p) => {
-                    !b.is_ascii_alphanumeric()
-                        || (p.is_ascii_lowercase() && b.is_ascii_uppercase())
-                        || (p.is_ascii_alphabetic()
-                            && b.is_ascii_digit()
-                            && self.joined.len() - current > 2)
+                    kind == 0
+                        || (p == 2 && kind == 3)
+                        || (p >= 2 && kind == 1 && self.joined.len() - current > 2)
                 }
             };
             if boundary && self.joined.len() > current {
                 self.bounds.push((current, self.joined.len()));
                 current = self.joined.len();
             }
-            if b.is_ascii_alphanumeric() {
-                self.joined.push(b.to_ascii_lowercase());
+            if kind != 0 {
+                self.joined.push(b | u8::from(kind == 3) << 5);
             }
-            prev = Some(b);
+            prev = Some(kind);
         }
         if self.joined.len() > current {
             self.bounds.push((current, self.joined.len()));
@@ -534,17 +595,16 @@ fn key_before(line: &[u8], value_start: usize, words: &mut Vec<(usize, usize)>) 
     assigned
 }
 
-/// Buffers reused for every candidate value of a line.
+/// Buffers reused for every candidate value of a line, and from line to line.
 #[derive(Default)]
-struct Scratch {
+pub(crate) struct Scratch {
     /// The key's words before the value, nearest first.
     words: Vec<(usize, usize)>,
     subs: SubWords,
 }
 
 /// Find context secrets in one line.
-pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>) {
-    let mut scratch = Scratch::default();
+pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Scratch) {
     let mut i = 0;
     let n = line.len();
     while i < n {
@@ -558,7 +618,7 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>) {
                     && line[s..e].iter().any(|&c| !is_bare(c))
                     && !line[s..e].iter().any(|c| c.is_ascii_whitespace())
                 {
-                    consider(line, s, e, Kind::Quoted, &mut scratch, out);
+                    consider(line, s, e, Kind::Quoted, scratch, out);
                 }
             }
             i += 1;
@@ -581,20 +641,20 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>) {
         let end = if padded { end } else { i };
         if end - start >= 6 {
             let before = out.len();
-            consider(line, start, end, Kind::Bare, &mut scratch, out);
+            consider(line, start, end, Kind::Bare, scratch, out);
             if out.len() == before && line[start..end].contains(&b'/') {
                 // A path or URL: try its segments (`…/keys/pri_0998…`).
                 let mut s = start;
                 for (k, &c) in line[start..end].iter().enumerate() {
                     if c == b'/' {
                         if start + k - s >= 8 && s > start {
-                            consider(line, s, start + k, Kind::Segment, &mut scratch, out);
+                            consider(line, s, start + k, Kind::Segment, scratch, out);
                         }
                         s = start + k + 1;
                     }
                 }
                 if end - s >= 8 && s > start {
-                    consider(line, s, end, Kind::Segment, &mut scratch, out);
+                    consider(line, s, end, Kind::Segment, scratch, out);
                 }
             }
         }
@@ -780,7 +840,7 @@ mod tests {
 
     fn redacted(line: &str) -> Vec<&str> {
         let mut out = Vec::new();
-        scan_line(line.as_bytes(), &mut out);
+        scan_line(line.as_bytes(), &mut out, &mut Scratch::default());
         out.iter().map(|h| &line[h.start..h.end]).collect()
     }
 

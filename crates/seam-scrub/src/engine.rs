@@ -250,6 +250,7 @@ impl Engine {
         let mut stamp = 0u32;
         let context_slot = self.rules.len();
         let mut context_hits: Vec<ContextHit> = Vec::new();
+        let mut scratch = context::Scratch::default();
         let lines = self.gated_lines(text, rs, re);
         // Adjacent gated lines are searched as one stretch: no keyword holds a line break, so
         // the matches are those of searching each line on its own; each match is then given
@@ -288,7 +289,7 @@ impl Engine {
                             if ran[context_slot] != stamp {
                                 ran[context_slot] = stamp;
                                 context_hits.clear();
-                                context::scan_line(&text[ws..we], &mut context_hits);
+                                context::scan_line(&text[ws..we], &mut context_hits, &mut scratch);
                                 spans.extend(context_hits.iter().map(|h| Span {
                                     start: ws + h.start,
                                     end: ws + h.end,
@@ -755,7 +756,11 @@ mod tests {
                             Target::Context => {
                                 if !std::mem::replace(&mut ran[engine.rules.len()], true) {
                                     let mut hits = Vec::new();
-                                    context::scan_line(&text[ws..we], &mut hits);
+                                    context::scan_line(
+                                        &text[ws..we],
+                                        &mut hits,
+                                        &mut context::Scratch::default(),
+                                    );
                                     spans.extend(hits.iter().map(|h| Span {
                                         start: ws + h.start,
                                         end: ws + h.end,

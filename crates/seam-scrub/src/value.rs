@@ -142,8 +142,8 @@ struct PlaceholderParts {
     ranges: [(u8, u8); 64],
     /// The parts, lower case, grouped by prefix.
     parts: Vec<&'static [u8]>,
-    /// The first two bytes of every part, as a set of 65,536 bits.
-    pairs: Vec<u64>,
+    /// The first two bytes of every part, in every case, as a set of 65,536 bits.
+    pairs: [u64; 1024],
 }
 
 impl PlaceholderParts {
@@ -157,10 +157,14 @@ impl PlaceholderParts {
             "placeholder parts are lower case, at least four bytes long"
         );
         parts.sort_by_key(|p| Self::key(p));
-        let mut pairs = vec![0u64; 1024];
+        let mut pairs = [0u64; 1024];
         for p in &parts {
-            let pair = usize::from(p[0]) << 8 | usize::from(p[1]);
-            pairs[pair >> 6] |= 1 << (pair & 63);
+            for a in [p[0], p[0].to_ascii_uppercase()] {
+                for b in [p[1], p[1].to_ascii_uppercase()] {
+                    let pair = usize::from(a) << 8 | usize::from(b);
+                    pairs[pair >> 6] |= 1 << (pair & 63);
+                }
+            }
         }
         let mut table = PlaceholderParts {
             keys: [0; 64],
@@ -221,31 +225,30 @@ static PARTS: std::sync::LazyLock<PlaceholderParts> =
     std::sync::LazyLock::new(PlaceholderParts::build);
 
 /// Whether `v` holds one of the placeholder parts, case-insensitive. A position is looked
-/// at only when its two bytes, lower-cased, start some part (a bit in a 64 Kbit set).
+/// at only when its two bytes start some part, in some case (a bit in a 64 Kbit set).
 fn has_placeholder_part(v: &[u8]) -> bool {
     let parts = &*PARTS;
     if v.len() < 4 {
         return false;
     }
-    let mut prev = usize::from(fold(v[0]));
-    for i in 1..v.len() - 2 {
-        let b = usize::from(fold(v[i]));
-        let pair = prev << 8 | b;
-        prev = b;
-        if parts.pairs[pair >> 6] & (1 << (pair & 63)) != 0 {
-            let at = i - 1;
-            let key = u32::from_be_bytes([
-                fold(v[at]),
-                fold(v[at + 1]),
-                fold(v[at + 2]),
-                fold(v[at + 3]),
-            ]);
-            if parts.starts_at(key, v, at) {
-                return true;
+    // Every position a part could start at (four bytes or more before the end).
+    let starts = v.len() - 3;
+    v[..starts]
+        .iter()
+        .zip(&v[1..=starts])
+        .enumerate()
+        .any(|(at, (&a, &b))| {
+            let pair = usize::from(a) << 8 | usize::from(b);
+            parts.pairs[pair >> 6] & (1 << (pair & 63)) != 0 && {
+                let key = u32::from_be_bytes([
+                    fold(v[at]),
+                    fold(v[at + 1]),
+                    fold(v[at + 2]),
+                    fold(v[at + 3]),
+                ]);
+                parts.starts_at(key, v, at)
             }
-        }
-    }
-    false
+        })
 }
 
 /// A placeholder, a masked value or an obviously hand-typed filler.
@@ -277,22 +280,21 @@ pub(crate) fn is_variable_reference(v: &[u8]) -> bool {
     {
         return true;
     }
-    [
-        &b"process.env"[..],
-        b"os.environ",
-        b"getenv",
-        b"env[",
-        b"env(",
-        b"env.",
-        b"secrets.",
-        b"vars.",
-        b"config.",
-        b"settings.",
-        b"this.",
-        b"self.",
-    ]
-    .iter()
-    .any(|p| v.len() >= p.len() && v[..p.len()].eq_ignore_ascii_case(p))
+    // The prefixes of a reference into the environment or a settings object, by first letter.
+    let prefixes: &[&[u8]] = match v[0].to_ascii_lowercase() {
+        b'p' => &[b"process.env"],
+        b'o' => &[b"os.environ"],
+        b'g' => &[b"getenv"],
+        b'e' => &[b"env[", b"env(", b"env."],
+        b's' => &[b"secrets.", b"settings.", b"self."],
+        b'v' => &[b"vars."],
+        b'c' => &[b"config."],
+        b't' => &[b"this."],
+        _ => &[],
+    };
+    prefixes
+        .iter()
+        .any(|p| v.len() >= p.len() && v[..p.len()].eq_ignore_ascii_case(p))
 }
 
 /// An RFC 4122 UUID (version 1–8, variant 10xx): mostly an identifier, not a credential.
@@ -616,7 +618,10 @@ impl<'a> Judged<'a> {
     }
 
     fn is_word_like(&self) -> bool {
-        *self.word_like.get_or_init(|| is_word_like(self.v))
+        // Words and identifiers hold four digits at most; the walk has counted them.
+        *self
+            .word_like
+            .get_or_init(|| self.walk().digits <= 4 && is_word_like(self.v))
     }
 
     /// See [`is_placeholder`].
