@@ -13,7 +13,8 @@
 use std::collections::HashMap;
 use std::sync::LazyLock;
 
-use aho_corasick::{AhoCorasick, AhoCorasickBuilder, AhoCorasickKind, Input, MatchKind};
+use aho_corasick::automaton::Automaton;
+use aho_corasick::{AhoCorasick, AhoCorasickBuilder, Anchored, Input, MatchKind};
 use memchr::{memchr, memchr_iter, memrchr};
 use regex::bytes::{Regex, RegexBuilder};
 
@@ -59,7 +60,8 @@ struct CompiledRule {
 }
 
 pub(crate) struct Engine {
-    automaton: AhoCorasick,
+    /// Every keyword, leftmost-longest, as a DFA walked by [`KeywordMatches`].
+    automaton: aho_corasick::dfa::DFA,
     targets: Vec<Vec<Target>>,
     rules: Vec<CompiledRule>,
     /// The line gate's words (a small automaton: its prefilter is a SIMD multi-literal search).
@@ -152,38 +154,47 @@ fn case_variants(k: &str) -> Vec<String> {
     vec![k.to_owned(), cap, k.to_ascii_uppercase()]
 }
 
+/// The keyword set: every keyword (sorted) and what its hit asks for.
+fn keywords() -> (Vec<String>, Vec<Vec<Target>>) {
+    let mut by_keyword: HashMap<String, Vec<Target>> = HashMap::new();
+    let mut add = |k: &str, t: Target| {
+        for v in case_variants(k) {
+            let e = by_keyword.entry(v).or_default();
+            if !e.contains(&t) {
+                e.push(t);
+            }
+        }
+    };
+    for (i, rule) in RULES.iter().enumerate() {
+        let i = u16::try_from(i).unwrap_or(u16::MAX);
+        for k in rule.keywords {
+            add(k, Target::Rule(i));
+        }
+    }
+    for w in CONTEXT_WORDS {
+        add(w, Target::Context);
+    }
+    for p in crate::providers::names() {
+        add(p, Target::Context);
+    }
+    add("-----BEGIN ", Target::Pem);
+    add("PuTTY-User-Key-File-", Target::Putty);
+    let mut patterns: Vec<String> = by_keyword.keys().cloned().collect();
+    patterns.sort();
+    let targets = patterns.iter().map(|p| by_keyword[p].clone()).collect();
+    (patterns, targets)
+}
+
 impl Engine {
     fn build() -> Engine {
-        let mut by_keyword: HashMap<String, Vec<Target>> = HashMap::new();
-        let mut add = |k: &str, t: Target| {
-            for v in case_variants(k) {
-                let e = by_keyword.entry(v).or_default();
-                if !e.contains(&t) {
-                    e.push(t);
-                }
-            }
-        };
-        for (i, rule) in RULES.iter().enumerate() {
-            let i = u16::try_from(i).unwrap_or(u16::MAX);
-            for k in rule.keywords {
-                add(k, Target::Rule(i));
-            }
-        }
-        for w in CONTEXT_WORDS {
-            add(w, Target::Context);
-        }
-        for p in crate::providers::names() {
-            add(p, Target::Context);
-        }
-        add("-----BEGIN ", Target::Pem);
-        add("PuTTY-User-Key-File-", Target::Putty);
-
-        let mut patterns: Vec<String> = by_keyword.keys().cloned().collect();
-        patterns.sort();
-        let targets = patterns.iter().map(|p| by_keyword[p].clone()).collect();
-        let automaton = AhoCorasickBuilder::new()
+        let (patterns, targets) = keywords();
+        assert!(
+            patterns.iter().all(|p| !p.is_empty() && !p.contains('\n')),
+            "keywords are not empty and hold no line break"
+        );
+        let automaton = aho_corasick::dfa::Builder::new()
             .match_kind(MatchKind::LeftmostLongest)
-            .kind(Some(AhoCorasickKind::DFA))
+            .prefilter(false)
             .build(&patterns)
             .unwrap_or_else(|e| panic!("the built-in keyword set must compile: {e}"));
         let rules = RULES
@@ -264,11 +275,13 @@ impl Engine {
             let (stretch_start, stretch_end) = (lines[at].0, lines[last].1);
             let mut line = at;
             stamp += 1;
-            for m in self
-                .automaton
-                .find_iter(Input::new(text).span(stretch_start..stretch_end))
-            {
-                let p = m.start();
+            let mut matches = KeywordMatches {
+                dfa: &self.automaton,
+                text,
+                at: stretch_start,
+                end: stretch_end,
+            };
+            while let Some((pattern, p)) = matches.next_match() {
                 if p > lines[line].1 {
                     while p > lines[line].1 {
                         line += 1;
@@ -276,7 +289,7 @@ impl Engine {
                     stamp += 1;
                 }
                 let (ws, we) = lines[line];
-                for &t in &self.targets[m.pattern().as_usize()] {
+                for &t in &self.targets[pattern] {
                     match t {
                         Target::Rule(i) => {
                             let i = usize::from(i);
@@ -428,6 +441,46 @@ impl Engine {
                 push(m.start(), m.end());
             }
         }
+    }
+}
+
+/// The keyword hits in `text[at..end]`, leftmost-longest and not overlapping, as the
+/// automaton's own iterator gives them (the same walk: from the start state to a dead state
+/// or the end, the last match seen is the hit, and the next walk starts where it ends), with
+/// none of the iterator's per-hit set-up. Only the DFA's own transitions are used.
+struct KeywordMatches<'a> {
+    dfa: &'a aho_corasick::dfa::DFA,
+    text: &'a [u8],
+    at: usize,
+    end: usize,
+}
+
+impl KeywordMatches<'_> {
+    /// The next hit: its pattern index and where it starts.
+    fn next_match(&mut self) -> Option<(usize, usize)> {
+        let dfa = self.dfa;
+        let start = dfa
+            .start_state(Anchored::No)
+            .unwrap_or_else(|e| panic!("the keyword DFA supports unanchored search: {e}"));
+        let mut sid = start;
+        let mut hit = None;
+        let mut i = self.at;
+        while i < self.end {
+            sid = dfa.next_state(Anchored::No, sid, self.text[i]);
+            i += 1;
+            if dfa.is_special(sid) {
+                if dfa.is_dead(sid) {
+                    break;
+                }
+                if dfa.is_match(sid) {
+                    let pattern = dfa.match_pattern(sid, 0);
+                    hit = Some((pattern.as_usize(), i - dfa.pattern_len(pattern), i));
+                }
+            }
+        }
+        let (pattern, start, end) = hit?;
+        self.at = end;
+        Some((pattern, start))
     }
 }
 
@@ -744,7 +797,7 @@ mod tests {
             let first = spans.len();
             for (ws, we) in lines {
                 let mut ran = vec![false; engine.rules.len() + 1];
-                for m in engine.automaton.find_iter(Input::new(text).span(ws..we)) {
+                for m in KEYWORDS_AC.find_iter(Input::new(text).span(ws..we)) {
                     for &t in &engine.targets[m.pattern().as_usize()] {
                         match t {
                             Target::Rule(i) => {
@@ -797,8 +850,41 @@ mod tests {
         merge(spans)
     }
 
+    /// The keyword set in the automaton's own searcher.
+    static KEYWORDS_AC: LazyLock<AhoCorasick> = LazyLock::new(|| {
+        AhoCorasickBuilder::new()
+            .match_kind(MatchKind::LeftmostLongest)
+            .build(keywords().0)
+            .expect("the keyword set compiles")
+    });
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(300))]
+
+        #[test]
+        fn keyword_hits_are_the_automaton_iterator_s(
+            picks in proptest::collection::vec(
+                proptest::prop_oneof![
+                    proptest::sample::select(keywords().0),
+                    "[a-zA-Z_ .:/=-]{0,6}",
+                ],
+                0..30,
+            ),
+            from in 0usize..8,
+        ) {
+            let text = picks.concat().into_bytes();
+            let from = from.min(text.len());
+            let mut ours = Vec::new();
+            let mut matches = KeywordMatches { dfa: &ENGINE.automaton, text: &text, at: from, end: text.len() };
+            while let Some((pattern, start)) = matches.next_match() {
+                ours.push((pattern, start));
+            }
+            let theirs: Vec<(usize, usize)> = KEYWORDS_AC
+                .find_iter(Input::new(&text).span(from..text.len()))
+                .map(|m| (m.pattern().as_usize(), m.start()))
+                .collect();
+            proptest::prop_assert_eq!(ours, theirs);
+        }
 
         #[test]
         fn the_scan_finds_what_the_line_by_line_scan_finds(
