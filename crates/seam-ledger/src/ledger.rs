@@ -1,19 +1,20 @@
-//! [`Ledger`]: the one writer. Group commit by a sequencer and a committer thread; the signed head
-//! rewritten by a third thread after commits.
+//! [`Ledger`]: the one writer. A sequencer signs batches and makes the head's
+//! ceiling cover each before a committer commits it (group commit); a sealer
+//! thread seals the head once commits are durable and appends are quiet.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
 use std::sync::mpsc::{self, Receiver, Sender, SyncSender};
 use std::sync::{Arc, Condvar, Mutex, MutexGuard};
 use std::thread::JoinHandle;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use rusqlite::{Connection, TransactionBehavior};
 
 use crate::digest::{Sha256Digest, canonical_json};
 use crate::error::LedgerError;
 use crate::fsutil::{WriterLock, create_private_file, ensure_private_dir, narrow_mode, sync_dir};
-use crate::head::{HeadFileState, SignedHead, read_head_file, write_head_file};
+use crate::head::{ChainLink, HeadFileState, HeadWriter, SignedHead, read_head_file};
 use crate::keys::{LedgerPublicKey, LedgerSigningKey, create_signing_key, read_signing_key};
 use crate::paths::LedgerPaths;
 use crate::reader::LedgerReader;
@@ -21,7 +22,7 @@ use crate::record::{Entry, HashedFields, Record, record_hash};
 use crate::store;
 use crate::time::Timestamp;
 use crate::verify::{
-    ChainChecker, VerifyError, VerifyReport, check_head_against_rows, check_rows, read_signed_head,
+    ChainChecker, VerifyError, VerifyReport, check_head_position, check_rows, read_signed_head,
 };
 
 /// Most appends committed in one transaction.
@@ -29,6 +30,13 @@ const MAX_BATCH: usize = 512;
 /// How long [`Ledger::open`] waits for the writer lock before it answers
 /// `Busy`: a one-shot `seam invoke` holds it for milliseconds.
 pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(5);
+/// How long appends must have been quiet before the sealer writes a seal. A
+/// seal holds the head file for one `fdatasync`, which the next append's
+/// reservation would wait for; while appends flow, each reservation carries
+/// the floor forward anyway.
+const SEAL_DELAY: Duration = Duration::from_millis(2);
+/// How long the sealer waits before it tries a failed head write again.
+const SEAL_RETRY: Duration = Duration::from_millis(50);
 
 /// The ledger, open for appending. One per seam home at a time (an exclusive
 /// lock enforces it). `Send + Sync`: share it behind an `Arc`; every thread
@@ -41,7 +49,7 @@ pub struct Ledger {
     threads: Vec<JoinHandle<()>>,
     writer: Arc<WriterShared>,
     head: Arc<HeadShared>,
-    head_writer: Option<JoinHandle<()>>,
+    sealer: Option<JoinHandle<()>>,
     recovery: Option<HeadRecovery>,
     _lock: WriterLock,
 }
@@ -55,10 +63,10 @@ impl std::fmt::Debug for Ledger {
     }
 }
 
-/// What [`Ledger::open`] repaired: the head file named `from_seq` but records
-/// up to `to_seq` were committed (the writer stopped before it rewrote the
-/// head, or the head file was rolled back). Records `from_seq+1..=to_seq` were
-/// checked (chain, hashes, signatures) before the head was re-signed.
+/// What [`Ledger::open`] sealed: the head's floor was `from_seq` but records
+/// up to `to_seq` (within its ceiling) were committed: the writer stopped
+/// uncleanly before it sealed them. Records `from_seq+1..=to_seq` were
+/// checked (chain, hashes, signatures) before the head was sealed at `to_seq`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
 pub struct HeadRecovery {
     pub from_seq: u64,
@@ -79,17 +87,31 @@ struct AppendRequest {
     reply: SyncSender<Result<Record, LedgerError>>,
 }
 
+/// The head file and what the writer threads know about it. Lock order:
+/// `file` before `state`, never the other way.
 struct HeadShared {
+    path: PathBuf,
+    /// Held for the whole of a slot write (sign, `pwrite`, `fdatasync`).
+    file: Mutex<HeadWriter>,
     state: Mutex<HeadState>,
     changed: Condvar,
 }
 
 struct HeadState {
-    /// The last committed (seq, hash).
-    committed: (u64, Sha256Digest),
-    /// The seq the head file names.
-    written: u64,
-    /// The last head write's error, until a write succeeds.
+    /// The last committed record.
+    committed: ChainLink,
+    /// The newest durable slot (a copy of the writer's, readable without
+    /// waiting for a slot write in progress).
+    durable: SignedHead,
+    /// Batches whose ceiling is durable and that the committer has not
+    /// finished (committed or failed). While it is 0 and `file` is held, no
+    /// commit can happen.
+    in_flight: u64,
+    /// Counts reservations, so the sealer can tell whether appends were quiet.
+    reservations: u64,
+    /// `sync_head` or close wants a seal without the quiet delay.
+    seal_now: bool,
+    /// The last head write's error, until a head write succeeds.
     error: Option<String>,
     closing: bool,
 }
@@ -100,23 +122,49 @@ impl HeadShared {
             .lock()
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+
+    fn file(&self) -> MutexGuard<'_, HeadWriter> {
+        self.file
+            .lock()
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    fn wait<'a>(&self, state: MutexGuard<'a, HeadState>) -> MutexGuard<'a, HeadState> {
+        self.changed
+            .wait(state)
+            .unwrap_or_else(|poisoned| poisoned.into_inner())
+    }
+
+    /// Records the outcome of a slot write (call with `file` held).
+    fn note_write(&self, result: &Result<SignedHead, LedgerError>) {
+        let mut state = self.lock();
+        match result {
+            Ok(head) => {
+                state.durable = *head;
+                state.error = None;
+            }
+            Err(e) => state.error = Some(e.to_string()),
+        }
+        self.changed.notify_all();
+    }
 }
 
 impl Ledger {
     /// Opens the ledger in seam's home, creating what is missing: `keys/` and
     /// `ledger/` (0700), the signing key (0600), the database (0600, WAL) and
-    /// the head (signed (0, zeros) for a new ledger).
+    /// the head file (0600; floor and ceiling at (0, zeros) for a new ledger).
     ///
     /// It takes the writer lock (waiting up to [`DEFAULT_LOCK_WAIT`], then
-    /// [`LedgerError::Busy`]),
-    /// and checks the signed head against the database: if the head is behind
-    /// (an unclean stop), the records after it are checked and the head is
-    /// re-signed (see [`Ledger::head_recovery`]). It refuses
+    /// [`LedgerError::Busy`]) and checks the signed head against the
+    /// database. After an unclean stop the last records may lie between the
+    /// head's floor and its ceiling: they are checked and the head is sealed
+    /// at the last one (see [`Ledger::head_recovery`]). It refuses
     /// ([`LedgerError::Tampered`]) a ledger whose head is missing, unsigned,
-    /// beyond the last record or names another hash, or whose records after
-    /// the head do not check out; and ([`LedgerError::KeyMissing`]) to make a
-    /// new key for a ledger that has records. It does not verify records before
-    /// the head (that is [`Ledger::verify`], O(records)).
+    /// has its floor beyond the last record, names another hash, or has
+    /// records beyond its ceiling (rolled back), or whose records after the
+    /// floor do not check out; and ([`LedgerError::KeyMissing`]) to make a
+    /// new key for a ledger that has records. It does not verify records
+    /// before the floor (that is [`Ledger::verify`], O(records)).
     pub fn open(seam_home: &Path) -> Result<Ledger, LedgerError> {
         Ledger::open_with_lock_wait(seam_home, DEFAULT_LOCK_WAIT)
     }
@@ -135,11 +183,12 @@ impl Ledger {
         for companion in paths.db_companions() {
             narrow_mode(&companion, 0o600)?;
         }
+        narrow_mode(&paths.head_file, 0o600)?;
         let conn = store::open_writer(&paths.db_file)?;
         let tip = store::last_link(&conn, &paths.db_file)?;
         let key = match read_signing_key(&paths.key_file)? {
             Some(key) => key,
-            None if tip.0 > 0 => {
+            None if tip.seq > 0 => {
                 return Err(LedgerError::KeyMissing {
                     path: paths.key_file.clone(),
                     ledger_has_records: true,
@@ -147,7 +196,7 @@ impl Ledger {
             }
             None => create_signing_key(&paths.key_file)?,
         };
-        let recovery = reconcile_head(&conn, &paths, &key, tip)?;
+        let (head_writer, recovery) = reconcile_head(&conn, &paths, &key, tip)?;
         sync_dir(&paths.ledger_dir)?;
 
         let key = Arc::new(key);
@@ -155,10 +204,15 @@ impl Ledger {
         let head = Arc::new(HeadShared {
             state: Mutex::new(HeadState {
                 committed: tip,
-                written: tip.0,
+                durable: head_writer.durable(),
+                in_flight: 0,
+                reservations: 0,
+                seal_now: false,
                 error: None,
                 closing: false,
             }),
+            path: paths.head_file.clone(),
+            file: Mutex::new(head_writer),
             changed: Condvar::new(),
         });
         let writer = Arc::new(WriterShared {
@@ -174,10 +228,10 @@ impl Ledger {
             source: e,
         };
         let sequencer = {
-            let (key, writer) = (key.clone(), writer.clone());
+            let (key, writer, head) = (key.clone(), writer.clone(), head.clone());
             std::thread::Builder::new()
                 .name("seam-ledger-seq".into())
-                .spawn(move || run_sequencer(&key, &inbox, &to_committer, &writer))
+                .spawn(move || run_sequencer(&key, &inbox, &to_committer, &writer, &head))
                 .map_err(spawn_failed)?
         };
         let committer = {
@@ -187,11 +241,11 @@ impl Ledger {
                 .spawn(move || run_committer(conn, &signed, &writer, &head, &db, tip))
                 .map_err(spawn_failed)?
         };
-        let head_writer = {
-            let (head, path) = (head.clone(), paths.head_file.clone());
+        let sealer = {
+            let head = head.clone();
             std::thread::Builder::new()
-                .name("seam-ledger-head".into())
-                .spawn(move || run_head_writer(&head, &key, &path))
+                .name("seam-ledger-seal".into())
+                .spawn(move || run_sealer(&head, &key))
                 .map_err(|e| LedgerError::Io {
                     action: "start the head thread for",
                     path: paths.head_file.clone(),
@@ -205,18 +259,19 @@ impl Ledger {
             threads: vec![sequencer, committer],
             writer,
             head,
-            head_writer: Some(head_writer),
+            sealer: Some(sealer),
             recovery,
             _lock: lock,
         })
     }
 
-    /// Appends `entry` and returns its record once it is durable: its
-    /// transaction has committed with `synchronous=FULL`, i.e. the WAL was
-    /// fsynced. Appends from concurrent callers are committed together (group
-    /// commit: one transaction and one fsync for all that were waiting); each
-    /// caller blocks until its transaction commits. The signed head is
-    /// rewritten shortly after, asynchronously (see the crate doc).
+    /// Appends `entry` and returns its record once it is durable: the head
+    /// file's ceiling covering it was `fdatasync`ed, then its transaction
+    /// committed with `synchronous=FULL` (the WAL fsynced). Appends from
+    /// concurrent callers are committed together (group commit: one head
+    /// write and one transaction for all that were waiting); each caller
+    /// blocks until its transaction commits. The head is sealed at the new
+    /// record shortly after, asynchronously (see the crate doc).
     ///
     /// On error nothing of the caller's batch was recorded: the gate must not
     /// send the answer.
@@ -258,31 +313,31 @@ impl Ledger {
         }
     }
 
-    /// What `open` repaired, if anything: the gate should log it.
+    /// What `open` sealed after an unclean stop, if anything: the gate
+    /// should log it.
     pub fn head_recovery(&self) -> Option<HeadRecovery> {
         self.recovery
     }
 
-    /// Waits until the head file covers every record committed so far, and
-    /// returns an error if the last head write failed.
+    /// Waits until the head file seals every record committed so far (its
+    /// floor reaches the last commit), and returns an error if the last head
+    /// write failed.
     pub fn sync_head(&self) -> Result<(), LedgerError> {
         let mut state = self.head.lock();
-        let target = state.committed.0;
+        let target = state.committed.seq;
+        state.seal_now = true;
+        self.head.changed.notify_all();
         loop {
+            if state.durable.floor.seq >= target {
+                return Ok(());
+            }
             if let Some(message) = &state.error {
                 return Err(LedgerError::HeadWriteFailed {
                     path: self.paths.head_file.clone(),
                     message: message.clone(),
                 });
             }
-            if state.written >= target {
-                return Ok(());
-            }
-            state = self
-                .head
-                .changed
-                .wait(state)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+            state = self.head.wait(state);
         }
     }
 
@@ -292,14 +347,14 @@ impl Ledger {
     }
 
     /// Verifies the whole ledger with its own public key, after waiting for
-    /// the head to cover every commit so far.
+    /// the head to seal every commit so far.
     pub fn verify(&self) -> Result<VerifyReport, VerifyError> {
         self.sync_head()?;
         self.reader()?.verify(&self.public_key)
     }
 
-    /// Stops the writer (after the appends already queued), writes the final
-    /// head, releases the lock. Dropping the ledger does the same but cannot
+    /// Stops the writer (after the appends already queued), seals the head,
+    /// releases the lock. Dropping the ledger does the same but cannot
     /// report a failed head write.
     pub fn close(mut self) -> Result<(), LedgerError> {
         self.shutdown()
@@ -315,8 +370,8 @@ impl Ledger {
             state.closing = true;
             self.head.changed.notify_all();
         }
-        if let Some(head_writer) = self.head_writer.take() {
-            let _ = head_writer.join();
+        if let Some(sealer) = self.sealer.take() {
+            let _ = sealer.join();
         }
         let state = self.head.lock();
         match &state.error {
@@ -335,13 +390,14 @@ impl Drop for Ledger {
     }
 }
 
-/// Brings the head file in line with the database at open (see [`Ledger::open`]).
+/// Brings the head file in line with the database at open (see
+/// [`Ledger::open`]) and returns its writer.
 fn reconcile_head(
     conn: &Connection,
     paths: &LedgerPaths,
     key: &LedgerSigningKey,
-    tip: (u64, Sha256Digest),
-) -> Result<Option<HeadRecovery>, LedgerError> {
+    tip: ChainLink,
+) -> Result<(HeadWriter, Option<HeadRecovery>), LedgerError> {
     let db = &paths.db_file;
     let tampered = |e: VerifyError| match e {
         VerifyError::Failed(failure) => LedgerError::Tampered {
@@ -350,26 +406,27 @@ fn reconcile_head(
         },
         VerifyError::Ledger(e) => e,
     };
-    if tip.0 == 0 && read_head_file(&paths.head_file)? == HeadFileState::Missing {
-        write_head_file(
-            &paths.head_file,
-            &SignedHead::sign(key, 0, Sha256Digest::ZERO),
-        )?;
-        return Ok(None);
+    if tip.seq == 0 && read_head_file(&paths.head_file)? == HeadFileState::Missing {
+        return Ok((HeadWriter::create(&paths.head_file, key)?, None));
     }
     let public = key.public_key();
-    let head = read_signed_head(&paths.head_file, &public, tip.0 > 0).map_err(tampered)?;
-    check_head_against_rows(conn, db, &head, tip.0).map_err(tampered)?;
-    if head.seq == tip.0 {
-        return Ok(None);
+    let current = read_signed_head(&paths.head_file, &public, tip.seq > 0).map_err(tampered)?;
+    let head = current.head;
+    check_head_position(conn, db, &head, tip).map_err(tampered)?;
+    let mut writer = HeadWriter::open(&paths.head_file, current)?;
+    if head.floor == tip && head.ceiling == tip {
+        return Ok((writer, None));
     }
-    let mut checker = ChainChecker::after(&public, head.seq, head.hash);
-    check_rows(conn, db, &mut checker, tip.0).map_err(tampered)?;
-    write_head_file(&paths.head_file, &SignedHead::sign(key, tip.0, tip.1))?;
-    Ok(Some(HeadRecovery {
-        from_seq: head.seq,
-        to_seq: tip.0,
-    }))
+    // Records after the floor (an unclean stop), or a ceiling left above
+    // the last record by a batch that never committed: check, then seal.
+    let mut checker = ChainChecker::after(&public, head.floor.seq, head.floor.hash);
+    check_rows(conn, db, &mut checker, tip.seq).map_err(tampered)?;
+    writer.write(key, tip, tip)?;
+    let recovery = (tip.seq > head.floor.seq).then_some(HeadRecovery {
+        from_seq: head.floor.seq,
+        to_seq: tip.seq,
+    });
+    Ok((writer, recovery))
 }
 
 /// The sequencer's restart point. The committer moves it on after a failed
@@ -378,7 +435,7 @@ fn reconcile_head(
 /// what is committed.
 struct Chain {
     epoch: u64,
-    tip: (u64, Sha256Digest),
+    tip: ChainLink,
 }
 
 /// What the two writer threads share besides their channel.
@@ -403,22 +460,25 @@ struct SignedAppend {
     reply: SyncSender<Result<Record, LedgerError>>,
 }
 
-/// One sequencer batch: records chained onto the tip of `epoch`.
+/// One sequencer batch: records chained onto the tip of `epoch`, covered by
+/// a durable ceiling.
 struct SignedBatch {
     epoch: u64,
     appends: Vec<SignedAppend>,
 }
 
 /// The sequencer thread: takes every waiting request (up to [`MAX_BATCH`]),
-/// gives each the next seq, hashes and signs it onto the chain, and passes
-/// the batch to the committer. It runs ahead of the commit, so signing the
-/// next batch overlaps the fsync of the last. Ends when every `Sender` of
+/// gives each the next seq, hashes and signs it onto the chain, makes the
+/// head's ceiling cover the batch ([`reserve`]), and passes the batch to the
+/// committer. It runs ahead of the commit, so signing and the head write of
+/// the next batch overlap the fsync of the last. Ends when every `Sender` of
 /// `inbox` is gone.
 fn run_sequencer(
     key: &LedgerSigningKey,
     inbox: &Receiver<AppendRequest>,
     committer: &Sender<SignedBatch>,
     shared: &WriterShared,
+    head: &HeadShared,
 ) {
     let (mut epoch, mut tip) = {
         let chain = shared.chain();
@@ -438,9 +498,10 @@ fn run_sequencer(
                 (epoch, tip) = (chain.epoch, chain.tip);
             }
         }
+        let start = tip;
         let mut appends = Vec::with_capacity(requests.len());
         for request in requests {
-            let (seq, prev_hash) = (tip.0 + 1, tip.1);
+            let (seq, prev_hash) = (tip.seq + 1, tip.hash);
             let time = Timestamp::now();
             let hash = record_hash(&HashedFields {
                 seq,
@@ -462,7 +523,18 @@ fn run_sequencer(
                 params_text: request.params_text,
                 reply: request.reply,
             });
-            tip = (seq, hash);
+            tip = ChainLink::new(seq, hash);
+        }
+        if let Err(error) = reserve(head, key, tip) {
+            // Nothing of this batch reached SQLite, and nothing is chained
+            // onto it yet: fail it and chain the next batch where it began.
+            let message = error.to_string();
+            fail_all(appends, || LedgerError::HeadWriteFailed {
+                path: head.path.clone(),
+                message: message.clone(),
+            });
+            tip = start;
+            continue;
         }
         if committer.send(SignedBatch { epoch, appends }).is_err() {
             return;
@@ -470,23 +542,46 @@ fn run_sequencer(
     }
 }
 
+/// Makes sure the durable head's ceiling covers `ceiling` (the last record
+/// of a batch about to be handed to SQLite): it does if it is that record,
+/// or beyond it. Otherwise writes {floor: last commit, ceiling} and
+/// `fdatasync`s it. Then counts the batch in flight.
+fn reserve(
+    head: &HeadShared,
+    key: &LedgerSigningKey,
+    ceiling: ChainLink,
+) -> Result<(), LedgerError> {
+    let mut file = head.file();
+    let durable = file.durable().ceiling;
+    if durable != ceiling && durable.seq <= ceiling.seq {
+        let floor = head.lock().committed;
+        let result = file.write(key, floor, ceiling);
+        head.note_write(&result);
+        result?;
+    }
+    let mut state = head.lock();
+    state.in_flight += 1;
+    state.reservations += 1;
+    Ok(())
+}
+
 /// The committer thread: takes every signed batch waiting, inserts them in
-/// one `BEGIN IMMEDIATE` transaction and commits (the fsync), answers each
-/// caller, and hands the new tip to the head thread. Ends when the sequencer
-/// is gone.
+/// one `BEGIN IMMEDIATE` transaction and commits (the fsync), publishes the
+/// new last commit, and answers each caller. Ends when the sequencer is gone.
 fn run_committer(
     mut conn: Connection,
     batches: &Receiver<SignedBatch>,
     shared: &WriterShared,
     head: &HeadShared,
     db: &Path,
-    mut committed: (u64, Sha256Digest),
+    mut committed: ChainLink,
 ) {
     while let Ok(first) = batches.recv() {
         let mut waiting = vec![first];
         while let Ok(batch) = batches.try_recv() {
             waiting.push(batch);
         }
+        let taken = waiting.len() as u64;
         let epoch = shared.chain().epoch;
         // Batches of an older epoch were chained onto records that failed.
         let mut appends = Vec::new();
@@ -502,67 +597,50 @@ fn run_committer(
             }
         }
         let Some(first_append) = appends.first() else {
+            publish_commit(head, committed, taken);
             continue;
         };
-        let head_error = head.lock().error.clone();
-        let outcome = if let Some(message) = head_error {
-            Err(LedgerError::HeadWriteFailed {
-                path: db.with_file_name("head"),
-                message,
-            })
-        } else if first_append.record.prev_hash != committed.1
-            || first_append.record.seq != committed.0 + 1
+        let outcome = if first_append.record.prev_hash != committed.hash
+            || first_append.record.seq != committed.seq + 1
         {
-            Err(LedgerError::AppendFailed {
-                path: db.to_owned(),
-                message: format!(
-                    "internal: batch starts at seq {} but the ledger ends at {}",
-                    first_append.record.seq, committed.0
-                ),
-            })
+            Err(format!(
+                "internal: batch starts at seq {} but the ledger ends at {}",
+                first_append.record.seq, committed.seq
+            ))
         } else {
-            insert_and_commit(&mut conn, &appends).map_err(|e| LedgerError::AppendFailed {
-                path: db.to_owned(),
-                message: e.to_string(),
-            })
+            insert_and_commit(&mut conn, &appends).map_err(|e| e.to_string())
         };
         match outcome {
             Ok(()) => {
                 if let Some(last) = appends.last() {
-                    committed = (last.record.seq, last.record.hash);
+                    committed = ChainLink::new(last.record.seq, last.record.hash);
                 }
                 shared.commits.fetch_add(1, Ordering::Relaxed);
                 shared
                     .records
                     .fetch_add(appends.len() as u64, Ordering::Relaxed);
-                publish_tip(head, committed);
+                publish_commit(head, committed, taken);
                 for append in appends {
                     let _ = append.reply.send(Ok(append.record));
                 }
             }
-            Err(error) => {
-                let message = error.to_string();
-                fail_all(appends, || match &error {
-                    LedgerError::HeadWriteFailed { path, .. } => LedgerError::HeadWriteFailed {
-                        path: path.clone(),
-                        message: message.clone(),
-                    },
-                    _ => LedgerError::AppendFailed {
-                        path: db.to_owned(),
-                        message: message.clone(),
-                    },
+            Err(message) => {
+                fail_all(appends, || LedgerError::AppendFailed {
+                    path: db.to_owned(),
+                    message: message.clone(),
                 });
                 // The transaction rolled back; re-read the tip in case a
-                // failed commit reached the disk after all.
-                if let Ok(stored) = store::last_link(&conn, db)
-                    && stored != committed
-                {
+                // failed commit reached the disk after all (its ceiling was
+                // durable before it was handed over, so the head covers it).
+                if let Ok(stored) = store::last_link(&conn, db) {
                     committed = stored;
-                    publish_tip(head, committed);
                 }
-                let mut chain = shared.chain();
-                chain.epoch += 1;
-                chain.tip = committed;
+                {
+                    let mut chain = shared.chain();
+                    chain.epoch += 1;
+                    chain.tip = committed;
+                }
+                publish_commit(head, committed, taken);
             }
         }
     }
@@ -582,48 +660,80 @@ fn insert_and_commit(conn: &mut Connection, appends: &[SignedAppend]) -> rusqlit
     tx.commit()
 }
 
-fn publish_tip(head: &HeadShared, tip: (u64, Sha256Digest)) {
+/// The committer finished `batches` batches; `committed` is the last commit.
+fn publish_commit(head: &HeadShared, committed: ChainLink, batches: u64) {
     let mut state = head.lock();
-    state.committed = tip;
+    state.committed = committed;
+    state.in_flight -= batches;
     head.changed.notify_all();
 }
 
-/// The head thread: whenever the committed tip moves past what the head file
-/// says, signs the newest tip and replaces the file (coalescing: one write
-/// covers every commit since the last). Writes the final head and ends when
-/// the ledger closes.
-fn run_head_writer(head: &HeadShared, key: &LedgerSigningKey, path: &Path) {
+/// The sealer thread: when the durable head is not {floor = ceiling = last
+/// commit}, nothing is in flight and appends have been quiet for
+/// [`SEAL_DELAY`] (or a seal is asked for), writes that seal. Also lowers a
+/// ceiling left above the last commit by a batch that failed. Writes the
+/// final seal and ends when the ledger closes.
+fn run_sealer(head: &HeadShared, key: &LedgerSigningKey) {
     let mut state = head.lock();
     loop {
-        while state.committed.0 == state.written && !state.closing {
-            state = head
-                .changed
-                .wait(state)
-                .unwrap_or_else(|poisoned| poisoned.into_inner());
+        let sealed =
+            state.durable.floor == state.committed && state.durable.ceiling == state.committed;
+        if state.closing && (sealed || state.in_flight > 0) {
+            // In flight at close only if the committer died: no seal is safe.
+            return;
         }
-        if state.committed.0 == state.written {
-            return; // closing, and everything is covered
+        if sealed || state.in_flight > 0 {
+            state = head.wait(state);
+            continue;
         }
-        let (seq, hash) = state.committed;
-        drop(state);
-        let result = write_head_file(path, &SignedHead::sign(key, seq, hash));
-        state = head.lock();
-        match result {
-            Ok(()) => {
-                state.written = seq;
-                state.error = None;
-                head.changed.notify_all();
-            }
-            Err(e) => {
-                state.error = Some(e.to_string());
-                head.changed.notify_all();
-                if state.closing {
-                    return;
+        if !state.closing && !state.seal_now {
+            let seen = state.reservations;
+            let deadline = Instant::now() + SEAL_DELAY;
+            while state.reservations == seen && !state.closing && !state.seal_now {
+                let left = deadline.saturating_duration_since(Instant::now());
+                if left.is_zero() {
+                    break;
                 }
-                drop(state);
-                std::thread::sleep(Duration::from_millis(50));
-                state = head.lock();
+                state = head
+                    .changed
+                    .wait_timeout(state, left)
+                    .unwrap_or_else(|poisoned| poisoned.into_inner())
+                    .0;
             }
+            if state.reservations != seen {
+                continue;
+            }
+        }
+        drop(state);
+        let failed = seal(head, key);
+        state = head.lock();
+        if failed {
+            if state.closing {
+                return;
+            }
+            drop(state);
+            std::thread::sleep(SEAL_RETRY);
+            state = head.lock();
+        } else {
+            state.seal_now = false;
         }
     }
+}
+
+/// Writes {floor = ceiling = last commit} if nothing is in flight. Returns
+/// whether a write failed.
+fn seal(head: &HeadShared, key: &LedgerSigningKey) -> bool {
+    let mut file = head.file();
+    let target = {
+        let state = head.lock();
+        if state.in_flight > 0 {
+            return false;
+        }
+        state.committed
+    };
+    // `file` is held and nothing is in flight: no commit can happen until
+    // the seal is written, so lowering the ceiling to `target` is safe.
+    let result = file.write(key, target, target);
+    head.note_write(&result);
+    result.is_err()
 }

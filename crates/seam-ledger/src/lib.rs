@@ -10,15 +10,17 @@
 //!
 //! It must never: print (the CLI prints, through seam-term); write the signing
 //! key anywhere but its 0600 file, or show it in `Debug`; return from
-//! [`Ledger::append`] before the record is durable; append to a ledger whose
-//! head does not check out; or write anything while verifying.
+//! [`Ledger::append`] before the record is durable; commit a batch before a
+//! durable head's ceiling covers it; append to a ledger whose head does not
+//! check out; or write anything while verifying.
 //!
 //! # Files
 //!
 //! See [`LedgerPaths`]: `keys/ledger.key` (32-byte Ed25519 seed, 0600, made on
 //! first open), `ledger/ledger.sqlite` (SQLite, WAL, `synchronous=FULL`,
-//! 0600), `ledger/head` (the signed head, JSON), `ledger/lock` (the writer's
-//! `flock`). The default policy protects `keys/` and `ledger/`.
+//! 0600), `ledger/head` (the signed head: two slots, 8 KiB, 0600),
+//! `ledger/lock` (the writer's `flock`). The default policy protects `keys/`
+//! and `ledger/`.
 //!
 //! # Record hash
 //!
@@ -45,47 +47,87 @@
 //! stored as canonical JSON ([`canonical_json`]: keys sorted, no whitespace)
 //! and `params_sha256` is the SHA-256 of exactly the stored text. The record's
 //! `signature` is Ed25519 (RFC 8032, verified strictly) over the 32 bytes of
-//! `hash`. The signed head's signature is over
-//! `str("seam-ledger/head/v1") ‖ be64(seq) ‖ hash`; the two messages have
-//! different lengths, so neither signature can stand for the other.
+//! `hash`. A head slot's signature is over
+//! `str("seam-ledger/head/v2") ‖ be64(generation) ‖ be64(floor.seq) ‖
+//! floor.hash ‖ be64(ceiling.seq) ‖ ceiling.hash` (115 bytes); the two
+//! messages have different lengths, so neither signature can stand for the
+//! other.
 //!
 //! # Durability and group commit
 //!
 //! [`Ledger::append`] canonicalises the params on the caller's thread, hands
-//! the entry to the writer and blocks. The writer is two threads:
+//! the entry to the writer and blocks. The writer is three threads:
 //!
 //! - the *sequencer* takes every request waiting (up to 512), gives each the
-//!   next seq and the time, hashes it onto the chain and signs it, and passes
-//!   the batch on. It runs ahead of the disk: the next batch is signed while
-//!   the last one's fsync is in flight.
-//! - the *committer* takes every signed batch waiting, inserts them in one
+//!   next seq and the time, hashes it onto the chain and signs it; then it
+//!   makes the signed head's *ceiling* cover the batch (see below: one slot
+//!   write and `fdatasync`) and passes the batch on. It runs ahead of the
+//!   disk: the next batch is signed and its ceiling written while the last
+//!   one's commit is in flight.
+//! - the *committer* takes every batch waiting, inserts them in one
 //!   `BEGIN IMMEDIATE` transaction and commits it (WAL, `synchronous=FULL`:
 //!   the commit fsyncs the WAL), then answers each caller.
+//! - the *sealer* seals the head at the last commit once appends are quiet.
 //!
-//! So concurrent callers share one fsync, and a caller's record is on disk
-//! when `append` returns. If a commit fails, its callers get
-//! [`LedgerError::AppendFailed`], so do callers whose records the sequencer had
-//! already chained onto the failed ones, and the chain resumes from the last
-//! committed record (no gap, no fork). [`Ledger::stats`] counts records and
-//! commits.
+//! So concurrent callers share one head write and one commit, and a caller's
+//! record is on disk, under a durable ceiling, when `append` returns. If a
+//! commit fails, its callers get [`LedgerError::AppendFailed`], so do callers
+//! whose records the sequencer had already chained onto the failed ones, and
+//! the chain resumes from the last committed record (no gap, no fork); if a
+//! ceiling cannot be written, that batch's callers get
+//! [`LedgerError::HeadWriteFailed`] and nothing of it reaches SQLite.
+//! [`Ledger::stats`] counts records and commits.
 //!
 //! # Signed head
 //!
-//! After each commit the writer hands the new (seq, hash) to a head thread,
-//! which signs the newest and replaces `ledger/head` atomically (temporary
-//! file, fsync, rename, fsync of the directory), coalescing commits that
-//! happened meanwhile. The head is off the append path because that
-//! replacement costs several fsyncs (milliseconds here); it lags the last
-//! commit by about one head write. Verification requires the head to name
-//! exactly the last record: a tail cut off ([`FailureKind::Truncated`]) or a
-//! head rolled back ([`FailureKind::HeadBehind`]) is reported. A verify while
-//! a writer holds the lock gives the head a few seconds to catch up.
+//! `ledger/head` is two fixed 4 KiB slots, A and B. Each holds a signed
+//! [`SignedHead`] {generation, floor, ceiling} (format marker
+//! [`HEAD_FORMAT`], the fields, the signature and a SHA-256 checksum so a torn
+//! write is told from a forgery; see [`SignedHead::to_slot_bytes`]). The
+//! floor is the last record known committed; the ceiling is the last record
+//! the writer may have handed to SQLite. The file is made once (written whole,
+//! fsynced, renamed into place, directory fsynced); after that a head write
+//! is a `pwrite` of one slot and an `fdatasync`, no rename and no directory
+//! sync. Writes alternate: a write goes to the slot that does not hold the
+//! newest durable head, and only after it is durable does the next go to the
+//! other. A torn write (a crash or power loss mid-write) can only damage the
+//! slot being written; the reader takes the whole, signed slot with the
+//! highest generation.
 //!
-//! After an unclean stop the head may be behind the last commit. The next
-//! [`Ledger::open`] (the gate's restart) checks the records after the head and
-//! re-signs it, reporting [`HeadRecovery`] ([`repair_head`] does only that);
-//! until then `verify` reports `HeadBehind`. Records committed after the last head write are therefore not
-//! protected against truncation by the head until it is written.
+//! The order per batch ending at record b: the sequencer writes
+//! {floor: last commit, ceiling: (b, hash_b)} and `fdatasync`s it, *then* the
+//! committer commits, *then* the callers are answered; once appends have
+//! been quiet for a couple of milliseconds the sealer writes
+//! {floor: b, ceiling: b} (while appends flow, each batch's ceiling write
+//! carries the floor forward instead, so a seal does not stand in the way of
+//! the next append). With several batches in the pipeline the ceiling is the
+//! last one handed on, the floor the last one known committed. So at every
+//! instant, on disk, floor ≤ last record ≤ ceiling, whatever moment a
+//! `SIGKILL` or a power loss picks. [`verify`] therefore checks:
+//!
+//! - last < floor: [`FailureKind::Truncated`] (and the record at the floor
+//!   must have the floor's hash, else [`FailureKind::HeadMismatch`]);
+//! - last > ceiling: [`FailureKind::HeadBehind`]: no crash leaves records
+//!   beyond the ceiling, so the head file was rolled back;
+//! - floor ≤ last ≤ ceiling passes (at the ceiling, with its hash). Records
+//!   after the floor are reported ([`VerifyReport::unsealed`]): without a
+//!   live writer, they were written during an unclean stop.
+//!
+//! The next [`Ledger::open`] after an unclean stop checks the records after
+//! the floor and seals the head at the last one, reporting [`HeadRecovery`]
+//! ([`repair_head`] does only that).
+//!
+//! The price and the limits. Every batch costs two `fdatasync`s in series
+//! (the ceiling, then the commit), so a lone caller waits for both; under
+//! concurrency the ceiling write of one batch overlaps the commit of the
+//! previous one, so throughput stays near one fsync per batch. Between a
+//! commit and its seal (a few milliseconds; longer while appends flow, until
+//! the next batch's ceiling write), the records after the floor are not
+//! protected against truncation: after an unclean stop, cutting them off is
+//! indistinguishable from a crash before their commit. And a head rolled
+//! back *together with* the records after its ceiling cannot be told from an
+//! honest ledger: a head file only proves what it last said, not that it is
+//! the newest.
 //!
 //! # Reading
 //!
@@ -111,7 +153,9 @@ use std::path::Path;
 
 pub use digest::{Ed25519Signature, HexParseError, Sha256Digest, canonical_json};
 pub use error::LedgerError;
-pub use head::{HEAD_FORMAT, SignedHead, parse_head_file};
+pub use head::{
+    ChainLink, HEAD_FILE_LEN, HEAD_FORMAT, HEAD_SLOT_LEN, HeadDefect, SignedHead, parse_head_file,
+};
 pub use keys::{LedgerPublicKey, LedgerSigningKey};
 pub use ledger::{DEFAULT_LOCK_WAIT, HeadRecovery, Ledger, LedgerStats};
 pub use paths::LedgerPaths;
@@ -132,13 +176,14 @@ pub fn public_key(seam_home: &Path) -> Result<LedgerPublicKey, LedgerError> {
         })
 }
 
-/// Re-signs a head left behind by an unclean stop, as the gate's next start
-/// would: opens the existing ledger (checking the records after the head) and
-/// closes it. `Ok(None)` if the head was current. Fails with
+/// Seals a head left unsealed by an unclean stop, as the gate's next start
+/// would: opens the existing ledger (checking the records after the head's
+/// floor) and closes it. `Ok(None)` if nothing was unsealed. Fails with
 /// [`LedgerError::NoLedger`] rather than create a ledger, with
 /// [`LedgerError::Busy`] while a writer is running (its head is its own
-/// business), and with [`LedgerError::Tampered`] if what follows the head
-/// does not check out.
+/// business), and with [`LedgerError::Tampered`] if the head does not check
+/// out (a head rolled back is not re-signed) or what follows its floor does
+/// not.
 pub fn repair_head(seam_home: &Path) -> Result<Option<HeadRecovery>, LedgerError> {
     let paths = LedgerPaths::new(seam_home);
     if !paths.db_file.exists() {

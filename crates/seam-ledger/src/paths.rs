@@ -7,7 +7,7 @@ use std::path::{Path, PathBuf};
 /// ```text
 /// <seam_home>/keys/ledger.key        Ed25519 seed, 32 bytes, 0600 (dir 0700)
 /// <seam_home>/ledger/ledger.sqlite   the records (WAL; -wal and -shm beside it), 0600
-/// <seam_home>/ledger/head            the signed head, JSON, replaced atomically
+/// <seam_home>/ledger/head            the signed head: two 4 KiB slots, written in place
 /// <seam_home>/ledger/lock            flock'ed by the one writer
 /// ```
 #[derive(Debug, Clone, PartialEq, Eq)]

@@ -51,15 +51,18 @@ impl LedgerReader {
     ///    params equal to `params_sha256` and fields equal to `hash`
     ///    ([`BadHash`](crate::FailureKind::BadHash)), signature by `key`
     ///    ([`BadSignature`](crate::FailureKind::BadSignature));
-    /// 2. the head file: present and signed by `key`
-    ///    ([`BadHead`](crate::FailureKind::BadHead)), not beyond the last record
-    ///    ([`Truncated`](crate::FailureKind::Truncated)), its hash the hash of
-    ///    its record ([`HeadMismatch`](crate::FailureKind::HeadMismatch)), and
-    ///    not behind the last record ([`HeadBehind`](crate::FailureKind::HeadBehind)).
+    /// 2. the head file: a slot that is whole and signed by `key`, the newest
+    ///    such ([`BadHead`](crate::FailureKind::BadHead) if none); its floor not
+    ///    beyond the last record ([`Truncated`](crate::FailureKind::Truncated))
+    ///    and naming its record's hash
+    ///    ([`HeadMismatch`](crate::FailureKind::HeadMismatch)); the last record
+    ///    not beyond its ceiling ([`HeadBehind`](crate::FailureKind::HeadBehind):
+    ///    the head file was rolled back), and if at the ceiling, with its hash.
     ///
-    /// The first failure found is returned. If a writer holds the lock, the
-    /// head is given a few seconds to catch up with the records just checked.
-    /// Nothing is written.
+    /// Records between the floor and the ceiling pass: they are what an
+    /// unclean stop leaves (the report counts them in
+    /// [`VerifyReport::unsealed`]). The first failure found is returned.
+    /// Nothing is written; it does not wait for a live writer.
     pub fn verify(&self, key: &LedgerPublicKey) -> Result<VerifyReport, VerifyError> {
         verify_ledger(&self.conn, &self.paths, key)
     }
@@ -104,11 +107,14 @@ impl LedgerReader {
         Ok(max.and_then(|m| u64::try_from(m).ok()).unwrap_or(0))
     }
 
-    /// The head file's content, unchecked (`None` if there is none or it is
-    /// malformed).
+    /// The head file's newest well-formed slot, its signature unchecked
+    /// (`None` if there is no head file or no well-formed slot).
     pub fn head(&self) -> Result<Option<SignedHead>, LedgerError> {
         Ok(match read_head_file(&self.paths.head_file)? {
-            HeadFileState::Present(head) => Some(head),
+            HeadFileState::Slots(slots) => (*slots)
+                .into_iter()
+                .filter_map(Result::ok)
+                .max_by_key(|head| head.generation),
             HeadFileState::Missing | HeadFileState::Malformed(_) => None,
         })
     }

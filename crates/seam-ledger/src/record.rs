@@ -135,8 +135,6 @@ pub(crate) struct HashedFields<'a> {
 
 /// Domain tag that starts every record hash's input.
 pub(crate) const RECORD_DOMAIN: &[u8] = b"seam-ledger/record/v1";
-/// Domain tag that starts every signed head's message.
-pub(crate) const HEAD_DOMAIN: &[u8] = b"seam-ledger/head/v1";
 
 fn put_bytes(h: &mut Sha256, bytes: &[u8]) {
     h.update((bytes.len() as u64).to_be_bytes());
@@ -182,17 +180,6 @@ pub(crate) fn record_hash(f: &HashedFields<'_>) -> Sha256Digest {
     }
     h.update(f.prev_hash.as_bytes());
     Sha256Digest(h.finalize().into())
-}
-
-/// The message a signed head signs: `be64(len) ‖ "seam-ledger/head/v1" ‖
-/// be64(seq) ‖ hash`.
-pub(crate) fn head_message(seq: u64, hash: &Sha256Digest) -> Vec<u8> {
-    let mut m = Vec::with_capacity(8 + HEAD_DOMAIN.len() + 8 + 32);
-    m.extend_from_slice(&(HEAD_DOMAIN.len() as u64).to_be_bytes());
-    m.extend_from_slice(HEAD_DOMAIN);
-    m.extend_from_slice(&seq.to_be_bytes());
-    m.extend_from_slice(hash.as_bytes());
-    m
 }
 
 #[cfg(test)]

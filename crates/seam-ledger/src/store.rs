@@ -6,6 +6,7 @@ use rusqlite::{Connection, OpenFlags, Row, params};
 
 use crate::digest::{Ed25519Signature, Sha256Digest};
 use crate::error::{LedgerError, sql_err};
+use crate::head::ChainLink;
 use crate::record::{Decision, Entry, Record};
 use crate::time::Timestamp;
 
@@ -125,8 +126,8 @@ fn check_schema(conn: &Connection, db: &Path) -> Result<(), LedgerError> {
     Ok(())
 }
 
-/// The last row's (seq, hash), or (0, zeros) for an empty ledger.
-pub(crate) fn last_link(conn: &Connection, db: &Path) -> Result<(u64, Sha256Digest), LedgerError> {
+/// The last row's (seq, hash), unchecked, or the origin for an empty ledger.
+pub(crate) fn last_link(conn: &Connection, db: &Path) -> Result<ChainLink, LedgerError> {
     let row: Option<(i64, Vec<u8>)> = conn
         .query_row(
             "SELECT seq, hash FROM records ORDER BY seq DESC LIMIT 1",
@@ -140,7 +141,7 @@ pub(crate) fn last_link(conn: &Connection, db: &Path) -> Result<(u64, Sha256Dige
         })
         .map_err(sql_err(db))?;
     match row {
-        None => Ok((0, Sha256Digest::ZERO)),
+        None => Ok(ChainLink::ORIGIN),
         Some((seq, hash)) => {
             let malformed = |reason: String| LedgerError::MalformedRow {
                 path: db.to_owned(),
@@ -150,7 +151,7 @@ pub(crate) fn last_link(conn: &Connection, db: &Path) -> Result<(u64, Sha256Dige
             let seq_u = u64::try_from(seq).map_err(|_| malformed("negative seq".into()))?;
             let hash = Sha256Digest::try_from(&hash[..])
                 .map_err(|len| malformed(format!("hash is {len} bytes, not 32")))?;
-            Ok((seq_u, hash))
+            Ok(ChainLink::new(seq_u, hash))
         }
     }
 }

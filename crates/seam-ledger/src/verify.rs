@@ -2,8 +2,6 @@
 
 use std::fmt;
 use std::path::Path;
-use std::thread::sleep;
-use std::time::{Duration, Instant};
 
 use rusqlite::Connection;
 use serde::Serialize;
@@ -11,7 +9,7 @@ use serde::Serialize;
 use crate::digest::Sha256Digest;
 use crate::error::{LedgerError, sql_err};
 use crate::fsutil::writer_is_live;
-use crate::head::{HeadFileState, SignedHead, read_head_file};
+use crate::head::{ChainLink, CurrentHead, HeadFileState, SignedHead, read_head_file, select_head};
 use crate::keys::LedgerPublicKey;
 use crate::paths::LedgerPaths;
 use crate::store::{DecodedRow, rows_after};
@@ -34,16 +32,18 @@ pub enum FailureKind {
     /// The signature over the hash is not the ledger key's: the record was
     /// re-signed with another key, or forged.
     BadSignature,
-    /// The head file is missing, unreadable, or not signed by the ledger key.
+    /// The head file is missing, of another format, or has no slot that is
+    /// whole and signed by the ledger key.
     BadHead,
-    /// The record at the head's seq does not have the head's hash.
+    /// The record at the head's floor, or at its ceiling when the ledger ends
+    /// there, does not have the hash the head names.
     HeadMismatch,
-    /// The signed head names a seq beyond the last record: records were
-    /// removed from the end.
+    /// The signed head's floor (a record known committed) is beyond the last
+    /// record: records were removed from the end.
     Truncated,
-    /// Records continue after the head's seq: the head file was rolled back to
-    /// an older one, or the writer stopped uncleanly before it rewrote the head
-    /// (opening the ledger re-signs it after checking those records).
+    /// Records continue past the signed head's ceiling. The writer signs a
+    /// ceiling before it commits a batch, so no crash leaves records beyond
+    /// it: the head file was rolled back to an older one.
     HeadBehind,
 }
 
@@ -77,11 +77,23 @@ pub struct VerifyFailure {
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct VerifyReport {
     /// Records checked: 1..=records, contiguous, chained, hashed and signed,
-    /// and covered by `head` (`head.seq == records`). With a live writer,
-    /// records appended after verification began may be beyond it.
+    /// and within the signed head (`head.seq <= records <= ceiling`). With a
+    /// live writer, records appended after verification began may be beyond it.
     pub records: u64,
-    /// The signed head, checked against record `records`.
-    pub head: SignedHead,
+    /// Where the signed head seals the chain (its floor): the record at
+    /// `head.seq` has `head.hash`, and every record up to it was committed
+    /// when the head was written. Equal to `records` after a clean stop.
+    pub head: ChainLink,
+    /// The head slot in force, as read and checked.
+    pub signed_head: SignedHead,
+    /// `records - head.seq`: records after the sealed floor, within the
+    /// head's ceiling. Without a live writer these were written during an
+    /// unclean stop (the process died before it sealed them: they verify, but
+    /// the head cannot tell whether more followed them and were cut off); with
+    /// a live writer, they were committed a moment ago and are sealed shortly.
+    pub unsealed: u64,
+    /// Whether a writer held the ledger's lock when it was verified.
+    pub writer_live: bool,
 }
 
 /// Why `verify` did not succeed: the ledger is wrong ([`VerifyError::Failed`],
@@ -117,6 +129,10 @@ impl<'k> ChainChecker<'k> {
 
     pub(crate) fn last_seq(&self) -> u64 {
         self.last_seq
+    }
+
+    pub(crate) fn last_link(&self) -> ChainLink {
+        ChainLink::new(self.last_seq, self.last_hash)
     }
 
     pub(crate) fn check(&mut self, row: DecodedRow) -> Result<(), VerifyFailure> {
@@ -234,12 +250,12 @@ pub(crate) fn stored_hash_at(
     Ok(hash.and_then(|h| Sha256Digest::try_from(&h[..]).ok()))
 }
 
-/// Reads the head file and checks its signature.
+/// Reads the head file and takes its newest slot signed by `key`.
 pub(crate) fn read_signed_head(
     head_file: &Path,
     key: &LedgerPublicKey,
     records_exist: bool,
-) -> Result<SignedHead, VerifyError> {
+) -> Result<CurrentHead, VerifyError> {
     let first = u64::from(records_exist);
     match read_head_file(head_file)? {
         HeadFileState::Missing => Err(failure(
@@ -247,67 +263,94 @@ pub(crate) fn read_signed_head(
             FailureKind::BadHead,
             format!("there is no head file at {}", head_file.display()),
         )),
-        HeadFileState::Malformed(reason) => Err(failure(
+        HeadFileState::Malformed(defect) => Err(failure(
             first,
             FailureKind::BadHead,
             format!(
-                "the head file {} is malformed: {reason}",
+                "the head file {} is malformed: {defect}",
                 head_file.display()
             ),
         )),
-        HeadFileState::Present(head) if !head.is_signed_by(key) => Err(failure(
-            head.seq,
-            FailureKind::BadHead,
-            format!(
-                "the head file {} (seq {}) is not signed by key {key}",
-                head_file.display(),
-                head.seq
-            ),
-        )),
-        HeadFileState::Present(head) => Ok(head),
+        HeadFileState::Slots(slots) => select_head(&slots, key).map_err(|none| {
+            failure(
+                none.claimed_seq.unwrap_or(first),
+                FailureKind::BadHead,
+                format!(
+                    "the head file {} has no usable slot: {}",
+                    head_file.display(),
+                    none.reason
+                ),
+            )
+        }),
     }
 }
 
-/// Compares a checked head with the rows: the record at `head.seq` must carry
-/// `head.hash`, and the head must not be beyond the last row.
-pub(crate) fn check_head_against_rows(
+/// Compares a checked head with the end of the ledger, `last` (the last
+/// record, or where verification stopped): the floor must not be beyond it
+/// and must name its record's hash; `last` must not be beyond the ceiling,
+/// and if it is the ceiling, must have the ceiling's hash.
+pub(crate) fn check_head_position(
     conn: &Connection,
     db: &Path,
     head: &SignedHead,
-    last_seq: u64,
+    last: ChainLink,
 ) -> Result<(), VerifyError> {
-    if head.seq > last_seq {
+    let (floor, ceiling) = (head.floor, head.ceiling);
+    if floor.seq > last.seq {
         return Err(failure(
-            last_seq + 1,
+            last.seq + 1,
             FailureKind::Truncated,
             format!(
-                "the signed head names seq {}, but the ledger ends at seq {last_seq}: \
+                "the signed head seals seq {}, but the ledger ends at seq {}: \
                  records {}..={} were removed",
-                head.seq,
-                last_seq + 1,
-                head.seq
+                floor.seq,
+                last.seq,
+                last.seq + 1,
+                floor.seq
             ),
         ));
     }
-    let at = stored_hash_at(conn, db, head.seq)?;
-    if at != Some(head.hash) {
+    let at_floor = if floor.seq == last.seq {
+        Some(last.hash)
+    } else {
+        stored_hash_at(conn, db, floor.seq)?
+    };
+    if at_floor != Some(floor.hash) {
         return Err(failure(
-            head.seq,
+            floor.seq,
             FailureKind::HeadMismatch,
             format!(
                 "the signed head says record {} has hash {}, the record's hash is {}",
-                head.seq,
-                head.hash,
-                at.map_or_else(|| "missing".to_owned(), |h| h.to_string())
+                floor.seq,
+                floor.hash,
+                at_floor.map_or_else(|| "missing".to_owned(), |h| h.to_string())
+            ),
+        ));
+    }
+    if last.seq > ceiling.seq {
+        return Err(failure(
+            ceiling.seq + 1,
+            FailureKind::HeadBehind,
+            format!(
+                "records continue to seq {} after the signed head's ceiling at seq {}: the \
+                 head file was rolled back (the writer signs a ceiling before it commits, \
+                 so a crash cannot leave records beyond it)",
+                last.seq, ceiling.seq
+            ),
+        ));
+    }
+    if last.seq == ceiling.seq && last.hash != ceiling.hash {
+        return Err(failure(
+            last.seq,
+            FailureKind::HeadMismatch,
+            format!(
+                "the signed head's ceiling says record {} has hash {}, the record's hash is {}",
+                last.seq, ceiling.hash, last.hash
             ),
         ));
     }
     Ok(())
 }
-
-/// How long `verify` waits for a live writer's head to catch up with the rows
-/// it has just checked (the head is rewritten asynchronously after commits).
-const LIVE_HEAD_WAIT: Duration = Duration::from_secs(3);
 
 /// Full verification of the ledger in `paths` with `key`: every row from seq 1,
 /// then the head. See [`crate::LedgerReader::verify`].
@@ -329,41 +372,24 @@ pub(crate) fn verify_ledger(
             format!("a record has seq {min}; seqs start at 1"),
         ));
     }
-    // The rows present now are the target; a live writer's later appends are
-    // only checked as far as the head that covers the target needs.
+    // The rows present now are the target. The head is read after them, so
+    // a live writer's head covers them (it only ever moves forward).
     let target = max.and_then(|m| u64::try_from(m).ok()).unwrap_or(0);
     let mut checker = ChainChecker::after(key, 0, Sha256Digest::ZERO);
     check_rows(conn, db, &mut checker, target)?;
-    let live = writer_is_live(&paths.lock_file);
-    let deadline = Instant::now() + if live { LIVE_HEAD_WAIT } else { Duration::ZERO };
-    loop {
-        let head = read_signed_head(&paths.head_file, key, checker.last_seq() > 0)?;
-        if head.seq > checker.last_seq() {
-            // Rows a live writer committed after we started, up to the head.
-            check_rows(conn, db, &mut checker, head.seq)?;
-        }
-        check_head_against_rows(conn, db, &head, checker.last_seq())?;
-        if head.seq >= target {
-            return Ok(VerifyReport {
-                records: checker.last_seq(),
-                head,
-            });
-        }
-        if Instant::now() < deadline {
-            sleep(Duration::from_millis(10));
-            continue;
-        }
-        return Err(failure(
-            head.seq + 1,
-            FailureKind::HeadBehind,
-            format!(
-                "the signed head names seq {}, but records continue to seq {target}: \
-                 the head file was rolled back, or the writer stopped uncleanly before \
-                 it rewrote the head (opening the ledger re-signs it after checking \
-                 records {}..={target})",
-                head.seq,
-                head.seq + 1
-            ),
-        ));
+    let writer_live = writer_is_live(&paths.lock_file);
+    let head = read_signed_head(&paths.head_file, key, checker.last_seq() > 0)?.head;
+    if head.floor.seq > checker.last_seq() {
+        // Rows a live writer committed and sealed after we started.
+        check_rows(conn, db, &mut checker, head.floor.seq)?;
     }
+    let last = checker.last_link();
+    check_head_position(conn, db, &head, last)?;
+    Ok(VerifyReport {
+        records: last.seq,
+        head: head.floor,
+        signed_head: head,
+        unsealed: last.seq - head.floor.seq,
+        writer_live,
+    })
 }

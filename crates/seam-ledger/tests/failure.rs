@@ -5,6 +5,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::{attacker_db, entry};
@@ -40,24 +41,39 @@ fn failures_under_concurrency_leave_a_contiguous_verified_chain() {
     let ledger = Arc::new(Ledger::open(home.path()).unwrap());
     let db = attacker_db(home.path());
     db.busy_timeout(Duration::from_secs(10)).unwrap();
+    let failures_seen = Arc::new(AtomicUsize::new(0));
+    let running = Arc::new(AtomicUsize::new(8));
     let workers: Vec<_> = (0..8)
         .map(|t| {
-            let ledger = ledger.clone();
+            let (ledger, failures_seen, running) =
+                (ledger.clone(), failures_seen.clone(), running.clone());
             std::thread::spawn(move || {
-                (0..60)
+                let results = (0..60)
                     .map(|i| {
                         let id = 1000 * t + i;
-                        (id, ledger.append(entry(id)).map(|r| r.seq))
+                        let result = ledger.append(entry(id)).map(|r| r.seq);
+                        if result.is_err() {
+                            failures_seen.fetch_add(1, Ordering::SeqCst);
+                        }
+                        (id, result)
                     })
-                    .collect::<Vec<_>>()
+                    .collect::<Vec<_>>();
+                running.fetch_sub(1, Ordering::SeqCst);
+                results
             })
         })
         .collect();
-    for _ in 0..3 {
+    // Block commits for a while, a few times, and until one was blocked
+    // (how many commits land in a window depends on the machine's load).
+    let mut cycles = 0;
+    while (cycles < 3 || failures_seen.load(Ordering::SeqCst) == 0)
+        && running.load(Ordering::SeqCst) > 0
+    {
         std::thread::sleep(Duration::from_millis(30));
         db.execute_batch(BLOCK).unwrap();
-        std::thread::sleep(Duration::from_millis(10));
+        std::thread::sleep(Duration::from_millis(20));
         db.execute_batch("DROP TRIGGER block;").unwrap();
+        cycles += 1;
     }
     let mut ok = BTreeMap::new();
     let mut failed = 0;

@@ -5,12 +5,12 @@ mod common;
 
 use std::path::Path;
 
-use common::{append_n, assert_failure, attacker_db, failure};
+use common::{append_n, assert_failure, attacker_db, failure, newest_slot};
 use ed25519_dalek::{Signer, SigningKey};
 use rusqlite::params;
 use seam_ledger::{
-    FailureKind, Ledger, LedgerError, LedgerPaths, LedgerReader, Sha256Digest, canonical_json,
-    verify,
+    FailureKind, HEAD_SLOT_LEN, Ledger, LedgerError, LedgerPaths, LedgerReader, Sha256Digest,
+    canonical_json, verify,
 };
 use serde_json::json;
 
@@ -151,12 +151,39 @@ fn a_rolled_back_head_is_caught() {
     let f = verify_fails(home.path());
     assert_failure(&f, 7, FailureKind::HeadBehind);
     assert!(f.message.contains("rolled back"), "{f}");
-    // Rows 7..=10 are intact, so the owner's next open re-signs the head.
-    let ledger = Ledger::open(home.path()).unwrap();
-    let recovery = ledger.head_recovery().expect("open reports the repair");
-    assert_eq!((recovery.from_seq, recovery.to_seq), (6, 10));
-    ledger.close().unwrap();
-    assert_eq!(verify(home.path(), None).unwrap().records, 10);
+    assert!(f.message.contains("to seq 10"), "{f}");
+    // No crash leaves records beyond the ceiling: the gate will not start on it.
+    match Ledger::open(home.path()) {
+        Err(LedgerError::Tampered { failure, .. }) => {
+            assert_eq!(failure.kind, FailureKind::HeadBehind)
+        }
+        other => panic!("open accepted a rolled-back head: {other:?}"),
+    }
+    assert!(matches!(
+        seam_ledger::repair_head(home.path()),
+        Err(LedgerError::Tampered { .. })
+    ));
+}
+
+#[test]
+fn one_rolled_back_slot_is_outvoted_by_the_newer_one() {
+    // Only slot-sized pieces of an old head file put back: the newest slot
+    // still wins, so nothing is hidden and nothing fails.
+    let home = tempfile::tempdir().unwrap();
+    let head_file = LedgerPaths::new(home.path()).head_file;
+    append_n(home.path(), 1, 6);
+    let old = std::fs::read(&head_file).unwrap();
+    append_n(home.path(), 7, 4);
+    let stale = 1 - newest_slot(home.path());
+    let mut now = std::fs::read(&head_file).unwrap();
+    let range = stale * HEAD_SLOT_LEN..(stale + 1) * HEAD_SLOT_LEN;
+    now[range.clone()].copy_from_slice(&old[range]);
+    std::fs::write(&head_file, now).unwrap();
+    let report = verify(home.path(), None).unwrap();
+    assert_eq!(
+        (report.records, report.head.seq, report.unsealed),
+        (10, 10, 0)
+    );
 }
 
 #[test]

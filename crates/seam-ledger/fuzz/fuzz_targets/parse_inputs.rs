@@ -1,23 +1,53 @@
-//! Everything the ledger parses from text it did not write itself: the head
-//! file, timestamps, public keys, digests. No input may panic, and whatever
-//! parses must print back to text that parses to the same value.
+//! Everything the ledger parses from bytes it did not write itself: head
+//! files and head slots, timestamps, public keys, digests. No input may
+//! panic, and whatever parses must encode back to bytes or text that parse to
+//! the same value.
 
 #![no_main]
 
 use libfuzzer_sys::fuzz_target;
-use seam_ledger::{LedgerPublicKey, Sha256Digest, Timestamp, parse_head_file};
+use seam_ledger::{
+    HEAD_FORMAT, HEAD_SLOT_LEN, LedgerPublicKey, Sha256Digest, SignedHead, Timestamp,
+    parse_head_file,
+};
+use sha2::{Digest, Sha256};
+
+/// Where the checksum sits in a slot, and what it covers (see
+/// `SignedHead::to_slot_bytes`): marker 24, generation 8, floor 40,
+/// ceiling 40, signature 64.
+const CHECKSUM_AT: usize = 24 + 8 + 40 + 40 + 64;
+
+fn round_trips(head: SignedHead) {
+    let bytes = head.to_slot_bytes();
+    assert_eq!(bytes.len(), HEAD_SLOT_LEN);
+    assert_eq!(SignedHead::from_slot_bytes(&bytes), Ok(head));
+}
+
+fn check_slot(slot: &[u8]) {
+    if let Ok(head) = SignedHead::from_slot_bytes(slot) {
+        round_trips(head);
+    }
+}
 
 fuzz_target!(|data: &[u8]| {
-    if let Some(head) = parse_head_file(data) {
-        let text = format!(
-            "{{\"format\":\"{}\",\"seq\":{},\"hash\":\"{}\",\"signature\":\"{}\"}}",
-            seam_ledger::HEAD_FORMAT,
-            head.seq,
-            head.hash,
-            head.signature
-        );
-        assert_eq!(parse_head_file(text.as_bytes()), Some(head));
+    // The raw input as a head file, and as a slot (zero-padded).
+    if let Ok(slots) = parse_head_file(data) {
+        slots.into_iter().flatten().for_each(round_trips);
     }
+    let mut slot = vec![0u8; HEAD_SLOT_LEN];
+    let n = data.len().min(HEAD_SLOT_LEN);
+    slot[..n].copy_from_slice(&data[..n]);
+    check_slot(&slot);
+    // The input as a slot's fields behind a correct marker and checksum, so
+    // the checks after the checksum are reached too.
+    let mut slot = vec![0u8; HEAD_SLOT_LEN];
+    slot[..HEAD_FORMAT.len()].copy_from_slice(HEAD_FORMAT.as_bytes());
+    let n = data.len().min(CHECKSUM_AT - 24);
+    slot[24..24 + n].copy_from_slice(&data[..n]);
+    let checksum = Sha256::digest(&slot[..CHECKSUM_AT]);
+    slot[CHECKSUM_AT..CHECKSUM_AT + 32].copy_from_slice(&checksum);
+    check_slot(&slot);
+
     let Ok(text) = std::str::from_utf8(data) else {
         return;
     };

@@ -7,8 +7,9 @@ use std::path::Path;
 
 use rusqlite::Connection;
 use seam_ledger::{
-    Decision, Entry, FailureKind, Ledger, LedgerPaths, Record, Sha256Digest, VerifyError,
-    VerifyFailure, VerifyReport,
+    ChainLink, Decision, Ed25519Signature, Entry, FailureKind, HEAD_SLOT_LEN, Ledger, LedgerPaths,
+    LedgerReader, Record, Sha256Digest, SignedHead, VerifyError, VerifyFailure, VerifyReport,
+    parse_head_file,
 };
 use serde_json::json;
 
@@ -71,4 +72,66 @@ pub fn failure(result: Result<VerifyReport, VerifyError>) -> VerifyFailure {
 /// Asserts a failure's seq and kind.
 pub fn assert_failure(f: &VerifyFailure, seq: u64, kind: FailureKind) {
     assert_eq!((f.seq, f.kind), (seq, kind), "wrong failure: {f}");
+}
+
+/// The owner's hand on the head file: signs {next generation, floor,
+/// ceiling} with the ledger's own key and writes it over the slot that does
+/// not hold the newest head, as the writer does. Used to put the head in the
+/// states a crash can leave it in. Returns the slot written (0 = A, 1 = B).
+pub fn owner_writes_head(home: &Path, floor: ChainLink, ceiling: ChainLink) -> usize {
+    use ed25519_dalek::{Signer, SigningKey};
+    let paths = LedgerPaths::new(home);
+    let seed: [u8; 32] = std::fs::read(&paths.key_file).unwrap().try_into().unwrap();
+    let key = SigningKey::from_bytes(&seed);
+    let mut bytes = std::fs::read(&paths.head_file).unwrap();
+    let slots = parse_head_file(&bytes).expect("a head file");
+    let (newest, generation) = slots
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| s.as_ref().ok().map(|h| (i, h.generation)))
+        .max_by_key(|(_, generation)| *generation)
+        .expect("a well-formed slot");
+    let mut head = SignedHead {
+        generation: generation + 1,
+        floor,
+        ceiling,
+        signature: Ed25519Signature([0; 64]),
+    };
+    head.signature = Ed25519Signature(key.sign(&head.message()).to_bytes());
+    let slot = 1 - newest;
+    bytes[slot * HEAD_SLOT_LEN..(slot + 1) * HEAD_SLOT_LEN].copy_from_slice(&head.to_slot_bytes());
+    std::fs::write(&paths.head_file, bytes).unwrap();
+    slot
+}
+
+/// Record `seq`'s place in the chain, as stored.
+pub fn link_of(home: &Path, seq: u64) -> ChainLink {
+    let record = LedgerReader::open(home)
+        .unwrap()
+        .records_after(seq - 1, 1)
+        .unwrap()
+        .remove(0);
+    ChainLink::new(record.seq, record.hash)
+}
+
+/// Overwrites bytes of one slot of the head file (a torn or damaged write).
+pub fn damage_slot(home: &Path, slot: usize, at: usize, with: &[u8]) {
+    let path = LedgerPaths::new(home).head_file;
+    let mut bytes = std::fs::read(&path).unwrap();
+    let start = slot * HEAD_SLOT_LEN + at;
+    bytes[start..start + with.len()].copy_from_slice(with);
+    std::fs::write(&path, bytes).unwrap();
+}
+
+/// The slot holding the newest well-formed head.
+pub fn newest_slot(home: &Path) -> usize {
+    let bytes = std::fs::read(LedgerPaths::new(home).head_file).unwrap();
+    parse_head_file(&bytes)
+        .unwrap()
+        .iter()
+        .enumerate()
+        .filter_map(|(i, s)| s.as_ref().ok().map(|h| (i, h.generation)))
+        .max_by_key(|(_, generation)| *generation)
+        .unwrap()
+        .0
 }
