@@ -50,10 +50,25 @@ fn verify(ctx: &Context, pubkey: Option<&str>) -> anyhow::Result<Exit> {
     };
     match seam_ledger::verify(&ctx.seam_home, key.as_ref()) {
         Ok(report) => {
-            output::line(&format!(
+            let mut text = format!(
                 "ok: {} records verified (hash chain, signatures, signed head at seq {})",
                 report.records, report.head.seq
-            ));
+            );
+            if report.unsealed > 0 && report.writer_live {
+                text.push_str(&format!(
+                    "; the last {} were committed a moment ago by the running writer and are \
+                     not sealed yet",
+                    report.unsealed
+                ));
+            } else if report.unsealed > 0 {
+                text.push_str(&format!(
+                    "; the last {} were written during an unclean stop, after the head was \
+                     sealed and within its ceiling: they check out, but a cut after them \
+                     would not show; the gate's next start seals them",
+                    report.unsealed
+                ));
+            }
+            output::line(&text);
             Ok(Exit::Ok)
         }
         Err(VerifyError::Failed(f)) => {
