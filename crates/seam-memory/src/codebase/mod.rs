@@ -949,6 +949,7 @@ impl CodebaseIndex {
 
     /// Definitions named `name` (exactly, ignoring case, first) or whose name starts with it,
     /// in files below `scope`. `Parent::name` or `Parent.name` asks for members of `Parent`.
+    /// Among equal names, free items (no parent) come before members.
     pub fn find_symbol(
         &self,
         scope: &Path,
@@ -979,7 +980,7 @@ impl CodebaseIndex {
                  WHERE s.name >= ?1 COLLATE NOCASE AND s.name < ?2 COLLATE NOCASE
                    AND f.abs > ?3 AND f.abs < ?4
                    AND (?5 IS NULL OR s.parent = ?5 COLLATE NOCASE)
-                 ORDER BY rank, length(s.name), s.name, f.abs, s.line
+                 ORDER BY rank, length(s.name), s.name, s.parent IS NOT NULL, f.abs, s.line
                  LIMIT ?6",
             )
             .map_err(self.sql("finding symbols"))?;

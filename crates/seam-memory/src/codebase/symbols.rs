@@ -11,6 +11,8 @@ use super::lang::Parsed;
 
 /// How deeply containers (modules in modules, classes in namespaces) are followed.
 const MAX_DEPTH: usize = 48;
+/// How deeply Rust macro bodies holding items (`cfg_if! { … }`) are parsed again as items.
+const MAX_MACRO_NESTING: usize = 2;
 /// The longest name and signature kept, in bytes.
 const MAX_NAME: usize = 200;
 const MAX_SIGNATURE: usize = 160;
@@ -72,6 +74,8 @@ impl SymbolParser {
             src: source.as_bytes(),
             lang,
             out: Vec::new(),
+            line_offset: 0,
+            nesting: 0,
         };
         v.children(tree.root_node(), &Ctx::top(), 0);
         v.out
@@ -113,6 +117,10 @@ struct Visitor<'s> {
     src: &'s [u8],
     lang: Parsed,
     out: Vec<FoundSymbol>,
+    /// Added to every line: a macro body parsed on its own starts inside the file.
+    line_offset: u32,
+    /// How many macro bodies deep this visitor is.
+    nesting: usize,
 }
 
 impl<'s> Visitor<'s> {
@@ -132,8 +140,8 @@ impl<'s> Visitor<'s> {
         self.out.push(FoundSymbol {
             name,
             kind,
-            line: node.start_position().row as u32 + 1,
-            end_line: node.end_position().row as u32 + 1,
+            line: node.start_position().row as u32 + 1 + self.line_offset,
+            end_line: node.end_position().row as u32 + 1 + self.line_offset,
             parent: ctx.parent.clone(),
             signature: clip(first, MAX_SIGNATURE),
         });
@@ -205,8 +213,58 @@ impl<'s> Visitor<'s> {
                 self.body(node, &Ctx::ty(&name), depth);
             }
             "foreign_mod_item" => self.body(node, ctx, depth),
+            "macro_invocation" => self.rust_macro_items(node, ctx),
+            "expression_statement" => {
+                if let Some(m) = node.named_child(0)
+                    && m.kind() == "macro_invocation"
+                {
+                    self.rust_macro_items(m, ctx);
+                }
+            }
             _ => {}
         }
+    }
+
+    /// Items inside a macro invocation's braces (`cfg_rt! { pub fn spawn … }`, `cfg_if!`,
+    /// `thread_local!`): tree-sitter sees tokens there, so the body is parsed again as Rust
+    /// and its items are kept, with their lines in the file.
+    fn rust_macro_items(&mut self, node: Node, ctx: &Ctx) {
+        if self.nesting >= MAX_MACRO_NESTING {
+            return;
+        }
+        let mut cursor = node.walk();
+        let Some(tt) = node
+            .named_children(&mut cursor)
+            .find(|c| c.kind() == "token_tree")
+        else {
+            return;
+        };
+        let text = self.text(tt);
+        let Some(inner) = text.strip_prefix('{').and_then(|t| t.strip_suffix('}')) else {
+            return;
+        };
+        const ITEM_WORDS: [&str; 8] = [
+            "fn ", "struct ", "enum ", "trait ", "impl", "mod ", "type ", "static ",
+        ];
+        if !ITEM_WORDS.iter().any(|w| inner.contains(w)) {
+            return;
+        }
+        let mut parser = Parser::new();
+        if parser.set_language(&Parsed::Rust.grammar()).is_err() {
+            return;
+        }
+        let Some(tree) = parser.parse(inner, None) else {
+            return;
+        };
+        let mut v = Visitor {
+            src: inner.as_bytes(),
+            lang: Parsed::Rust,
+            out: Vec::new(),
+            line_offset: self.line_offset + tt.start_position().row as u32,
+            nesting: self.nesting + 1,
+        };
+        v.children(tree.root_node(), ctx, 0);
+        self.out.append(&mut v.out);
     }
 
     /// `Foo` for `Foo`, `Foo<T>`, `a::b::Foo`, `&Foo`.
@@ -453,6 +511,21 @@ mod tests {
             !v.iter().any(|s| s.0 == "local"),
             "function bodies are not entered"
         );
+    }
+
+    #[test]
+    fn rust_items_inside_macro_bodies() {
+        let src = "cfg_rt! {\n    /// Spawns.\n    pub fn spawn() {}\n\n    impl Handle {\n        fn enter(&self) {}\n    }\n}\n\
+                   mod m {\n    cfg_if::cfg_if! {\n        if #[cfg(unix)] {\n            fn on_unix() {}\n        }\n    }\n}\n\
+                   fn f() { println!(\"not items\"); }\nthread_local! {\n    static CURRENT: u8 = 0;\n}\n";
+        let v = syms(Parsed::Rust, src);
+        has(&v, "spawn", "function", 3, None);
+        has(&v, "Handle", "impl", 5, None);
+        has(&v, "enter", "method", 6, Some("Handle"));
+        has(&v, "m", "module", 9, None);
+        has(&v, "f", "function", 16, None);
+        has(&v, "CURRENT", "static", 18, None);
+        assert_eq!(v.len(), 6, "{v:?}");
     }
 
     #[test]
