@@ -2,7 +2,8 @@
 
 mod common;
 
-use std::io::BufRead;
+use std::io::{BufRead, BufReader};
+use std::process::Stdio;
 
 use common::Owner;
 
@@ -115,4 +116,62 @@ fn tail_prints_one_filtered_line_per_record() {
     assert_eq!(text.lines().count(), 2, "{text}");
     assert!(!text.contains('\u{1b}'), "{text}");
     assert!(text.lines().last().unwrap().contains("refused:"), "{text}");
+}
+
+#[test]
+fn a_killed_gate_loses_no_answered_call() {
+    let o = Owner::new();
+    o.write("project/a.txt", b"cheap\n");
+    let mut child = std::process::Command::new(assert_cmd::cargo::cargo_bin("seam"))
+        .env_clear()
+        .env("HOME", &o.home)
+        .env("SEAM_HOME", &o.seam_home)
+        .current_dir(&o.workspace)
+        .args([
+            "__invoke-loop",
+            "files.read",
+            r#"{"path":"a.txt"}"#,
+            "--threads",
+            "16",
+        ])
+        .stdout(Stdio::piped())
+        .stderr(Stdio::null())
+        .spawn()
+        .unwrap();
+    let mut answered = Vec::new();
+    let mut lines = BufReader::new(child.stdout.take().unwrap()).lines();
+    while answered.len() < 300 {
+        match lines.next() {
+            Some(Ok(id)) => answered.push(id),
+            other => panic!("child ended early: {other:?}"),
+        }
+    }
+    // SIGKILL: no destructor, no flush, no chance to tidy up.
+    child.kill().unwrap();
+    for line in lines.map_while(Result::ok) {
+        answered.push(line);
+    }
+    child.wait().unwrap();
+
+    let (code, text) = verify(&o, &[]);
+    assert_eq!(code, 0, "{text}");
+    let out = o
+        .seam()
+        .args(["ledger", "export", "--json"])
+        .output()
+        .unwrap();
+    let recorded: std::collections::HashSet<String> = out
+        .stdout
+        .lines()
+        .map(|l| {
+            let v: serde_json::Value = serde_json::from_str(&l.unwrap()).unwrap();
+            v["invocation_id"].as_str().unwrap().to_owned()
+        })
+        .collect();
+    for id in &answered {
+        assert!(
+            recorded.contains(id),
+            "answered call {id} is missing from the ledger"
+        );
+    }
 }
