@@ -142,7 +142,8 @@ struct PlaceholderParts {
     ranges: [(u8, u8); 64],
     /// The parts, lower case, grouped by prefix.
     parts: Vec<&'static [u8]>,
-    /// The first two bytes of every part, in every case, as a set of 65,536 bits.
+    /// The pairs of bytes at offsets 0 and 1 of every part, in every case, as a set of
+    /// 65,536 bits.
     pairs: [u64; 1024],
 }
 
@@ -159,10 +160,12 @@ impl PlaceholderParts {
         parts.sort_by_key(|p| Self::key(p));
         let mut pairs = [0u64; 1024];
         for p in &parts {
-            for a in [p[0], p[0].to_ascii_uppercase()] {
-                for b in [p[1], p[1].to_ascii_uppercase()] {
-                    let pair = usize::from(a) << 8 | usize::from(b);
-                    pairs[pair >> 6] |= 1 << (pair & 63);
+            for offset in 0..2 {
+                for a in [p[offset], p[offset].to_ascii_uppercase()] {
+                    for b in [p[offset + 1], p[offset + 1].to_ascii_uppercase()] {
+                        let pair = usize::from(a) << 8 | usize::from(b);
+                        pairs[pair >> 6] |= 1 << (pair & 63);
+                    }
                 }
             }
         }
@@ -224,31 +227,34 @@ impl PlaceholderParts {
 static PARTS: std::sync::LazyLock<PlaceholderParts> =
     std::sync::LazyLock::new(PlaceholderParts::build);
 
-/// Whether `v` holds one of the placeholder parts, case-insensitive. A position is looked
-/// at only when its two bytes start some part, in some case (a bit in a 64 Kbit set).
+/// Whether `v` holds one of the placeholder parts, case-insensitive. Every part is four
+/// bytes long or more, so each occurrence holds, at an even position, the pair of bytes at
+/// its offset 0 or 1: only the pairs at even positions are looked up (in a 64 Kbit set of
+/// such pairs, in every case), and a part is checked only where one is found.
 fn has_placeholder_part(v: &[u8]) -> bool {
     let parts = &*PARTS;
     if v.len() < 4 {
         return false;
     }
-    // Every position a part could start at (four bytes or more before the end).
-    let starts = v.len() - 3;
-    v[..starts]
-        .iter()
-        .zip(&v[1..=starts])
-        .enumerate()
-        .any(|(at, (&a, &b))| {
-            let pair = usize::from(a) << 8 | usize::from(b);
-            parts.pairs[pair >> 6] & (1 << (pair & 63)) != 0 && {
-                let key = u32::from_be_bytes([
-                    fold(v[at]),
-                    fold(v[at + 1]),
-                    fold(v[at + 2]),
-                    fold(v[at + 3]),
-                ]);
-                parts.starts_at(key, v, at)
-            }
-        })
+    let last_start = v.len() - 4;
+    let check = |at: usize| {
+        at <= last_start && {
+            let key = u32::from_be_bytes([
+                fold(v[at]),
+                fold(v[at + 1]),
+                fold(v[at + 2]),
+                fold(v[at + 3]),
+            ]);
+            parts.starts_at(key, v, at)
+        }
+    };
+    v.chunks_exact(2).enumerate().any(|(k, pair)| {
+        let key = usize::from(pair[0]) << 8 | usize::from(pair[1]);
+        parts.pairs[key >> 6] & (1 << (key & 63)) != 0 && {
+            let i = 2 * k;
+            (i > 0 && check(i - 1)) || check(i)
+        }
+    })
 }
 
 /// A placeholder, a masked value or an obviously hand-typed filler.
@@ -501,8 +507,6 @@ struct Walk {
     other: usize,
     distinct: u32,
     most: u32,
-    /// The count of the most frequent byte, upper and lower case counted as one.
-    most_folded: u32,
     predictable: usize,
 }
 
@@ -558,11 +562,6 @@ impl Walk {
             distinct += u32::from(*c == 1);
             most = most.max(*c);
         }
-        let most_folded = (0..26)
-            .map(|i| counts[usize::from(b'a') + i] + counts[usize::from(b'A') + i])
-            .max()
-            .unwrap_or(0)
-            .max(most);
         Walk {
             digits,
             lower,
@@ -570,27 +569,23 @@ impl Walk {
             other: v.len() - digits - lower - upper,
             distinct,
             most,
-            most_folded,
             predictable: predictable_pairs(v),
         }
     }
 }
 
-/// The longest run of one repeated byte, case-insensitive.
-fn longest_run(v: &[u8]) -> usize {
-    let mut best = 0;
-    let mut run = 0;
-    let mut prev = None;
-    for &b in v {
-        if Some(b.to_ascii_lowercase()) == prev {
-            run += 1;
-        } else {
-            run = 1;
-            prev = Some(b.to_ascii_lowercase());
-        }
-        best = best.max(run);
+/// Whether one byte, repeated (case-insensitive), fills more than half of `v`. Such a run
+/// must cover the middle byte, so only the run through the middle is measured.
+fn half_one_run(v: &[u8]) -> bool {
+    let n = v.len();
+    if n == 0 {
+        return false;
     }
-    best
+    let m = n / 2;
+    let b = fold(v[m]);
+    let left = v[..m].iter().rev().take_while(|&&c| fold(c) == b).count();
+    let right = v[m + 1..].iter().take_while(|&&c| fold(c) == b).count();
+    (left + 1 + right) * 2 > n
 }
 
 /// A value being judged: each test's answer, and the walk they share, computed at most once
@@ -640,8 +635,7 @@ impl<'a> Judged<'a> {
             (w.digits == n && n < 12)
                 || (n >= 4 && w.distinct <= 3)
                 || (n >= 8 && w.predictable as f64 / (n - 1) as f64 > 0.35)
-                // A run is made of one byte: only a byte that fills half the value can.
-                || (n >= 8 && w.most_folded as usize * 2 > n && longest_run(v) * 2 > n)
+                || (n >= 8 && half_one_run(v))
                 || has_placeholder_part(v)
         })
     }
@@ -896,6 +890,53 @@ mod tests {
             ) {
                 prop_assert_eq!(ByteCounts::of(&v).entropy().to_bits(), plain::entropy(&v).to_bits());
                 prop_assert_eq!(Judged::new(&v).entropy_at_least(threshold), plain::entropy(&v) >= threshold);
+            }
+        }
+
+        #[test]
+        fn placeholder_parts_at_every_offset_and_in_every_case() {
+            let fill = b"Q7zW2kR9vT4m";
+            for part in PLACEHOLDER_PARTS {
+                for upper in [false, true] {
+                    let part = if upper {
+                        part.to_ascii_uppercase()
+                    } else {
+                        (*part).to_owned()
+                    };
+                    for before in 0..4 {
+                        for after in 0..3 {
+                            let mut v = fill[..before].to_vec();
+                            v.extend_from_slice(part.as_bytes());
+                            v.extend_from_slice(&fill[4..4 + after]);
+                            assert_eq!(is_placeholder(&v), plain::is_placeholder(&v), "{v:?}");
+                            assert!(has_placeholder_part(&v), "{v:?}");
+                            // One byte of the part changed: no longer that part.
+                            let last = before + part.len() - 1;
+                            v[last] = b'#';
+                            assert_eq!(is_placeholder(&v), plain::is_placeholder(&v), "{v:?}");
+                        }
+                    }
+                }
+            }
+        }
+
+        #[test]
+        fn runs_of_one_byte_at_every_length_and_place() {
+            let fill = b"Q7zW2kR9vT4mP8xY3nB6";
+            for n in 1..=20 {
+                for run in 0..=n {
+                    for at in 0..=n - run {
+                        // Letters (whose runs are also predictable pairs) and a symbol
+                        // (whose runs are not).
+                        for (a, b) in [(b'e', b'E'), (b'.', b'.')] {
+                            let mut v = fill[..n].to_vec();
+                            for (k, c) in v[at..at + run].iter_mut().enumerate() {
+                                *c = if k % 3 == 1 { b } else { a };
+                            }
+                            assert_eq!(is_placeholder(&v), plain::is_placeholder(&v), "{v:?}");
+                        }
+                    }
+                }
             }
         }
 
