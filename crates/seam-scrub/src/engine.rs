@@ -464,15 +464,14 @@ impl KeywordMatches<'_> {
             .unwrap_or_else(|e| panic!("the keyword DFA supports unanchored search: {e}"));
         let mut sid = start;
         let mut hit = None;
-        let mut i = self.at;
-        while i < self.end {
-            sid = dfa.next_state(Anchored::No, sid, self.text[i]);
-            i += 1;
+        for (i, &b) in (self.at + 1..).zip(&self.text[self.at..self.end]) {
+            sid = dfa.next_state(Anchored::No, sid, b);
             if dfa.is_special(sid) {
                 if dfa.is_dead(sid) {
                     break;
                 }
                 if dfa.is_match(sid) {
+                    // `i` is one past the byte that completed the match.
                     let pattern = dfa.match_pattern(sid, 0);
                     hit = Some((pattern.as_usize(), i - dfa.pattern_len(pattern), i));
                 }

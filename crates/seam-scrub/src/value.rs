@@ -549,19 +549,52 @@ fn predictable_pairs(v: &[u8]) -> usize {
         .sum()
 }
 
+/// Each byte's kind as an increment of one of three 21-bit counters packed in a `u64`:
+/// digits (bits 0–20), lower-case letters (21–41), upper-case letters (42–62).
+static KIND_STEP: [u64; 256] = {
+    let mut t = [0u64; 256];
+    let mut i = 0;
+    while i < 256 {
+        let b = i as u8;
+        t[i] = if b.is_ascii_digit() {
+            1
+        } else if b.is_ascii_lowercase() {
+            1 << 21
+        } else if b.is_ascii_uppercase() {
+            1 << 42
+        } else {
+            0
+        };
+        i += 1;
+    }
+    t
+};
+
 impl Walk {
     fn of(v: &[u8]) -> Walk {
-        let digits = count_in(v, b'0', 10);
-        let lower = count_in(v, b'a', 26);
-        let upper = count_in(v, b'A', 26);
+        const LANE: u64 = (1 << 21) - 1;
         let mut counts = [0u32; 256];
         let (mut distinct, mut most) = (0u32, 0u32);
+        let mut kinds = 0u64;
+        let packed = (v.len() as u64) < LANE;
         for &b in v {
+            kinds = kinds.wrapping_add(KIND_STEP[usize::from(b)]);
             let c = &mut counts[usize::from(b)];
             *c += 1;
             distinct += u32::from(*c == 1);
             most = most.max(*c);
         }
+        let (digits, lower, upper) = if packed {
+            // Fewer bytes than a lane holds: no lane overflowed.
+            let lane = |shift: u32| usize::try_from((kinds >> shift) & LANE).unwrap_or(0);
+            (lane(0), lane(21), lane(42))
+        } else {
+            (
+                count_in(v, b'0', 10),
+                count_in(v, b'a', 26),
+                count_in(v, b'A', 26),
+            )
+        };
         Walk {
             digits,
             lower,
@@ -587,6 +620,55 @@ fn half_one_run(v: &[u8]) -> bool {
     let right = v[m + 1..].iter().take_while(|&&c| fold(c) == b).count();
     (left + 1 + right) * 2 > n
 }
+
+/// An entropy floor in bits per byte, with the powers of two its bounds are compared with.
+#[derive(Debug, Clone, Copy)]
+struct EntropyFloor {
+    bits: f64,
+    /// `2^(bits - MARGIN)`: fewer distinct bytes than this, and the entropy is below.
+    below: f64,
+    /// `2^(bits + MARGIN)`: a most frequent byte rarer than one in this, and it is above.
+    above: f64,
+}
+
+impl EntropyFloor {
+    fn new(bits: f64) -> EntropyFloor {
+        const MARGIN: f64 = 1e-9;
+        EntropyFloor {
+            bits,
+            below: (bits - MARGIN).exp2(),
+            above: (bits + MARGIN).exp2(),
+        }
+    }
+}
+
+/// The floors the tests use, built once.
+struct Floors {
+    /// Random digits.
+    digits: EntropyFloor,
+    /// A value next to a credential word.
+    credential: EntropyFloor,
+    /// A machine-made token of each length up to 16 (and the same from there on):
+    /// `min(0.8 * min(log2(len), 4), 3)`.
+    random_by_len: Vec<EntropyFloor>,
+}
+
+impl Floors {
+    fn random(&self, len: usize) -> EntropyFloor {
+        self.random_by_len[len.min(16)]
+    }
+}
+
+static FLOORS: std::sync::LazyLock<Floors> = std::sync::LazyLock::new(|| Floors {
+    digits: EntropyFloor::new(2.5),
+    credential: EntropyFloor::new(2.8),
+    random_by_len: (0..=16usize)
+        .map(|len| {
+            let min_entropy = (len as f64).log2().min(4.0) * 0.8;
+            EntropyFloor::new(min_entropy.min(3.0))
+        })
+        .collect(),
+});
 
 /// A value being judged: each test's answer, and the walk they share, computed at most once
 /// and only when asked for. Every test is a pure function of the value, so asking the cheap
@@ -640,32 +722,31 @@ impl<'a> Judged<'a> {
         })
     }
 
-    /// `entropy(v) >= threshold`, most often without the logarithms: the entropy lies
-    /// between `log2(len / most frequent count)` (the min-entropy) and `log2(distinct
-    /// bytes)`. Only when the threshold falls between the two bounds (with a margin far above
-    /// the rounding error of the sum) is the entropy itself computed, so the answer is always
-    /// that of the comparison.
-    fn entropy_at_least(&self, threshold: f64) -> bool {
-        const MARGIN: f64 = 1e-9;
+    /// `entropy(v) >= floor.bits`, most often without a logarithm: the entropy lies between
+    /// `log2(len / most frequent count)` (the min-entropy) and `log2(distinct bytes)`, so the
+    /// counts are compared with the floor's powers of two. Only when the floor falls between
+    /// the two bounds (with a margin far above the rounding error of the sum) is the entropy
+    /// itself computed, so the answer is always that of the comparison.
+    fn entropy_at_least(&self, floor: EntropyFloor) -> bool {
         let n = self.v.len();
         if n == 0 {
-            return 0.0 >= threshold;
+            return 0.0 >= floor.bits;
         }
         let w = self.walk();
-        if f64::from(w.distinct).log2() < threshold - MARGIN {
+        if f64::from(w.distinct) < floor.below {
             return false;
         }
-        if (n as f64 / f64::from(w.most)).log2() > threshold + MARGIN {
+        if n as f64 > f64::from(w.most) * floor.above {
             return true;
         }
-        ByteCounts::of(self.v).entropy() >= threshold
+        ByteCounts::of(self.v).entropy() >= floor.bits
     }
 
     /// A long run of random digits (an account number, a numeric key) rather than a count,
     /// a timestamp or an id: 14 digits or more, varied.
     fn random_digits(&self) -> bool {
         let n = self.v.len();
-        n >= 14 && self.walk().digits == n && self.entropy_at_least(2.5)
+        n >= 14 && self.walk().digits == n && self.entropy_at_least(FLOORS.digits)
     }
 
     /// See [`looks_random_with`].
@@ -684,8 +765,7 @@ impl<'a> Judged<'a> {
         let letters = c.lower + c.upper;
         let mixed = (c.digits > 0 && letters > 0) || (c.lower > 0 && c.upper > 0 && v.len() >= 16);
         let random = if mixed {
-            let min_entropy = (v.len() as f64).log2().min(4.0) * 0.8;
-            self.entropy_at_least(min_entropy.min(3.0))
+            self.entropy_at_least(FLOORS.random(v.len()))
         } else {
             self.random_digits()
         };
@@ -715,8 +795,8 @@ impl<'a> Judged<'a> {
             || v.len() >= 20;
         // Random digits pass whether varied or not; anything else must vary and, when long
         // enough, spread its bytes.
-        let shaped =
-            self.random_digits() || (varied && (v.len() < 12 || self.entropy_at_least(2.8)));
+        let shaped = self.random_digits()
+            || (varied && (v.len() < 12 || self.entropy_at_least(FLOORS.credential)));
         shaped && !self.is_word_like() && !self.is_placeholder()
     }
 }
@@ -889,7 +969,7 @@ mod tests {
                 threshold in prop_oneof![Just(2.5), Just(2.8), Just(3.0), 0.0f64..4.0],
             ) {
                 prop_assert_eq!(ByteCounts::of(&v).entropy().to_bits(), plain::entropy(&v).to_bits());
-                prop_assert_eq!(Judged::new(&v).entropy_at_least(threshold), plain::entropy(&v) >= threshold);
+                prop_assert_eq!(Judged::new(&v).entropy_at_least(EntropyFloor::new(threshold)), plain::entropy(&v) >= threshold);
             }
         }
 
@@ -946,7 +1026,7 @@ mod tests {
             for v in [&b"abcdefgh"[..], b"aabbccddeeffgghh", b"abcd", b"abcdabcd"] {
                 for t in [2.0, 2.5, 2.8, 3.0] {
                     assert_eq!(
-                        Judged::new(v).entropy_at_least(t),
+                        Judged::new(v).entropy_at_least(EntropyFloor::new(t)),
                         plain::entropy(v) >= t,
                         "{v:?} {t}"
                     );
