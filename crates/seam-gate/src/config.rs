@@ -17,13 +17,12 @@
 //! key and its line, and no error ever quotes a value written where a key handle belongs (it
 //! may be a pasted key).
 
-use std::io::Read as _;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use seam_keeper::{Keeper, KeeperHandle, SecretValue};
-use toml::Spanned;
+use seam_policy::strict_toml::{entries_in_order, line_column, suggestion, type_name};
 use toml::de::{DeTable, DeValue};
 use url::Url;
 
@@ -466,31 +465,7 @@ pub(crate) fn is_loopback(url: &Url) -> bool {
 }
 
 fn read_config_file(path: &Path) -> std::io::Result<String> {
-    // Asked before opening, so a FIFO named as the config file cannot hang the gate; asked
-    // again on the opened file.
-    if !std::fs::metadata(path)?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    let file = std::fs::File::open(path)?;
-    if !file.metadata()?.is_file() {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidInput,
-            "not a regular file",
-        ));
-    }
-    let mut text = String::new();
-    file.take(MAX_CONFIG_FILE_BYTES + 1)
-        .read_to_string(&mut text)?;
-    if text.len() as u64 > MAX_CONFIG_FILE_BYTES {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("larger than {MAX_CONFIG_FILE_BYTES} bytes"),
-        ));
-    }
-    Ok(text)
+    seam_policy::strict_toml::read_text_file(path, MAX_CONFIG_FILE_BYTES)
 }
 
 struct Source<'a> {
@@ -511,74 +486,12 @@ impl Source<'_> {
     }
 }
 
-/// 1-based line and column (in characters) of byte `offset`.
-fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
-    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, column)
-}
-
-type Entry<'a, 'i> = (
-    &'a Spanned<toml::de::DeString<'i>>,
-    &'a Spanned<DeValue<'i>>,
-);
-
-fn entries_in_order<'a, 'i>(table: &'a DeTable<'i>) -> Vec<Entry<'a, 'i>> {
-    let mut entries: Vec<Entry<'a, 'i>> = table.iter().collect();
-    entries.sort_by_key(|(k, _)| k.span().start);
-    entries
-}
-
-fn type_name(value: &DeValue<'_>) -> &'static str {
-    match value {
-        DeValue::String(_) => "a string",
-        DeValue::Integer(_) => "an integer",
-        DeValue::Float(_) => "a float",
-        DeValue::Boolean(_) => "a boolean",
-        DeValue::Datetime(_) => "a date-time",
-        DeValue::Array(_) => "an array",
-        DeValue::Table(_) => "a table",
-    }
-}
-
 fn quoted(words: &[&str]) -> String {
     words
         .iter()
         .map(|w| format!("\"{w}\""))
         .collect::<Vec<_>>()
         .join(", ")
-}
-
-/// ` (did you mean "x"?)` when a known word is close to `word`.
-fn suggestion(word: &str, known: &[&str]) -> String {
-    let best = known
-        .iter()
-        .map(|k| (edit_distance(&word.to_lowercase(), k), *k))
-        .min();
-    match best {
-        Some((d, k)) if d <= 2.max(k.len() / 4) => format!(" (did you mean \"{k}\"?)"),
-        _ => String::new(),
-    }
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().take(64).collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let swap = usize::from(ca != cb);
-            cur[j + 1] = (prev[j] + swap).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 #[cfg(test)]

@@ -29,6 +29,7 @@ pub mod lexical;
 mod lists;
 pub mod policy;
 mod resolve;
+pub mod strict_toml;
 
 use std::fmt;
 use std::path::PathBuf;

@@ -20,7 +20,6 @@
 //! default; a list that is present replaces the default (`read = []` allows no reads).
 
 use std::fmt::Write as _;
-use std::io::Read as _;
 use std::ops::Range;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
@@ -32,6 +31,7 @@ use toml::de::{DeTable, DeValue};
 
 use crate::lexical::{clean_absolute, normalise_str};
 use crate::lists::{ResolvedLists, Rule, RuleSpec};
+use crate::strict_toml::{entries_in_order, line_column, suggestion, type_name};
 use crate::{Capability, Decision, PolicyEnv};
 
 /// The decisions when the policy says nothing: reads are free, every change and every way out
@@ -350,17 +350,7 @@ fn clean_env(env: PolicyEnv) -> PolicyEnv {
 
 /// Reads the policy file without ever blocking on a FIFO or opening a device for reading.
 fn read_policy_file(path: &Path) -> std::io::Result<String> {
-    let (file, _) = crate::fsops::open_regular_for_reading(path)?;
-    let mut src = String::new();
-    file.take(MAX_POLICY_FILE_BYTES + 1)
-        .read_to_string(&mut src)?;
-    if src.len() as u64 > MAX_POLICY_FILE_BYTES {
-        return Err(std::io::Error::new(
-            std::io::ErrorKind::InvalidData,
-            format!("larger than {MAX_POLICY_FILE_BYTES} bytes"),
-        ));
-    }
-    Ok(src)
+    crate::strict_toml::read_text_file(path, MAX_POLICY_FILE_BYTES)
 }
 
 /// What a policy file says, checked and expanded.
@@ -396,30 +386,6 @@ impl Source<'_> {
             message,
         }
     }
-}
-
-/// 1-based line and column (in characters) of byte `offset`.
-pub(crate) fn line_column(text: &str, offset: usize) -> (usize, usize) {
-    let mut offset = offset.min(text.len());
-    while !text.is_char_boundary(offset) {
-        offset -= 1;
-    }
-    let before = &text[..offset];
-    let line = before.bytes().filter(|&b| b == b'\n').count() + 1;
-    let column = before.rsplit('\n').next().map_or(0, |l| l.chars().count()) + 1;
-    (line, column)
-}
-
-type Entry<'a, 'i> = (
-    &'a Spanned<toml::de::DeString<'i>>,
-    &'a Spanned<DeValue<'i>>,
-);
-
-/// A table's entries in the order they appear in the file.
-fn entries_in_order<'a, 'i>(table: &'a DeTable<'i>) -> Vec<Entry<'a, 'i>> {
-    let mut entries: Vec<Entry<'a, 'i>> = table.iter().collect();
-    entries.sort_by_key(|(k, _)| k.span().start);
-    entries
 }
 
 impl PolicyFile {
@@ -662,48 +628,9 @@ fn expect_table<'a, 'i>(
     }
 }
 
-fn type_name(value: &DeValue<'_>) -> &'static str {
-    match value {
-        DeValue::String(_) => "a string",
-        DeValue::Integer(_) => "an integer",
-        DeValue::Float(_) => "a float",
-        DeValue::Boolean(_) => "a boolean",
-        DeValue::Datetime(_) => "a date-time",
-        DeValue::Array(_) => "an array",
-        DeValue::Table(_) => "a table",
-    }
-}
-
 fn quoted_list(words: &[&str], open: &str, close: &str) -> String {
     let quoted: Vec<String> = words.iter().map(|w| format!("{open}{w}{close}")).collect();
     quoted.join(", ")
-}
-
-/// `; did you mean "x"?` when a known word is close to `word`.
-fn suggestion(word: &str, known: &[&str]) -> String {
-    let best = known
-        .iter()
-        .map(|k| (edit_distance(&word.to_lowercase(), k), *k))
-        .min();
-    match best {
-        Some((d, k)) if d <= 2.max(k.len() / 4) => format!(" (did you mean \"{k}\"?)"),
-        _ => String::new(),
-    }
-}
-
-fn edit_distance(a: &str, b: &str) -> usize {
-    let a: Vec<char> = a.chars().take(64).collect();
-    let b: Vec<char> = b.chars().collect();
-    let mut prev: Vec<usize> = (0..=b.len()).collect();
-    for (i, ca) in a.iter().enumerate() {
-        let mut cur = vec![i + 1; b.len() + 1];
-        for (j, cb) in b.iter().enumerate() {
-            let swap = usize::from(ca != cb);
-            cur[j + 1] = (prev[j] + swap).min(prev[j + 1] + 1).min(cur[j] + 1);
-        }
-        prev = cur;
-    }
-    prev[b.len()]
 }
 
 /// The policy as enforced, for `seam policy show` (text) and `seam policy show --json`.
