@@ -1,6 +1,8 @@
 //! Durable appends: one caller (latency) and 32 concurrent callers (group
-//! commit throughput), every record signed and fsynced before `append`
-//! returns. Also full verification speed.
+//! commit throughput), every record signed, under a durable head ceiling and
+//! committed before `append` returns. Also what the two syncs on that path
+//! cost on this disk by themselves (a head-slot `fdatasync`, a one-row
+//! SQLite WAL commit), and full verification speed.
 //!
 //! Short runs: `cargo bench -p seam-ledger -- --warm-up-time 1 --measurement-time 3`.
 
@@ -67,6 +69,43 @@ fn append(c: &mut Criterion) {
     ledger.close().expect("close ledger");
 }
 
+/// The floor under `single_caller`: the two syncs it waits for, in series.
+fn sync_floor(c: &mut Criterion) {
+    use std::os::unix::fs::FileExt;
+    let dir = tempfile::tempdir().expect("tempdir");
+    let file = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create_new(true)
+        .open(dir.path().join("slots"))
+        .expect("slot file");
+    file.write_all_at(&[0u8; 8192], 0).expect("write");
+    file.sync_all().expect("sync");
+    let db = rusqlite::Connection::open(dir.path().join("db.sqlite")).expect("db");
+    db.pragma_update(None, "journal_mode", "WAL").expect("wal");
+    db.execute_batch(
+        "PRAGMA synchronous = FULL; CREATE TABLE t (seq INTEGER PRIMARY KEY, body BLOB);",
+    )
+    .expect("schema");
+    let mut group = c.benchmark_group("sync_floor");
+    let mut n = 0u64;
+    group.bench_function("slot_pwrite_fdatasync", |b| {
+        b.iter(|| {
+            n += 1;
+            file.write_all_at(&[n as u8; 208], (n % 2) * 4096)
+                .expect("write");
+            file.sync_data().expect("fdatasync");
+        })
+    });
+    group.bench_function("sqlite_commit_one_row", |b| {
+        b.iter(|| {
+            db.execute("INSERT INTO t (body) VALUES (?1)", [vec![7u8; 400]])
+                .expect("insert")
+        })
+    });
+    group.finish();
+}
+
 fn verify(c: &mut Criterion) {
     const RECORDS: u64 = 10_000;
     let home = tempfile::tempdir().expect("tempdir");
@@ -94,6 +133,6 @@ fn verify(c: &mut Criterion) {
 criterion_group! {
     name = benches;
     config = Criterion::default().warm_up_time(Duration::from_secs(1)).measurement_time(Duration::from_secs(3));
-    targets = append, verify
+    targets = append, sync_floor, verify
 }
 criterion_main!(benches);

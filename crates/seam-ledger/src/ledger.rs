@@ -31,10 +31,12 @@ const MAX_BATCH: usize = 512;
 /// `Busy`: a one-shot `seam invoke` holds it for milliseconds.
 pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(5);
 /// How long appends must have been quiet before the sealer writes a seal. A
-/// seal holds the head file for one `fdatasync`, which the next append's
-/// reservation would wait for; while appends flow, each reservation carries
-/// the floor forward anyway.
-const SEAL_DELAY: Duration = Duration::from_millis(2);
+/// seal holds the head file for one `fdatasync`, which an append arriving
+/// meanwhile waits for before its own ceiling write; while appends flow, each
+/// ceiling write carries the floor forward anyway. Long enough that a caller
+/// appending in a loop with a short pause between calls never meets a seal,
+/// short against the time a lone last batch stays unsealed.
+const SEAL_DELAY: Duration = Duration::from_millis(20);
 /// How long the sealer waits before it tries a failed head write again.
 const SEAL_RETRY: Duration = Duration::from_millis(50);
 
@@ -325,8 +327,6 @@ impl Ledger {
     pub fn sync_head(&self) -> Result<(), LedgerError> {
         let mut state = self.head.lock();
         let target = state.committed.seq;
-        state.seal_now = true;
-        self.head.changed.notify_all();
         loop {
             if state.durable.floor.seq >= target {
                 return Ok(());
@@ -336,6 +336,10 @@ impl Ledger {
                     path: self.paths.head_file.clone(),
                     message: message.clone(),
                 });
+            }
+            if !state.seal_now {
+                state.seal_now = true;
+                self.head.changed.notify_all();
             }
             state = self.head.wait(state);
         }

@@ -97,7 +97,7 @@
 //! The order per batch ending at record b: the sequencer writes
 //! {floor: last commit, ceiling: (b, hash_b)} and `fdatasync`s it, *then* the
 //! committer commits, *then* the callers are answered; once appends have
-//! been quiet for a couple of milliseconds the sealer writes
+//! been quiet for 20 ms the sealer writes
 //! {floor: b, ceiling: b} (while appends flow, each batch's ceiling write
 //! carries the floor forward instead, so a seal does not stand in the way of
 //! the next append). With several batches in the pipeline the ceiling is the
@@ -121,7 +121,7 @@
 //! (the ceiling, then the commit), so a lone caller waits for both; under
 //! concurrency the ceiling write of one batch overlaps the commit of the
 //! previous one, so throughput stays near one fsync per batch. Between a
-//! commit and its seal (a few milliseconds; longer while appends flow, until
+//! commit and its seal (about 20 ms; longer while appends flow, until
 //! the next batch's ceiling write), the records after the floor are not
 //! protected against truncation: after an unclean stop, cutting them off is
 //! indistinguishable from a crash before their commit. And a head rolled
