@@ -495,7 +495,7 @@ fn is_email(v: &[u8]) -> bool {
 }
 
 /// What one look over a value learns: the counts of its byte kinds, how many distinct
-/// bytes it holds and how often the most frequent occurs, and the pairs whose second byte
+/// bytes it holds and the sum of the squares of their counts, and the pairs whose second byte
 /// repeats the first or follows it in the alphabet, case-insensitive (`aaaa`, `abcd`,
 /// `1234`: most pairs of a hand-typed filler such as `abcdefghijklmnop` or
 /// `0000000000TUVWXYZ`, about 1/8 of random hex and fewer of base62). Each is its own
@@ -506,7 +506,9 @@ struct Walk {
     upper: usize,
     other: usize,
     distinct: u32,
-    most: u32,
+    /// The sum over distinct bytes of (count)²: `len² / sum_sq` is `2^H2`, the collision
+    /// entropy, which no Shannon entropy is below.
+    sum_sq: u64,
     predictable: usize,
 }
 
@@ -574,7 +576,8 @@ impl Walk {
     fn of(v: &[u8]) -> Walk {
         const LANE: u64 = (1 << 21) - 1;
         let mut counts = [0u32; 256];
-        let (mut distinct, mut most) = (0u32, 0u32);
+        let mut distinct = 0u32;
+        let mut sum_sq = 0u64;
         let mut kinds = 0u64;
         let packed = (v.len() as u64) < LANE;
         for &b in v {
@@ -582,7 +585,8 @@ impl Walk {
             let c = &mut counts[usize::from(b)];
             *c += 1;
             distinct += u32::from(*c == 1);
-            most = most.max(*c);
+            // (c + 1)² - c² = 2c + 1.
+            sum_sq += u64::from(2 * *c - 1);
         }
         let (digits, lower, upper) = if packed {
             // Fewer bytes than a lane holds: no lane overflowed.
@@ -601,7 +605,7 @@ impl Walk {
             upper,
             other: v.len() - digits - lower - upper,
             distinct,
-            most,
+            sum_sq,
             predictable: predictable_pairs(v),
         }
     }
@@ -627,7 +631,8 @@ struct EntropyFloor {
     bits: f64,
     /// `2^(bits - MARGIN)`: fewer distinct bytes than this, and the entropy is below.
     below: f64,
-    /// `2^(bits + MARGIN)`: a most frequent byte rarer than one in this, and it is above.
+    /// `2^(bits + MARGIN)`: a collision entropy (`len² / sum of squared counts`) above this
+    /// power, and the entropy is above.
     above: f64,
 }
 
@@ -723,10 +728,10 @@ impl<'a> Judged<'a> {
     }
 
     /// `entropy(v) >= floor.bits`, most often without a logarithm: the entropy lies between
-    /// `log2(len / most frequent count)` (the min-entropy) and `log2(distinct bytes)`, so the
-    /// counts are compared with the floor's powers of two. Only when the floor falls between
-    /// the two bounds (with a margin far above the rounding error of the sum) is the entropy
-    /// itself computed, so the answer is always that of the comparison.
+    /// `log2(len² / sum of squared counts)` (the collision entropy) and `log2(distinct
+    /// bytes)`, so the counts are compared with the floor's powers of two. Only when the
+    /// floor falls between the two bounds (with a margin far above the rounding error of the
+    /// sum) is the entropy itself computed, so the answer is always that of the comparison.
     fn entropy_at_least(&self, floor: EntropyFloor) -> bool {
         let n = self.v.len();
         if n == 0 {
@@ -736,7 +741,7 @@ impl<'a> Judged<'a> {
         if f64::from(w.distinct) < floor.below {
             return false;
         }
-        if n as f64 > f64::from(w.most) * floor.above {
+        if (n as f64) * (n as f64) > w.sum_sq as f64 * floor.above {
             return true;
         }
         ByteCounts::of(self.v).entropy() >= floor.bits
