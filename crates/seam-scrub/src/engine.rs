@@ -2,9 +2,16 @@
 //!
 //! One Aho-Corasick automaton holds every keyword: the rules' prefixes (`ghp_`, `xoxb-`,
 //! `AKIA`…), the credential words (`token`, `secret`, `password`…), the providers' names and
-//! the block markers. The text is searched once; each hit names the rules to run, and each rule
-//! runs only on the line (the *window*) around the hit, at most once per line. Blocks (PEM,
-//! PuTTY) are followed from their opening marker to their closing one.
+//! the block markers. Its DFA is re-encoded once as a flat table ([`KeywordTable`]) that the
+//! scan walks itself, leftmost-longest, as the automaton's own iterator would. Each hit names
+//! the rules to run, and each rule runs only on the line (the *window*) around the hit, at
+//! most once per line. Blocks (PEM, PuTTY) are followed from their opening marker to their
+//! closing one.
+//!
+//! Only the lines that pass a gate are searched: a line holding a token that may be
+//! machine-made (found by a screen for digits) or one of a few gate words (a small SIMD
+//! multi-literal search, run only between the lines the token screen already passed, and once
+//! a line). Adjacent gated lines are searched as one stretch.
 //!
 //! The text is cut into *regions* first: a line longer than [`MAX_LINE`] is cut at a
 //! whitespace near that length. Nothing is matched across a cut, and a streaming scrubber cuts
@@ -60,8 +67,8 @@ struct CompiledRule {
 }
 
 pub(crate) struct Engine {
-    /// Every keyword, leftmost-longest, as a DFA walked by [`KeywordMatches`].
-    automaton: aho_corasick::dfa::DFA,
+    /// Every keyword, leftmost-longest: the DFA's table, walked by [`KeywordMatches`].
+    keywords: KeywordTable,
     targets: Vec<Vec<Target>>,
     rules: Vec<CompiledRule>,
     /// The line gate's words (a small automaton: its prefilter is a SIMD multi-literal search).
@@ -214,7 +221,7 @@ impl Engine {
             .build(GATE_WORDS)
             .unwrap_or_else(|e| panic!("the gate words must compile: {e}"));
         Engine {
-            automaton,
+            keywords: KeywordTable::build(&automaton, &patterns),
             targets,
             rules,
             gate_words,
@@ -276,7 +283,7 @@ impl Engine {
             let mut line = at;
             stamp += 1;
             let mut matches = KeywordMatches {
-                dfa: &self.automaton,
+                table: &self.keywords,
                 text,
                 at: stretch_start,
                 end: stretch_end,
@@ -444,40 +451,168 @@ impl Engine {
     }
 }
 
+/// The keyword DFA re-encoded as one flat table that the walk reads with plain indexing.
+/// Every transition is the DFA's own (asked of it once, state by state, when the table is
+/// built), so the walk sees exactly the DFA's states; only their numbering changes: a state
+/// is the offset of its row, the dead state is row 0 and the match states come right after
+/// it, so one comparison tells an ordinary state from one that needs a look.
+struct KeywordTable {
+    /// The column of each byte: bytes in no keyword all share column 0 (no state can tell
+    /// them apart), every other byte has a column of its own.
+    columns: [u8; 256],
+    stride: usize,
+    trans: Vec<u32>,
+    start: u32,
+    /// States at or below this are the dead state (0) or match states.
+    last_special: u32,
+    /// For each match state, by row: the keyword it ends and the keyword's length.
+    hits: Vec<(u32, u32)>,
+}
+
+impl KeywordTable {
+    fn build(dfa: &aho_corasick::dfa::DFA, patterns: &[String]) -> KeywordTable {
+        let mut columns = [0u8; 256];
+        let mut representative = vec![0u8];
+        for b in 0..=255u8 {
+            if patterns.iter().any(|p| p.as_bytes().contains(&b)) {
+                columns[usize::from(b)] = u8::try_from(representative.len())
+                    .unwrap_or_else(|_| panic!("at most 255 distinct keyword bytes"));
+                representative.push(b);
+            }
+        }
+        // A byte in no keyword stands for column 0 (there is one: keywords are ASCII).
+        representative[0] = (0..=255u8)
+            .find(|&b| columns[usize::from(b)] == 0)
+            .unwrap_or_else(|| panic!("some byte is in no keyword"));
+        let stride = representative.len();
+        // Every state reachable from the start, breadth first.
+        let start = dfa
+            .start_state(Anchored::No)
+            .unwrap_or_else(|e| panic!("the keyword DFA supports unanchored search: {e}"));
+        let mut index: HashMap<usize, usize> = HashMap::from([(start.as_usize(), 0)]);
+        let mut states = vec![start];
+        let mut next: Vec<u32> = Vec::new();
+        let mut k = 0;
+        while k < states.len() {
+            let sid = states[k];
+            for &b in &representative {
+                let to = dfa.next_state(Anchored::No, sid, b);
+                let n = states.len();
+                let i = *index.entry(to.as_usize()).or_insert(n);
+                if i == n {
+                    states.push(to);
+                }
+                next.push(u32::try_from(i).unwrap_or_else(|_| panic!("keyword DFA too large")));
+            }
+            k += 1;
+        }
+        // Rows: the dead state, the match states, the others.
+        let rank = |sid: aho_corasick::automaton::StateID| {
+            if dfa.is_dead(sid) {
+                0
+            } else if dfa.is_match(sid) {
+                1
+            } else {
+                2
+            }
+        };
+        let mut order: Vec<usize> = (0..states.len()).collect();
+        order.sort_by_key(|&i| (rank(states[i]), i));
+        if rank(states[order[0]]) != 0 {
+            // No dead state is reachable (it always is for leftmost search); keep row 0 one.
+            order.insert(0, usize::MAX);
+        }
+        let mut row = vec![0usize; states.len()];
+        for (r, &i) in order.iter().enumerate() {
+            if i != usize::MAX {
+                row[i] = r;
+            }
+        }
+        let id = |i: usize| {
+            u32::try_from(row[i] * stride).unwrap_or_else(|_| panic!("keyword table too large"))
+        };
+        let mut trans = vec![0u32; order.len() * stride];
+        let mut hits = vec![(0u32, 0u32); order.len()];
+        let mut last_special = 0;
+        for (i, &sid) in states.iter().enumerate() {
+            let r = row[i];
+            for c in 0..stride {
+                trans[r * stride + c] = id(next[i * stride + c] as usize);
+            }
+            if rank(sid) == 1 {
+                let pattern = dfa.match_pattern(sid, 0);
+                let len = dfa.pattern_len(pattern);
+                hits[r] = (
+                    u32::try_from(pattern.as_usize()).unwrap_or(u32::MAX),
+                    u32::try_from(len).unwrap_or(u32::MAX),
+                );
+                last_special = last_special.max(id(i));
+            }
+        }
+        if rank(states[order[0]]) == 0 {
+            // The dead state's row: it stays dead.
+            trans[..stride].fill(0);
+        }
+        KeywordTable {
+            columns,
+            stride,
+            trans,
+            start: id(0),
+            last_special,
+            hits,
+        }
+    }
+}
+
 /// The keyword hits in `text[at..end]`, leftmost-longest and not overlapping, as the
-/// automaton's own iterator gives them (the same walk: from the start state to a dead state
-/// or the end, the last match seen is the hit, and the next walk starts where it ends), with
-/// none of the iterator's per-hit set-up. Only the DFA's own transitions are used.
+/// automaton's own iterator gives them (the same walk: from the start state to the dead
+/// state or the end, the last match seen is the hit, and the next walk starts where it
+/// ends), with none of the iterator's per-hit set-up.
 struct KeywordMatches<'a> {
-    dfa: &'a aho_corasick::dfa::DFA,
+    table: &'a KeywordTable,
     text: &'a [u8],
     at: usize,
     end: usize,
 }
 
 impl KeywordMatches<'_> {
-    /// The next hit: its pattern index and where it starts.
+    /// The next hit: its pattern index and where it starts. Kept out of line: the walk is
+    /// the hottest loop of the scan and wants the registers to itself.
+    #[inline(never)]
     fn next_match(&mut self) -> Option<(usize, usize)> {
-        let dfa = self.dfa;
-        let start = dfa
-            .start_state(Anchored::No)
-            .unwrap_or_else(|e| panic!("the keyword DFA supports unanchored search: {e}"));
-        let mut sid = start;
-        let mut hit = None;
-        for (i, &b) in (self.at + 1..).zip(&self.text[self.at..self.end]) {
-            sid = dfa.next_state(Anchored::No, sid, b);
-            if dfa.is_special(sid) {
-                if dfa.is_dead(sid) {
+        let t = self.table;
+        // The table's parts in locals, so that the loop keeps them in registers.
+        let (trans, columns) = (&t.trans[..], &t.columns);
+        let last_special = t.last_special as usize;
+        let hay = &self.text[self.at..self.end];
+        let mut state = t.start as usize;
+        let mut k = 0;
+        // The last match state seen (0: none yet) and the end of its match.
+        let mut hit = (0usize, 0usize);
+        'walk: loop {
+            // Ordinary states need nothing but the next step.
+            loop {
+                let Some(&b) = hay.get(k) else {
+                    break 'walk;
+                };
+                state = trans[state + usize::from(columns[usize::from(b)])] as usize;
+                k += 1;
+                if state <= last_special {
                     break;
                 }
-                if dfa.is_match(sid) {
-                    // `i` is one past the byte that completed the match.
-                    let pattern = dfa.match_pattern(sid, 0);
-                    hit = Some((pattern.as_usize(), i - dfa.pattern_len(pattern), i));
-                }
             }
+            if state == 0 {
+                break;
+            }
+            hit = (state, k);
         }
-        let (pattern, start, end) = hit?;
+        let (state, end) = hit;
+        if state == 0 {
+            return None;
+        }
+        let (pattern, len) = t.hits[state / t.stride];
+        let end = self.at + end;
+        let (pattern, start) = (pattern as usize, end - len as usize);
         self.at = end;
         Some((pattern, start))
     }
@@ -874,7 +1009,7 @@ mod tests {
             let text = picks.concat().into_bytes();
             let from = from.min(text.len());
             let mut ours = Vec::new();
-            let mut matches = KeywordMatches { dfa: &ENGINE.automaton, text: &text, at: from, end: text.len() };
+            let mut matches = KeywordMatches { table: &ENGINE.keywords, text: &text, at: from, end: text.len() };
             while let Some((pattern, start)) = matches.next_match() {
                 ours.push((pattern, start));
             }
