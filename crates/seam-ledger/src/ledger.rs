@@ -1,6 +1,8 @@
-//! [`Ledger`]: the one writer. A sequencer signs batches and makes the head's
-//! ceiling cover each before a committer commits it (group commit); a sealer
-//! thread seals the head once commits are durable and appends are quiet.
+//! [`Ledger`]: the one writer, a pipeline of three threads. The sequencer
+//! chains and signs batches; the head thread makes the head's ceiling cover
+//! them (and seals the head once commits are durable and appends are quiet);
+//! the committer inserts a batch, waits until its ceiling is durable, and
+//! commits (group commit).
 
 use std::path::{Path, PathBuf};
 use std::sync::atomic::{AtomicU64, Ordering};
@@ -30,14 +32,14 @@ const MAX_BATCH: usize = 512;
 /// How long [`Ledger::open`] waits for the writer lock before it answers
 /// `Busy`: a one-shot `seam invoke` holds it for milliseconds.
 pub const DEFAULT_LOCK_WAIT: Duration = Duration::from_secs(5);
-/// How long appends must have been quiet before the sealer writes a seal. A
+/// How long appends must have been quiet before the head thread seals. A
 /// seal holds the head file for one `fdatasync`, which an append arriving
 /// meanwhile waits for before its own ceiling write; while appends flow, each
 /// ceiling write carries the floor forward anyway. Long enough that a caller
 /// appending in a loop with a short pause between calls never meets a seal,
 /// short against the time a lone last batch stays unsealed.
 const SEAL_DELAY: Duration = Duration::from_millis(20);
-/// How long the sealer waits before it tries a failed head write again.
+/// How long the head thread waits before it tries a failed head write again.
 const SEAL_RETRY: Duration = Duration::from_millis(50);
 
 /// The ledger, open for appending. One per seam home at a time (an exclusive
@@ -51,7 +53,7 @@ pub struct Ledger {
     threads: Vec<JoinHandle<()>>,
     writer: Arc<WriterShared>,
     head: Arc<HeadShared>,
-    sealer: Option<JoinHandle<()>>,
+    head_writer: Option<JoinHandle<()>>,
     recovery: Option<HeadRecovery>,
     _lock: WriterLock,
 }
@@ -89,12 +91,10 @@ struct AppendRequest {
     reply: SyncSender<Result<Record, LedgerError>>,
 }
 
-/// The head file and what the writer threads know about it. Lock order:
-/// `file` before `state`, never the other way.
+/// What the writer threads know about the head file. Only the head thread
+/// writes the file; the others ask it for ceilings and wait for them here.
 struct HeadShared {
     path: PathBuf,
-    /// Held for the whole of a slot write (sign, `pwrite`, `fdatasync`).
-    file: Mutex<HeadWriter>,
     state: Mutex<HeadState>,
     changed: Condvar,
 }
@@ -102,16 +102,20 @@ struct HeadShared {
 struct HeadState {
     /// The last committed record.
     committed: ChainLink,
-    /// The newest durable slot (a copy of the writer's, readable without
-    /// waiting for a slot write in progress).
+    /// The newest durable slot.
     durable: SignedHead,
-    /// Batches whose ceiling is durable and that the committer has not
-    /// finished (committed or failed). While it is 0 and `file` is held, no
-    /// commit can happen.
+    /// The ceiling the sequencer asked for last: the end of its newest batch.
+    wanted: ChainLink,
+    /// Batches announced by the sequencer that the committer has not finished
+    /// (committed or failed).
     in_flight: u64,
-    /// Counts reservations, so the sealer can tell whether appends were quiet.
-    reservations: u64,
-    /// `sync_head` or close wants a seal without the quiet delay.
+    /// Counts batches announced, so the head thread can tell whether appends
+    /// were quiet.
+    announced: u64,
+    /// Counts failed head writes: a committer waiting for a ceiling gives up
+    /// when a write after it began waiting fails.
+    failures: u64,
+    /// `sync_head` wants a seal without the quiet delay.
     seal_now: bool,
     /// The last head write's error, until a head write succeeds.
     error: Option<String>,
@@ -125,30 +129,19 @@ impl HeadShared {
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
 
-    fn file(&self) -> MutexGuard<'_, HeadWriter> {
-        self.file
-            .lock()
-            .unwrap_or_else(|poisoned| poisoned.into_inner())
-    }
-
     fn wait<'a>(&self, state: MutexGuard<'a, HeadState>) -> MutexGuard<'a, HeadState> {
         self.changed
             .wait(state)
             .unwrap_or_else(|poisoned| poisoned.into_inner())
     }
+}
 
-    /// Records the outcome of a slot write (call with `file` held).
-    fn note_write(&self, result: &Result<SignedHead, LedgerError>) {
-        let mut state = self.lock();
-        match result {
-            Ok(head) => {
-                state.durable = *head;
-                state.error = None;
-            }
-            Err(e) => state.error = Some(e.to_string()),
-        }
-        self.changed.notify_all();
-    }
+/// Whether a durable ceiling covers `end`, the last record of a batch: it is
+/// that record, or beyond it. (A ceiling beyond `end` with another chain's
+/// records is one a failed batch left; a crash after committing `end` leaves
+/// the ledger below it, which verifies.)
+fn covers(ceiling: ChainLink, end: ChainLink) -> bool {
+    ceiling == end || ceiling.seq > end.seq
 }
 
 impl Ledger {
@@ -203,18 +196,20 @@ impl Ledger {
 
         let key = Arc::new(key);
         let public_key = key.public_key();
+        let durable = head_writer.durable();
         let head = Arc::new(HeadShared {
             state: Mutex::new(HeadState {
                 committed: tip,
-                durable: head_writer.durable(),
+                durable,
+                wanted: durable.ceiling,
                 in_flight: 0,
-                reservations: 0,
+                announced: 0,
+                failures: 0,
                 seal_now: false,
                 error: None,
                 closing: false,
             }),
             path: paths.head_file.clone(),
-            file: Mutex::new(head_writer),
             changed: Condvar::new(),
         });
         let writer = Arc::new(WriterShared {
@@ -243,11 +238,11 @@ impl Ledger {
                 .spawn(move || run_committer(conn, &signed, &writer, &head, &db, tip))
                 .map_err(spawn_failed)?
         };
-        let sealer = {
+        let head_thread = {
             let head = head.clone();
             std::thread::Builder::new()
-                .name("seam-ledger-seal".into())
-                .spawn(move || run_sealer(&head, &key))
+                .name("seam-ledger-head".into())
+                .spawn(move || run_head_writer(head_writer, &head, &key))
                 .map_err(|e| LedgerError::Io {
                     action: "start the head thread for",
                     path: paths.head_file.clone(),
@@ -261,7 +256,7 @@ impl Ledger {
             threads: vec![sequencer, committer],
             writer,
             head,
-            sealer: Some(sealer),
+            head_writer: Some(head_thread),
             recovery,
             _lock: lock,
         })
@@ -374,8 +369,8 @@ impl Ledger {
             state.closing = true;
             self.head.changed.notify_all();
         }
-        if let Some(sealer) = self.sealer.take() {
-            let _ = sealer.join();
+        if let Some(head_writer) = self.head_writer.take() {
+            let _ = head_writer.join();
         }
         let state = self.head.lock();
         match &state.error {
@@ -464,19 +459,20 @@ struct SignedAppend {
     reply: SyncSender<Result<Record, LedgerError>>,
 }
 
-/// One sequencer batch: records chained onto the tip of `epoch`, covered by
-/// a durable ceiling.
+/// One sequencer batch: records chained onto the tip of `epoch`, ending at
+/// `end`.
 struct SignedBatch {
     epoch: u64,
+    end: ChainLink,
     appends: Vec<SignedAppend>,
 }
 
 /// The sequencer thread: takes every waiting request (up to [`MAX_BATCH`]),
-/// gives each the next seq, hashes and signs it onto the chain, makes the
-/// head's ceiling cover the batch ([`reserve`]), and passes the batch to the
-/// committer. It runs ahead of the commit, so signing and the head write of
-/// the next batch overlap the fsync of the last. Ends when every `Sender` of
-/// `inbox` is gone.
+/// gives each the next seq, hashes and signs it onto the chain, asks the head
+/// thread for a ceiling at the batch's end, and passes the batch to the
+/// committer. It runs ahead of the disk: the next batch is signed while the
+/// head write and the commit of the last are in flight. Ends when every
+/// `Sender` of `inbox` is gone.
 fn run_sequencer(
     key: &LedgerSigningKey,
     inbox: &Receiver<AppendRequest>,
@@ -502,7 +498,6 @@ fn run_sequencer(
                 (epoch, tip) = (chain.epoch, chain.tip);
             }
         }
-        let start = tip;
         let mut appends = Vec::with_capacity(requests.len());
         for request in requests {
             let (seq, prev_hash) = (tip.seq + 1, tip.hash);
@@ -529,48 +524,31 @@ fn run_sequencer(
             });
             tip = ChainLink::new(seq, hash);
         }
-        if let Err(error) = reserve(head, key, tip) {
-            // Nothing of this batch reached SQLite, and nothing is chained
-            // onto it yet: fail it and chain the next batch where it began.
-            let message = error.to_string();
-            fail_all(appends, || LedgerError::HeadWriteFailed {
-                path: head.path.clone(),
-                message: message.clone(),
-            });
-            tip = start;
-            continue;
+        // Ask the head thread for a ceiling at the batch's end; the
+        // committer waits for it before it commits.
+        {
+            let mut state = head.lock();
+            state.wanted = tip;
+            state.in_flight += 1;
+            state.announced += 1;
+            head.changed.notify_all();
         }
-        if committer.send(SignedBatch { epoch, appends }).is_err() {
+        if committer
+            .send(SignedBatch {
+                epoch,
+                end: tip,
+                appends,
+            })
+            .is_err()
+        {
             return;
         }
     }
 }
 
-/// Makes sure the durable head's ceiling covers `ceiling` (the last record
-/// of a batch about to be handed to SQLite): it does if it is that record,
-/// or beyond it. Otherwise writes {floor: last commit, ceiling} and
-/// `fdatasync`s it. Then counts the batch in flight.
-fn reserve(
-    head: &HeadShared,
-    key: &LedgerSigningKey,
-    ceiling: ChainLink,
-) -> Result<(), LedgerError> {
-    let mut file = head.file();
-    let durable = file.durable().ceiling;
-    if durable != ceiling && durable.seq <= ceiling.seq {
-        let floor = head.lock().committed;
-        let result = file.write(key, floor, ceiling);
-        head.note_write(&result);
-        result?;
-    }
-    let mut state = head.lock();
-    state.in_flight += 1;
-    state.reservations += 1;
-    Ok(())
-}
-
 /// The committer thread: takes every signed batch waiting, inserts them in
-/// one `BEGIN IMMEDIATE` transaction and commits (the fsync), publishes the
+/// one `BEGIN IMMEDIATE` transaction while the head thread writes their
+/// ceiling, commits (the fsync) once the ceiling is durable, publishes the
 /// new last commit, and answers each caller. Ends when the sequencer is gone.
 fn run_committer(
     mut conn: Connection,
@@ -589,9 +567,11 @@ fn run_committer(
         let epoch = shared.chain().epoch;
         // Batches of an older epoch were chained onto records that failed.
         let mut appends = Vec::new();
+        let mut end = committed;
         for batch in waiting {
             if batch.epoch == epoch {
                 appends.extend(batch.appends);
+                end = batch.end;
             } else {
                 fail_all(batch.appends, || LedgerError::AppendFailed {
                     path: db.to_owned(),
@@ -607,18 +587,16 @@ fn run_committer(
         let outcome = if first_append.record.prev_hash != committed.hash
             || first_append.record.seq != committed.seq + 1
         {
-            Err(format!(
+            Err(CommitFailure::Sqlite(format!(
                 "internal: batch starts at seq {} but the ledger ends at {}",
                 first_append.record.seq, committed.seq
-            ))
+            )))
         } else {
-            insert_and_commit(&mut conn, &appends).map_err(|e| e.to_string())
+            insert_and_commit(&mut conn, &appends, || wait_for_ceiling(head, end))
         };
         match outcome {
             Ok(()) => {
-                if let Some(last) = appends.last() {
-                    committed = ChainLink::new(last.record.seq, last.record.hash);
-                }
+                committed = end;
                 shared.commits.fetch_add(1, Ordering::Relaxed);
                 shared
                     .records
@@ -628,14 +606,24 @@ fn run_committer(
                     let _ = append.reply.send(Ok(append.record));
                 }
             }
-            Err(message) => {
-                fail_all(appends, || LedgerError::AppendFailed {
-                    path: db.to_owned(),
-                    message: message.clone(),
-                });
+            Err(failure) => {
+                match &failure {
+                    CommitFailure::Sqlite(message) => {
+                        fail_all(appends, || LedgerError::AppendFailed {
+                            path: db.to_owned(),
+                            message: message.clone(),
+                        })
+                    }
+                    CommitFailure::Head(message) => {
+                        fail_all(appends, || LedgerError::HeadWriteFailed {
+                            path: head.path.clone(),
+                            message: message.clone(),
+                        })
+                    }
+                }
                 // The transaction rolled back; re-read the tip in case a
-                // failed commit reached the disk after all (its ceiling was
-                // durable before it was handed over, so the head covers it).
+                // failed commit reached the disk after all (it was only
+                // committed under a durable ceiling, so the head covers it).
                 if let Ok(stored) = store::last_link(&conn, db) {
                     committed = stored;
                 }
@@ -650,18 +638,52 @@ fn run_committer(
     }
 }
 
+/// Why a batch was not committed.
+enum CommitFailure {
+    /// SQLite refused (the transaction rolled back).
+    Sqlite(String),
+    /// The ceiling covering the batch could not be written: it was not committed.
+    Head(String),
+}
+
+/// Waits until a durable head's ceiling covers `end`, or a head write fails
+/// meanwhile.
+fn wait_for_ceiling(head: &HeadShared, end: ChainLink) -> Result<(), String> {
+    let mut state = head.lock();
+    let failures = state.failures;
+    loop {
+        if covers(state.durable.ceiling, end) {
+            return Ok(());
+        }
+        if state.failures != failures {
+            return Err(state.error.clone().unwrap_or_default());
+        }
+        state = head.wait(state);
+    }
+}
+
 fn fail_all(appends: Vec<SignedAppend>, error: impl Fn() -> LedgerError) {
     for append in appends {
         let _ = append.reply.send(Err(error()));
     }
 }
 
-fn insert_and_commit(conn: &mut Connection, appends: &[SignedAppend]) -> rusqlite::Result<()> {
-    let tx = conn.transaction_with_behavior(TransactionBehavior::Immediate)?;
+/// Inserts `appends` in one transaction, then commits it if and only if
+/// `ceiling_durable` says the head covers them (else it rolls back).
+fn insert_and_commit(
+    conn: &mut Connection,
+    appends: &[SignedAppend],
+    ceiling_durable: impl FnOnce() -> Result<(), String>,
+) -> Result<(), CommitFailure> {
+    let sqlite = |e: rusqlite::Error| CommitFailure::Sqlite(e.to_string());
+    let tx = conn
+        .transaction_with_behavior(TransactionBehavior::Immediate)
+        .map_err(sqlite)?;
     for append in appends {
-        store::insert(&tx, &append.record, &append.params_text)?;
+        store::insert(&tx, &append.record, &append.params_text).map_err(sqlite)?;
     }
-    tx.commit()
+    ceiling_durable().map_err(CommitFailure::Head)?;
+    tx.commit().map_err(sqlite)
 }
 
 /// The committer finished `batches` batches; `committed` is the last commit.
@@ -672,72 +694,82 @@ fn publish_commit(head: &HeadShared, committed: ChainLink, batches: u64) {
     head.changed.notify_all();
 }
 
-/// The sealer thread: when the durable head is not {floor = ceiling = last
-/// commit}, nothing is in flight and appends have been quiet for
-/// [`SEAL_DELAY`] (or a seal is asked for), writes that seal. Also lowers a
-/// ceiling left above the last commit by a batch that failed. Writes the
-/// final seal and ends when the ledger closes.
-fn run_sealer(head: &HeadShared, key: &LedgerSigningKey) {
+/// The head thread, the one writer of the head file. In turn:
+///
+/// - when the sequencer wants a ceiling the durable head does not cover,
+///   writes {floor: last commit, ceiling: the newest wanted} (one write covers
+///   every batch announced meanwhile);
+/// - otherwise, when the head is not sealed at the last commit, nothing is
+///   in flight and appends have been quiet for [`SEAL_DELAY`] (or a seal is
+///   asked for), seals: {floor: last commit, ceiling: the same, or the durable
+///   ceiling if that is beyond (a failed batch's; lowering it while running
+///   could race a commit)};
+/// - at close, after the committer has stopped, writes the final seal with
+///   the ceiling at the last commit, and ends.
+fn run_head_writer(mut writer: HeadWriter, head: &HeadShared, key: &LedgerSigningKey) {
     let mut state = head.lock();
     loop {
-        let sealed =
-            state.durable.floor == state.committed && state.durable.ceiling == state.committed;
-        if state.closing && (sealed || state.in_flight > 0) {
-            // In flight at close only if the committer died: no seal is safe.
-            return;
-        }
-        if sealed || state.in_flight > 0 {
-            state = head.wait(state);
-            continue;
-        }
-        if !state.closing && !state.seal_now {
-            let seen = state.reservations;
-            let deadline = Instant::now() + SEAL_DELAY;
-            while state.reservations == seen && !state.closing && !state.seal_now {
-                let left = deadline.saturating_duration_since(Instant::now());
-                if left.is_zero() {
-                    break;
+        let durable = state.durable;
+        let (floor, ceiling) = if !state.closing && !covers(durable.ceiling, state.wanted) {
+            (state.committed, state.wanted)
+        } else {
+            let committed = state.committed;
+            let ceiling = if !state.closing && durable.ceiling.seq > committed.seq {
+                durable.ceiling
+            } else {
+                committed
+            };
+            let sealed = durable.floor == committed && durable.ceiling == ceiling;
+            if sealed || (state.in_flight > 0 && !state.closing) {
+                if state.closing {
+                    return;
                 }
-                state = head
-                    .changed
-                    .wait_timeout(state, left)
-                    .unwrap_or_else(|poisoned| poisoned.into_inner())
-                    .0;
-            }
-            if state.reservations != seen {
+                state = head.wait(state);
                 continue;
             }
-        }
-        drop(state);
-        let failed = seal(head, key);
-        state = head.lock();
-        if failed {
-            if state.closing {
-                return;
+            if !state.closing && !state.seal_now {
+                let seen = state.announced;
+                let deadline = Instant::now() + SEAL_DELAY;
+                while state.announced == seen && !state.closing && !state.seal_now {
+                    let left = deadline.saturating_duration_since(Instant::now());
+                    if left.is_zero() {
+                        break;
+                    }
+                    state = head
+                        .changed
+                        .wait_timeout(state, left)
+                        .unwrap_or_else(|poisoned| poisoned.into_inner())
+                        .0;
+                }
+                if state.announced != seen || state.closing || state.seal_now {
+                    continue;
+                }
             }
-            drop(state);
-            std::thread::sleep(SEAL_RETRY);
-            state = head.lock();
-        } else {
-            state.seal_now = false;
+            (committed, ceiling)
+        };
+        drop(state);
+        let result = writer.write(key, floor, ceiling);
+        state = head.lock();
+        match result {
+            Ok(written) => {
+                state.durable = written;
+                state.error = None;
+                if written.floor == state.committed {
+                    state.seal_now = false;
+                }
+                head.changed.notify_all();
+            }
+            Err(e) => {
+                state.error = Some(e.to_string());
+                state.failures += 1;
+                head.changed.notify_all();
+                if state.closing {
+                    return;
+                }
+                drop(state);
+                std::thread::sleep(SEAL_RETRY);
+                state = head.lock();
+            }
         }
     }
-}
-
-/// Writes {floor = ceiling = last commit} if nothing is in flight. Returns
-/// whether a write failed.
-fn seal(head: &HeadShared, key: &LedgerSigningKey) -> bool {
-    let mut file = head.file();
-    let target = {
-        let state = head.lock();
-        if state.in_flight > 0 {
-            return false;
-        }
-        state.committed
-    };
-    // `file` is held and nothing is in flight: no commit can happen until
-    // the seal is written, so lowering the ceiling to `target` is safe.
-    let result = file.write(key, target, target);
-    head.note_write(&result);
-    result.is_err()
 }

@@ -56,27 +56,31 @@
 //! # Durability and group commit
 //!
 //! [`Ledger::append`] canonicalises the params on the caller's thread, hands
-//! the entry to the writer and blocks. The writer is three threads:
+//! the entry to the writer and blocks. The writer is a pipeline of three
+//! threads:
 //!
 //! - the *sequencer* takes every request waiting (up to 512), gives each the
-//!   next seq and the time, hashes it onto the chain and signs it; then it
-//!   makes the signed head's *ceiling* cover the batch (see below: one slot
-//!   write and `fdatasync`) and passes the batch on. It runs ahead of the
-//!   disk: the next batch is signed and its ceiling written while the last
-//!   one's commit is in flight.
+//!   next seq and the time, hashes it onto the chain and signs it, asks the
+//!   head thread for a ceiling at the batch's last record, and passes the
+//!   batch on. It runs ahead of the disk: the next batch is signed while the
+//!   last one's syncs are in flight.
+//! - the *head thread* is the one writer of the head file: it writes the
+//!   newest ceiling asked for (one write covers every batch announced
+//!   meanwhile) and `fdatasync`s it; when appends are quiet it seals.
 //! - the *committer* takes every batch waiting, inserts them in one
-//!   `BEGIN IMMEDIATE` transaction and commits it (WAL, `synchronous=FULL`:
-//!   the commit fsyncs the WAL), then answers each caller.
-//! - the *sealer* seals the head at the last commit once appends are quiet.
+//!   `BEGIN IMMEDIATE` transaction while their ceiling is being written,
+//!   waits until a durable ceiling covers them, commits (WAL,
+//!   `synchronous=FULL`: the commit fsyncs the WAL), then answers each caller.
 //!
-//! So concurrent callers share one head write and one commit, and a caller's
-//! record is on disk, under a durable ceiling, when `append` returns. If a
-//! commit fails, its callers get [`LedgerError::AppendFailed`], so do callers
-//! whose records the sequencer had already chained onto the failed ones, and
-//! the chain resumes from the last committed record (no gap, no fork); if a
-//! ceiling cannot be written, that batch's callers get
-//! [`LedgerError::HeadWriteFailed`] and nothing of it reaches SQLite.
-//! [`Ledger::stats`] counts records and commits.
+//! So concurrent callers share one head write and one commit, the ceiling
+//! write of one round overlaps the commit of the last, and a caller's record
+//! is on disk, under a durable ceiling, when `append` returns. If a commit
+//! fails, its callers get [`LedgerError::AppendFailed`], so do callers whose
+//! records the sequencer had already chained onto the failed ones, and the
+//! chain resumes from the last committed record (no gap, no fork); if the
+//! ceiling cannot be written, the batch is rolled back and its callers get
+//! [`LedgerError::HeadWriteFailed`]. [`Ledger::stats`] counts records and
+//! commits.
 //!
 //! # Signed head
 //!
@@ -94,14 +98,16 @@
 //! slot being written; the reader takes the whole, signed slot with the
 //! highest generation.
 //!
-//! The order per batch ending at record b: the sequencer writes
+//! The order per batch ending at record b: the head thread writes
 //! {floor: last commit, ceiling: (b, hash_b)} and `fdatasync`s it, *then* the
 //! committer commits, *then* the callers are answered; once appends have
-//! been quiet for 20 ms the sealer writes
-//! {floor: b, ceiling: b} (while appends flow, each batch's ceiling write
-//! carries the floor forward instead, so a seal does not stand in the way of
-//! the next append). With several batches in the pipeline the ceiling is the
-//! last one handed on, the floor the last one known committed. So at every
+//! been quiet for 20 ms the head thread writes {floor: b, ceiling: b} (while
+//! appends flow, each ceiling write carries the floor forward instead, so a
+//! seal does not stand in the way of the next append). With several batches
+//! in the pipeline the ceiling is the last one handed on, the floor the last
+//! one known committed. While the writer runs the ceiling never goes down
+//! (a ceiling a failed batch left above the last commit stays until the
+//! close, which lowers it). So at every
 //! instant, on disk, floor ≤ last record ≤ ceiling, whatever moment a
 //! `SIGKILL` or a power loss picks. [`verify`] therefore checks:
 //!
@@ -119,8 +125,11 @@
 //!
 //! The price and the limits. Every batch costs two `fdatasync`s in series
 //! (the ceiling, then the commit), so a lone caller waits for both; under
-//! concurrency the ceiling write of one batch overlaps the commit of the
-//! previous one, so throughput stays near one fsync per batch. Between a
+//! concurrency the ceiling write of one round overlaps the commit of the
+//! previous one, so throughput stays near one fsync per round. (The head
+//! used to be replaced by rename after each commit, off the append path; that
+//! cost three or four syncs per commit in the background, which the commits
+//! then queued behind.) Between a
 //! commit and its seal (about 20 ms; longer while appends flow, until
 //! the next batch's ceiling write), the records after the floor are not
 //! protected against truncation: after an unclean stop, cutting them off is

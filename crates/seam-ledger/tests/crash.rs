@@ -64,7 +64,7 @@ fn sigkill_loses_no_append_whose_return_was_seen() {
     let mut observed = BTreeMap::new();
     let mut killed_with_an_open_ceiling = 0;
     for round in 0..3 {
-        let seen = run_and_kill(home.path(), 16, 400 + round * 200);
+        let seen = run_and_kill(home.path(), 16, 200 + round * 100);
         for (seq, id) in &seen {
             assert!(
                 observed.insert(*seq, id.clone()).is_none(),

@@ -5,7 +5,7 @@ mod common;
 
 use std::collections::BTreeMap;
 use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
 use std::time::Duration;
 
 use common::{attacker_db, entry};
@@ -40,34 +40,41 @@ fn failures_under_concurrency_leave_a_contiguous_verified_chain() {
     let home = tempfile::tempdir().unwrap();
     let ledger = Arc::new(Ledger::open(home.path()).unwrap());
     let db = attacker_db(home.path());
-    db.busy_timeout(Duration::from_secs(10)).unwrap();
+    // Retry the writer's lock often: it is free only between its commits.
+    fn eager(tries: i32) -> bool {
+        std::thread::sleep(Duration::from_micros(100));
+        tries < 200_000
+    }
+    db.busy_handler(Some(eager)).unwrap();
     let failures_seen = Arc::new(AtomicUsize::new(0));
-    let running = Arc::new(AtomicUsize::new(8));
+    let stop = Arc::new(AtomicBool::new(false));
     let workers: Vec<_> = (0..8)
         .map(|t| {
-            let (ledger, failures_seen, running) =
-                (ledger.clone(), failures_seen.clone(), running.clone());
+            let (ledger, failures_seen, stop) =
+                (ledger.clone(), failures_seen.clone(), stop.clone());
             std::thread::spawn(move || {
-                let results = (0..60)
+                // Appends keep coming until the attacker is done (bounded).
+                (0..3000)
+                    .take_while(|_| !stop.load(Ordering::SeqCst))
                     .map(|i| {
-                        let id = 1000 * t + i;
+                        let id = 10_000 * t + i;
                         let result = ledger.append(entry(id)).map(|r| r.seq);
                         if result.is_err() {
                             failures_seen.fetch_add(1, Ordering::SeqCst);
                         }
                         (id, result)
                     })
-                    .collect::<Vec<_>>();
-                running.fetch_sub(1, Ordering::SeqCst);
-                results
+                    .collect::<Vec<_>>()
             })
         })
         .collect();
-    // Block commits for a while, a few times, and until one was blocked
-    // (how many commits land in a window depends on the machine's load).
+    // Block commits for a while, a few times, and until one was blocked (the
+    // attacker waits for the writer's lock, so how soon it gets in depends on
+    // the machine's load).
     let mut cycles = 0;
+    let deadline = std::time::Instant::now() + Duration::from_secs(60);
     while (cycles < 3 || failures_seen.load(Ordering::SeqCst) == 0)
-        && running.load(Ordering::SeqCst) > 0
+        && std::time::Instant::now() < deadline
     {
         std::thread::sleep(Duration::from_millis(30));
         db.execute_batch(BLOCK).unwrap();
@@ -75,6 +82,7 @@ fn failures_under_concurrency_leave_a_contiguous_verified_chain() {
         db.execute_batch("DROP TRIGGER block;").unwrap();
         cycles += 1;
     }
+    stop.store(true, Ordering::SeqCst);
     let mut ok = BTreeMap::new();
     let mut failed = 0;
     for worker in workers {
