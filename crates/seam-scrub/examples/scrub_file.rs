@@ -5,6 +5,7 @@
 //!
 //! - default: scrub the whole file (N times, for profiling) and write the scrubbed text, then
 //!   one line per hit (`shape start end`) after a `--- hits` line;
+//! - `--str`: the input is UTF-8 text, scrubbed as a `&str` (`Scrubber::scrub`);
 //! - `--corpus`: the input is a labelled corpus (JSON lines with `text`); scrub each snippet on
 //!   its own and write one JSON line per snippet (`text` and `hits`).
 
@@ -17,10 +18,12 @@ fn main() -> ExitCode {
     let mut path = None;
     let mut repeat = 1usize;
     let mut corpus = false;
+    let mut as_str = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
         match a.as_str() {
             "--corpus" => corpus = true,
+            "--str" => as_str = true,
             "--repeat" => {
                 repeat = args.next().and_then(|n| n.parse().ok()).unwrap_or(1);
             }
@@ -34,7 +37,7 @@ fn main() -> ExitCode {
         );
         return ExitCode::from(2);
     };
-    match run(&path, repeat, corpus) {
+    match run(&path, repeat, corpus, as_str) {
         Ok(()) => ExitCode::SUCCESS,
         Err(e) => {
             let _ = writeln!(io::stderr(), "scrub_file: {path}: {e}");
@@ -53,7 +56,12 @@ fn measured_pass(scrubber: &Scrubber, input: &[u8]) -> (Vec<u8>, Vec<seam_scrub:
     scrubber.scrub_bytes(std::hint::black_box(input))
 }
 
-fn run(path: &str, repeat: usize, corpus: bool) -> Result<(), Box<dyn std::error::Error>> {
+fn run(
+    path: &str,
+    repeat: usize,
+    corpus: bool,
+    as_str: bool,
+) -> Result<(), Box<dyn std::error::Error>> {
     let input = std::fs::read(path)?;
     let scrubber = Scrubber::new();
     scrubber.warm_up();
@@ -73,6 +81,20 @@ fn run(path: &str, repeat: usize, corpus: bool) -> Result<(), Box<dyn std::error
                 .collect();
             serde_json::to_writer(&mut out, &serde_json::json!({"text": r.text, "hits": hits}))?;
             writeln!(out)?;
+        }
+        return Ok(out.flush()?);
+    }
+    if as_str {
+        let text = std::str::from_utf8(&input)?;
+        let mut last = None;
+        for _ in 0..repeat.max(1) {
+            last = Some(scrubber.scrub(std::hint::black_box(text)));
+        }
+        let r = last.ok_or("nothing scrubbed")?;
+        out.write_all(r.text.as_bytes())?;
+        writeln!(out, "\n--- hits")?;
+        for h in r.hits {
+            writeln!(out, "{} {} {}", h.shape, h.start, h.end)?;
         }
         return Ok(out.flush()?);
     }

@@ -211,9 +211,34 @@ impl Scrubber {
 
     /// Scrub a text.
     pub fn scrub(&self, text: &str) -> Scrubbed {
-        let (bytes, hits) = self.scrub_bytes(text.as_bytes());
-        // Redactions start and end on ASCII bytes or on whole known values, so valid UTF-8
-        // stays valid; the lossy path is never taken for text that came in as `&str`.
+        let spans = ENGINE.scan(text.as_bytes(), self.known.as_deref());
+        // Redactions start and end on ASCII bytes or on whole known values, so they fall on
+        // character boundaries and the output is built from pieces of the input and ASCII
+        // markers, with no need to check it again. (Should a boundary ever fall inside a
+        // character, the output is checked and repaired as for bytes.)
+        if spans
+            .iter()
+            .all(|s| text.is_char_boundary(s.start) && text.is_char_boundary(s.end))
+        {
+            let mut out = String::with_capacity(text.len() + spans.len() * 24);
+            let mut last = 0;
+            let mut hits = Vec::with_capacity(spans.len());
+            for s in spans {
+                out.push_str(&text[last..s.start]);
+                out.push_str("[REDACTED:");
+                out.push_str(s.shape);
+                out.push(']');
+                last = s.end;
+                hits.push(Hit {
+                    shape: s.shape,
+                    start: s.start,
+                    end: s.end,
+                });
+            }
+            out.push_str(&text[last..]);
+            return Scrubbed { text: out, hits };
+        }
+        let (bytes, hits) = Self::assemble(text.as_bytes(), spans);
         let text = String::from_utf8(bytes)
             .unwrap_or_else(|e| String::from_utf8_lossy(e.as_bytes()).into_owned());
         Scrubbed { text, hits }
@@ -221,7 +246,11 @@ impl Scrubber {
 
     /// Scrub bytes (output of a program, say); returns the scrubbed bytes and the hits.
     pub fn scrub_bytes(&self, text: &[u8]) -> (Vec<u8>, Vec<Hit>) {
-        let spans = ENGINE.scan(text, self.known.as_deref());
+        Self::assemble(text, ENGINE.scan(text, self.known.as_deref()))
+    }
+
+    /// The text with each span replaced by its marker, and the hits.
+    fn assemble(text: &[u8], spans: Vec<engine::Span>) -> (Vec<u8>, Vec<Hit>) {
         let mut out = Vec::with_capacity(text.len() + spans.len() * 24);
         let mut last = 0;
         let mut hits = Vec::with_capacity(spans.len());

@@ -339,6 +339,16 @@ mod properties {
         }
 
         #[test]
+        fn text_and_bytes_scrub_alike(picks in proptest::collection::vec(0..PIECES.len(), 0..24)) {
+            let text: String = picks.iter().map(|&i| PIECES[i]).collect();
+            let s = Scrubber::new();
+            let as_text = s.scrub(&text);
+            let (bytes, hits) = s.scrub_bytes(text.as_bytes());
+            prop_assert_eq!(as_text.text.as_bytes(), bytes.as_slice());
+            prop_assert_eq!(as_text.hits, hits);
+        }
+
+        #[test]
         fn bytes_outside_redactions_are_unchanged(text in "[ -~\\n]{0,300}") {
             let r = Scrubber::new().scrub(&text);
             let mut rebuilt = String::new();
