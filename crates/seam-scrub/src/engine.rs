@@ -386,19 +386,37 @@ impl Engine {
 
     /// A secret found once on a line is a secret wherever else it stands on that line
     /// (`token = 'abc…' | 'abc…'`).
+    #[inline(never)]
     fn repeats(text: &[u8], rs: usize, re: usize, first: usize, spans: &mut Vec<Span>) {
         let found = spans.len();
+        // The bounds of the last one-line span's line: the next spans are mostly on it.
+        let mut cached: Option<(usize, usize)> = None;
         for k in first..found {
             let s = spans[k];
             if s.end - s.start < 8 {
                 continue;
             }
-            let ls = memrchr(b'\n', &text[rs..s.start]).map_or(rs, |i| rs + i + 1);
-            let le = memchr(b'\n', &text[s.end..re]).map_or(re, |i| s.end + i);
+            let (ls, le) = match cached {
+                Some((ls, le)) if ls <= s.start && s.end <= le => (ls, le),
+                _ => {
+                    let ls = memrchr(b'\n', &text[rs..s.start]).map_or(rs, |i| rs + i + 1);
+                    let le = memchr(b'\n', &text[s.end..re]).map_or(re, |i| s.end + i);
+                    // Only a line with no break inside the span is one line to reuse.
+                    cached = memchr(b'\n', &text[s.start..s.end])
+                        .is_none()
+                        .then_some((ls, le));
+                    (ls, le)
+                }
+            };
             let needle = &text[s.start..s.end];
             let line = &text[ls..le];
-            for at in memchr_iter(needle[0], line) {
-                if !line[at..].starts_with(needle) {
+            if line.len() <= needle.len() {
+                // The span is the whole line: nowhere else for it to stand.
+                continue;
+            }
+            let (first_byte, second_byte) = (needle[0], needle[1]);
+            for at in memchr_iter(first_byte, &line[..=line.len() - needle.len()]) {
+                if line[at + 1] != second_byte || !line[at..].starts_with(needle) {
                     continue;
                 }
                 let at = ls + at;
@@ -979,9 +997,44 @@ mod tests {
                     }
                 }
             }
-            Engine::repeats(text, rs, re, first, &mut spans);
+            repeats_span_by_span(text, rs, re, first, &mut spans);
         }
         merge(spans)
+    }
+
+    /// The repeats as first written: each span's line found anew, every place its first
+    /// byte stands tried.
+    fn repeats_span_by_span(
+        text: &[u8],
+        rs: usize,
+        re: usize,
+        first: usize,
+        spans: &mut Vec<Span>,
+    ) {
+        let found = spans.len();
+        for k in first..found {
+            let s = spans[k];
+            if s.end - s.start < 8 {
+                continue;
+            }
+            let ls = memrchr(b'\n', &text[rs..s.start]).map_or(rs, |i| rs + i + 1);
+            let le = memchr(b'\n', &text[s.end..re]).map_or(re, |i| s.end + i);
+            let needle = &text[s.start..s.end];
+            let line = &text[ls..le];
+            for at in memchr_iter(needle[0], line) {
+                if !line[at..].starts_with(needle) {
+                    continue;
+                }
+                let at = ls + at;
+                if at != s.start {
+                    spans.push(Span {
+                        start: at,
+                        end: at + needle.len(),
+                        ..s
+                    });
+                }
+            }
+        }
     }
 
     /// The keyword set in the automaton's own searcher.
@@ -1048,6 +1101,8 @@ mod tests {
         "build 20231105 ok ",
         "v1.2.3 ",
         "Zq-vLkPsXw ",
+        "ipinfo token = '3ff77bb6fe6885' | '3ff77bb6fe6885' ",
+        "3ff77bb6fe68853ff77bb6fe6885 ",
     ];
 
     #[test]
