@@ -228,3 +228,34 @@ fn notes_add_list_search_get() {
     assert_eq!(v["output"]["notes"][0]["id"], 1);
     assert_eq!(v["tainted"], true);
 }
+
+#[test]
+fn index_leaves_out_a_hard_link_to_a_key_outside_the_read_list() {
+    let o = Owner::new();
+    let key = o.write(".ssh/id_ed25519", b"fn leaked_key_material() {}\n");
+    // A tree outside the owner's home (so outside the read allow-list), on the same
+    // file system, holding a hard link to the key under an innocent name.
+    let outside = o.dir.path().canonicalize().unwrap().join("outside");
+    std::fs::create_dir_all(&outside).unwrap();
+    std::fs::write(outside.join("ok.rs"), "fn fine() {}\n").unwrap();
+    std::fs::hard_link(&key, outside.join("notes.rs")).unwrap();
+    let out = o
+        .seam()
+        .arg("index")
+        .arg(&outside)
+        .arg("--json")
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{out:?}");
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["files"], 1, "only ok.rs is indexed: {report}");
+    assert_eq!(report["skipped"]["protected"], 1, "{report}");
+    let db = std::fs::read(o.seam_home.join("memory/codebase.sqlite")).unwrap();
+    let wal = std::fs::read(o.seam_home.join("memory/codebase.sqlite-wal")).unwrap_or_default();
+    for bytes in [db, wal] {
+        assert!(
+            !bytes.windows(19).any(|w| w == b"leaked_key_material"),
+            "the key's text reached the index"
+        );
+    }
+}

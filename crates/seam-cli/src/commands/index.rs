@@ -5,13 +5,18 @@
 //! may enter it: every file is put to path admission first, and a protected one (a key, a
 //! password store, anything in the protected list, by any name) is left out and counted.
 //! seam's own home is left out too. A file outside the read allow-list is indexed: the
-//! operator asked for this directory by name.
+//! operator asked for this directory by name. Each file is admitted as `Access::Source` under
+//! the same policy with the indexed root as its workspace root, so every check of admission
+//! runs on it — the (device, inode) check too, which catches a hard link to a key.
 
 use std::path::Path;
+use std::sync::Arc;
 
 use anyhow::Context as _;
 use seam_memory::{IndexOptions, IndexProgress, IndexReport, MemoryError, MemoryHome};
-use seam_policy::{Access, Capability, Decision, FileAccess, PathAdmission};
+use seam_policy::{
+    Access, Capability, Decision, FileAccess, PathAdmission, Policy, PolicyEnv, PolicyOrigin,
+};
 use seam_protocol::RefusalCode;
 
 use crate::context::Context;
@@ -42,13 +47,23 @@ pub fn run(ctx: &Context, path: &Path, json: bool) -> anyhow::Result<Exit> {
 
     let home = ctx.ensure_home()?;
     let seam_home = std::fs::canonicalize(home).unwrap_or_else(|_| home.to_owned());
+    // The same policy, with the indexed root as the place Access::Source admits.
+    let env = PolicyEnv {
+        workspace_root: root.clone(),
+        ..ctx.policy.env().clone()
+    };
+    let rooted = match ctx.policy.origin() {
+        PolicyOrigin::Builtin => Policy::builtin(env),
+        PolicyOrigin::File(file) => Policy::load(Some(file), env)
+            .map_err(|e| UsageError(format!("the policy is invalid: {e}")))?,
+    };
+    let source = PathAdmission::new(Arc::new(rooted));
     let skip = |p: &Path| -> Option<String> {
         if p.starts_with(&seam_home) {
             return Some("seam_home".into());
         }
-        match admission.admitted_path(read, p.as_os_str()) {
+        match source.admitted_path(Access::Source, p.as_os_str()) {
             Ok(_) => None,
-            Err(r) if r.code == RefusalCode::NotAllowed => None,
             Err(r) => Some(r.code.as_str().to_owned()),
         }
     };
