@@ -68,8 +68,17 @@ impl Context {
     /// The signed ledger in seam's home, opened for appending (made on first use).
     pub fn open_ledger(&self) -> anyhow::Result<seam_ledger::Ledger> {
         let home = self.ensure_home()?;
-        seam_ledger::Ledger::open(home)
-            .with_context(|| format!("opening the ledger in {}", home.display()))
+        match seam_ledger::Ledger::open(home) {
+            Ok(ledger) => Ok(ledger),
+            Err(e @ seam_ledger::LedgerError::Busy { .. }) => Err(anyhow::Error::new(e).context(
+                "another seam process holds the ledger: if `seam gate` is running for this \
+                 home, send the call through it with `seam invoke --gate`",
+            )),
+            Err(e) => {
+                Err(anyhow::Error::new(e)
+                    .context(format!("opening the ledger in {}", home.display())))
+            }
+        }
     }
 }
 
