@@ -489,10 +489,16 @@ struct KeywordTable {
 
 impl KeywordTable {
     fn build(dfa: &aho_corasick::dfa::DFA, patterns: &[String]) -> KeywordTable {
+        let mut used = [false; 256];
+        for p in patterns {
+            for &b in p.as_bytes() {
+                used[usize::from(b)] = true;
+            }
+        }
         let mut columns = [0u8; 256];
         let mut representative = vec![0u8];
         for b in 0..=255u8 {
-            if patterns.iter().any(|p| p.as_bytes().contains(&b)) {
+            if used[usize::from(b)] {
                 columns[usize::from(b)] = u8::try_from(representative.len())
                     .unwrap_or_else(|_| panic!("at most 255 distinct keyword bytes"));
                 representative.push(b);
@@ -507,20 +513,34 @@ impl KeywordTable {
         let start = dfa
             .start_state(Anchored::No)
             .unwrap_or_else(|e| panic!("the keyword DFA supports unanchored search: {e}"));
-        let mut index: HashMap<usize, usize> = HashMap::from([(start.as_usize(), 0)]);
+        // The DFA's state ids are offsets into its own table: a plain vector maps them to
+        // their index here (u32::MAX: not met yet).
+        let mut index: Vec<u32> = Vec::new();
+        let mut index_of = |sid: aho_corasick::automaton::StateID, n: usize| -> (u32, bool) {
+            let at = sid.as_usize();
+            if at >= index.len() {
+                index.resize(at + 1, u32::MAX);
+            }
+            if index[at] == u32::MAX {
+                index[at] = u32::try_from(n).unwrap_or_else(|_| panic!("keyword DFA too large"));
+                (index[at], true)
+            } else {
+                (index[at], false)
+            }
+        };
+        index_of(start, 0);
         let mut states = vec![start];
-        let mut next: Vec<u32> = Vec::new();
+        let mut next: Vec<u32> = Vec::with_capacity(representative.len() * 16 * 1024);
         let mut k = 0;
         while k < states.len() {
             let sid = states[k];
             for &b in &representative {
                 let to = dfa.next_state(Anchored::No, sid, b);
-                let n = states.len();
-                let i = *index.entry(to.as_usize()).or_insert(n);
-                if i == n {
+                let (i, new) = index_of(to, states.len());
+                if new {
                     states.push(to);
                 }
-                next.push(u32::try_from(i).unwrap_or_else(|_| panic!("keyword DFA too large")));
+                next.push(i);
             }
             k += 1;
         }
@@ -534,9 +554,12 @@ impl KeywordTable {
                 2
             }
         };
-        let mut order: Vec<usize> = (0..states.len()).collect();
-        order.sort_by_key(|&i| (rank(states[i]), i));
-        if rank(states[order[0]]) != 0 {
+        let ranks: Vec<u8> = states.iter().map(|&sid| rank(sid)).collect();
+        let mut order: Vec<usize> = Vec::with_capacity(states.len() + 1);
+        for r in 0..3 {
+            order.extend((0..states.len()).filter(|&i| ranks[i] == r));
+        }
+        if ranks[order[0]] != 0 {
             // No dead state is reachable (it always is for leftmost search); keep row 0 one.
             order.insert(0, usize::MAX);
         }
@@ -557,7 +580,7 @@ impl KeywordTable {
             for c in 0..stride {
                 trans[r * stride + c] = id(next[i * stride + c] as usize);
             }
-            if rank(sid) == 1 {
+            if ranks[i] == 1 {
                 let pattern = dfa.match_pattern(sid, 0);
                 let len = dfa.pattern_len(pattern);
                 hits[r] = (
@@ -567,7 +590,7 @@ impl KeywordTable {
                 last_special = last_special.max(id(i));
             }
         }
-        if rank(states[order[0]]) == 0 {
+        if ranks[order[0]] == 0 {
             // The dead state's row: it stays dead.
             trans[..stride].fill(0);
         }
