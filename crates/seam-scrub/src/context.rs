@@ -531,28 +531,84 @@ fn classify_sub_word(s: &[u8], class: &mut KeyClass) {
     }
 }
 
-fn classify(words: &[&[u8]], subs: &mut SubWords) -> KeyClass {
+/// What one key word says, wherever it stands in the key.
+#[derive(Debug, Default, Clone, Copy)]
+struct WordClass {
+    class: KeyClass,
+    /// Its last sub-word names something public: the key is public when this word is
+    /// the nearest (`token_type: bearer`).
+    public_if_nearest: bool,
+}
+
+fn word_class(word: &[u8], subs: &mut SubWords) -> WordClass {
+    subs.split(word);
+    let public_if_nearest = subs.last().is_some_and(|last| {
+        let last = trim_digits(last);
+        !last.is_empty() && WORDS.look_up(last).0 & PUBLIC != 0
+    });
     let mut class = KeyClass::default();
-    for (n, word) in words.iter().enumerate() {
-        subs.split(word);
-        // Only the nearest word can make the key public: `token_type: bearer`.
-        if n == 0
-            && let Some(last) = subs.last()
-        {
-            let last = trim_digits(last);
-            if !last.is_empty() && WORDS.look_up(last).0 & PUBLIC != 0 {
-                class.public = true;
-            }
-        }
-        for &(s, e) in &subs.bounds {
-            classify_sub_word(&subs.joined[s..e], &mut class);
-        }
-        // The whole word, joined: the same as its one sub-word when it has only one.
-        if subs.bounds.len() != 1 {
-            classify_sub_word(&subs.joined, &mut class);
-        }
+    for &(s, e) in &subs.bounds {
+        classify_sub_word(&subs.joined[s..e], &mut class);
+    }
+    // The whole word, joined: the same as its one sub-word when it has only one.
+    if subs.bounds.len() != 1 {
+        classify_sub_word(&subs.joined, &mut class);
+    }
+    WordClass {
+        class,
+        public_if_nearest,
+    }
+}
+
+/// The class of a key from the classes of its words, nearest first.
+fn key_class(words: impl IntoIterator<Item = WordClass>) -> KeyClass {
+    let mut class = KeyClass::default();
+    for (n, w) in words.into_iter().enumerate() {
+        class.password |= w.class.password;
+        class.credential |= w.class.credential;
+        class.provider |= w.class.provider;
+        class.public |= w.class.public || (n == 0 && w.public_if_nearest);
     }
     class
+}
+
+/// The classes of words met before, by their bytes: keys repeat from line to line
+/// (`token`, `api_key`, `password`), and a word's class depends on its bytes alone. One slot
+/// a hash, for words up to [`WordCache::LONGEST`] bytes; a longer word is classified anew.
+#[derive(Default)]
+struct WordCache {
+    /// Empty until the first word (most texts scrubbed hold none worth a look).
+    slots: Vec<(u8, [u8; WordCache::LONGEST], WordClass)>,
+}
+
+impl WordCache {
+    const LONGEST: usize = 24;
+    const SLOTS: usize = 256;
+
+    fn slot(word: &[u8]) -> usize {
+        let h = word.iter().fold(FNV_START, |h, &b| fnv_step(h, b));
+        // The table's size is a power of two: its low bits.
+        (h ^ (h >> 32)) as usize & (Self::SLOTS - 1)
+    }
+
+    /// The class of `word`, from the cache or classified now (and kept).
+    fn class_of(&mut self, word: &[u8], subs: &mut SubWords) -> WordClass {
+        if word.is_empty() || word.len() > Self::LONGEST {
+            return word_class(word, subs);
+        }
+        if self.slots.is_empty() {
+            self.slots = vec![(0, [0; Self::LONGEST], WordClass::default()); Self::SLOTS];
+        }
+        let slot = &mut self.slots[Self::slot(word)];
+        if usize::from(slot.0) == word.len() && slot.1[..word.len()] == *word {
+            return slot.2;
+        }
+        let class = word_class(word, subs);
+        slot.0 = u8::try_from(word.len()).unwrap_or(0);
+        slot.1[..word.len()].copy_from_slice(word);
+        slot.2 = class;
+        class
+    }
 }
 
 /// Read the key before `value_start`: skip glue back, then collect up to four words.
@@ -601,6 +657,7 @@ pub(crate) struct Scratch {
     /// The key's words before the value, nearest first.
     words: Vec<(usize, usize)>,
     subs: SubWords,
+    cache: WordCache,
 }
 
 /// Find context secrets in one line.
@@ -724,7 +781,7 @@ fn consider(
     scratch: &mut Scratch,
     out: &mut Vec<ContextHit>,
 ) {
-    let Scratch { words, subs } = scratch;
+    let Scratch { words, subs, cache } = scratch;
     let quoted = kind == Kind::Quoted;
     let v = &line[start..end];
     if v.len() < 6 || !plausible(v) {
@@ -750,7 +807,7 @@ fn consider(
         *slot = &line[s..e];
     }
     let key = &key[..words.len().min(4)];
-    let class = classify(key, subs);
+    let class = key_class(key.iter().map(|w| cache.class_of(w, subs)));
     let scheme = [
         &b"http"[..],
         b"https",
@@ -891,6 +948,49 @@ mod tests {
         assert!(redacted("token_type: bearer").is_empty());
     }
 
+    #[test]
+    fn cached_word_classes_are_the_classes() {
+        // Far more words than slots, many of one length: every collision is met.
+        let words: Vec<String> = crate::providers::names()
+            .chain(CREDENTIAL_WORDS.iter().copied())
+            .chain(PASSWORD_WORDS.iter().copied())
+            .chain(PUBLIC_WORDS.iter().copied())
+            .flat_map(|w| {
+                [
+                    w.to_owned(),
+                    format!("{w}_key"),
+                    format!("my{w}"),
+                    w.to_ascii_uppercase(),
+                ]
+            })
+            .collect();
+        let mut cache = WordCache::default();
+        let mut subs = SubWords::default();
+        for round in 0..2 {
+            for w in &words {
+                let cached = cache.class_of(w.as_bytes(), &mut subs);
+                let fresh = word_class(w.as_bytes(), &mut subs);
+                assert_eq!(
+                    (
+                        cached.class.password,
+                        cached.class.credential,
+                        cached.class.provider,
+                        cached.class.public,
+                        cached.public_if_nearest
+                    ),
+                    (
+                        fresh.class.password,
+                        fresh.class.credential,
+                        fresh.class.provider,
+                        fresh.class.public,
+                        fresh.public_if_nearest
+                    ),
+                    "{w} (round {round})"
+                );
+            }
+        }
+    }
+
     mod same_as_plain {
         use super::super::plain;
         use super::*;
@@ -934,7 +1034,18 @@ mod tests {
             ) {
                 let words: Vec<&[u8]> = words.iter().map(Vec::as_slice).collect();
                 let mut subs = SubWords::default();
-                let c = classify(&words, &mut subs);
+                let c = key_class(words.iter().map(|w| word_class(w, &mut subs)));
+                let mut cache = WordCache::default();
+                let cached = key_class(words.iter().map(|w| cache.class_of(w, &mut subs)));
+                let again = key_class(words.iter().map(|w| cache.class_of(w, &mut subs)));
+                prop_assert_eq!(
+                    (cached.password, cached.credential, cached.provider, cached.public),
+                    (c.password, c.credential, c.provider, c.public)
+                );
+                prop_assert_eq!(
+                    (again.password, again.credential, again.provider, again.public),
+                    (c.password, c.credential, c.provider, c.public)
+                );
                 prop_assert_eq!(
                     (c.password, c.credential, c.provider, c.public),
                     plain::classify(&words)
