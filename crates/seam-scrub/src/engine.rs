@@ -221,7 +221,7 @@ impl Engine {
             .build(GATE_WORDS)
             .unwrap_or_else(|e| panic!("the gate words must compile: {e}"));
         Engine {
-            keywords: KeywordTable::build(&automaton, &patterns),
+            keywords: KeywordTable::build(automaton, &patterns),
             targets,
             rules,
             gate_words,
@@ -488,7 +488,7 @@ struct KeywordTable {
 }
 
 impl KeywordTable {
-    fn build(dfa: &aho_corasick::dfa::DFA, patterns: &[String]) -> KeywordTable {
+    fn build(dfa: aho_corasick::dfa::DFA, patterns: &[String]) -> KeywordTable {
         let mut used = [false; 256];
         for p in patterns {
             for &b in p.as_bytes() {
@@ -513,37 +513,27 @@ impl KeywordTable {
         let start = dfa
             .start_state(Anchored::No)
             .unwrap_or_else(|e| panic!("the keyword DFA supports unanchored search: {e}"));
-        // The DFA's state ids are offsets into its own table: a plain vector maps them to
-        // their index here (u32::MAX: not met yet).
-        let mut index: Vec<u32> = Vec::new();
-        let mut index_of = |sid: aho_corasick::automaton::StateID, n: usize| -> (u32, bool) {
-            let at = sid.as_usize();
-            if at >= index.len() {
-                index.resize(at + 1, u32::MAX);
-            }
-            if index[at] == u32::MAX {
-                index[at] = u32::try_from(n).unwrap_or_else(|_| panic!("keyword DFA too large"));
-                (index[at], true)
-            } else {
-                (index[at], false)
-            }
-        };
-        index_of(start, 0);
+        let mut index: HashMap<usize, u32, std::hash::BuildHasherDefault<StateIdHasher>> =
+            HashMap::default();
+        index.insert(start.as_usize(), 0);
         let mut states = vec![start];
-        let mut next: Vec<u32> = Vec::with_capacity(representative.len() * 16 * 1024);
+        let mut next: Vec<u32> = Vec::new();
         let mut k = 0;
         while k < states.len() {
             let sid = states[k];
             for &b in &representative {
                 let to = dfa.next_state(Anchored::No, sid, b);
-                let (i, new) = index_of(to, states.len());
-                if new {
+                let n =
+                    u32::try_from(states.len()).unwrap_or_else(|_| panic!("keyword DFA too large"));
+                let i = *index.entry(to.as_usize()).or_insert(n);
+                if i == n {
                     states.push(to);
                 }
                 next.push(i);
             }
             k += 1;
         }
+        drop(index);
         // Rows: the dead state, the match states, the others.
         let rank = |sid: aho_corasick::automaton::StateID| {
             if dfa.is_dead(sid) {
@@ -555,15 +545,34 @@ impl KeywordTable {
             }
         };
         let ranks: Vec<u8> = states.iter().map(|&sid| rank(sid)).collect();
-        let mut order: Vec<usize> = Vec::with_capacity(states.len() + 1);
+        // What each match state ends: the keyword and its length.
+        let ends: Vec<(u32, u32)> = states
+            .iter()
+            .zip(&ranks)
+            .map(|(&sid, &r)| {
+                if r != 1 {
+                    return (0, 0);
+                }
+                let pattern = dfa.match_pattern(sid, 0);
+                (
+                    u32::try_from(pattern.as_usize()).unwrap_or(u32::MAX),
+                    u32::try_from(dfa.pattern_len(pattern)).unwrap_or(u32::MAX),
+                )
+            })
+            .collect();
+        // The DFA is no longer needed: let its memory go before the table's is taken.
+        let state_count = states.len();
+        drop(states);
+        drop(dfa);
+        let mut order: Vec<usize> = Vec::with_capacity(state_count + 1);
         for r in 0..3 {
-            order.extend((0..states.len()).filter(|&i| ranks[i] == r));
+            order.extend((0..state_count).filter(|&i| ranks[i] == r));
         }
         if ranks[order[0]] != 0 {
             // No dead state is reachable (it always is for leftmost search); keep row 0 one.
             order.insert(0, usize::MAX);
         }
-        let mut row = vec![0usize; states.len()];
+        let mut row = vec![0usize; state_count];
         for (r, &i) in order.iter().enumerate() {
             if i != usize::MAX {
                 row[i] = r;
@@ -575,18 +584,13 @@ impl KeywordTable {
         let mut trans = vec![0u32; order.len() * stride];
         let mut hits = vec![(0u32, 0u32); order.len()];
         let mut last_special = 0;
-        for (i, &sid) in states.iter().enumerate() {
+        for i in 0..state_count {
             let r = row[i];
             for c in 0..stride {
                 trans[r * stride + c] = id(next[i * stride + c] as usize);
             }
             if ranks[i] == 1 {
-                let pattern = dfa.match_pattern(sid, 0);
-                let len = dfa.pattern_len(pattern);
-                hits[r] = (
-                    u32::try_from(pattern.as_usize()).unwrap_or(u32::MAX),
-                    u32::try_from(len).unwrap_or(u32::MAX),
-                );
+                hits[r] = ends[i];
                 last_special = last_special.max(id(i));
             }
         }
@@ -602,6 +606,29 @@ impl KeywordTable {
             last_special,
             hits,
         }
+    }
+}
+
+/// Hashes the DFA's state ids (distinct integers) while the table is built: one
+/// multiplication, where the default hasher spends a hundred instructions.
+#[derive(Default)]
+struct StateIdHasher(u64);
+
+impl std::hash::Hasher for StateIdHasher {
+    fn finish(&self) -> u64 {
+        self.0
+    }
+
+    fn write(&mut self, bytes: &[u8]) {
+        for &b in bytes {
+            self.0 = (self.0 << 8 | u64::from(b)).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        }
+    }
+
+    fn write_usize(&mut self, n: usize) {
+        // Ids are multiples of a power of two: fold the well-mixed high bits down.
+        let h = (n as u64).wrapping_mul(0x9E37_79B9_7F4A_7C15);
+        self.0 = h ^ (h >> 29);
     }
 }
 
