@@ -392,7 +392,7 @@ impl Toolbox {
                              name the id it returns"
                         .to_owned(),
                 };
-                return Err((version, RefusalCode::InvalidParams, message));
+                return Err((version, RefusalCode::UnknownTurn, message));
             }
         }
         // 0. the tool

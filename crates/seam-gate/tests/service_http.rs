@@ -397,7 +397,7 @@ async fn a_call_over_the_timeout_is_504_and_still_recorded() {
     let r = c.invoke("test.slow", json!({"ms": 4000}), None).await;
     assert_eq!(r.status, 504);
     let v = r.json();
-    assert_eq!(v["refused"]["code"], "tool_failed");
+    assert_eq!(v["refused"]["code"], "timed_out");
     let msg = v["refused"]["message"].as_str().unwrap();
     assert!(
         msg.contains("1500 ms") && msg.contains("still running"),

@@ -81,7 +81,7 @@ async fn a_read_taints_its_turn_which_then_refuses_egress_while_a_fresh_turn_ser
         .invoke("test.egress", json!({"q": "x"}), Some(&turn))
         .await;
     assert_eq!(r.status, 400);
-    assert_eq!(r.json()["refused"]["code"], "invalid_params");
+    assert_eq!(r.json()["refused"]["code"], "unknown_turn");
     assert!(
         r.json()["refused"]["message"]
             .as_str()
@@ -112,7 +112,7 @@ async fn a_read_taints_its_turn_which_then_refuses_egress_while_a_fresh_turn_ser
             "test.slow ok",
             "test.egress ok",
             "test.egress ok",
-            "test.egress invalid_params",
+            "test.egress unknown_turn",
         ]
     );
     assert!(stopped.records[1].entry.tainted);
@@ -128,7 +128,7 @@ async fn a_turn_the_gate_did_not_open_is_refused_with_a_clear_message() {
         .await;
     assert_eq!(r.status, 400);
     let v = r.json();
-    assert_eq!(v["refused"]["code"], "invalid_params");
+    assert_eq!(v["refused"]["code"], "unknown_turn");
     let msg = v["refused"]["message"].as_str().unwrap();
     assert!(
         msg.contains("\"my-own-turn\"") && msg.contains("POST /v1/turns"),

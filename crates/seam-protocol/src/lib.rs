@@ -111,6 +111,10 @@ pub enum RefusalCode {
     NotAFile,
     /// The turn is tainted and the tool reaches the network.
     Tainted,
+    /// The call names no turn, or a turn the gate did not open (or has closed).
+    UnknownTurn,
+    /// The gate stopped waiting for the call (it may still run and have its effect).
+    TimedOut,
     /// The tool ran and failed.
     ToolFailed,
 }
@@ -128,6 +132,8 @@ impl RefusalCode {
             RefusalCode::NotFound => "not_found",
             RefusalCode::NotAFile => "not_a_file",
             RefusalCode::Tainted => "tainted",
+            RefusalCode::UnknownTurn => "unknown_turn",
+            RefusalCode::TimedOut => "timed_out",
             RefusalCode::ToolFailed => "tool_failed",
         }
     }
@@ -135,7 +141,10 @@ impl RefusalCode {
     /// True when the call itself was malformed (the caller's mistake, exit 2),
     /// false when it was well-formed and refused (exit 3).
     pub fn is_invalid_input(self) -> bool {
-        matches!(self, RefusalCode::UnknownTool | RefusalCode::InvalidParams)
+        matches!(
+            self,
+            RefusalCode::UnknownTool | RefusalCode::InvalidParams | RefusalCode::UnknownTurn
+        )
     }
 }
 
@@ -208,6 +217,8 @@ mod tests {
             RefusalCode::NotFound,
             RefusalCode::NotAFile,
             RefusalCode::Tainted,
+            RefusalCode::UnknownTurn,
+            RefusalCode::TimedOut,
             RefusalCode::ToolFailed,
         ] {
             assert_eq!(serde_json::to_value(c).unwrap(), json!(c.as_str()));

@@ -188,7 +188,8 @@ impl ServiceError {
 pub fn status_for_refusal(code: RefusalCode) -> StatusCode {
     match code {
         RefusalCode::UnknownTool => StatusCode::NOT_FOUND,
-        RefusalCode::InvalidParams => StatusCode::BAD_REQUEST,
+        RefusalCode::InvalidParams | RefusalCode::UnknownTurn => StatusCode::BAD_REQUEST,
+        RefusalCode::TimedOut => StatusCode::GATEWAY_TIMEOUT,
         RefusalCode::InvalidPath
         | RefusalCode::NotFound
         | RefusalCode::NotAFile

@@ -248,7 +248,7 @@ async fn invoke(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bo
                 invocation_id,
                 tool,
                 refused: RefusalBody {
-                    code: RefusalCode::ToolFailed,
+                    code: RefusalCode::TimedOut,
                     message: format!(
                         "the gate stopped waiting after {} ms: the call is still running, \
                          may still have its effect, and the ledger records its outcome \
