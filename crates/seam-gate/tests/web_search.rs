@@ -203,7 +203,7 @@ fn searxng_results_are_parsed_cleaned_and_cut_to_the_limit() {
                     "The package manager",
                 ),
                 ("Bad", "javascript:alert(1)", "dropped: not a web URL"),
-                ("Crates", "https://crates.io/", "The registry"),
+                ("Blog", "https://blog.example.org/", "A blog"),
             ]),
         )
     });

@@ -9,7 +9,7 @@ use proptest::prelude::*;
 use seam_policy::lexical::{PATH_MAX_BYTES, is_within, normalise, normalise_str};
 
 const HOME: &str = "/home/owner";
-const BASE: &str = "/work/space";
+const BASE: &str = "/srv/space";
 
 fn component() -> impl Strategy<Value = String> {
     prop_oneof![
