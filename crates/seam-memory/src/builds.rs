@@ -133,11 +133,7 @@ impl BuildMemory {
     }
 
     fn sql(&self, what: &'static str) -> impl FnOnce(rusqlite::Error) -> MemoryError + '_ {
-        move |source| MemoryError::Sql {
-            path: self.path.clone(),
-            what,
-            source,
-        }
+        db::sql_error(&self.path, what)
     }
 
     /// Records a run: command, summary and the end of the log, each scrubbed by `scrubber`

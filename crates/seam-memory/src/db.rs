@@ -13,6 +13,19 @@ use crate::MemoryError;
 const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 
 /// Opens (creating when missing) the store at `path` with `schema` at `version`.
+/// Maps a SQLite error of the store at `path` to a [`MemoryError`] that names the store
+/// and what was being done.
+pub(crate) fn sql_error<'p>(
+    path: &'p Path,
+    what: &'static str,
+) -> impl FnOnce(rusqlite::Error) -> MemoryError + 'p {
+    move |source| MemoryError::Sql {
+        path: path.to_owned(),
+        what,
+        source,
+    }
+}
+
 pub(crate) fn open(path: &Path, schema: &str, version: i64) -> Result<Connection, MemoryError> {
     let create = |source| MemoryError::Create {
         path: path.to_owned(),

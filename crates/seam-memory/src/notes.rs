@@ -72,11 +72,7 @@ impl OperatorNotes {
     }
 
     fn sql(&self, what: &'static str) -> impl FnOnce(rusqlite::Error) -> MemoryError + '_ {
-        move |source| MemoryError::Sql {
-            path: self.path.clone(),
-            what,
-            source,
-        }
+        db::sql_error(&self.path, what)
     }
 
     /// Adds a note (trailing whitespace trimmed) and returns its id.

@@ -305,11 +305,7 @@ impl CodebaseIndex {
     }
 
     fn sql(&self, what: &'static str) -> impl FnOnce(rusqlite::Error) -> MemoryError + '_ {
-        move |source| MemoryError::Sql {
-            path: self.path.clone(),
-            what,
-            source,
-        }
+        db::sql_error(&self.path, what)
     }
 
     /// Indexes (or re-indexes) the repository at `dir`, or the part of an indexed repository
