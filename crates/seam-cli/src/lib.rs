@@ -15,7 +15,7 @@ mod cli;
 mod commands;
 mod context;
 mod exit;
-pub mod gate_client;
+pub use seam_agent::gate_client;
 pub mod output;
 
 pub use exit::Exit;

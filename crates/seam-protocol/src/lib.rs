@@ -3,7 +3,7 @@
 //! This crate owns the JSON shapes that cross between the agent and the gate:
 //! [`ToolSpec`] (what `GET /v1/tools` lists), [`Envelope`] (an admitted call's
 //! answer), [`Refusal`] (a refused call's answer) and the [`RefusalCode`]s a
-//! refusal can carry. The shapes are exactly those of DESIGN.md:
+//! refusal can carry, and the model's [`Action`]s. The shapes are exactly those of DESIGN.md:
 //!
 //! ```text
 //! envelope: {"invocation_id","tool","version","output":{…},"tainted":bool,"scrubbed":[shape ids]}
@@ -15,6 +15,10 @@
 //! means (no path admission, no credentials).
 
 use serde::{Deserialize, Serialize};
+
+pub mod action;
+pub mod wire;
+pub use action::{Action, PlanStep};
 
 /// A governed tool as the gate publishes it: what the model may see of it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]

@@ -15,8 +15,8 @@ use seam_protocol::Answer;
 
 use crate::context::Context;
 use crate::exit::{Exit, UsageError};
-use crate::gate_client::{GateClient, GateEndpoint};
 use crate::output;
+use seam_agent::gate_client::{GateClient, GateEndpoint};
 
 /// What `seam gate` was asked.
 #[derive(Debug, Clone)]
@@ -171,7 +171,9 @@ pub fn invoke(
     })?;
     let endpoint = match gate_url {
         Some(url) => GateEndpoint::from_url(url, &ctx.seam_home).map_err(|e| match e {
-            crate::gate_client::GateClientError::BadUrl { .. } => UsageError(e.to_string()).into(),
+            seam_agent::gate_client::GateClientError::BadUrl { .. } => {
+                UsageError(e.to_string()).into()
+            }
             other => anyhow::Error::from(other),
         })?,
         None => GateEndpoint::unix_in(&ctx.seam_home),

@@ -1,0 +1,1 @@
+//! The embedded model: llama.cpp in-process, models from a pinned catalog.

@@ -1,0 +1,1 @@
+//! The agent's seven local tools, the Critic and the return queue.

@@ -1,0 +1,63 @@
+//! The JSON bodies of the gate's `/v1` besides the envelope and the refusal (those are
+//! in the crate root). Both the gate and its clients use these; they are stable.
+
+use serde::{Deserialize, Serialize};
+use serde_json::Value;
+
+/// `POST /v1/invoke`: one call. Unknown fields are refused (400).
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct InvokeRequest {
+    pub tool: String,
+    pub params: Value,
+    /// A turn opened with `POST /v1/turns`. Without one, the gate opens a
+    /// turn for this call alone and closes it after (see the module doc).
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<String>,
+}
+
+/// `POST /v1/turns` → 201 with this body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnOpened {
+    pub turn: String,
+}
+
+/// `GET /v1/turns/{id}` → 200 with this body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct TurnState {
+    pub turn: String,
+    /// As the gate recorded it; the caller cannot clear it.
+    pub tainted: bool,
+}
+
+/// `GET /v1/health` → 200 with this body.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Health {
+    /// `"ok"`, or `"stopping"` once shutdown has begun.
+    pub status: String,
+    /// The gate's version (the seam-gate crate's).
+    pub version: String,
+    /// How many governed tools it serves.
+    pub tools: usize,
+    /// Calls running right now (including any the gate gave up waiting for).
+    pub in_flight: u64,
+}
+
+/// Every answer that is neither an envelope nor a refusal (401, 404 on a
+/// path, 400 on a body that is not an invoke request, 413, 500): no call was
+/// governed, so there is no invocation id.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ErrorBody {
+    pub error: String,
+}
+
+/// Response header on every `/v1/invoke` answer: the turn the call ran in
+/// (the one named, or the one-call turn the gate opened).
+pub const TURN_HEADER: &str = "seam-turn";
+/// Response header on every `/v1/invoke` answer: `true` when that turn is
+/// tainted after this call, else `false`.
+pub const TURN_TAINTED_HEADER: &str = "seam-turn-tainted";

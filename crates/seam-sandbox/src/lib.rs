@@ -1,0 +1,1 @@
+//! Kernel walls for untrusted code: namespaces, Landlock, seccomp, rlimits.
