@@ -1,0 +1,59 @@
+//! What the agent tells the local tools about the turn they run in, and what
+//! a refused local call looks like to the model.
+
+use std::path::PathBuf;
+
+use serde::{Deserialize, Serialize};
+
+/// The turn a local call belongs to, as the agent knows it.
+#[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
+pub struct TurnInfo {
+    /// The turn's id; also used in branch names `seam/<turn>-<n>`.
+    pub turn: String,
+    /// The operator's task text.
+    pub task: String,
+    /// Files the operator attached to the task.
+    pub attached: Vec<PathBuf>,
+    /// The steps so far.
+    pub history: Vec<StepRecord>,
+    /// The governed calls of this turn (for `seer`).
+    pub gate_calls: Vec<GateCallRecord>,
+}
+
+/// One step of the turn so far.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct StepRecord {
+    pub tool: String,
+    /// The params, shortened to a line.
+    pub params: String,
+    /// What came of it, in a line.
+    pub outcome: String,
+}
+
+/// One governed call of the turn, as the gate answered it.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct GateCallRecord {
+    pub invocation_id: String,
+    pub tool: String,
+    /// `ok`, or the refusal code and message.
+    pub outcome: String,
+}
+
+/// A refused local call: what the model sees, as a short plain sentence.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize, thiserror::Error)]
+#[error("{code}: {message}")]
+pub struct LocalRefusal {
+    /// `unknown_tool`, `invalid_params`, `invalid_path`, `not_allowed`,
+    /// `core_path`, `capability_denied`, `not_found`, `failed`, `unavailable`.
+    pub code: String,
+    pub message: String,
+}
+
+impl LocalRefusal {
+    pub fn new(code: &str, message: impl Into<String>) -> LocalRefusal {
+        LocalRefusal {
+            code: code.to_owned(),
+            message: message.into(),
+        }
+    }
+}
