@@ -9,3 +9,4 @@
 //! never prints: the binary's output module does.
 
 pub mod gate_client;
+pub mod model;

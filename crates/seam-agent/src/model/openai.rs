@@ -1,0 +1,636 @@
+//! The client for OpenAI-compatible chat servers.
+//!
+//! `POST {base}/chat/completions`, streamed (server-sent events) by default.
+//! Retries with exponential backoff on 429 and 5xx and on a connection that
+//! failed before the first byte of an answer; never after part of a reply
+//! arrived (that reply is reported, with what came, as interrupted). Where the
+//! server takes it, decoding is constrained to the action schema with
+//! `response_format: {type: json_schema}`; a server that refuses that field
+//! is asked again without it, once, and the reply says so.
+
+use std::time::{Duration, Instant};
+
+use serde_json::{Value, json};
+
+use super::sse::SseParser;
+use super::{ChatModel, ChatRequest, Completion, ModelError, ModelFuture};
+
+/// Where the model server is: the base URL ending in `/v1`.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ModelEndpoint {
+    base: String,
+}
+
+impl ModelEndpoint {
+    /// Accepts `http://HOST:PORT`, `…/v1`, `…/v1/` or `…/v1/chat/completions`
+    /// (http or https).
+    pub fn parse(url: &str) -> Result<ModelEndpoint, ModelError> {
+        let bad = |reason: &str| ModelError::BadUrl {
+            url: url.to_owned(),
+            reason: reason.to_owned(),
+        };
+        let parsed = reqwest::Url::parse(url).map_err(|e| bad(&e.to_string()))?;
+        if !matches!(parsed.scheme(), "http" | "https") {
+            return Err(bad("it must start with http:// or https://"));
+        }
+        if parsed.host_str().is_none_or(str::is_empty) {
+            return Err(bad("it names no host"));
+        }
+        if parsed.query().is_some() || parsed.fragment().is_some() {
+            return Err(bad(
+                "give the server's base URL, without ?query or #fragment",
+            ));
+        }
+        let mut base = url.trim_end_matches('/').to_owned();
+        for suffix in ["/chat/completions", "/completions"] {
+            if let Some(b) = base.strip_suffix(suffix) {
+                base = b.to_owned();
+            }
+        }
+        if !base.ends_with("/v1") {
+            base.push_str("/v1");
+        }
+        Ok(ModelEndpoint { base })
+    }
+
+    /// The base URL, ending in `/v1`.
+    pub fn base(&self) -> &str {
+        &self.base
+    }
+}
+
+impl std::fmt::Display for ModelEndpoint {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str(&self.base)
+    }
+}
+
+/// How to talk to the server.
+#[derive(Debug, Clone)]
+pub struct OpenAiOptions {
+    /// The model's name as the server knows it. `None`: the first model the
+    /// server lists under `/v1/models` (llama.cpp's server serves one).
+    pub model: Option<String>,
+    /// Stream the reply (server-sent events). On by default.
+    pub stream: bool,
+    /// Ask the server to constrain decoding to the request's schema.
+    pub constrain: bool,
+    /// To open the connection.
+    pub connect_timeout: Duration,
+    /// For the whole of one reply.
+    pub request_timeout: Duration,
+    /// Between two chunks of a streamed reply.
+    pub idle_timeout: Duration,
+    /// Extra attempts after a 429, a 5xx or a failed connection.
+    pub retries: u32,
+    /// The first backoff; each retry doubles it.
+    pub backoff: Duration,
+    /// Sent as `Authorization: Bearer …` when set (some servers want one).
+    pub api_key: Option<String>,
+}
+
+impl Default for OpenAiOptions {
+    fn default() -> Self {
+        OpenAiOptions {
+            model: None,
+            stream: true,
+            constrain: true,
+            connect_timeout: Duration::from_secs(5),
+            request_timeout: Duration::from_secs(600),
+            idle_timeout: Duration::from_secs(120),
+            retries: 3,
+            backoff: Duration::from_millis(500),
+            api_key: None,
+        }
+    }
+}
+
+/// A client of one OpenAI-compatible server.
+#[derive(Debug)]
+pub struct OpenAiClient {
+    endpoint: ModelEndpoint,
+    options: OpenAiOptions,
+    http: reqwest::Client,
+    /// The model's name once known (given, or the server's first).
+    model: Option<String>,
+    /// The server refused `response_format` once: do not send it again.
+    constraint_refused: bool,
+}
+
+/// One attempt's failure: whether trying again could help.
+enum Attempt {
+    Retry(ModelError, Option<Duration>),
+    Fail(ModelError),
+}
+
+impl OpenAiClient {
+    pub fn new(
+        endpoint: ModelEndpoint,
+        options: OpenAiOptions,
+    ) -> Result<OpenAiClient, ModelError> {
+        let http = reqwest::Client::builder()
+            .connect_timeout(options.connect_timeout)
+            .pool_idle_timeout(Duration::from_secs(30))
+            .build()
+            .map_err(|e| ModelError::BadUrl {
+                url: endpoint.base.clone(),
+                reason: format!("the HTTP client could not start: {e}"),
+            })?;
+        Ok(OpenAiClient {
+            model: options.model.clone(),
+            endpoint,
+            options,
+            http,
+            constraint_refused: false,
+        })
+    }
+
+    pub fn endpoint(&self) -> &ModelEndpoint {
+        &self.endpoint
+    }
+
+    /// The models the server lists under `/v1/models`.
+    pub async fn list_models(&self) -> Result<Vec<String>, ModelError> {
+        let url = format!("{}/models", self.endpoint.base);
+        let mut req = self
+            .http
+            .get(&url)
+            .timeout(self.options.connect_timeout * 2);
+        if let Some(key) = &self.options.api_key {
+            req = req.bearer_auth(key);
+        }
+        let resp = req.send().await.map_err(|e| self.send_error(&e))?;
+        let status = resp.status().as_u16();
+        let body = resp.bytes().await.map_err(|e| self.send_error(&e))?;
+        if status != 200 {
+            return Err(ModelError::Status {
+                url,
+                status,
+                message: error_message(&body),
+            });
+        }
+        let v: Value = serde_json::from_slice(&body).map_err(|e| ModelError::Protocol {
+            url: url.clone(),
+            reason: format!("GET /v1/models: {e}"),
+        })?;
+        let ids = v
+            .get("data")
+            .or_else(|| v.get("models"))
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|m| m.get("id").or_else(|| m.get("name")))
+                    .filter_map(Value::as_str)
+                    .map(str::to_owned)
+                    .collect()
+            })
+            .unwrap_or_default();
+        Ok(ids)
+    }
+
+    async fn model_name(&mut self) -> Result<String, ModelError> {
+        if let Some(m) = &self.model {
+            return Ok(m.clone());
+        }
+        let models = self.list_models().await?;
+        let first = models
+            .into_iter()
+            .next()
+            .ok_or_else(|| ModelError::UnknownModel {
+                url: self.endpoint.base.clone(),
+                model: String::new(),
+                available: " (it lists none; give one with --model)".into(),
+            })?;
+        self.model = Some(first.clone());
+        Ok(first)
+    }
+
+    fn send_error(&self, e: &reqwest::Error) -> ModelError {
+        let mut reason = e.to_string();
+        let mut source = std::error::Error::source(e);
+        while let Some(s) = source {
+            reason = format!("{reason}: {s}");
+            source = s.source();
+        }
+        if e.is_timeout() {
+            return ModelError::Timeout {
+                limit: self.options.connect_timeout,
+                what: "connecting to the model server",
+            };
+        }
+        ModelError::Unreachable {
+            url: self.endpoint.base.clone(),
+            reason,
+        }
+    }
+
+    fn body(&self, model: &str, request: &ChatRequest, constrain: bool) -> Value {
+        let mut body = json!({
+            "model": model,
+            "messages": request.messages,
+            "max_tokens": request.max_tokens,
+            "temperature": request.temperature,
+            "stream": self.options.stream,
+        });
+        if self.options.stream {
+            body["stream_options"] = json!({"include_usage": true});
+        }
+        if constrain && let Some(schema) = &request.json_schema {
+            body["response_format"] = json!({
+                "type": "json_schema",
+                "json_schema": {"name": "action", "strict": true, "schema": schema},
+            });
+        }
+        body
+    }
+
+    async fn run(
+        &mut self,
+        request: &ChatRequest,
+        on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<Completion, ModelError> {
+        let started = Instant::now();
+        let model = self.model_name().await?;
+        let mut notes = Vec::new();
+        let mut retries = 0u32;
+        let mut backoff = self.options.backoff;
+        loop {
+            let constrain =
+                self.options.constrain && !self.constraint_refused && request.json_schema.is_some();
+            let body = self.body(&model, request, constrain);
+            match self.attempt(&model, &body, on_text).await {
+                Ok(mut c) => {
+                    c.constrained = constrain;
+                    c.retries = retries;
+                    c.elapsed = started.elapsed();
+                    c.notes = notes;
+                    return Ok(c);
+                }
+                Err(Attempt::Fail(ModelError::Status {
+                    status: 400,
+                    message,
+                    ..
+                })) if constrain && mentions_constraint(&message) => {
+                    self.constraint_refused = true;
+                    notes.push(format!(
+                        "the server refused the schema constraint ({}); asked again without it",
+                        short(&message)
+                    ));
+                }
+                Err(Attempt::Fail(e)) => return Err(e),
+                Err(Attempt::Retry(e, after)) => {
+                    if retries >= self.options.retries {
+                        return Err(e);
+                    }
+                    retries += 1;
+                    let wait = after.unwrap_or(backoff).min(Duration::from_secs(30));
+                    notes.push(format!("retry {retries} after {wait:?}: {e}"));
+                    tokio::time::sleep(wait).await;
+                    backoff *= 2;
+                }
+            }
+            if started.elapsed() > self.options.request_timeout {
+                return Err(ModelError::Timeout {
+                    limit: self.options.request_timeout,
+                    what: "the whole reply, retries included",
+                });
+            }
+        }
+    }
+
+    async fn attempt(
+        &self,
+        model: &str,
+        body: &Value,
+        on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<Completion, Attempt> {
+        let url = format!("{}/chat/completions", self.endpoint.base);
+        let mut req = self
+            .http
+            .post(&url)
+            .json(body)
+            .timeout(self.options.request_timeout);
+        if let Some(key) = &self.options.api_key {
+            req = req.bearer_auth(key);
+        }
+        let resp = match req.send().await {
+            Ok(r) => r,
+            Err(e) if e.is_timeout() && !e.is_connect() => {
+                return Err(Attempt::Fail(ModelError::Timeout {
+                    limit: self.options.request_timeout,
+                    what: "waiting for the model server's answer",
+                }));
+            }
+            Err(e) => return Err(Attempt::Retry(self.send_error(&e), None)),
+        };
+        let status = resp.status().as_u16();
+        if status != 200 {
+            let retry_after = resp
+                .headers()
+                .get(reqwest::header::RETRY_AFTER)
+                .and_then(|v| v.to_str().ok())
+                .and_then(|v| v.trim().parse::<u64>().ok())
+                .map(Duration::from_secs);
+            let bytes = resp.bytes().await.unwrap_or_default();
+            let message = error_message(&bytes);
+            if status == 404 && message.to_ascii_lowercase().contains("model") {
+                let available = match self.list_models().await {
+                    Ok(m) if !m.is_empty() => format!(" (it serves: {})", m.join(", ")),
+                    _ => String::new(),
+                };
+                return Err(Attempt::Fail(ModelError::UnknownModel {
+                    url: self.endpoint.base.clone(),
+                    model: model.to_owned(),
+                    available,
+                }));
+            }
+            let err = ModelError::Status {
+                url,
+                status,
+                message,
+            };
+            return Err(if status == 429 || status >= 500 {
+                Attempt::Retry(err, retry_after)
+            } else {
+                Attempt::Fail(err)
+            });
+        }
+        if self.options.stream {
+            self.read_stream(resp, &url, on_text).await
+        } else {
+            let bytes = resp.bytes().await.map_err(|e| {
+                Attempt::Fail(ModelError::Interrupted {
+                    url: url.clone(),
+                    reason: e.to_string(),
+                    received: 0,
+                    partial: String::new(),
+                })
+            })?;
+            let c = parse_whole(&bytes).map_err(|reason| {
+                Attempt::Fail(ModelError::Protocol {
+                    url: url.clone(),
+                    reason,
+                })
+            })?;
+            on_text(&c.text);
+            Ok(c)
+        }
+    }
+
+    async fn read_stream(
+        &self,
+        mut resp: reqwest::Response,
+        url: &str,
+        on_text: &mut (dyn FnMut(&str) + Send),
+    ) -> Result<Completion, Attempt> {
+        let mut parser = SseParser::new();
+        let mut c = Completion::default();
+        let mut done = false;
+        let interrupted = |c: &Completion, received: usize, reason: String| {
+            Attempt::Fail(ModelError::Interrupted {
+                url: url.to_owned(),
+                reason,
+                received,
+                partial: c.text.clone(),
+            })
+        };
+        while !done {
+            let chunk = match tokio::time::timeout(self.options.idle_timeout, resp.chunk()).await {
+                Err(_) => {
+                    return Err(interrupted(
+                        &c,
+                        parser.received(),
+                        format!("no data for {:?}", self.options.idle_timeout),
+                    ));
+                }
+                Ok(Err(e)) => return Err(interrupted(&c, parser.received(), e.to_string())),
+                Ok(Ok(None)) => break,
+                Ok(Ok(Some(chunk))) => chunk,
+            };
+            let events = parser
+                .feed(&chunk)
+                .map_err(|reason| interrupted(&c, parser.received(), reason))?;
+            for ev in events {
+                if apply_event(&mut c, &ev.data, on_text).map_err(|reason| {
+                    Attempt::Fail(ModelError::Protocol {
+                        url: url.to_owned(),
+                        reason,
+                    })
+                })? {
+                    done = true;
+                }
+            }
+        }
+        if !done {
+            if let Some(ev) = parser.finish() {
+                done = apply_event(&mut c, &ev.data, on_text).map_err(|reason| {
+                    Attempt::Fail(ModelError::Protocol {
+                        url: url.to_owned(),
+                        reason,
+                    })
+                })?;
+            }
+            // A stream may end without [DONE] after a finish_reason: that reply is whole.
+            if !done && c.finish_reason.is_none() {
+                return Err(interrupted(
+                    &c,
+                    parser.received(),
+                    "the connection closed before the reply finished".into(),
+                ));
+            }
+        }
+        Ok(c)
+    }
+}
+
+/// Applies one event's data to the reply; true at `[DONE]`.
+fn apply_event(
+    c: &mut Completion,
+    data: &str,
+    on_text: &mut (dyn FnMut(&str) + Send),
+) -> Result<bool, String> {
+    let data = data.trim();
+    if data == "[DONE]" {
+        return Ok(true);
+    }
+    if data.is_empty() {
+        return Ok(false);
+    }
+    let v: Value = serde_json::from_str(data).map_err(|e| format!("a streamed chunk: {e}"))?;
+    if let Some(err) = v.get("error") {
+        return Err(format!(
+            "the server reported an error mid-stream: {}",
+            error_text(err)
+        ));
+    }
+    if let Some(choice) = v.get("choices").and_then(|c| c.get(0)) {
+        let delta = choice.get("delta").or_else(|| choice.get("message"));
+        if let Some(d) = delta {
+            if let Some(t) = d.get("content").and_then(Value::as_str) {
+                c.text.push_str(t);
+                on_text(t);
+            }
+            if let Some(r) = d
+                .get("reasoning_content")
+                .or_else(|| d.get("reasoning"))
+                .and_then(Value::as_str)
+            {
+                c.reasoning.push_str(r);
+            }
+        }
+        if let Some(f) = choice.get("finish_reason").and_then(Value::as_str) {
+            c.finish_reason = Some(f.to_owned());
+        }
+    }
+    read_usage(c, &v);
+    Ok(false)
+}
+
+fn read_usage(c: &mut Completion, v: &Value) {
+    if let Some(u) = v.get("usage").filter(|u| u.is_object()) {
+        let n = |k: &str| u.get(k).and_then(Value::as_u64).map(|n| n as u32);
+        c.prompt_tokens = n("prompt_tokens").or(c.prompt_tokens);
+        c.completion_tokens = n("completion_tokens").or(c.completion_tokens);
+    }
+}
+
+fn parse_whole(bytes: &[u8]) -> Result<Completion, String> {
+    let v: Value = serde_json::from_slice(bytes).map_err(|e| e.to_string())?;
+    let choice = v
+        .get("choices")
+        .and_then(|c| c.get(0))
+        .ok_or("no choices[0] in the answer")?;
+    let message = choice.get("message").ok_or("no choices[0].message")?;
+    let mut c = Completion {
+        text: message
+            .get("content")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        reasoning: message
+            .get("reasoning_content")
+            .and_then(Value::as_str)
+            .unwrap_or_default()
+            .to_owned(),
+        finish_reason: choice
+            .get("finish_reason")
+            .and_then(Value::as_str)
+            .map(str::to_owned),
+        ..Completion::default()
+    };
+    read_usage(&mut c, &v);
+    Ok(c)
+}
+
+/// The `error.message` of an error body, else the body itself (shortened).
+fn error_message(body: &[u8]) -> String {
+    match serde_json::from_slice::<Value>(body) {
+        Ok(v) => v
+            .get("error")
+            .map(error_text)
+            .unwrap_or_else(|| short(&v.to_string())),
+        Err(_) => short(&String::from_utf8_lossy(body)),
+    }
+}
+
+fn error_text(err: &Value) -> String {
+    match err {
+        Value::String(s) => short(s),
+        other => other
+            .get("message")
+            .and_then(Value::as_str)
+            .map(short)
+            .unwrap_or_else(|| short(&other.to_string())),
+    }
+}
+
+fn short(s: &str) -> String {
+    const MAX: usize = 300;
+    let s = s.trim();
+    if s.len() <= MAX {
+        return s.to_owned();
+    }
+    let mut end = MAX;
+    while !s.is_char_boundary(end) {
+        end -= 1;
+    }
+    format!("{}…", &s[..end])
+}
+
+fn mentions_constraint(message: &str) -> bool {
+    let m = message.to_ascii_lowercase();
+    ["response_format", "json_schema", "grammar", "schema"]
+        .iter()
+        .any(|k| m.contains(k))
+}
+
+impl ChatModel for OpenAiClient {
+    fn describe(&self) -> String {
+        match &self.model {
+            Some(m) => format!("{} {m}", self.endpoint),
+            None => self.endpoint.to_string(),
+        }
+    }
+
+    fn complete<'a>(
+        &'a mut self,
+        request: &'a ChatRequest,
+        on_text: &'a mut (dyn FnMut(&str) + Send),
+    ) -> ModelFuture<'a> {
+        Box::pin(self.run(request, on_text))
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn endpoints_normalise_to_v1() {
+        for (given, want) in [
+            ("http://127.0.0.1:8080", "http://127.0.0.1:8080/v1"),
+            ("http://127.0.0.1:8080/", "http://127.0.0.1:8080/v1"),
+            ("http://localhost:11434/v1", "http://localhost:11434/v1"),
+            ("http://h:1/v1/chat/completions", "http://h:1/v1"),
+            ("https://models.lan/v1/", "https://models.lan/v1"),
+        ] {
+            assert_eq!(ModelEndpoint::parse(given).unwrap().base(), want, "{given}");
+        }
+        for bad in ["ftp://h/", "127.0.0.1:8080", "http://h:1/v1?x=1", ""] {
+            assert!(ModelEndpoint::parse(bad).is_err(), "{bad}");
+        }
+    }
+
+    #[test]
+    fn stream_events_build_the_reply() {
+        let mut c = Completion::default();
+        let mut seen = String::new();
+        let mut sink = |t: &str| seen.push_str(t);
+        let d1 = r#"{"choices":[{"delta":{"role":"assistant","content":"{\"mode\""}}]}"#;
+        let d2 = r#"{"choices":[{"delta":{"content":":1}","reasoning_content":"hm"},"finish_reason":"stop"}]}"#;
+        let d3 = r#"{"choices":[],"usage":{"prompt_tokens":7,"completion_tokens":3}}"#;
+        assert!(!apply_event(&mut c, d1, &mut sink).unwrap());
+        assert!(!apply_event(&mut c, d2, &mut sink).unwrap());
+        assert!(!apply_event(&mut c, d3, &mut sink).unwrap());
+        assert!(apply_event(&mut c, "[DONE]", &mut sink).unwrap());
+        let err = apply_event(&mut c, r#"{"error":{"message":"boom"}}"#, &mut sink).unwrap_err();
+        assert!(err.contains("boom"), "{err}");
+        assert_eq!(c.text, "{\"mode\":1}");
+        assert_eq!(seen, c.text);
+        assert_eq!(c.reasoning, "hm");
+        assert_eq!(c.finish_reason.as_deref(), Some("stop"));
+        assert_eq!((c.prompt_tokens, c.completion_tokens), (Some(7), Some(3)));
+    }
+
+    #[test]
+    fn error_bodies_give_their_message() {
+        assert_eq!(
+            error_message(br#"{"error":{"message":"no such model"}}"#),
+            "no such model"
+        );
+        assert_eq!(error_message(br#"{"error":"plain"}"#), "plain");
+        assert_eq!(error_message(b"Bad Gateway"), "Bad Gateway");
+        assert!(mentions_constraint("Unrecognized field: response_format"));
+        assert!(!mentions_constraint("context length exceeded"));
+    }
+}
