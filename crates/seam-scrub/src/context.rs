@@ -387,6 +387,10 @@ const CONTINUES: u8 = 2;
 const WORD: u8 = 4;
 const GLUE: u8 = 8;
 const ENDS: u8 = 16;
+/// A byte that makes a value [`plausible`] on its own: a digit, or not a letter, `_`, `-`, `.`.
+const TELLING: u8 = 32;
+const LOWER: u8 = 64;
+const UPPER: u8 = 128;
 
 /// The classes above for every byte, one look-up each.
 static BYTE_CLASS: [u8; 256] = {
@@ -394,22 +398,28 @@ static BYTE_CLASS: [u8; 256] = {
     let mut i = 0;
     while i < 256 {
         let b = i as u8;
+        let telling =
+            b.is_ascii_digit() || !(b.is_ascii_alphabetic() || matches!(b, b'_' | b'-' | b'.'));
         t[i] = (bare(b) as u8 * BARE)
             | (continues(b) as u8 * CONTINUES)
             | (word(b) as u8 * WORD)
             | (glue(b) as u8 * GLUE)
-            | (ends(b) as u8 * ENDS);
+            | (ends(b) as u8 * ENDS)
+            | (telling as u8 * TELLING)
+            | (b.is_ascii_lowercase() as u8 * LOWER)
+            | (b.is_ascii_uppercase() as u8 * UPPER);
         i += 1;
     }
     t
 };
 
-fn is_bare(b: u8) -> bool {
-    BYTE_CLASS[usize::from(b)] & BARE != 0
+/// [`plausible`] from the classes of a value's bytes, or-ed together, and its length.
+fn plausible_by_classes(classes: u8, len: usize) -> bool {
+    classes & TELLING != 0 || classes & (LOWER | UPPER) == LOWER | UPPER || len >= 12
 }
 
-fn continues_value(b: u8) -> bool {
-    BYTE_CLASS[usize::from(b)] & CONTINUES != 0
+fn is_bare(b: u8) -> bool {
+    BYTE_CLASS[usize::from(b)] & BARE != 0
 }
 
 fn is_word(b: u8) -> bool {
@@ -666,27 +676,41 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
     let n = line.len();
     while i < n {
         let b = line[i];
+        let class = BYTE_CLASS[usize::from(b)];
         if matches!(b, b'"' | b'\'' | b'`') {
-            // A quoted string holding bytes a bare value cannot (`m{{h}o)p$…`, `u@D7GXt)t>8d`).
-            if let Some(len) = line[i + 1..].iter().position(|&c| c == b || c == b'\n') {
-                let (s, e) = (i + 1, i + 1 + len);
-                if line.get(e) == Some(&b)
-                    && e - s >= 8
-                    && line[s..e].iter().any(|&c| !is_bare(c))
-                    && !line[s..e].iter().any(|c| c.is_ascii_whitespace())
-                {
-                    consider(line, s, e, Kind::Quoted, scratch, out);
+            // A quoted string holding bytes a bare value cannot (`m{{h}o)p$…`, `u@D7GXt)t>8d`)
+            // and no whitespace: read up to its closing quote in one pass, and no further
+            // than a whitespace byte, which rules it out.
+            let s = i + 1;
+            let mut e = s;
+            let mut all = BARE;
+            while e < n {
+                let c = line[e];
+                if c == b || c == b'\n' || c.is_ascii_whitespace() {
+                    break;
                 }
+                all &= BYTE_CLASS[usize::from(c)];
+                e += 1;
+            }
+            if e < n && line[e] == b && e - s >= 8 && all & BARE == 0 {
+                consider(line, s, e, Kind::Quoted, scratch, out);
             }
             i += 1;
             continue;
         }
-        if !is_bare(b) || (i > 0 && is_bare(line[i - 1])) {
+        if class & BARE == 0 || (i > 0 && is_bare(line[i - 1])) {
             i += 1;
             continue;
         }
         let start = i;
-        while i < n && continues_value(line[i]) {
+        // The classes of the value's bytes, for `plausible`.
+        let mut seen = 0u8;
+        while i < n {
+            let c = BYTE_CLASS[usize::from(line[i])];
+            if c & CONTINUES == 0 {
+                break;
+            }
+            seen |= c;
             i += 1;
         }
         // Base-64 padding belongs to the value.
@@ -698,7 +722,10 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
         let end = if padded { end } else { i };
         if end - start >= 6 {
             let before = out.len();
-            consider(line, start, end, Kind::Bare, scratch, out);
+            // Padding is a telling byte.
+            if padded || plausible_by_classes(seen, end - start) {
+                consider_plausible(line, start, end, Kind::Bare, scratch, out);
+            }
             if out.len() == before && line[start..end].contains(&b'/') {
                 // A path or URL: try its segments (`…/keys/pri_0998…`).
                 let mut s = start;
@@ -781,12 +808,25 @@ fn consider(
     scratch: &mut Scratch,
     out: &mut Vec<ContextHit>,
 ) {
-    let Scratch { words, subs, cache } = scratch;
-    let quoted = kind == Kind::Quoted;
     let v = &line[start..end];
     if v.len() < 6 || !plausible(v) {
         return;
     }
+    consider_plausible(line, start, end, kind, scratch, out);
+}
+
+/// [`consider`] for a value already found [`plausible`] and at least six bytes long.
+fn consider_plausible(
+    line: &[u8],
+    start: usize,
+    end: usize,
+    kind: Kind,
+    scratch: &mut Scratch,
+    out: &mut Vec<ContextHit>,
+) {
+    let Scratch { words, subs, cache } = scratch;
+    let quoted = kind == Kind::Quoted;
+    let v = &line[start..end];
     let assigned = key_before(line, start, words);
     if words.is_empty() {
         return;
@@ -988,6 +1028,15 @@ mod tests {
                     "{w} (round {round})"
                 );
             }
+        }
+    }
+
+    proptest::proptest! {
+        #[test]
+        fn plausible_by_classes_is_plausible(v in "[a-zA-Z0-9_.~%+/$!#^*-]{0,20}") {
+            let v = v.as_bytes();
+            let seen = v.iter().fold(0u8, |acc, &b| acc | BYTE_CLASS[usize::from(b)]);
+            proptest::prop_assert_eq!(plausible_by_classes(seen, v.len()), plausible(v));
         }
     }
 

@@ -435,6 +435,11 @@ impl Engine {
         let rule = &RULES[i];
         let compiled = &self.rules[i];
         let window = &text[ws..we];
+        if let Some(precheck) = rule.precheck
+            && !precheck(window)
+        {
+            return;
+        }
         let mut push = |s: usize, e: usize| {
             let secret = &window[s..e];
             if rule.bounded {

@@ -34,6 +34,10 @@ pub(crate) struct RuleDef {
     pub check: Check,
     /// Whether the characters either side of the secret must not be letters or digits.
     pub bounded: bool,
+    /// A quick test of the line before the regex runs on it, for a rule whose keywords are
+    /// common (a single `-`, two letters): a condition every match of the pattern meets, so a
+    /// line that fails it holds no match and the regex is not run.
+    pub precheck: Option<fn(&[u8]) -> bool>,
     /// A text this shape must redact (run by `tests::every_shape_example`).
     #[cfg_attr(not(test), expect(dead_code, reason = "read by the examples test"))]
     pub true_positive: &'static str,
@@ -61,8 +65,17 @@ const fn def(
         pattern,
         check,
         bounded: true,
+        precheck: None,
         true_positive,
         false_positive,
+    }
+}
+
+impl RuleDef {
+    /// The same rule with a precheck (see [`RuleDef::precheck`]).
+    const fn with_precheck(mut self, precheck: fn(&[u8]) -> bool) -> RuleDef {
+        self.precheck = Some(precheck);
+        self
     }
 }
 
@@ -756,7 +769,8 @@ pub(crate) static RULES: &[RuleDef] = &[
         NotPlaceholder,
         "MTk4NjIyNDgzNDcxOTI1MjQ4.Cl2FMQ.ZnCjm1XVW7vRze4b7Cq4se7kKWs",
         "MZ1yGvKTj0rY0cV8i47CjAa.uHQPq.Xb1Mk2nEhe-4icrGOuegj57zMC",
-    ),
+    )
+    .with_precheck(precheck::dot_six_dot),
     def(
         "discord-webhook-url",
         Chat,
@@ -826,7 +840,8 @@ pub(crate) static RULES: &[RuleDef] = &[
         NotPlaceholder,
         "55c3a879d7efe24929506f368dcff6d4-5eeb6406-757a4247",
         "00000000000000000000000000000000-00000000-00000000",
-    ),
+    )
+    .with_precheck(precheck::hex32_dash),
     def(
         "mailchimp-api-key",
         Saas,
@@ -1563,3 +1578,101 @@ pub(crate) static CONTEXT_SHAPES: &[ContextShape] = &[
         description: "machine-made token next to a known provider's name (hundreds of SaaS and API providers)",
     },
 ];
+
+/// Prechecks (see [`RuleDef::precheck`]): each is a condition every match of its rule's
+/// pattern meets, tested against the pattern in `tests`.
+pub(crate) mod precheck {
+    use memchr::memchr_iter;
+
+    /// `[a-f0-9]{32}-`: a `-` right after 32 lower-case hex digits.
+    pub(crate) fn hex32_dash(line: &[u8]) -> bool {
+        // The rule's shortest match is 50 bytes long.
+        line.len() >= 50
+            && memchr_iter(b'-', &line[32..]).any(|p| {
+                line[p..p + 32]
+                    .iter()
+                    .rev()
+                    .all(|&b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+            })
+    }
+
+    /// `\.[A-Za-z0-9_\-]{6}\.`: two dots with six token bytes between them.
+    pub(crate) fn dot_six_dot(line: &[u8]) -> bool {
+        // The rule's shortest match is 59 bytes long.
+        line.len() >= 59
+            && memchr_iter(b'.', line).any(|p| {
+                line.get(p + 7) == Some(&b'.')
+                    && line[p + 1..p + 7]
+                        .iter()
+                        .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'_' | b'-'))
+            })
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use proptest::prelude::*;
+
+    /// Pieces of lines near the prechecked shapes: their examples, runs of hex and token
+    /// bytes of every length around the ones the patterns count, and the separators.
+    fn line() -> impl Strategy<Value = Vec<u8>> {
+        let examples: Vec<&'static str> = RULES
+            .iter()
+            .filter(|r| r.precheck.is_some())
+            .flat_map(|r| [r.true_positive, r.false_positive])
+            .collect();
+        let piece = prop_oneof![
+            proptest::sample::select(examples).prop_map(str::to_owned),
+            "[a-f0-9]{0,40}",
+            "[A-Za-z0-9_-]{0,40}",
+            "[MNO][A-Za-z0-9_-]{22,26}",
+            "[-. =:\"]",
+        ];
+        proptest::collection::vec(piece, 0..10).prop_map(|p| p.concat().into_bytes())
+    }
+
+    /// The prechecked rules, with their patterns compiled.
+    static PRECHECKED: std::sync::LazyLock<Vec<(&'static RuleDef, regex::bytes::Regex)>> =
+        std::sync::LazyLock::new(|| {
+            RULES
+                .iter()
+                .filter(|r| r.precheck.is_some())
+                .map(|r| {
+                    let regex = regex::bytes::RegexBuilder::new(r.pattern)
+                        .unicode(false)
+                        .build()
+                        .expect("the pattern compiles");
+                    (r, regex)
+                })
+                .collect()
+        });
+
+    proptest! {
+        #![proptest_config(ProptestConfig::with_cases(2000))]
+
+        #[test]
+        fn a_precheck_passes_every_line_its_pattern_matches(line in line()) {
+            for (rule, regex) in PRECHECKED.iter() {
+                let Some(precheck) = rule.precheck else { continue };
+                if regex.is_match(&line) {
+                    prop_assert!(precheck(&line), "{}: {:?}", rule.id, String::from_utf8_lossy(&line));
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn prechecks_pass_their_true_positives_and_hold_back_plain_lines() {
+        for rule in RULES {
+            if let Some(precheck) = rule.precheck {
+                assert!(precheck(rule.true_positive.as_bytes()), "{}", rule.id);
+                assert!(
+                    !precheck(b"a plain line - with a dash. and a dot."),
+                    "{}",
+                    rule.id
+                );
+            }
+        }
+    }
+}

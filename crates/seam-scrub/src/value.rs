@@ -510,6 +510,10 @@ struct Walk {
     /// entropy, which no Shannon entropy is below.
     sum_sq: u64,
     predictable: usize,
+    /// Whether `@`, `.`, and `-` or `:` occur.
+    at: bool,
+    dot: bool,
+    dash_or_colon: bool,
 }
 
 /// ASCII lower case by arithmetic (no table, no branch), so that loops over it vectorise.
@@ -575,11 +579,10 @@ static KIND_STEP: [u64; 256] = {
 impl Walk {
     fn of(v: &[u8]) -> Walk {
         const LANE: u64 = (1 << 21) - 1;
-        let mut counts = [0u32; 256];
         let mut distinct = 0u32;
         let mut sum_sq = 0u64;
         let mut kinds = 0u64;
-        let packed = (v.len() as u64) < LANE;
+        let mut counts = [0u32; 256];
         for &b in v {
             kinds = kinds.wrapping_add(KIND_STEP[usize::from(b)]);
             let c = &mut counts[usize::from(b)];
@@ -588,6 +591,9 @@ impl Walk {
             // (c + 1)² - c² = 2c + 1.
             sum_sq += u64::from(2 * *c - 1);
         }
+        let seen = |b: u8| counts[usize::from(b)] > 0;
+        let (at, dot, dash_or_colon) = (seen(b'@'), seen(b'.'), seen(b'-') || seen(b':'));
+        let packed = (v.len() as u64) < LANE;
         let (digits, lower, upper) = if packed {
             // Fewer bytes than a lane holds: no lane overflowed.
             let lane = |shift: u32| usize::try_from((kinds >> shift) & LANE).unwrap_or(0);
@@ -607,7 +613,19 @@ impl Walk {
             distinct,
             sum_sq,
             predictable: predictable_pairs(v),
+            at,
+            dot,
+            dash_or_colon,
         }
+    }
+
+    /// Whether the value may be an e-mail address, a version or date, or a host or file
+    /// name: each holds a byte the walk saw or not (`@`; `.`, `-` or `:`; `.`), so most
+    /// values are cleared without a look.
+    fn may_be_address_version_or_name(&self, v: &[u8]) -> bool {
+        (self.at && is_email(v))
+            || ((self.dot || self.dash_or_colon) && is_version_or_date(v))
+            || (self.dot && is_host_or_file(v))
     }
 }
 
@@ -763,10 +781,13 @@ impl<'a> Judged<'a> {
         if is_rfc_uuid(v) {
             return uuid_ok && !self.is_placeholder();
         }
-        if is_variable_reference(v) || is_version_or_date(v) || is_email(v) || is_host_or_file(v) {
+        if is_variable_reference(v) {
             return false;
         }
         let c = self.walk();
+        if c.may_be_address_version_or_name(v) {
+            return false;
+        }
         let letters = c.lower + c.upper;
         let mixed = (c.digits > 0 && letters > 0) || (c.lower > 0 && c.upper > 0 && v.len() >= 16);
         let random = if mixed {
@@ -784,10 +805,13 @@ impl<'a> Judged<'a> {
         if v.len() < min || v.len() > 4096 {
             return false;
         }
-        if is_variable_reference(v) || is_email(v) || is_version_or_date(v) || is_host_or_file(v) {
+        if is_variable_reference(v) {
             return false;
         }
         let c = self.walk();
+        if c.may_be_address_version_or_name(v) {
+            return false;
+        }
         if password_like {
             // A password that is one plain lowercase word is too often prose or a placeholder.
             let plain_word = c.digits == 0 && c.upper == 0 && c.other == 0;
