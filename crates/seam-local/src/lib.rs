@@ -1,10 +1,612 @@
 //! The agent's seven local tools, the Critic and the return queue.
 //!
-//! (The full design note lands with the tools; this first commit publishes the
-//! model-facing contract, [`tool_specs`], and the turn types the agent fills.)
+//! This crate owns the agent's reversible side (DESIGN.md): `builder`,
+//! `scribe`, `context`, `graph`, `seer`, `aesthesis` and `image`
+//! ([`tool_specs`] is their model-facing contract), the **Critic** that every
+//! staged effect passes ([`critic`]), and the **return queue** where the
+//! operator approves or rejects what the agent staged ([`ReturnQueue`], used by
+//! `seam queue` and `seam watch`).
+//!
+//! Design. [`LocalTools::call`] validates params against the tool's schema
+//! (`additionalProperties: false`), runs the tool synchronously, and scrubs
+//! every string of the answer by secret shape before the model sees it. Effects
+//! are staged, never applied: the builder writes to a branch `seam/<turn>-<n>`
+//! in a git worktree of its own under `<seam_home>/staging/worktrees/`
+//! (never the operator's working tree, index or branches); paths are relative
+//! to the repository, checked by text (no `..`, no absolute path, nothing in
+//! `.git`) and walked with `O_NOFOLLOW` so no link leads out; protected names
+//! (keys, credentials, CI) are refused; and on seam's own source (see
+//! [`guard`]) the `self.modify` decision governs every path (`deny` refuses the
+//! builder outright, `ask`/`allow` stage) and the core partition can never
+//! change. Notes and diagrams are held for the turn. [`LocalTools::finish_turn`]
+//! puts the turn's branch (one item), notes and diagrams through the Critic and
+//! into the queue, and records each verdict in build memory (`memory.build`).
+//! The queue decides in one SQLite write transaction: approve fast-forwards the
+//! target branch (refused if it moved), reject deletes branch and worktree.
+//!
+//! What it must never do: depend on `seam-gate`, `seam-sandbox` or
+//! `seam-keeper` (it lives in the agent, which holds no credentials); write
+//! outside seam's staging and its own database, or move any branch but its
+//! own `seam/…` ones (only the operator's `approve` moves a target branch);
+//! follow a link out of a worktree; take a check command from the repository
+//! (the operator configures it: a branch is the model's work); apply anything
+//! the Critic failed; print.
+//!
+//! Weak spot to know: the check command and the linters run the branch's code
+//! (a build script, a test) with the agent process's own rights; the agent's
+//! confinement is what bounds them.
 
+mod aesthesis;
+mod builder;
+pub mod critic;
+mod git;
+pub mod guard;
+mod image;
+mod process;
+pub mod queue;
+mod repo_path;
 mod spec;
+mod time;
+mod tools;
 mod turn;
 
+use std::collections::HashMap;
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use seam_policy::Decision;
+use seam_scrub::Scrubber;
+use serde_json::{Map, Value};
+
+pub use critic::{CheckRun, CriticConfig, CriticReport};
+pub use git::GitError;
+pub use queue::{Decided, QueueError, QueueItem, ReturnQueue, Staged, Status, Verdict};
+pub use repo_path::RepoPath;
 pub use spec::{LOCAL_TOOL_VERSION, LOCAL_TOOLS, tool_specs};
 pub use turn::{GateCallRecord, LocalRefusal, StepRecord, TurnInfo};
+
+use builder::{Repo, TurnBranch};
+
+/// The largest file `builder write` takes, and the largest diff `patch` takes.
+pub const DEFAULT_MAX_FILE_BYTES: usize = 1024 * 1024;
+/// A branch whose diff is larger fails the Critic.
+pub const DEFAULT_MAX_DIFF_BYTES: usize = 512 * 1024;
+/// How long the check command may run.
+pub const DEFAULT_CHECK_TIMEOUT: Duration = Duration::from_secs(600);
+/// The longest note.
+pub const MAX_NOTE_BYTES: usize = 64 * 1024;
+
+/// How the local tools are set up.
+#[derive(Debug, Clone)]
+pub struct LocalConfig {
+    /// seam's home: staging, the queue, build memory.
+    pub seam_home: PathBuf,
+    /// The builder's repository (any directory in it); `None`: the git
+    /// repository holding the working directory.
+    pub repo: Option<PathBuf>,
+    /// The policy's decision for `self.modify` (`seam_policy::Policy::decision`);
+    /// consulted only when the repository is seam's own source.
+    pub self_modify: Decision,
+    /// The check command (argv), run in the worktree by `builder check` and
+    /// by the Critic; `None`: no check.
+    pub check: Option<Vec<String>>,
+    pub check_timeout: Duration,
+    pub max_diff_bytes: usize,
+    pub max_file_bytes: usize,
+}
+
+impl LocalConfig {
+    /// Defaults: the working directory's repository, `self.modify` as the
+    /// built-in policy says, no check command.
+    pub fn new(seam_home: impl Into<PathBuf>) -> LocalConfig {
+        let self_modify = seam_policy::policy::DEFAULT_DECISIONS
+            .iter()
+            .find(|(c, _)| *c == seam_policy::Capability::SelfModify)
+            .map_or(Decision::Deny, |(_, d)| *d);
+        LocalConfig {
+            seam_home: seam_home.into(),
+            repo: None,
+            self_modify,
+            check: None,
+            check_timeout: DEFAULT_CHECK_TIMEOUT,
+            max_diff_bytes: DEFAULT_MAX_DIFF_BYTES,
+            max_file_bytes: DEFAULT_MAX_FILE_BYTES,
+        }
+    }
+
+    fn critic(&self) -> CriticConfig {
+        CriticConfig {
+            check: self.check.clone(),
+            check_timeout: self.check_timeout,
+            max_diff_bytes: self.max_diff_bytes,
+            max_note_bytes: MAX_NOTE_BYTES,
+        }
+    }
+}
+
+/// What went wrong setting up or ending a turn, and where.
+#[derive(Debug, thiserror::Error)]
+pub enum LocalError {
+    #[error("{0}")]
+    Queue(#[from] QueueError),
+    #[error("{0}")]
+    Git(#[from] GitError),
+    #[error("build memory: {0}")]
+    Memory(#[from] seam_memory::MemoryError),
+    #[error("a local tool's schema does not compile ({tool}): {message}")]
+    Schema { tool: String, message: String },
+    #[error("cannot create {}: {source}", path.display())]
+    Create {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+}
+
+/// What a turn has staged so far.
+#[derive(Debug, Default)]
+struct TurnState {
+    branch: Option<TurnBranch>,
+    notes: Vec<(String, String)>,
+    images: Vec<(PathBuf, String)>,
+}
+
+/// The seven local tools. `Send + Sync`: one per agent, shared by its turns.
+#[derive(Debug)]
+pub struct LocalTools {
+    config: LocalConfig,
+    /// The builder's repository, or why there is none.
+    repo: Result<Repo, String>,
+    scrubber: Scrubber,
+    validators: HashMap<String, Validator>,
+    turns: Mutex<HashMap<String, Arc<Mutex<TurnState>>>>,
+}
+
+struct Validator(jsonschema::Validator);
+
+impl std::fmt::Debug for Validator {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("Validator")
+    }
+}
+
+fn refusal(code: &str, message: impl Into<String>) -> LocalRefusal {
+    LocalRefusal::new(code, message)
+}
+
+fn str_param<'a>(params: &'a Map<String, Value>, key: &str) -> Option<&'a str> {
+    params.get(key).and_then(Value::as_str)
+}
+
+fn required<'a>(
+    params: &'a Map<String, Value>,
+    key: &str,
+    why: &str,
+) -> Result<&'a str, LocalRefusal> {
+    str_param(params, key)
+        .ok_or_else(|| refusal("invalid_params", format!("params.{key} is required {why}")))
+}
+
+impl LocalTools {
+    /// Sets the tools up: finds the repository, compiles the schemas, and
+    /// opens (creating) the queue so a broken home shows now, not mid-turn.
+    pub fn open(config: LocalConfig) -> Result<LocalTools, LocalError> {
+        let start = match &config.repo {
+            Some(r) => r.clone(),
+            None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
+        };
+        let repo = match git::toplevel(&start) {
+            Ok(root) => Ok(Repo {
+                self_source: guard::is_seam_source(&root),
+                root,
+            }),
+            Err(e) => Err(format!(
+                "no git repository at {} for the builder ({e})",
+                start.display()
+            )),
+        };
+        let mut validators = HashMap::new();
+        for spec in tool_specs() {
+            let v =
+                jsonschema::validator_for(&spec.input_schema).map_err(|e| LocalError::Schema {
+                    tool: spec.name.clone(),
+                    message: e.to_string(),
+                })?;
+            validators.insert(spec.name, Validator(v));
+        }
+        ReturnQueue::open(&config.seam_home)?;
+        Ok(LocalTools {
+            config,
+            repo,
+            scrubber: Scrubber::new(),
+            validators,
+            turns: Mutex::new(HashMap::new()),
+        })
+    }
+
+    /// The repository the builder works on, if there is one.
+    pub fn repository(&self) -> Option<&Path> {
+        self.repo.as_ref().ok().map(|r| r.root.as_path())
+    }
+
+    /// True when the builder's repository is seam's own source.
+    pub fn is_self_modification(&self) -> bool {
+        self.repo.as_ref().is_ok_and(|r| r.self_source)
+    }
+
+    /// The staging directory (`<seam_home>/staging`).
+    pub fn staging(&self) -> PathBuf {
+        self.config.seam_home.join("staging")
+    }
+
+    /// The branch the builder made for `turn`, if it made one yet.
+    pub fn turn_branch(&self, turn: &str) -> Option<(String, PathBuf)> {
+        let state = self.turns.lock().ok()?.get(turn).cloned()?;
+        let state = state.lock().ok()?;
+        state
+            .branch
+            .as_ref()
+            .map(|b| (b.branch.clone(), b.worktree.clone()))
+    }
+
+    fn turn_state(&self, turn: &str) -> Arc<Mutex<TurnState>> {
+        let mut turns = self.turns.lock().unwrap_or_else(|p| p.into_inner());
+        turns.entry(turn.to_owned()).or_default().clone()
+    }
+
+    /// Calls one local tool. The answer's strings are scrubbed.
+    pub fn call(
+        &self,
+        turn: &TurnInfo,
+        tool: &str,
+        params: &Map<String, Value>,
+    ) -> Result<Value, LocalRefusal> {
+        let validator = self.validators.get(tool).ok_or_else(|| {
+            refusal(
+                "unknown_tool",
+                format!(
+                    "{tool:?} is not a local tool (they are {})",
+                    LOCAL_TOOLS.join(", ")
+                ),
+            )
+        })?;
+        let instance = Value::Object(params.clone());
+        if let Some(e) = validator.0.iter_errors(&instance).next() {
+            let at = e.instance_path().to_string();
+            let field = if at.is_empty() {
+                "params".to_owned()
+            } else {
+                format!("params{}", at.replace('/', "."))
+            };
+            return Err(refusal("invalid_params", format!("{field}: {e}")));
+        }
+        let out = match tool {
+            "builder" => self.builder(turn, params),
+            "scribe" => self.scribe(turn, params),
+            "context" => Ok(tools::context(turn, str_param(params, "what"))),
+            "graph" => self.graph(params),
+            "seer" => match str_param(params, "what") {
+                Some("ledger") => Ok(tools::seer_ledger(turn)),
+                _ => tools::seer_queue(&self.config.seam_home),
+            },
+            "aesthesis" => self.aesthesis(turn, params),
+            "image" => self.image(turn, params),
+            _ => Err(refusal(
+                "unknown_tool",
+                format!("{tool:?} is not a local tool"),
+            )),
+        }?;
+        Ok(self.scrub_value(out))
+    }
+
+    fn scrub_value(&self, v: Value) -> Value {
+        match v {
+            Value::String(s) => Value::String(self.scrubber.scrub(&s).text),
+            Value::Array(a) => Value::Array(a.into_iter().map(|v| self.scrub_value(v)).collect()),
+            Value::Object(m) => Value::Object(
+                m.into_iter()
+                    .map(|(k, v)| (k, self.scrub_value(v)))
+                    .collect(),
+            ),
+            other => other,
+        }
+    }
+
+    fn repo(&self) -> Result<&Repo, LocalRefusal> {
+        let repo = self
+            .repo
+            .as_ref()
+            .map_err(|why| refusal("unavailable", why.clone()))?;
+        if repo.self_source && self.config.self_modify == Decision::Deny {
+            return Err(refusal(
+                "capability_denied",
+                "the repository is seam's own source and the policy denies self.modify: the builder cannot change it",
+            ));
+        }
+        Ok(repo)
+    }
+
+    fn builder(&self, turn: &TurnInfo, params: &Map<String, Value>) -> Result<Value, LocalRefusal> {
+        let repo = self.repo()?;
+        let op = required(params, "op", "")?;
+        let message = str_param(params, "message");
+        // Check the params before a branch is made for them.
+        let (path, payload) = match op {
+            "write" => (
+                Some(required(params, "path", "for write")?),
+                Some(required(params, "content", "for write")?),
+            ),
+            "patch" => (None, Some(required(params, "diff", "for patch")?)),
+            "delete" => (Some(required(params, "path", "for delete")?), None),
+            _ => (None, None),
+        };
+        if let Some(p) = path {
+            builder::admit(repo, p)?;
+        }
+        let state = self.turn_state(&turn.turn);
+        let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+        if state.branch.is_none() {
+            state.branch = Some(builder::open_branch(&self.staging(), repo, &turn.turn)?);
+        }
+        let b = state.branch.as_mut().expect("made above");
+        let max = self.config.max_file_bytes;
+        match (op, path, payload) {
+            ("write", Some(p), Some(content)) => builder::write(repo, b, p, content, message, max),
+            ("patch", _, Some(diff)) => builder::patch(repo, b, diff, message, max),
+            ("delete", Some(p), _) => builder::delete(repo, b, p, message),
+            ("check", _, _) => self.check(b),
+            _ => Err(refusal(
+                "invalid_params",
+                format!("params.op {op:?} is not an op"),
+            )),
+        }
+    }
+
+    fn check(&self, b: &TurnBranch) -> Result<Value, LocalRefusal> {
+        let Some(argv) = &self.config.check else {
+            return Err(refusal(
+                "unavailable",
+                "no check command is configured for this repository",
+            ));
+        };
+        let run =
+            critic::run_check(argv, &b.worktree, self.config.check_timeout, &self.scrubber)
+                .map_err(|e| refusal("failed", format!("cannot run `{}`: {e}", argv.join(" "))))?;
+        if let Ok(mut builds) = seam_memory::MemoryHome::new(&self.config.seam_home).builds() {
+            let _ = builds.record(
+                &self.scrubber,
+                &seam_memory::NewBuildRecord {
+                    kind: seam_memory::RunKind::Build,
+                    command: &run.command,
+                    exit_status: run.exit_status,
+                    duration: run.duration,
+                    summary: &format!(
+                        "builder check on {}: {}",
+                        b.branch,
+                        if run.passed() { "passed" } else { "failed" }
+                    ),
+                    log: &run.output,
+                },
+            );
+        }
+        let output = critic::cut_end(&run.output, 4096);
+        Ok(serde_json::json!({
+            "branch": b.branch,
+            "passed": run.passed(),
+            "exit_status": run.exit_status,
+            "timed_out": run.timed_out,
+            "output": output,
+        }))
+    }
+
+    fn scribe(&self, turn: &TurnInfo, params: &Map<String, Value>) -> Result<Value, LocalRefusal> {
+        let text = required(params, "text", "")?;
+        if text.trim().is_empty() {
+            return Err(refusal("invalid_params", "params.text is empty"));
+        }
+        if text.len() > MAX_NOTE_BYTES {
+            return Err(refusal(
+                "invalid_params",
+                format!(
+                    "params.text is {} bytes, over the limit of {MAX_NOTE_BYTES}",
+                    text.len()
+                ),
+            ));
+        }
+        let title = str_param(params, "title").unwrap_or("").trim();
+        let title: String = title.chars().take(200).collect();
+        let state = self.turn_state(&turn.turn);
+        let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+        state
+            .notes
+            .push((title.clone(), text.trim_end().to_owned()));
+        Ok(serde_json::json!({
+            "staged": true,
+            "note": state.notes.len(),
+            "title": title,
+            "kept": "once the operator approves it",
+        }))
+    }
+
+    fn graph(&self, params: &Map<String, Value>) -> Result<Value, LocalRefusal> {
+        let conn = ReturnQueue::read_only(&self.config.seam_home)
+            .map_err(|e| refusal("failed", e.to_string()))?;
+        match required(params, "op", "")? {
+            "neighbors" => {
+                tools::graph_neighbors(conn.as_ref(), required(params, "node", "for neighbors")?)
+            }
+            "path" => tools::graph_path(
+                conn.as_ref(),
+                required(params, "node", "for path")?,
+                required(params, "to", "for path")?,
+            ),
+            _ => tools::graph_search(conn.as_ref(), required(params, "query", "for search")?),
+        }
+    }
+
+    fn aesthesis(
+        &self,
+        turn: &TurnInfo,
+        params: &Map<String, Value>,
+    ) -> Result<Value, LocalRefusal> {
+        let repo = self
+            .repo
+            .as_ref()
+            .map_err(|why| refusal("unavailable", why.clone()))?;
+        let own = self.turn_branch(&turn.turn);
+        let wanted = str_param(params, "branch");
+        // This turn's branch, or a pending queue item's.
+        if let Some((branch, worktree)) = own.filter(|(b, _)| wanted.is_none_or(|w| w == b)) {
+            let state = self.turn_state(&turn.turn);
+            let state = state.lock().unwrap_or_else(|p| p.into_inner());
+            let base = state
+                .branch
+                .as_ref()
+                .map(|b| b.base.clone())
+                .unwrap_or_default();
+            return aesthesis::critique(&worktree, &branch, &base, &self.scrubber);
+        }
+        let Some(wanted) = wanted else {
+            return Err(refusal(
+                "not_found",
+                "this turn has no staged branch yet (builder makes one)",
+            ));
+        };
+        let queue = ReturnQueue::existing(&self.config.seam_home)
+            .map_err(|e| refusal("failed", e.to_string()))?;
+        let items = match queue {
+            Some(q) => q.list(500).map_err(|e| refusal("failed", e.to_string()))?,
+            None => Vec::new(),
+        };
+        for item in items.into_iter().filter(|i| i.status == Status::Pending) {
+            if let Staged::Branch {
+                repo: r,
+                branch,
+                worktree,
+                base,
+                ..
+            } = &item.staged
+                && branch == wanted
+                && *r == repo.root
+            {
+                return aesthesis::critique(worktree, branch, base, &self.scrubber);
+            }
+        }
+        Err(refusal(
+            "not_found",
+            format!("no staged branch named {wanted:?} (seer what=queue lists them)"),
+        ))
+    }
+
+    fn image(&self, turn: &TurnInfo, params: &Map<String, Value>) -> Result<Value, LocalRefusal> {
+        let dot = required(params, "dot", "")?;
+        let path = image::render(&self.staging(), &turn.turn, dot, str_param(params, "name"))?;
+        let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        let file = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let state = self.turn_state(&turn.turn);
+        let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+        state.images.push((path, dot.to_owned()));
+        Ok(
+            serde_json::json!({"staged": file, "bytes": bytes, "shown": "to the operator in the queue"}),
+        )
+    }
+
+    /// Ends a turn: its branch (if it committed anything) goes through the
+    /// Critic and into the queue as one item; each note and diagram likewise.
+    /// A branch with no commit is removed. Returns the new items.
+    pub fn finish_turn(&self, turn: &TurnInfo) -> Result<Vec<QueueItem>, LocalError> {
+        let state = {
+            let mut turns = self.turns.lock().unwrap_or_else(|p| p.into_inner());
+            turns.remove(&turn.turn)
+        };
+        let Some(state) = state else {
+            return Ok(Vec::new());
+        };
+        let state = std::mem::take(&mut *state.lock().unwrap_or_else(|p| p.into_inner()));
+        let mut queue = ReturnQueue::open(&self.config.seam_home)?;
+        let critic = self.config.critic();
+        let mut items = Vec::new();
+        if let (Some(b), Ok(repo)) = (state.branch, &self.repo) {
+            if b.commits == 0 {
+                builder::discard(repo, &b)?;
+            } else {
+                let report = critic::critique_branch(
+                    &critic,
+                    &self.scrubber,
+                    &b.worktree,
+                    &b.base,
+                    repo.self_source,
+                )?;
+                let _ = critic::record(&self.config.seam_home, &self.scrubber, &b.branch, &report);
+                let summary = format!(
+                    "{}: {} file{} changed ({}) for {}",
+                    b.branch,
+                    report.files.len(),
+                    if report.files.len() == 1 { "" } else { "s" },
+                    first_files(&report.files),
+                    b.target
+                );
+                items.push(queue.push(queue::NewItem {
+                    turn: turn.turn.clone(),
+                    summary,
+                    preview: report.preview.clone(),
+                    verdict: report.verdict,
+                    critic: report.summary(),
+                    staged: Staged::Branch {
+                        repo: repo.root.clone(),
+                        branch: b.branch.clone(),
+                        worktree: b.worktree.clone(),
+                        base: b.base.clone(),
+                        target: b.target.clone(),
+                        commits: b.commits,
+                        files: report.files.clone(),
+                    },
+                })?);
+            }
+        }
+        for (title, text) in state.notes {
+            let report = critic::critique_note(&critic, &self.scrubber, &text);
+            let _ = critic::record(&self.config.seam_home, &self.scrubber, "note", &report);
+            let shown = if title.is_empty() {
+                text.lines().next().unwrap_or("").chars().take(80).collect()
+            } else {
+                title.clone()
+            };
+            items.push(queue.push(queue::NewItem {
+                turn: turn.turn.clone(),
+                summary: format!("note: {}", self.scrubber.scrub(&shown).text),
+                preview: report.preview.clone(),
+                verdict: report.verdict,
+                critic: report.summary(),
+                staged: Staged::Note {
+                    title,
+                    text: report.preview.clone(),
+                },
+            })?);
+        }
+        for (path, dot) in state.images {
+            let dot = self.scrubber.scrub(&dot).text;
+            items.push(queue.push(queue::NewItem {
+                turn: turn.turn.clone(),
+                summary: format!("image: {}", path.display()),
+                preview: critic::cut(&dot, critic::PREVIEW_BYTES),
+                verdict: Verdict::Pass,
+                critic: "pass: rendered by dot with no file access".to_owned(),
+                staged: Staged::Image { path },
+            })?);
+        }
+        Ok(items)
+    }
+}
+
+fn first_files(files: &[String]) -> String {
+    let mut s = files.iter().take(3).cloned().collect::<Vec<_>>().join(", ");
+    if files.len() > 3 {
+        s.push_str(&format!(", +{}", files.len() - 3));
+    }
+    s
+}

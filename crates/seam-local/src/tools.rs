@@ -1,0 +1,233 @@
+//! The four small tools: `scribe` (stages a note), `context` (the turn's
+//! task, steps and attached files), `graph` (read-only queries of the
+//! knowledge graph) and `seer` (the queue and this turn's governed calls).
+
+use std::collections::{HashMap, HashSet, VecDeque};
+use std::io::Read;
+use std::path::Path;
+
+use rusqlite::{Connection, OptionalExtension};
+use serde_json::{Value, json};
+
+use crate::queue::ReturnQueue;
+use crate::{LocalRefusal, TurnInfo};
+
+/// The most of one attached file `context` shows.
+pub const ATTACHED_FILE_BYTES: usize = 16 * 1024;
+/// The most of all attached files `context` shows.
+pub const ATTACHED_TOTAL_BYTES: usize = 64 * 1024;
+/// How many nodes a graph answer lists at most.
+pub const GRAPH_LIMIT: usize = 25;
+/// The longest path `graph path` looks for.
+pub const GRAPH_MAX_DEPTH: usize = 6;
+
+pub(crate) fn context(turn: &TurnInfo, what: Option<&str>) -> Value {
+    let task = || json!(turn.task);
+    let history = || {
+        json!(
+            turn.history
+                .iter()
+                .map(|s| json!({"tool": s.tool, "params": s.params, "outcome": s.outcome}))
+                .collect::<Vec<_>>()
+        )
+    };
+    match what {
+        Some("task") => json!({"task": task()}),
+        Some("history") => json!({"steps": history()}),
+        Some("files") => json!({"files": attached(&turn.attached)}),
+        _ => json!({
+            "task": task(),
+            "steps": history(),
+            "files": turn.attached.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+        }),
+    }
+}
+
+/// The attached files' text: each opened without following a link, read up to
+/// its share of the budget.
+fn attached(files: &[std::path::PathBuf]) -> Vec<Value> {
+    use std::os::unix::fs::OpenOptionsExt;
+    let mut left = ATTACHED_TOTAL_BYTES;
+    files
+        .iter()
+        .map(|p| {
+            let name = p.display().to_string();
+            let file = std::fs::OpenOptions::new()
+                .read(true)
+                .custom_flags(
+                    rustix::fs::OFlags::NOFOLLOW.bits() as i32
+                        | rustix::fs::OFlags::NONBLOCK.bits() as i32,
+                )
+                .open(p);
+            let mut file = match file {
+                Ok(f) if f.metadata().map(|m| m.is_file()).unwrap_or(false) => f,
+                Ok(_) => return json!({"path": name, "error": "not a regular file"}),
+                Err(e) => return json!({"path": name, "error": e.to_string()}),
+            };
+            let size = file.metadata().map(|m| m.len()).unwrap_or(0);
+            let take = ATTACHED_FILE_BYTES.min(left);
+            let mut buf = Vec::new();
+            let _ = (&mut file).take(take as u64).read_to_end(&mut buf);
+            left -= buf.len();
+            let text = String::from_utf8_lossy(&buf).into_owned();
+            json!({"path": name, "bytes": size, "text": text, "cut": (buf.len() as u64) < size})
+        })
+        .collect()
+}
+
+pub(crate) fn seer_queue(seam_home: &Path) -> Result<Value, LocalRefusal> {
+    let queue =
+        ReturnQueue::existing(seam_home).map_err(|e| LocalRefusal::new("failed", e.to_string()))?;
+    let items = match queue {
+        Some(q) => q
+            .list(20)
+            .map_err(|e| LocalRefusal::new("failed", e.to_string()))?,
+        None => Vec::new(),
+    };
+    Ok(json!({"items": items.iter().map(|i| json!({
+        "id": i.id, "kind": i.kind, "status": i.status, "verdict": i.verdict, "summary": i.summary,
+    })).collect::<Vec<_>>()}))
+}
+
+pub(crate) fn seer_ledger(turn: &TurnInfo) -> Value {
+    json!({"calls": turn.gate_calls.iter().rev().take(20).rev().map(|c| json!({
+        "invocation_id": c.invocation_id, "tool": c.tool, "outcome": c.outcome,
+    })).collect::<Vec<_>>()})
+}
+
+fn sql_failed(e: rusqlite::Error) -> LocalRefusal {
+    LocalRefusal::new("failed", format!("the graph: {e}"))
+}
+
+fn node_id(conn: &Connection, name: &str) -> Result<Option<i64>, LocalRefusal> {
+    conn.query_row("SELECT id FROM nodes WHERE name = ?1", [name], |r| r.get(0))
+        .optional()
+        .map_err(sql_failed)
+}
+
+fn no_node(name: &str) -> LocalRefusal {
+    LocalRefusal::new(
+        "not_found",
+        format!("the graph has no node named {name:?} (graph search finds names)"),
+    )
+}
+
+pub(crate) fn graph_neighbors(
+    conn: Option<&Connection>,
+    node: &str,
+) -> Result<Value, LocalRefusal> {
+    let Some(conn) = conn else {
+        return Err(no_node(node));
+    };
+    let id = node_id(conn, node)?.ok_or_else(|| no_node(node))?;
+    let mut st = conn
+        .prepare(
+            "SELECT e.kind, 'out', n.name, n.kind FROM edges e JOIN nodes n ON n.id = e.dst WHERE e.src = ?1
+             UNION ALL
+             SELECT e.kind, 'in', n.name, n.kind FROM edges e JOIN nodes n ON n.id = e.src WHERE e.dst = ?1
+             LIMIT ?2",
+        )
+        .map_err(sql_failed)?;
+    let edges: Vec<Value> = st
+        .query_map(rusqlite::params![id, GRAPH_LIMIT as i64 + 1], |r| {
+            Ok(
+                json!({"edge": r.get::<_, String>(0)?, "direction": r.get::<_, String>(1)?,
+                      "node": r.get::<_, String>(2)?, "kind": r.get::<_, String>(3)?}),
+            )
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(sql_failed)?;
+    let truncated = edges.len() > GRAPH_LIMIT;
+    Ok(
+        json!({"node": node, "edges": edges.into_iter().take(GRAPH_LIMIT).collect::<Vec<_>>(), "truncated": truncated}),
+    )
+}
+
+pub(crate) fn graph_path(
+    conn: Option<&Connection>,
+    from: &str,
+    to: &str,
+) -> Result<Value, LocalRefusal> {
+    let Some(conn) = conn else {
+        return Err(no_node(from));
+    };
+    let a = node_id(conn, from)?.ok_or_else(|| no_node(from))?;
+    let b = node_id(conn, to)?.ok_or_else(|| no_node(to))?;
+    let mut st = conn
+        .prepare("SELECT dst FROM edges WHERE src = ?1 UNION SELECT src FROM edges WHERE dst = ?1")
+        .map_err(sql_failed)?;
+    let mut prev: HashMap<i64, i64> = HashMap::new();
+    let mut seen: HashSet<i64> = HashSet::from([a]);
+    let mut queue = VecDeque::from([(a, 0usize)]);
+    let mut found = a == b;
+    while let Some((n, depth)) = queue.pop_front() {
+        if found || depth >= GRAPH_MAX_DEPTH || seen.len() > 10_000 {
+            break;
+        }
+        let next: Vec<i64> = st
+            .query_map([n], |r| r.get(0))
+            .and_then(|rows| rows.collect())
+            .map_err(sql_failed)?;
+        for m in next {
+            if seen.insert(m) {
+                prev.insert(m, n);
+                if m == b {
+                    found = true;
+                    break;
+                }
+                queue.push_back((m, depth + 1));
+            }
+        }
+    }
+    if !found {
+        return Ok(json!({"found": false, "path": [], "max_depth": GRAPH_MAX_DEPTH}));
+    }
+    let mut ids = vec![b];
+    while let Some(p) = prev.get(ids.last().expect("non-empty")) {
+        ids.push(*p);
+    }
+    ids.reverse();
+    let mut names = Vec::new();
+    for id in ids {
+        let name: String = conn
+            .query_row("SELECT name FROM nodes WHERE id = ?1", [id], |r| r.get(0))
+            .map_err(sql_failed)?;
+        names.push(name);
+    }
+    Ok(json!({"found": true, "path": names}))
+}
+
+pub(crate) fn graph_search(conn: Option<&Connection>, query: &str) -> Result<Value, LocalRefusal> {
+    let words: Vec<String> = query
+        .split_whitespace()
+        .take(8)
+        .map(|w| w.to_lowercase())
+        .collect();
+    if words.is_empty() {
+        return Err(LocalRefusal::new("invalid_params", "query has no words"));
+    }
+    let Some(conn) = conn else {
+        return Ok(json!({"nodes": [], "truncated": false}));
+    };
+    let mut st = conn
+        .prepare("SELECT name, kind, text FROM nodes ORDER BY id")
+        .map_err(sql_failed)?;
+    let mut rows = st.query([]).map_err(sql_failed)?;
+    let mut hits = Vec::new();
+    let mut truncated = false;
+    while let Some(r) = rows.next().map_err(sql_failed)? {
+        let name: String = r.get(0).map_err(sql_failed)?;
+        let kind: String = r.get(1).map_err(sql_failed)?;
+        let text: String = r.get(2).map_err(sql_failed)?;
+        let hay = format!("{name}\n{text}").to_lowercase();
+        if words.iter().all(|w| hay.contains(w.as_str())) {
+            if hits.len() == GRAPH_LIMIT {
+                truncated = true;
+                break;
+            }
+            let snippet: String = text.chars().take(200).collect();
+            hits.push(json!({"name": name, "kind": kind, "text": snippet}));
+        }
+    }
+    Ok(json!({"nodes": hits, "truncated": truncated}))
+}

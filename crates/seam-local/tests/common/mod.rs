@@ -1,0 +1,97 @@
+//! Shared by the integration tests: real git repositories in temp dirs.
+
+#![allow(dead_code)]
+
+use std::path::{Path, PathBuf};
+use std::process::Command;
+
+use seam_local::{LocalConfig, LocalTools, TurnInfo};
+use serde_json::{Map, Value};
+
+pub fn git(dir: &Path, args: &[&str]) -> String {
+    let out = Command::new("git")
+        .arg("-C")
+        .arg(dir)
+        .args([
+            "-c",
+            "user.name=t",
+            "-c",
+            "user.email=t@t",
+            "-c",
+            "commit.gpgsign=false",
+        ])
+        .args(args)
+        .output()
+        .expect("git runs");
+    assert!(
+        out.status.success(),
+        "git {args:?}: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    String::from_utf8_lossy(&out.stdout).trim().to_owned()
+}
+
+/// A temp dir with `repo/` (a git repository on `main` with one commit) and `home/`.
+#[derive(Debug)]
+pub struct Fixture {
+    pub dir: tempfile::TempDir,
+}
+
+impl Fixture {
+    pub fn new() -> Fixture {
+        let dir = tempfile::tempdir().unwrap();
+        let repo = dir.path().join("repo");
+        std::fs::create_dir(&repo).unwrap();
+        git(&repo, &["init", "-q", "-b", "main"]);
+        std::fs::write(repo.join("README.md"), "hello\n").unwrap();
+        std::fs::create_dir(repo.join("src")).unwrap();
+        std::fs::write(repo.join("src/lib.rs"), "pub fn one() -> u32 {\n    1\n}\n").unwrap();
+        git(&repo, &["add", "-A"]);
+        git(&repo, &["commit", "-q", "-m", "first"]);
+        Fixture { dir }
+    }
+
+    pub fn repo(&self) -> PathBuf {
+        self.dir.path().join("repo")
+    }
+
+    pub fn home(&self) -> PathBuf {
+        self.dir.path().join("home")
+    }
+
+    pub fn config(&self) -> LocalConfig {
+        let mut c = LocalConfig::new(self.home());
+        c.repo = Some(self.repo());
+        c
+    }
+
+    pub fn tools(&self) -> LocalTools {
+        LocalTools::open(self.config()).unwrap()
+    }
+
+    pub fn head(&self, rev: &str) -> String {
+        git(&self.repo(), &["rev-parse", rev])
+    }
+
+    pub fn branches(&self) -> Vec<String> {
+        git(&self.repo(), &["branch", "--format=%(refname:short)"])
+            .lines()
+            .map(str::to_owned)
+            .collect()
+    }
+}
+
+pub fn turn(id: &str) -> TurnInfo {
+    TurnInfo {
+        turn: id.to_owned(),
+        task: "make a change".to_owned(),
+        ..TurnInfo::default()
+    }
+}
+
+pub fn params(v: Value) -> Map<String, Value> {
+    match v {
+        Value::Object(m) => m,
+        _ => panic!("params must be an object"),
+    }
+}
