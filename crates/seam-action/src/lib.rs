@@ -1,1 +1,62 @@
 //! Model text to one canonical [`seam_protocol::Action`], with every repair named.
+//!
+//! This crate owns the agent's boundary with the model's words: [`parse`]
+//! turns a raw reply into one of the three actions of DESIGN.md
+//! (`action`, `plan`, `respond`), and [`route`] applies the dispatch
+//! corrections that need no I/O. Both are pure functions of their input and
+//! the [`ToolCatalog`], and every change they make to what the model wrote is
+//! a [`Correction`] with a stable kebab-case id, so a turn's trace can count
+//! them.
+//!
+//! # How parsing works
+//! 1. Guards: more than [`MAX_REPLY_BYTES`] or an empty reply is refused.
+//! 2. Think blocks (`<think>…</think>`, unclosed, or a bare `</think>`) are
+//!    set aside; they are searched only when the rest holds no action.
+//! 3. Text level: Qwen's XML dialect (`<function=…><parameter=…>`), labelled
+//!    calls (`[FUNCTION]`/`[ARGS]`), a reply that is one JSON string, outer
+//!    code fences, then every JSON object in the text (strict `serde_json`
+//!    first, then the tolerant reader of `json.rs`), a `NAME({…})` call, or a
+//!    reply that is only a tool's name.
+//! 4. Shape: each object is read as the seam grammar (`mode`), an
+//!    OpenAI-style call (`name`/`arguments`, `function`, `tool_calls`, …), a
+//!    plan without its mode, or a bare payload (params with no name).
+//!    Several calls become a plan, in order; a call repeated word for word
+//!    counts once.
+//! 5. Names: a written name resolves to a catalog tool through padding,
+//!    case, separators, a namespace prefix or a unique multi-part suffix. A
+//!    name that is no tool (the assistant's own name, an invented one) may be
+//!    resolved by the params: a value or key naming exactly one tool, or
+//!    params that fit exactly one tool's schema (with a catalog of names
+//!    only, every tool "fits", so this only picks a catalog's single tool).
+//!    Otherwise the name is kept as written (empty for a bare payload) and
+//!    the dispatcher refuses it with the list of real names.
+//! 6. Params, when the tool's schema is known: `key?` marks, types, empty
+//!    optionals, a stray key holding an enum value of a missing required
+//!    param, a missing required enum value named by the model's own tool name
+//!    or implied by the schema's conditional requirements, keys the schema
+//!    does not have.
+//!
+//! # Routing
+//! [`route`] turns an [`Action`](seam_protocol::Action) into [`Routed`]:
+//! `Next::Calls` (run in order, each marked `via_plan` or direct, and
+//! `known`) or `Next::Respond`. A one-step plan runs as its action; a plan
+//! step whose actor is not a plan actor (governed tools, the builder) is
+//! dispatched as a direct action; a `tool` key inside params is stripped.
+//!
+//! # What it must never do
+//! Dispatch a tool the reply does not name or imply unambiguously: it never
+//! picks between two candidate tools, never infers from a `mode` that is no
+//! mode, and never replaces a real tool the model named with another.
+//! It never panics (fuzzed), does no I/O, and bounds its work: input size,
+//! nesting depth, and a fuel counter that keeps retries linear in the input.
+
+mod catalog;
+mod correction;
+mod json;
+mod parse;
+mod route;
+
+pub use catalog::{CatalogEntry, ToolCatalog};
+pub use correction::Correction;
+pub use parse::{FailureReason, MAX_REPLY_BYTES, ParseFailure, Parsed, parse};
+pub use route::{Next, Routed, RoutedCall, route};

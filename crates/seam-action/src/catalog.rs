@@ -1,0 +1,658 @@
+//! The tools a model may name, how a name it wrote resolves to one of them,
+//! and the params repairs a tool's schema makes possible.
+
+use seam_protocol::ToolSpec;
+use serde_json::{Map, Value};
+
+use crate::correction::{Correction, Corrections};
+
+/// One tool the model may name.
+#[derive(Debug, Clone, PartialEq, serde::Serialize, serde::Deserialize)]
+pub struct CatalogEntry {
+    /// Name, description and params schema, as the model is shown them. A
+    /// schema that is `null` or has no `properties` means "unknown": any
+    /// params fit it and none of the schema repairs apply.
+    pub spec: ToolSpec,
+    /// May run as a plan step (the local tools except `builder`). The model
+    /// never learns this; [`crate::route`] uses it.
+    #[serde(default)]
+    pub plan_actor: bool,
+}
+
+/// The tools the model may name. Resolution of a written name never guesses
+/// between two tools: a name that could be either resolves to none.
+#[derive(Debug, Clone, Default)]
+pub struct ToolCatalog {
+    entries: Vec<CatalogEntry>,
+    /// Each entry's name, lower case, with `.` for every separator.
+    normalized: Vec<String>,
+}
+
+/// Namespaces models put before a tool's name (`functions.files_read`). A
+/// one-part tool name is only found behind one of these; a name of two parts
+/// or more behind any prefix.
+const KNOWN_NAMESPACES: &[&str] = &[
+    "functions",
+    "function",
+    "tools",
+    "tool",
+    "default.api",
+    "api",
+    "mcp",
+    "plugins",
+    "plugin",
+];
+
+impl ToolCatalog {
+    /// A catalog of these tools (in this order).
+    pub fn new(entries: Vec<CatalogEntry>) -> Self {
+        let normalized = entries.iter().map(|e| normalize(&e.spec.name)).collect();
+        ToolCatalog {
+            entries,
+            normalized,
+        }
+    }
+
+    /// A catalog of names only: no schemas (any params fit), and no tool may
+    /// run as a plan step (each step is dispatched as a direct call).
+    pub fn from_names<I: IntoIterator<Item = S>, S: Into<String>>(names: I) -> Self {
+        let entries = names
+            .into_iter()
+            .map(|n| CatalogEntry {
+                spec: ToolSpec {
+                    name: n.into(),
+                    version: String::new(),
+                    description: String::new(),
+                    input_schema: Value::Null,
+                },
+                plan_actor: false,
+            })
+            .collect();
+        ToolCatalog::new(entries)
+    }
+
+    /// The tools, in catalog order.
+    pub fn entries(&self) -> &[CatalogEntry] {
+        &self.entries
+    }
+
+    /// The tool of exactly this name.
+    pub fn get(&self, name: &str) -> Option<&CatalogEntry> {
+        self.entries.iter().find(|e| e.spec.name == name)
+    }
+
+    /// The tools' names, in catalog order.
+    pub fn names(&self) -> impl Iterator<Item = &str> {
+        self.entries.iter().map(|e| e.spec.name.as_str())
+    }
+
+    /// Which tool a written name stands for, and what had to be repaired to
+    /// see it. `None` when it is none of them, or could be more than one.
+    pub(crate) fn resolve(&self, written: &str) -> Option<(usize, Vec<Correction>)> {
+        if let Some(i) = self.entries.iter().position(|e| e.spec.name == written) {
+            return Some((i, vec![]));
+        }
+        let mut fixes = Vec::new();
+        let trimmed = written.trim_matches(|c: char| {
+            c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '*' | '<' | '>')
+        });
+        let trimmed = trimmed.strip_suffix("()").unwrap_or(trimmed);
+        if trimmed.is_empty() || trimmed.len() > 200 {
+            return None;
+        }
+        if trimmed != written {
+            fixes.push(Correction::ToolNamePadded);
+            if let Some(i) = self.entries.iter().position(|e| e.spec.name == trimmed) {
+                return Some((i, fixes));
+            }
+        }
+        if let Some(i) = unique(
+            self.entries
+                .iter()
+                .map(|e| e.spec.name.eq_ignore_ascii_case(trimmed)),
+        ) {
+            fixes.push(Correction::ToolNameCase);
+            return Some((i, fixes));
+        }
+        let norm = normalize(trimmed);
+        if norm.is_empty() {
+            return None;
+        }
+        if let Some(i) = unique(self.normalized.iter().map(|n| *n == norm)) {
+            fixes.push(Correction::ToolNameSeparators);
+            return Some((i, fixes));
+        }
+        let parts: Vec<&str> = norm.split('.').collect();
+        // A namespace before the name: `functions.bash`, `myserver.files.read`.
+        for k in 1..parts.len() {
+            let prefix = parts[..k].join(".");
+            let tail = parts[k..].join(".");
+            let tail_parts = parts.len() - k;
+            let known = KNOWN_NAMESPACES.contains(&prefix.as_str());
+            if !known && tail_parts < 2 {
+                continue;
+            }
+            if let Some(i) = unique(self.normalized.iter().map(|n| *n == tail)) {
+                fixes.push(Correction::ToolNamePrefix);
+                return Some((i, fixes));
+            }
+        }
+        // The tail of a longer name: `execute_javascript` for `QuickJS_execute_javascript`.
+        if parts.len() >= 2 {
+            let dotted = format!(".{norm}");
+            if let Some(i) = unique(self.normalized.iter().map(|n| n.ends_with(&dotted))) {
+                fixes.push(Correction::ToolNameSuffix);
+                return Some((i, fixes));
+            }
+        }
+        None
+    }
+
+    /// The entries whose schemas the params fit (keys all declared, values of
+    /// the declared types; missing required params allowed).
+    pub(crate) fn fitting(&self, params: &Map<String, Value>) -> Vec<usize> {
+        (0..self.entries.len())
+            .filter(|&i| Schema::of(&self.entries[i]).is_none_or(|s| s.fits_loosely(params)))
+            .collect()
+    }
+}
+
+fn unique(hits: impl Iterator<Item = bool>) -> Option<usize> {
+    let mut found = None;
+    for (i, hit) in hits.enumerate() {
+        if hit {
+            if found.is_some() {
+                return None;
+            }
+            found = Some(i);
+        }
+    }
+    found
+}
+
+/// Lower case, every separator (`_ - / : space` and runs of them) as one `.`.
+pub(crate) fn normalize(name: &str) -> String {
+    let mut out = String::with_capacity(name.len());
+    for c in name.chars() {
+        if c.is_alphanumeric() {
+            out.extend(c.to_lowercase());
+        } else if matches!(c, '.' | '_' | '-' | '/' | ':' | ' ')
+            && !out.is_empty()
+            && !out.ends_with('.')
+        {
+            out.push('.');
+        }
+    }
+    while out.ends_with('.') {
+        out.pop();
+    }
+    out
+}
+
+/// A tool's params schema, as far as the repairs read it.
+pub(crate) struct Schema<'a> {
+    properties: &'a Map<String, Value>,
+    required: Vec<&'a str>,
+    root: &'a Map<String, Value>,
+}
+
+impl<'a> Schema<'a> {
+    pub(crate) fn of(entry: &'a CatalogEntry) -> Option<Schema<'a>> {
+        let root = entry.spec.input_schema.as_object()?;
+        let properties = root.get("properties")?.as_object()?;
+        let required = root
+            .get("required")
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default();
+        Some(Schema {
+            properties,
+            required,
+            root,
+        })
+    }
+
+    pub(crate) fn has(&self, key: &str) -> bool {
+        self.properties.contains_key(key)
+    }
+
+    /// A word of `written` (a name the model used) is one of this tool's enum
+    /// values or one of the parts of its name (`tool_name`).
+    pub(crate) fn corroborated_by(&self, written: &str, tool_name: &str) -> bool {
+        let words: Vec<String> = normalize(written)
+            .split('.')
+            .filter(|w| w.len() >= 3)
+            .map(str::to_owned)
+            .collect();
+        if words.is_empty() {
+            return false;
+        }
+        let own = normalize(tool_name);
+        if own.split('.').any(|p| words.iter().any(|w| w == p)) {
+            return true;
+        }
+        self.properties.keys().any(|k| {
+            self.enum_values(k)
+                .iter()
+                .any(|v| words.iter().any(|w| w == v))
+        })
+    }
+
+    fn enum_values(&self, key: &str) -> Vec<&'a str> {
+        self.properties
+            .get(key)
+            .and_then(|p| p.get("enum"))
+            .and_then(Value::as_array)
+            .map(|a| a.iter().filter_map(Value::as_str).collect())
+            .unwrap_or_default()
+    }
+
+    fn types(&self, key: &str) -> Vec<&'a str> {
+        match self.properties.get(key).and_then(|p| p.get("type")) {
+            Some(Value::String(t)) => vec![t.as_str()],
+            Some(Value::Array(a)) => a.iter().filter_map(Value::as_str).collect(),
+            _ => vec![],
+        }
+    }
+
+    /// True when the declared property `key` would accept `v` (type, enum, const).
+    pub(crate) fn accepts(&self, key: &str, v: &Value) -> bool {
+        let Some(p) = self.properties.get(key) else {
+            return false;
+        };
+        let types = self.types(key);
+        if !types.is_empty() && !types.iter().any(|t| type_matches(t, v)) {
+            return false;
+        }
+        if let Some(Value::Array(e)) = p.get("enum")
+            && !e.contains(v)
+        {
+            return false;
+        }
+        if let Some(c) = p.get("const")
+            && c != v
+        {
+            return false;
+        }
+        true
+    }
+
+    fn fits_loosely(&self, params: &Map<String, Value>) -> bool {
+        params.iter().all(|(k, v)| self.accepts(k, v))
+    }
+
+    /// For an enum property `key` and each of its values, the params that
+    /// `allOf: [{if: {properties: {key: {const: v}}}, then: {required: […]}}]` adds.
+    fn conditional_requirements(&self, key: &str) -> Vec<(&'a str, Vec<&'a str>)> {
+        let mut out = Vec::new();
+        let Some(Value::Array(all)) = self.root.get("allOf") else {
+            return out;
+        };
+        for clause in all {
+            let Some(v) = clause
+                .pointer(&format!("/if/properties/{}/const", escape_pointer(key)))
+                .and_then(Value::as_str)
+            else {
+                continue;
+            };
+            let req: Vec<&str> = clause
+                .pointer("/then/required")
+                .and_then(Value::as_array)
+                .map(|a| a.iter().filter_map(Value::as_str).collect())
+                .unwrap_or_default();
+            out.push((v, req));
+        }
+        out
+    }
+
+    /// The schema repairs, in order: types, empty optionals, keys renamed by
+    /// an enum value, missing required enum values inferred, keys the schema
+    /// does not have dropped. `hint` is a name the model used for the tool
+    /// that was not the tool's (its words may say which `op`).
+    pub(crate) fn repair(
+        &self,
+        params: &mut Map<String, Value>,
+        hint: &str,
+        fixes: &mut Corrections,
+    ) {
+        // Types: "20" for an integer, 3 for a string.
+        let keys: Vec<String> = params.keys().cloned().collect();
+        for k in &keys {
+            if !self.has(k) {
+                continue;
+            }
+            let v = &params[k];
+            if self.accepts(k, v) {
+                continue;
+            }
+            if let Some(c) = self.types(k).iter().find_map(|t| coerce(t, v))
+                && self.accepts(k, &c)
+            {
+                params.insert(k.clone(), c);
+                fixes.add(Correction::ParamTypeCoerced);
+            }
+        }
+        // Optional params given as "" or null.
+        for k in &keys {
+            let empty = matches!(params.get(k), Some(Value::Null))
+                || matches!(params.get(k), Some(Value::String(s)) if s.trim().is_empty());
+            if empty && self.has(k) && !self.required.contains(&k.as_str()) {
+                params.remove(k);
+                fixes.add(Correction::EmptyOptionalDropped);
+            }
+        }
+        // Missing required enum params: a stray key holding one of their values.
+        for req in self.required.clone() {
+            if params.contains_key(req) {
+                continue;
+            }
+            let values = self.enum_values(req);
+            if values.is_empty() {
+                continue;
+            }
+            let strays: Vec<String> = params
+                .iter()
+                .filter(|(k, v)| {
+                    !self.has(k) && *k != "tool" && v.as_str().is_some_and(|s| values.contains(&s))
+                })
+                .map(|(k, _)| k.clone())
+                .collect();
+            if let [only] = strays.as_slice()
+                && let Some(v) = params.remove(only)
+            {
+                params.insert(req.to_owned(), v);
+                fixes.add(Correction::ParamRenamedByEnum);
+            }
+        }
+        // Still missing: a word of the name the model used, or the one value
+        // whose conditional requirements the params meet best.
+        for req in self.required.clone() {
+            if params.contains_key(req) {
+                continue;
+            }
+            let values = self.enum_values(req);
+            if values.is_empty() {
+                continue;
+            }
+            let words: Vec<String> = normalize(hint).split('.').map(str::to_owned).collect();
+            let named: Vec<&str> = values
+                .iter()
+                .copied()
+                .filter(|v| words.iter().any(|w| w == v))
+                .collect();
+            let chosen = if let [only] = named.as_slice() {
+                Some(*only)
+            } else {
+                let met: Vec<(&str, usize)> = self
+                    .conditional_requirements(req)
+                    .into_iter()
+                    .filter(|(v, r)| {
+                        values.contains(v)
+                            && !r.is_empty()
+                            && r.iter().all(|k| params.contains_key(*k))
+                    })
+                    .map(|(v, r)| (v, r.len()))
+                    .collect();
+                let best = met.iter().map(|(_, n)| *n).max().unwrap_or(0);
+                let top: Vec<&str> = met
+                    .iter()
+                    .filter(|(_, n)| *n == best)
+                    .map(|(v, _)| *v)
+                    .collect();
+                match top.as_slice() {
+                    [only] => Some(*only),
+                    _ => None,
+                }
+            };
+            if let Some(v) = chosen {
+                params.insert(req.to_owned(), Value::String(v.to_owned()));
+                fixes.add(Correction::ParamInferred);
+            }
+        }
+        // Keys the schema does not have (a `tool` key is the router's to strip).
+        let extra: Vec<String> = params
+            .keys()
+            .filter(|k| !self.has(k) && *k != "tool")
+            .cloned()
+            .collect();
+        for k in extra {
+            params.remove(&k);
+            fixes.add(Correction::ExtraParamDropped);
+        }
+    }
+
+    /// The one property of a schema that has exactly one (for `params: "x"`).
+    pub(crate) fn single_property(&self) -> Option<&'a str> {
+        if self.properties.len() == 1 {
+            self.properties.keys().next().map(String::as_str)
+        } else if let [only] = self.required.as_slice() {
+            Some(only)
+        } else {
+            None
+        }
+    }
+
+    /// Whether a string value suits the property (its type allows strings, or says nothing).
+    pub(crate) fn takes_string(&self, key: &str) -> bool {
+        let t = self.types(key);
+        t.is_empty() || t.contains(&"string")
+    }
+}
+
+fn escape_pointer(key: &str) -> String {
+    key.replace('~', "~0").replace('/', "~1")
+}
+
+fn type_matches(t: &str, v: &Value) -> bool {
+    match t {
+        "string" => v.is_string(),
+        "integer" => v.is_i64() || v.is_u64() || v.as_f64().is_some_and(|f| f.fract() == 0.0),
+        "number" => v.is_number(),
+        "boolean" => v.is_boolean(),
+        "object" => v.is_object(),
+        "array" => v.is_array(),
+        "null" => v.is_null(),
+        _ => true,
+    }
+}
+
+fn coerce(t: &str, v: &Value) -> Option<Value> {
+    match (t, v) {
+        ("integer", Value::String(s)) => s.trim().parse::<i64>().ok().map(Value::from),
+        ("number", Value::String(s)) => s
+            .trim()
+            .parse::<f64>()
+            .ok()
+            .and_then(serde_json::Number::from_f64)
+            .map(Value::Number),
+        ("boolean", Value::String(s)) => match s.trim() {
+            "true" | "True" => Some(Value::Bool(true)),
+            "false" | "False" => Some(Value::Bool(false)),
+            _ => None,
+        },
+        ("string", Value::Number(n)) => Some(Value::String(n.to_string())),
+        ("string", Value::Bool(b)) => Some(Value::String(b.to_string())),
+        _ => None,
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn cat() -> ToolCatalog {
+        ToolCatalog::from_names([
+            "files.read",
+            "web.search",
+            "QuickJS_execute_javascript",
+            "Bash",
+            "llm_time",
+        ])
+    }
+
+    fn resolved(c: &ToolCatalog, name: &str) -> Option<(String, Vec<Correction>)> {
+        c.resolve(name)
+            .map(|(i, f)| (c.entries()[i].spec.name.clone(), f))
+    }
+
+    #[test]
+    fn names_resolve_with_the_repair_named() {
+        let c = cat();
+        let cases = [
+            ("files.read", "files.read", vec![]),
+            (
+                " files.read ",
+                "files.read",
+                vec![Correction::ToolNamePadded],
+            ),
+            ("Files.Read", "files.read", vec![Correction::ToolNameCase]),
+            (
+                " Files.Read ",
+                "files.read",
+                vec![Correction::ToolNamePadded, Correction::ToolNameCase],
+            ),
+            (
+                "files_read",
+                "files.read",
+                vec![Correction::ToolNameSeparators],
+            ),
+            (
+                "functions.files_read",
+                "files.read",
+                vec![Correction::ToolNamePrefix],
+            ),
+            ("functions.bash", "Bash", vec![Correction::ToolNamePrefix]),
+            (
+                "functions.llm_time",
+                "llm_time",
+                vec![Correction::ToolNamePrefix],
+            ),
+            (
+                "myserver.web_search",
+                "web.search",
+                vec![Correction::ToolNamePrefix],
+            ),
+            (
+                "execute_javascript",
+                "QuickJS_execute_javascript",
+                vec![Correction::ToolNameSuffix],
+            ),
+            ("bash", "Bash", vec![Correction::ToolNameCase]),
+        ];
+        for (w, want, fixes) in cases {
+            assert_eq!(resolved(&c, w), Some((want.to_owned(), fixes)), "{w}");
+        }
+    }
+
+    #[test]
+    fn names_that_could_be_anything_resolve_to_nothing() {
+        let c = cat();
+        for w in [
+            "seam",
+            "search",
+            "read",
+            "files.write",
+            "memory.web",
+            "",
+            "  ",
+            "javascript",
+        ] {
+            assert_eq!(resolved(&c, w), None, "{w}");
+        }
+        // two tools ending the same way: no guess
+        let two = ToolCatalog::from_names(["a.run_code", "b.run_code"]);
+        assert!(two.resolve("run_code").is_none());
+    }
+
+    fn seer() -> CatalogEntry {
+        CatalogEntry {
+            spec: ToolSpec {
+                name: "memory.operator".into(),
+                version: "1".into(),
+                description: String::new(),
+                input_schema: json!({
+                    "type": "object", "additionalProperties": false, "required": ["op"],
+                    "properties": {"op": {"type": "string", "enum": ["search", "get", "list"]},
+                                   "query": {"type": "string"}, "id": {"type": "integer"}, "limit": {"type": "integer"}},
+                    "allOf": [{"if": {"properties": {"op": {"const": "search"}}}, "then": {"required": ["query"]}},
+                              {"if": {"properties": {"op": {"const": "get"}}}, "then": {"required": ["id"]}}]
+                }),
+            },
+            plan_actor: false,
+        }
+    }
+
+    fn repaired(params: Value, hint: &str) -> (Value, Vec<Correction>) {
+        let e = seer();
+        let s = Schema::of(&e).unwrap();
+        let mut p = params.as_object().unwrap().clone();
+        let mut f = Corrections::default();
+        s.repair(&mut p, hint, &mut f);
+        (Value::Object(p), f.into_vec())
+    }
+
+    #[test]
+    fn schema_repairs_are_named() {
+        assert_eq!(
+            repaired(json!({"op": "get", "id": "7"}), ""),
+            (
+                json!({"op": "get", "id": 7}),
+                vec![Correction::ParamTypeCoerced]
+            )
+        );
+        assert_eq!(
+            repaired(json!({"op": "list", "query": "", "limit": null}), ""),
+            (
+                json!({"op": "list"}),
+                vec![Correction::EmptyOptionalDropped]
+            )
+        );
+        assert_eq!(
+            repaired(json!({"what": "search", "query": "x"}), ""),
+            (
+                json!({"op": "search", "query": "x"}),
+                vec![Correction::ParamRenamedByEnum]
+            )
+        );
+        assert_eq!(
+            repaired(json!({"query": "x"}), ""),
+            (
+                json!({"op": "search", "query": "x"}),
+                vec![Correction::ParamInferred]
+            )
+        );
+        assert_eq!(
+            repaired(json!({"id": 3}), "notes.get"),
+            (
+                json!({"op": "get", "id": 3}),
+                vec![Correction::ParamInferred]
+            )
+        );
+        assert_eq!(
+            repaired(
+                json!({"op": "search", "query": "x", "value": 1, "tool": "t"}),
+                ""
+            ),
+            (
+                json!({"op": "search", "query": "x", "tool": "t"}),
+                vec![Correction::ExtraParamDropped]
+            )
+        );
+        // nothing says which op: left for the gate to refuse
+        assert_eq!(
+            repaired(json!({"limit": 3}), ""),
+            (json!({"limit": 3}), vec![])
+        );
+    }
+
+    #[test]
+    fn fitting_needs_every_key_declared_and_typed() {
+        let c = ToolCatalog::new(vec![seer()]);
+        let p = |v: Value| v.as_object().unwrap().clone();
+        assert_eq!(c.fitting(&p(json!({"query": "x"}))), vec![0]);
+        assert!(c.fitting(&p(json!({"query": 3}))).is_empty());
+        assert!(c.fitting(&p(json!({"note": "x"}))).is_empty());
+        assert!(c.fitting(&p(json!({"op": "delete"}))).is_empty());
+    }
+}

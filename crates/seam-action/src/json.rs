@@ -1,0 +1,763 @@
+//! A tolerant JSON reader, written by hand.
+//!
+//! Why not a crate: `serde_json` is strict by design; `json5` reads single
+//! quotes, comments and trailing commas but not Python literals, missing
+//! commas, unescaped inner quotes, full-width punctuation or a reply cut off
+//! mid-string; the LLM-repair crates re-emit text without saying which repairs
+//! they made. Every repair here is reported as a [`Correction`], and the
+//! reader is bounded: nesting depth ([`MAX_DEPTH`]) and total work (a fuel
+//! counter shared by every attempt on one reply, so retrying from each `{` of
+//! a hostile reply stays linear).
+//!
+//! The reader is only used after a strict `serde_json` parse of the same span
+//! has failed, so it never changes the meaning of valid JSON.
+
+use serde_json::{Map, Number, Value};
+
+use crate::correction::{Correction, Corrections};
+
+/// Deepest nesting of arrays and objects accepted.
+pub(crate) const MAX_DEPTH: usize = 64;
+
+/// Why a span could not be read as JSON.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) enum JsonError {
+    /// The text is not JSON here, even loosely.
+    Invalid,
+    /// Nesting beyond [`MAX_DEPTH`].
+    TooDeep,
+    /// The work budget for this reply is spent.
+    OutOfFuel,
+}
+
+/// Work budget shared by all reads of one reply (one unit a byte looked at).
+#[derive(Debug)]
+pub(crate) struct Fuel(pub(crate) u64);
+
+impl Fuel {
+    /// Budget for a reply of `len` bytes: a few passes over it.
+    pub(crate) fn for_len(len: usize) -> Fuel {
+        Fuel(64 * 1024 + 16 * len as u64)
+    }
+}
+
+/// A value read loosely, where it ended, and what had to be repaired.
+#[derive(Debug)]
+pub(crate) struct Read {
+    pub(crate) value: Value,
+    pub(crate) end: usize,
+    pub(crate) repairs: Corrections,
+}
+
+/// Reads one JSON value starting at byte `start` of `src` (which must be at a
+/// value's first byte). Text after the value is not looked at.
+pub(crate) fn read_value(src: &str, start: usize, fuel: &mut Fuel) -> Result<Read, JsonError> {
+    let mut r = Reader {
+        s: src.as_bytes(),
+        pos: start,
+        depth: 0,
+        fuel,
+        repairs: Corrections::default(),
+    };
+    let value = r.value()?;
+    Ok(Read {
+        value,
+        end: r.pos,
+        repairs: r.repairs,
+    })
+}
+
+struct Reader<'a, 'f> {
+    s: &'a [u8],
+    pos: usize,
+    depth: usize,
+    fuel: &'f mut Fuel,
+    repairs: Corrections,
+}
+
+// Multi-byte punctuation the reader accepts (UTF-8).
+const LEFT_DQ: &[u8] = "\u{201c}".as_bytes(); // “
+const RIGHT_DQ: &[u8] = "\u{201d}".as_bytes(); // ”
+const FW_DQ: &[u8] = "\u{ff02}".as_bytes(); // ＂
+const LEFT_SQ: &[u8] = "\u{2018}".as_bytes(); // ‘
+const RIGHT_SQ: &[u8] = "\u{2019}".as_bytes(); // ’
+const FW_COLON: &[u8] = "\u{ff1a}".as_bytes(); // ：
+const FW_COMMA: &[u8] = "\u{ff0c}".as_bytes(); // ，
+
+/// How a string was opened, hence how it may close.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Quote {
+    Double,
+    Single,
+    /// “…” or ＂…＂ (closes at ”, “ or ＂).
+    FullWidth,
+}
+
+impl<'a> Reader<'a, '_> {
+    fn burn(&mut self, n: u64) -> Result<(), JsonError> {
+        if self.fuel.0 < n {
+            return Err(JsonError::OutOfFuel);
+        }
+        self.fuel.0 -= n;
+        Ok(())
+    }
+
+    fn peek(&self) -> Option<u8> {
+        self.s.get(self.pos).copied()
+    }
+
+    fn at(&self, pat: &[u8]) -> bool {
+        self.s[self.pos.min(self.s.len())..].starts_with(pat)
+    }
+
+    fn at_pos(&self, pos: usize, pat: &[u8]) -> bool {
+        pos <= self.s.len() && self.s[pos..].starts_with(pat)
+    }
+
+    /// Skips whitespace and comments.
+    fn ws(&mut self) -> Result<(), JsonError> {
+        loop {
+            self.burn(1)?;
+            match self.peek() {
+                Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos += 1,
+                Some(b'/') if self.s.get(self.pos + 1) == Some(&b'/') => {
+                    self.repairs.add(Correction::JsonComments);
+                    while let Some(b) = self.peek() {
+                        self.burn(1)?;
+                        if b == b'\n' {
+                            break;
+                        }
+                        self.pos += 1;
+                    }
+                }
+                Some(b'/') if self.s.get(self.pos + 1) == Some(&b'*') => {
+                    self.repairs.add(Correction::JsonComments);
+                    self.pos += 2;
+                    loop {
+                        self.burn(1)?;
+                        match self.peek() {
+                            None => break,
+                            Some(b'*') if self.s.get(self.pos + 1) == Some(&b'/') => {
+                                self.pos += 2;
+                                break;
+                            }
+                            Some(_) => self.pos += 1,
+                        }
+                    }
+                }
+                _ => return Ok(()),
+            }
+        }
+    }
+
+    fn value(&mut self) -> Result<Value, JsonError> {
+        self.ws()?;
+        let Some(b) = self.peek() else {
+            return Err(JsonError::Invalid);
+        };
+        match b {
+            b'{' => self.object(),
+            b'[' => self.array(),
+            b'"' => {
+                self.pos += 1;
+                self.string(Quote::Double, false).map(Value::String)
+            }
+            b'\'' => {
+                self.repairs.add(Correction::SingleQuotes);
+                self.pos += 1;
+                self.string(Quote::Single, false).map(Value::String)
+            }
+            b'-' | b'+' | b'0'..=b'9' | b'.' => self.number(),
+            _ if self.at(LEFT_DQ) || self.at(FW_DQ) => {
+                self.repairs.add(Correction::FullWidthPunctuation);
+                self.pos += 3;
+                self.string(Quote::FullWidth, false).map(Value::String)
+            }
+            _ if self.at(LEFT_SQ) => {
+                self.repairs.add(Correction::FullWidthPunctuation);
+                self.pos += 3;
+                self.string(Quote::Single, false).map(Value::String)
+            }
+            _ => {
+                let word = self.word();
+                let v = match word {
+                    "true" => Value::Bool(true),
+                    "false" => Value::Bool(false),
+                    "null" => Value::Null,
+                    "True" | "False" | "None" => {
+                        self.repairs.add(Correction::PythonLiterals);
+                        match word {
+                            "True" => Value::Bool(true),
+                            "False" => Value::Bool(false),
+                            _ => Value::Null,
+                        }
+                    }
+                    _ => return Err(JsonError::Invalid),
+                };
+                self.pos += word.len();
+                Ok(v)
+            }
+        }
+    }
+
+    /// The identifier-like word at the cursor (ASCII letters, digits, `_`, `$`, `-`, `.`), not consumed.
+    fn word(&self) -> &'a str {
+        let start = self.pos;
+        let mut end = start;
+        while end < self.s.len()
+            && (self.s[end].is_ascii_alphanumeric()
+                || matches!(self.s[end], b'_' | b'$' | b'-' | b'.'))
+        {
+            end += 1;
+        }
+        // The slice is ASCII, so this never fails.
+        std::str::from_utf8(&self.s[start..end]).unwrap_or("")
+    }
+
+    fn enter(&mut self) -> Result<(), JsonError> {
+        self.depth += 1;
+        if self.depth > MAX_DEPTH {
+            return Err(JsonError::TooDeep);
+        }
+        Ok(())
+    }
+
+    fn separator(&mut self) -> bool {
+        if self.peek() == Some(b',') {
+            self.pos += 1;
+            true
+        } else if self.at(FW_COMMA) {
+            self.repairs.add(Correction::FullWidthPunctuation);
+            self.pos += 3;
+            true
+        } else {
+            false
+        }
+    }
+
+    fn object(&mut self) -> Result<Value, JsonError> {
+        self.enter()?;
+        self.pos += 1; // '{'
+        let mut map = Map::new();
+        let mut expect_member = true; // after '{' or ','
+        loop {
+            self.ws()?;
+            let Some(b) = self.peek() else {
+                self.repairs.add(Correction::TruncatedJson);
+                break;
+            };
+            if b == b'}' {
+                if !expect_member || map.is_empty() {
+                    // fine: `{}` or after a member
+                } else {
+                    self.repairs.add(Correction::TrailingComma);
+                }
+                self.pos += 1;
+                break;
+            }
+            if b == b']' {
+                // `{"a":1]`: close here, leave the `]` to whoever opened one.
+                self.repairs.add(Correction::MismatchedBrackets);
+                break;
+            }
+            if self.separator() {
+                self.repairs.add(Correction::TrailingComma);
+                continue;
+            }
+            if !expect_member {
+                // a key where a comma belonged
+                self.repairs.add(Correction::MissingComma);
+            }
+            let key = self.key()?;
+            self.ws()?;
+            if self.peek().is_none() {
+                self.repairs.add(Correction::TruncatedJson);
+                break;
+            }
+            if self.peek() == Some(b':') {
+                self.pos += 1;
+            } else if self.at(FW_COLON) {
+                self.repairs.add(Correction::FullWidthPunctuation);
+                self.pos += 3;
+            } else {
+                return Err(JsonError::Invalid);
+            }
+            self.ws()?;
+            if self.peek().is_none() {
+                self.repairs.add(Correction::TruncatedJson);
+                break;
+            }
+            let v = self.value()?;
+            map.insert(key, v);
+            self.ws()?;
+            expect_member = self.separator();
+            if expect_member {
+                continue;
+            }
+            match self.peek() {
+                None | Some(b'}' | b']') => {}
+                Some(b'"' | b'\'') => {}
+                _ if self.at(LEFT_DQ) || self.at(FW_DQ) => {}
+                Some(c) if c.is_ascii_alphabetic() || c == b'_' => {}
+                // Text that cannot continue the object (`</tool_call>`, prose):
+                // the object ends here, unclosed.
+                _ => {
+                    self.repairs.add(Correction::TruncatedJson);
+                    break;
+                }
+            }
+        }
+        self.depth -= 1;
+        Ok(Value::Object(map))
+    }
+
+    fn key(&mut self) -> Result<String, JsonError> {
+        match self.peek() {
+            Some(b'"') => {
+                self.pos += 1;
+                self.string(Quote::Double, true)
+            }
+            Some(b'\'') => {
+                self.repairs.add(Correction::SingleQuotes);
+                self.pos += 1;
+                self.string(Quote::Single, true)
+            }
+            _ if self.at(LEFT_DQ) || self.at(FW_DQ) => {
+                self.repairs.add(Correction::FullWidthPunctuation);
+                self.pos += 3;
+                self.string(Quote::FullWidth, true)
+            }
+            _ if self.at(LEFT_SQ) => {
+                self.repairs.add(Correction::FullWidthPunctuation);
+                self.pos += 3;
+                self.string(Quote::Single, true)
+            }
+            Some(c) if c.is_ascii_alphabetic() || c == b'_' || c == b'$' => {
+                let w = self.word();
+                self.pos += w.len();
+                // `key?`: the prompt's optional mark, kept for the params repair to see.
+                let mut k = w.to_owned();
+                if self.peek() == Some(b'?') {
+                    self.pos += 1;
+                    k.push('?');
+                }
+                self.repairs.add(Correction::UnquotedKeys);
+                Ok(k)
+            }
+            _ => Err(JsonError::Invalid),
+        }
+    }
+
+    fn array(&mut self) -> Result<Value, JsonError> {
+        self.enter()?;
+        self.pos += 1; // '['
+        let mut items = Vec::new();
+        let mut expect_item = true;
+        loop {
+            self.ws()?;
+            let Some(b) = self.peek() else {
+                self.repairs.add(Correction::TruncatedJson);
+                break;
+            };
+            if b == b']' {
+                if expect_item && !items.is_empty() {
+                    self.repairs.add(Correction::TrailingComma);
+                }
+                self.pos += 1;
+                break;
+            }
+            if b == b'}' {
+                self.repairs.add(Correction::MismatchedBrackets);
+                break;
+            }
+            if self.separator() {
+                self.repairs.add(Correction::TrailingComma);
+                continue;
+            }
+            if !expect_item {
+                self.repairs.add(Correction::MissingComma);
+            }
+            let v = self.value()?;
+            items.push(v);
+            self.ws()?;
+            expect_item = self.separator();
+        }
+        self.depth -= 1;
+        Ok(Value::Array(items))
+    }
+
+    fn number(&mut self) -> Result<Value, JsonError> {
+        let start = self.pos;
+        let mut end = start;
+        while end < self.s.len()
+            && matches!(self.s[end], b'0'..=b'9' | b'-' | b'+' | b'.' | b'e' | b'E')
+        {
+            end += 1;
+        }
+        self.burn((end - start) as u64)?;
+        let text = std::str::from_utf8(&self.s[start..end]).map_err(|_| JsonError::Invalid)?;
+        let text = text.strip_prefix('+').unwrap_or(text);
+        let v = if let Ok(v) = serde_json::from_str::<Number>(text) {
+            Value::Number(v)
+        } else if let Ok(i) = text.parse::<i64>() {
+            Value::Number(i.into())
+        } else if let Some(n) = text.parse::<f64>().ok().and_then(Number::from_f64) {
+            Value::Number(n)
+        } else {
+            return Err(JsonError::Invalid);
+        };
+        self.pos = end;
+        Ok(v)
+    }
+
+    /// True when the closing-quote candidate at `q` (a quote of `len` bytes)
+    /// really ends the string: what follows it is what may follow a string.
+    fn closes(&self, q: usize, len: usize, is_key: bool) -> bool {
+        let mut p = q + len;
+        while p < self.s.len() && matches!(self.s[p], b' ' | b'\t' | b'\r' | b'\n') {
+            p += 1;
+        }
+        let Some(&c) = self.s.get(p) else {
+            return true;
+        };
+        match c {
+            b'}' | b']' => true,
+            b':' => is_key,
+            b',' => !is_key && self.plausible_after_comma(p + 1),
+            b'"' | b'\'' => !is_key && self.key_like(p),
+            _ if self.at_pos(p, FW_COLON) => is_key,
+            _ if self.at_pos(p, FW_COMMA) => !is_key && self.plausible_after_comma(p + 3),
+            _ => false,
+        }
+    }
+
+    /// After a comma: does the next thing look like JSON's next member or element?
+    fn plausible_after_comma(&self, mut p: usize) -> bool {
+        while p < self.s.len() && matches!(self.s[p], b' ' | b'\t' | b'\r' | b'\n') {
+            p += 1;
+        }
+        let Some(&c) = self.s.get(p) else {
+            return true;
+        };
+        match c {
+            b'"' | b'\'' | b'{' | b'[' | b'}' | b']' | b'0'..=b'9' | b'-' | b'/' => true,
+            _ if self.at_pos(p, LEFT_DQ) || self.at_pos(p, FW_DQ) => true,
+            c if c.is_ascii_alphabetic() || c == b'_' => {
+                // a literal, or an unquoted key followed by ':'
+                let mut e = p;
+                while e < self.s.len() && (self.s[e].is_ascii_alphanumeric() || self.s[e] == b'_') {
+                    e += 1;
+                }
+                let w = &self.s[p..e];
+                if matches!(
+                    w,
+                    b"true" | b"false" | b"null" | b"True" | b"False" | b"None"
+                ) {
+                    return true;
+                }
+                while e < self.s.len() && matches!(self.s[e], b' ' | b'\t' | b'?') {
+                    e += 1;
+                }
+                self.s.get(e) == Some(&b':')
+            }
+            _ => false,
+        }
+    }
+
+    /// Is there a quoted key (`"word":`) at `p`?
+    fn key_like(&self, p: usize) -> bool {
+        let q = self.s[p];
+        let mut e = p + 1;
+        let limit = (p + 200).min(self.s.len());
+        while e < limit && self.s[e] != q && self.s[e] != b'\n' {
+            e += 1;
+        }
+        if e >= limit || self.s[e] != q {
+            return false;
+        }
+        e += 1;
+        while e < self.s.len() && matches!(self.s[e], b' ' | b'\t') {
+            e += 1;
+        }
+        self.s.get(e) == Some(&b':') || self.at_pos(e, FW_COLON)
+    }
+
+    /// Reads a string whose opening quote is consumed.
+    fn string(&mut self, quote: Quote, is_key: bool) -> Result<String, JsonError> {
+        let mut out: Vec<u8> = Vec::new();
+        // Where each quote kept as a literal was, to close there if the text runs out.
+        let mut last_literal: Option<(usize, usize)> = None; // (pos of quote, out len before it)
+        loop {
+            self.burn(1)?;
+            let Some(b) = self.peek() else {
+                // The reply stops inside this string.
+                if let Some((q, cut)) = last_literal {
+                    // A quote we kept as text was the end after all (`"v"```).
+                    out.truncate(cut);
+                    self.pos = q + 1;
+                } else {
+                    trim_trailing_fence(&mut out);
+                }
+                self.repairs.add(Correction::TruncatedJson);
+                return Ok(bytes_to_string(out));
+            };
+            match b {
+                b'\\' => {
+                    self.pos += 1;
+                    let Some(e) = self.peek() else {
+                        continue;
+                    };
+                    self.pos += 1;
+                    match e {
+                        b'"' => out.push(b'"'),
+                        b'\\' => out.push(b'\\'),
+                        b'/' => out.push(b'/'),
+                        b'b' => out.push(0x08),
+                        b'f' => out.push(0x0c),
+                        b'n' => out.push(b'\n'),
+                        b'r' => out.push(b'\r'),
+                        b't' => out.push(b'\t'),
+                        b'\'' => out.push(b'\''),
+                        b'u' => {
+                            let c = self.unicode_escape();
+                            let mut buf = [0u8; 4];
+                            out.extend_from_slice(c.encode_utf8(&mut buf).as_bytes());
+                        }
+                        other => {
+                            self.repairs.add(Correction::InvalidEscape);
+                            out.push(b'\\');
+                            self.pos -= 1;
+                            if other.is_ascii() {
+                                out.push(other);
+                                self.pos += 1;
+                            }
+                        }
+                    }
+                }
+                b'"' if quote == Quote::Double => {
+                    // A key never holds a quote: its first one closes it.
+                    if is_key || self.closes(self.pos, 1, false) {
+                        self.pos += 1;
+                        return Ok(bytes_to_string(out));
+                    }
+                    self.repairs.add(Correction::UnescapedQuotes);
+                    last_literal = Some((self.pos, out.len()));
+                    out.push(b'"');
+                    self.pos += 1;
+                }
+                b'\'' if quote == Quote::Single => {
+                    if is_key || self.closes(self.pos, 1, false) {
+                        self.pos += 1;
+                        return Ok(bytes_to_string(out));
+                    }
+                    last_literal = Some((self.pos, out.len()));
+                    out.push(b'\'');
+                    self.pos += 1;
+                }
+                _ if quote == Quote::Single
+                    && self.at(RIGHT_SQ)
+                    && self.closes(self.pos, 3, is_key) =>
+                {
+                    self.pos += 3;
+                    return Ok(bytes_to_string(out));
+                }
+                _ if quote == Quote::FullWidth
+                    && (self.at(RIGHT_DQ) || self.at(FW_DQ) || self.at(LEFT_DQ))
+                    && self.closes(self.pos, 3, is_key) =>
+                {
+                    self.pos += 3;
+                    return Ok(bytes_to_string(out));
+                }
+                c if c < 0x20 => {
+                    self.repairs.add(Correction::ControlCharInString);
+                    out.push(c);
+                    self.pos += 1;
+                }
+                c => {
+                    out.push(c);
+                    self.pos += 1;
+                }
+            }
+        }
+    }
+
+    /// After `\u`: four hex digits (and a low surrogate after a high one).
+    fn unicode_escape(&mut self) -> char {
+        let hex4 = |s: &[u8], p: usize| -> Option<u32> {
+            let h = s.get(p..p + 4)?;
+            let t = std::str::from_utf8(h).ok()?;
+            u32::from_str_radix(t, 16).ok()
+        };
+        let Some(hi) = hex4(self.s, self.pos) else {
+            self.repairs.add(Correction::InvalidEscape);
+            return char::REPLACEMENT_CHARACTER;
+        };
+        self.pos += 4;
+        if (0xD800..0xDC00).contains(&hi) {
+            if self.s.get(self.pos) == Some(&b'\\')
+                && self.s.get(self.pos + 1) == Some(&b'u')
+                && let Some(lo) = hex4(self.s, self.pos + 2)
+                && (0xDC00..0xE000).contains(&lo)
+            {
+                self.pos += 6;
+                let c = 0x10000 + ((hi - 0xD800) << 10) + (lo - 0xDC00);
+                return char::from_u32(c).unwrap_or(char::REPLACEMENT_CHARACTER);
+            }
+            return char::REPLACEMENT_CHARACTER;
+        }
+        char::from_u32(hi).unwrap_or(char::REPLACEMENT_CHARACTER)
+    }
+}
+
+/// A string cut off by the end of the reply may end in a code fence that was
+/// meant to close the block: drop it.
+fn trim_trailing_fence(out: &mut Vec<u8>) {
+    let mut end = out.len();
+    while end > 0 && out[end - 1].is_ascii_whitespace() {
+        end -= 1;
+    }
+    if end >= 3 && &out[end - 3..end] == b"```" {
+        end -= 3;
+        while end > 0 && out[end - 1].is_ascii_whitespace() {
+            end -= 1;
+        }
+        out.truncate(end);
+    }
+}
+
+fn bytes_to_string(b: Vec<u8>) -> String {
+    match String::from_utf8(b) {
+        Ok(s) => s,
+        Err(e) => String::from_utf8_lossy(e.as_bytes()).into_owned(),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn read(s: &str) -> (Value, Vec<Correction>) {
+        let mut fuel = Fuel::for_len(s.len());
+        let r = read_value(s, 0, &mut fuel).unwrap();
+        (r.value, r.repairs.into_vec())
+    }
+
+    #[test]
+    fn valid_json_needs_no_repair() {
+        let (v, c) =
+            read(r#"{"a": [1, 2.5, -3e2, "x\"y\u00e9\ud83d\ude00"], "b": {"c": null, "d": true}}"#);
+        assert_eq!(
+            v,
+            json!({"a": [1, 2.5, -300.0, "x\"y\u{e9}\u{1f600}"], "b": {"c": null, "d": true}})
+        );
+        assert!(c.is_empty(), "{c:?}");
+    }
+
+    #[test]
+    fn each_syntax_repair_is_named() {
+        let cases: &[(&str, Value, Correction)] = &[
+            (r#"{"a": 1,}"#, json!({"a": 1}), Correction::TrailingComma),
+            (r#"[1, 2,]"#, json!([1, 2]), Correction::TrailingComma),
+            (
+                r#"{"a": 1 "b": 2}"#,
+                json!({"a": 1, "b": 2}),
+                Correction::MissingComma,
+            ),
+            (
+                r#"{'a': 'it''s'}"#,
+                json!({"a": "it''s"}),
+                Correction::SingleQuotes,
+            ),
+            (
+                r#"{"a": True, "b": None, "c": False}"#,
+                json!({"a": true, "b": null, "c": false}),
+                Correction::PythonLiterals,
+            ),
+            (
+                r#"{a: 1, b_c?: 2}"#,
+                json!({"a": 1, "b_c?": 2}),
+                Correction::UnquotedKeys,
+            ),
+            (
+                "{\"a\": 1 // note\n}",
+                json!({"a": 1}),
+                Correction::JsonComments,
+            ),
+            (
+                "{\"a\": \"x\ny\"}",
+                json!({"a": "x\ny"}),
+                Correction::ControlCharInString,
+            ),
+            (
+                r#"{"a": "C:\Users\x"}"#,
+                json!({"a": "C:\\Users\\x"}),
+                Correction::InvalidEscape,
+            ),
+            (
+                r#"{"h": "<b id="x">hi</b>"}"#,
+                json!({"h": "<b id=\"x\">hi</b>"}),
+                Correction::UnescapedQuotes,
+            ),
+            (
+                r#"{"a": {"b": "cut"#,
+                json!({"a": {"b": "cut"}}),
+                Correction::TruncatedJson,
+            ),
+            (
+                r#"{"a": [1, 2}"#,
+                json!({"a": [1, 2]}),
+                Correction::MismatchedBrackets,
+            ),
+            (
+                "{\u{201c}a\u{201d}\u{ff1a} \u{201c}b\u{201d}\u{ff0c} \"c\": 1}",
+                json!({"a": "b", "c": 1}),
+                Correction::FullWidthPunctuation,
+            ),
+        ];
+        for (src, want, c) in cases {
+            let (v, got) = read(src);
+            assert_eq!(&v, want, "{src}");
+            assert!(got.contains(c), "{src}: {got:?}");
+        }
+    }
+
+    #[test]
+    fn a_quote_kept_as_text_closes_the_string_when_the_text_runs_out() {
+        let (v, c) = read("{\"key\": \"value, value2\"```");
+        assert_eq!(v, json!({"key": "value, value2"}));
+        assert!(c.contains(&Correction::TruncatedJson));
+    }
+
+    #[test]
+    fn missing_comma_after_a_string() {
+        let (v, _) = read(r#"{"number": 1,"reason": "According...""ans": "YES"}"#);
+        assert_eq!(
+            v,
+            json!({"number": 1, "reason": "According...", "ans": "YES"})
+        );
+    }
+
+    #[test]
+    fn depth_and_fuel_are_bounded() {
+        let deep = "[".repeat(MAX_DEPTH + 5);
+        let mut fuel = Fuel::for_len(deep.len());
+        assert_eq!(
+            read_value(&deep, 0, &mut fuel).unwrap_err(),
+            JsonError::TooDeep
+        );
+        let mut none = Fuel(3);
+        assert_eq!(
+            read_value("{\"abcdef\": 1}", 0, &mut none).unwrap_err(),
+            JsonError::OutOfFuel
+        );
+    }
+
+    #[test]
+    fn not_json_is_refused() {
+        for s in ["{x y}", "{\"a\" 1}", "{...}", "hello", "{\"actor\":NAME}"] {
+            let mut fuel = Fuel::for_len(s.len());
+            assert!(read_value(s, 0, &mut fuel).is_err(), "{s}");
+        }
+    }
+}

@@ -1,0 +1,1154 @@
+//! From raw model text to one action: the text-level steps (think blocks,
+//! fences, tags, Qwen's XML dialect, labelled calls, JSON objects in prose),
+//! then the shape of each object found, then names and params.
+
+use seam_protocol::{Action, PlanStep};
+use serde::{Deserialize, Serialize};
+
+use serde_json::{Map, Value};
+
+use crate::catalog::{Schema, ToolCatalog};
+use crate::correction::{Correction, Corrections};
+use crate::json::{self, Fuel, JsonError};
+
+/// Largest reply parsed, in bytes. A reply this long is a runaway, not an action.
+pub const MAX_REPLY_BYTES: usize = 1024 * 1024;
+
+/// What [`parse`] recovered: the canonical action and every repair made to reach it.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+pub struct Parsed {
+    pub action: Action,
+    pub corrections: Vec<Correction>,
+}
+
+/// Why no action could be recovered from a reply.
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+#[error("{reason}")]
+pub struct ParseFailure {
+    pub reason: FailureReason,
+}
+
+/// The kinds of [`ParseFailure`].
+#[derive(Debug, Clone, PartialEq, Eq, thiserror::Error)]
+pub enum FailureReason {
+    #[error("the reply is {len} bytes; at most {max} are parsed")]
+    TooLong { len: usize, max: usize },
+    #[error("the reply is empty")]
+    Empty,
+    #[error("no JSON object or tool call found in {len} bytes of prose")]
+    NoAction { len: usize },
+    #[error("the reply echoes a tool result envelope ({tool}) instead of acting")]
+    EchoedEnvelope { tool: String },
+    #[error("JSON found, but not an action: {what}")]
+    NotAnAction { what: String },
+    #[error(
+        "the reply's JSON is too damaged or too deeply nested to read (at most {max_depth} levels)"
+    )]
+    Unreadable { max_depth: usize },
+}
+
+impl From<FailureReason> for ParseFailure {
+    fn from(reason: FailureReason) -> Self {
+        ParseFailure { reason }
+    }
+}
+
+/// A call as written, before its name is resolved.
+#[derive(Debug, Clone, PartialEq)]
+struct RawCall {
+    /// The name as written; `None` when the reply named no tool.
+    name: Option<String>,
+    /// The name came from `mode` (`{"mode":"queue",…}`): never a basis for inference.
+    name_from_mode: bool,
+    params: RawParams,
+    /// For Qwen's XML dialect: each param's text as written, used when the
+    /// schema says the param is a string.
+    xml_text: Vec<(String, String)>,
+}
+
+#[derive(Debug, Clone, PartialEq)]
+enum RawParams {
+    Object(Map<String, Value>),
+    /// A string that is not JSON: fits a tool with exactly one param.
+    Text(String),
+}
+
+#[derive(Debug)]
+enum Item {
+    Call(RawCall),
+    Plan(Vec<RawCall>),
+    Respond(String),
+    Echo(String),
+    NotAction(String),
+}
+
+/// Turns raw model text into one canonical [`Action`], naming every repair.
+/// Never panics; input over [`MAX_REPLY_BYTES`] is refused.
+pub fn parse(raw: &str, catalog: &ToolCatalog) -> Result<Parsed, ParseFailure> {
+    if raw.len() > MAX_REPLY_BYTES {
+        return Err(FailureReason::TooLong {
+            len: raw.len(),
+            max: MAX_REPLY_BYTES,
+        }
+        .into());
+    }
+    if raw.trim().is_empty() {
+        return Err(FailureReason::Empty.into());
+    }
+    let mut fixes = Corrections::default();
+    let mut fuel = Fuel::for_len(raw.len());
+    let mut damaged = false;
+    let (main, think) = split_think(raw, &mut fixes);
+    let mut items = extract(&main, catalog, &mut fuel, &mut fixes, &mut damaged, 0);
+    if !items
+        .iter()
+        .any(|i| matches!(i, Item::Call(_) | Item::Plan(_) | Item::Respond(_)))
+        && let Some(think) = think
+    {
+        let mut inner = Corrections::default();
+        let found = extract(&think, catalog, &mut fuel, &mut inner, &mut damaged, 0);
+        if found
+            .iter()
+            .any(|i| matches!(i, Item::Call(_) | Item::Plan(_)))
+        {
+            fixes.add(Correction::CallInThink);
+            fixes.extend(&inner);
+            items = found;
+        }
+    }
+    let action = assemble(items, catalog, &mut fixes).map_err(|reason| {
+        if let FailureReason::NoAction { .. } = reason {
+            if damaged {
+                return FailureReason::Unreadable {
+                    max_depth: json::MAX_DEPTH,
+                };
+            }
+            return FailureReason::NoAction { len: raw.len() };
+        }
+        reason
+    })?;
+    Ok(Parsed {
+        action,
+        corrections: fixes.into_vec(),
+    })
+}
+
+// ---------------------------------------------------------------- think blocks
+
+/// Sets think blocks aside: returns the text outside them and the text inside.
+fn split_think(raw: &str, fixes: &mut Corrections) -> (String, Option<String>) {
+    const OPEN: [&str; 3] = ["<think>", "<thinking>", "<reasoning>"];
+    const CLOSE: [&str; 3] = ["</think>", "</thinking>", "</reasoning>"];
+    let mut main = String::new();
+    let mut think = String::new();
+    let mut rest = raw;
+    // `…</think>` with no opener: the template opened it in the prompt.
+    let first_open = OPEN.iter().filter_map(|o| rest.find(o)).min();
+    let first_close = CLOSE
+        .iter()
+        .filter_map(|c| rest.find(c).map(|p| (p, c.len())))
+        .min();
+    if let Some((p, n)) = first_close
+        && first_open.is_none_or(|o| o > p)
+    {
+        think.push_str(&rest[..p]);
+        rest = &rest[p + n..];
+        fixes.add(Correction::ThinkBlock);
+    }
+    loop {
+        let open = OPEN
+            .iter()
+            .filter_map(|o| rest.find(o).map(|p| (p, o.len())))
+            .min();
+        let Some((p, n)) = open else {
+            main.push_str(rest);
+            break;
+        };
+        main.push_str(&rest[..p]);
+        let after = &rest[p + n..];
+        fixes.add(Correction::ThinkBlock);
+        let close = CLOSE
+            .iter()
+            .filter_map(|c| after.find(c).map(|q| (q, c.len())))
+            .min();
+        match close {
+            Some((q, m)) => {
+                think.push_str(&after[..q]);
+                think.push('\n');
+                rest = &after[q + m..];
+            }
+            None => {
+                fixes.add(Correction::UnclosedThink);
+                think.push_str(after);
+                break;
+            }
+        }
+    }
+    let think = (!think.trim().is_empty()).then_some(think);
+    (main, think)
+}
+
+// ---------------------------------------------------------------- text level
+
+const WRAPPER_TAGS: &[&str] = &[
+    "<tool_call>",
+    "</tool_call>",
+    "<function_call>",
+    "</function_call>",
+    "<tools>",
+    "</tools>",
+    "[TOOL_CALLS]",
+    "<|python_tag|>",
+    "<|tool_call_begin|>",
+    "<|tool_call_end|>",
+    "<|tool_calls_section_begin|>",
+    "<|tool_calls_section_end|>",
+];
+
+fn extract(
+    text: &str,
+    catalog: &ToolCatalog,
+    fuel: &mut Fuel,
+    fixes: &mut Corrections,
+    damaged: &mut bool,
+    depth: usize,
+) -> Vec<Item> {
+    let mut items = Vec::new();
+    if text.trim().is_empty() || depth > 2 {
+        return items;
+    }
+    if WRAPPER_TAGS.iter().any(|t| text.contains(t)) {
+        fixes.add(Correction::ToolCallTags);
+    }
+    if text.contains("<function=") {
+        let calls = xml_calls(text);
+        if !calls.is_empty() {
+            fixes.add(Correction::XmlFunctionCall);
+            items.extend(calls.into_iter().map(Item::Call));
+            return items;
+        }
+    }
+    if let Some(call) = labelled_call(text, fuel, fixes) {
+        fixes.add(Correction::LabelledCall);
+        items.push(Item::Call(call));
+        return items;
+    }
+    let trimmed = text.trim();
+    // The whole reply one JSON string holding JSON: `"{\n \"n\": 2\n}"`.
+    if trimmed.starts_with('"')
+        && trimmed.ends_with('"')
+        && trimmed.len() >= 2
+        && let Ok(inner) = serde_json::from_str::<String>(trimmed)
+    {
+        let t = inner.trim_start();
+        if t.starts_with('{') || t.starts_with('[') {
+            let mut inner_fixes = Corrections::default();
+            let found = extract(&inner, catalog, fuel, &mut inner_fixes, damaged, depth + 1);
+            if !found.is_empty() {
+                fixes.add(Correction::JsonInString);
+                fixes.extend(&inner_fixes);
+                return found;
+            }
+        }
+    }
+    let body = strip_outer_fences(trimmed, fixes);
+    let mut spans = scan(body, fuel, damaged);
+    let mut scanned = body.to_owned();
+    if spans.is_empty() && (body.contains("\"\"") || body.contains("''")) {
+        // `{""key"":""v""}`: quotes doubled as CSV escapes them.
+        let undoubled = body.replace("\"\"", "\"").replace("''", "'");
+        let again = scan(&undoubled, fuel, damaged);
+        if !again.is_empty() {
+            fixes.add(Correction::DoubledQuotes);
+            spans = again;
+            scanned = undoubled;
+        }
+    }
+    if spans.is_empty() {
+        if let Some(call) = bare_tool_name(trimmed, catalog, fixes) {
+            items.push(Item::Call(call));
+        }
+        return items;
+    }
+    note_leftovers(&scanned, &spans, fixes);
+    for span in spans {
+        fixes.extend(&span.repairs);
+        let before = scanned[..span.start].trim_end();
+        if before.ends_with('{') {
+            fixes.add(Correction::DoubledBraces);
+        }
+        // `NAME({…})`
+        let call_name = before.strip_suffix('(').and_then(|b| {
+            let name: String = b
+                .chars()
+                .rev()
+                .take_while(|c| c.is_alphanumeric() || matches!(c, '_' | '.' | '-'))
+                .collect::<Vec<_>>()
+                .into_iter()
+                .rev()
+                .collect();
+            catalog.resolve(&name).map(|_| name)
+        });
+        if let (Some(name), Value::Object(params)) = (&call_name, &span.value) {
+            fixes.add(Correction::CallSyntax);
+            items.push(Item::Call(RawCall {
+                name: Some(name.clone()),
+                name_from_mode: false,
+                params: RawParams::Object(params.clone()),
+                xml_text: vec![],
+            }));
+            continue;
+        }
+        interpret(span.value, catalog, fuel, fixes, &mut items, 0);
+    }
+    items
+}
+
+/// A leading ```lang line and a trailing ``` (the fences inside are left to the scan).
+fn strip_outer_fences<'a>(t: &'a str, fixes: &mut Corrections) -> &'a str {
+    let mut s = t;
+    if let Some(after) = s.strip_prefix("```") {
+        fixes.add(Correction::MarkdownFence);
+        s = match after.find('\n') {
+            Some(n) => &after[n + 1..],
+            None => after.trim_start_matches(|c: char| c.is_ascii_alphanumeric()),
+        };
+    }
+    let end = s.trim_end();
+    if let Some(before) = end.strip_suffix("```") {
+        fixes.add(Correction::MarkdownFence);
+        s = before;
+    }
+    s
+}
+
+struct Span {
+    start: usize,
+    end: usize,
+    value: Value,
+    repairs: Corrections,
+}
+
+/// Every JSON object (or array of objects) in the text, in order. Each `{`
+/// is tried strictly, then loosely; a failure moves on to the next `{`.
+fn scan(text: &str, fuel: &mut Fuel, damaged: &mut bool) -> Vec<Span> {
+    let bytes = text.as_bytes();
+    let mut spans = Vec::new();
+    let mut i = 0;
+    while i < bytes.len() {
+        if fuel.0 == 0 {
+            *damaged = true;
+            break;
+        }
+        fuel.0 -= 1;
+        let b = bytes[i];
+        let starts = b == b'{'
+            || (b == b'[' && {
+                let rest = text[i + 1..].trim_start();
+                rest.starts_with('{')
+            });
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let mut stream = serde_json::Deserializer::from_str(&text[i..]).into_iter::<Value>();
+        let strict = match stream.next() {
+            Some(Ok(v)) => Some((v, i + stream.byte_offset())),
+            _ => None,
+        };
+        if let Some((value, end)) = strict {
+            fuel.0 = fuel.0.saturating_sub((end - i) as u64);
+            spans.push(Span {
+                start: i,
+                end,
+                value,
+                repairs: Corrections::default(),
+            });
+            i = end;
+            continue;
+        }
+        match json::read_value(text, i, fuel) {
+            Ok(r) if r.end > i => {
+                let end = r.end;
+                spans.push(Span {
+                    start: i,
+                    end,
+                    value: r.value,
+                    repairs: r.repairs,
+                });
+                i = end;
+            }
+            Ok(_) | Err(JsonError::Invalid) => i += 1,
+            // Every `{` inside would fail the same way, one level shallower:
+            // the text is not an action.
+            Err(JsonError::TooDeep | JsonError::OutOfFuel) => {
+                *damaged = true;
+                break;
+            }
+        }
+    }
+    spans
+}
+
+/// Names what lies outside the JSON: fences, wrapper tags, extra closers, prose.
+fn note_leftovers(text: &str, spans: &[Span], fixes: &mut Corrections) {
+    let mut pos = 0;
+    let mut outside = String::new();
+    for s in spans {
+        outside.push_str(&text[pos..s.start.max(pos)]);
+        outside.push('\n');
+        pos = s.end.max(pos);
+    }
+    outside.push_str(&text[pos.min(text.len())..]);
+    let mut rest = outside;
+    if rest.contains("```") {
+        fixes.add(Correction::MarkdownFence);
+        rest = rest
+            .replace("```json", "")
+            .replace("```xml", "")
+            .replace("```", "");
+    }
+    for t in WRAPPER_TAGS {
+        rest = rest.replace(t, "");
+    }
+    let left = rest.trim();
+    if left.is_empty() {
+        return;
+    }
+    if left
+        .chars()
+        .all(|c| matches!(c, '}' | ']') || c.is_whitespace())
+    {
+        fixes.add(Correction::ExtraClosingBracket);
+    } else if left != "json" {
+        fixes.add(Correction::ProseAroundJson);
+    }
+}
+
+/// The whole reply is one tool's name (`bash`, `functions.bash`, `` `files.read` ``, `files.read()`).
+fn bare_tool_name(t: &str, catalog: &ToolCatalog, fixes: &mut Corrections) -> Option<RawCall> {
+    let t = t.trim_matches(|c: char| c.is_whitespace() || c == '`');
+    if t.is_empty() || t.len() > 200 || t.chars().any(char::is_whitespace) {
+        return None;
+    }
+    catalog.resolve(t)?;
+    fixes.add(Correction::BareToolName);
+    Some(RawCall {
+        name: Some(t.to_owned()),
+        name_from_mode: false,
+        params: RawParams::Object(Map::new()),
+        xml_text: vec![],
+    })
+}
+
+/// Qwen's XML dialect, with or without `<tool_call>` and with missing closers:
+/// `<function=NAME><parameter=KEY>VALUE</parameter>…</function>`.
+fn xml_calls(text: &str) -> Vec<RawCall> {
+    let mut calls = Vec::new();
+    let mut rest = text;
+    while let Some(p) = rest.find("<function=") {
+        let after = &rest[p + "<function=".len()..];
+        let Some(gt) = after.find(['>', '\n']) else {
+            break;
+        };
+        let name = after[..gt].trim().trim_matches('"').to_owned();
+        let body_all = &after[(gt + 1).min(after.len())..];
+        let end = ["</function>", "<function="]
+            .iter()
+            .filter_map(|m| body_all.find(m))
+            .min()
+            .unwrap_or(body_all.len());
+        let body = &body_all[..end];
+        let mut params = Map::new();
+        let mut xml_text = Vec::new();
+        let mut b = body;
+        while let Some(q) = b.find("<parameter=") {
+            let a = &b[q + "<parameter=".len()..];
+            let Some(gt) = a.find(['>', '\n']) else {
+                break;
+            };
+            let key = a[..gt].trim().trim_matches('"').to_owned();
+            let v_all = &a[(gt + 1).min(a.len())..];
+            let v_end = ["</parameter>", "<parameter="]
+                .iter()
+                .filter_map(|m| v_all.find(m))
+                .min()
+                .unwrap_or(v_all.len());
+            let mut v = &v_all[..v_end];
+            v = v
+                .strip_prefix("\r\n")
+                .or_else(|| v.strip_prefix('\n'))
+                .unwrap_or(v);
+            v = v
+                .strip_suffix("\r\n")
+                .or_else(|| v.strip_suffix('\n'))
+                .unwrap_or(v);
+            if !key.is_empty() {
+                params.insert(key.clone(), xml_value(v));
+                xml_text.push((key, v.to_owned()));
+            }
+            b = &v_all[v_end..];
+        }
+        if !name.is_empty() {
+            calls.push(RawCall {
+                name: Some(name),
+                name_from_mode: false,
+                params: RawParams::Object(params),
+                xml_text,
+            });
+        }
+        rest = &body_all[end..];
+    }
+    calls
+}
+
+/// A parameter's text as a JSON value when it is one (`10`, `true`, `True`,
+/// `[1,2]`), else the text itself. The schema has the last word (see `RawCall::xml_text`).
+fn xml_value(v: &str) -> Value {
+    let t = v.trim();
+    if t.is_empty() {
+        return Value::String(v.to_owned());
+    }
+    if let Ok(x) = serde_json::from_str::<Value>(t)
+        && !x.is_string()
+    {
+        return x;
+    }
+    match t {
+        "True" => return Value::Bool(true),
+        "False" => return Value::Bool(false),
+        "None" => return Value::Null,
+        _ => {}
+    }
+    if t.starts_with('{') || t.starts_with('[') {
+        let mut fuel = Fuel::for_len(t.len());
+        if let Ok(r) = json::read_value(t, 0, &mut fuel)
+            && r.end == t.len()
+        {
+            return r.value;
+        }
+    }
+    Value::String(v.to_owned())
+}
+
+/// `[FUNCTION] NAME` … `[ARGS] {…}` and Qwen-Agent's `✿FUNCTION✿: NAME` … `✿ARGS✿: {…}`.
+fn labelled_call(text: &str, fuel: &mut Fuel, fixes: &mut Corrections) -> Option<RawCall> {
+    let (f, a) = if text.contains("[FUNCTION]") {
+        ("[FUNCTION]", "[ARGS]")
+    } else if text.contains("\u{273f}FUNCTION\u{273f}") {
+        ("\u{273f}FUNCTION\u{273f}", "\u{273f}ARGS\u{273f}")
+    } else {
+        return None;
+    };
+    let p = text.find(f)? + f.len();
+    let after = text[p..].trim_start_matches(':');
+    let line_end = after.find('\n').unwrap_or(after.len());
+    let name = after[..line_end].trim();
+    let name = name.split(a).next().unwrap_or(name).trim().to_owned();
+    if name.is_empty() {
+        return None;
+    }
+    let mut params = Map::new();
+    if let Some(q) = after.find(a) {
+        let args = &after[q + a.len()..];
+        if let Some(b) = args.find('{') {
+            let start = args.len() - args[b..].len();
+            if let Ok(r) = json::read_value(args, start, fuel) {
+                fixes.extend(&r.repairs);
+                if let Value::Object(m) = r.value {
+                    params = m;
+                }
+            }
+        }
+    }
+    Some(RawCall {
+        name: Some(name),
+        name_from_mode: false,
+        params: RawParams::Object(params),
+        xml_text: vec![],
+    })
+}
+
+// ---------------------------------------------------------------- shapes
+
+const PARAM_KEYS: &[&str] = &[
+    "params",
+    "arguments",
+    "parameters",
+    "args",
+    "input",
+    "inputs",
+    "action_input",
+    "kwargs",
+];
+
+/// Keys that always hold a tool's name.
+const NAME_KEYS: &[&str] = &[
+    "tool",
+    "tool_name",
+    "recipient_name",
+    "function_name",
+    "actor",
+];
+/// Keys that hold a tool's name only beside a params key (else `name` is just data).
+const WEAK_NAME_KEYS: &[&str] = &["name", "function", "action"];
+
+fn interpret(
+    v: Value,
+    catalog: &ToolCatalog,
+    fuel: &mut Fuel,
+    fixes: &mut Corrections,
+    items: &mut Vec<Item>,
+    depth: usize,
+) {
+    if depth > 4 {
+        return;
+    }
+    match v {
+        Value::Array(a) => {
+            for x in a {
+                if x.is_object() || x.is_string() {
+                    interpret(x, catalog, fuel, fixes, items, depth + 1);
+                }
+            }
+        }
+        Value::String(s) => {
+            if let Some(inner) = json_in_string(&s, fuel, fixes) {
+                fixes.add(Correction::JsonInString);
+                interpret(inner, catalog, fuel, fixes, items, depth + 1);
+            }
+        }
+        Value::Object(o) => interpret_object(o, catalog, fuel, fixes, items, depth),
+        _ => {}
+    }
+}
+
+fn json_in_string(s: &str, fuel: &mut Fuel, fixes: &mut Corrections) -> Option<Value> {
+    let t = s.trim();
+    if !(t.starts_with('{') || t.starts_with('[')) {
+        return None;
+    }
+    if let Ok(v) = serde_json::from_str::<Value>(t) {
+        return Some(v);
+    }
+    let r = json::read_value(t, 0, fuel).ok()?;
+    fixes.extend(&r.repairs);
+    Some(r.value)
+}
+
+fn interpret_object(
+    mut o: Map<String, Value>,
+    catalog: &ToolCatalog,
+    fuel: &mut Fuel,
+    fixes: &mut Corrections,
+    items: &mut Vec<Item>,
+    depth: usize,
+) {
+    let mode = o
+        .get("mode")
+        .and_then(Value::as_str)
+        .map(|m| m.trim().to_owned());
+    if let Some(mode) = mode {
+        o.remove("mode");
+        let lower = mode.to_ascii_lowercase();
+        match lower.as_str() {
+            "action" | "call" | "tool" | "tool_call" | "function" | "function_call" | "act" => {
+                if lower != "action" {
+                    fixes.add(Correction::UnknownMode);
+                }
+                match call_from(o, catalog, fuel, fixes) {
+                    Some(c) => items.push(Item::Call(c)),
+                    None => items.push(Item::NotAction("an action without a tool".into())),
+                }
+            }
+            "plan" | "steps" => {
+                if lower != "plan" {
+                    fixes.add(Correction::UnknownMode);
+                }
+                items.push(plan_from(o, catalog, fuel, fixes));
+            }
+            "respond" | "response" | "answer" | "final" | "final_answer" | "reply" | "message"
+            | "text" | "say" => {
+                if lower != "respond" {
+                    fixes.add(Correction::UnknownMode);
+                }
+                items.push(respond_from(&o));
+            }
+            _ if catalog.resolve(&mode).is_some() => {
+                fixes.add(Correction::ToolNameAsMode);
+                let params = match take_params(&mut o, fuel, fixes) {
+                    Some(p) => p,
+                    None => flatten(o, fixes),
+                };
+                items.push(Item::Call(RawCall {
+                    name: Some(mode),
+                    name_from_mode: true,
+                    params,
+                    xml_text: vec![],
+                }));
+            }
+            _ => {
+                if has_name(&o) {
+                    fixes.add(Correction::UnknownMode);
+                    if let Some(c) = call_from(o, catalog, fuel, fixes) {
+                        items.push(Item::Call(c));
+                    }
+                } else if o.contains_key("steps") {
+                    fixes.add(Correction::UnknownMode);
+                    items.push(plan_from(o, catalog, fuel, fixes));
+                } else if o.contains_key("text") {
+                    fixes.add(Correction::UnknownMode);
+                    items.push(respond_from(&o));
+                } else {
+                    items.push(Item::NotAction(format!(
+                        "mode {mode:?} is none of action, plan, respond, and names no tool"
+                    )));
+                }
+            }
+        }
+        return;
+    }
+    // No mode.
+    if let Some(Value::Array(calls)) = o.remove("tool_calls") {
+        fixes.add(Correction::OpenAiCallShape);
+        for c in calls {
+            interpret(c, catalog, fuel, fixes, items, depth + 1);
+        }
+        return;
+    }
+    if let Some(Value::Object(f)) = o.get("function")
+        && f.contains_key("name")
+    {
+        let f = f.clone();
+        fixes.add(Correction::OpenAiCallShape);
+        interpret_object(f, catalog, fuel, fixes, items, depth + 1);
+        return;
+    }
+    if let Some(tool) = echoed_envelope(&o) {
+        items.push(Item::Echo(tool));
+        return;
+    }
+    if has_name(&o) || has_weak_name(&o, catalog) {
+        let grammar = o.contains_key("tool") || o.contains_key("actor");
+        fixes.add(if grammar {
+            Correction::MissingMode
+        } else {
+            Correction::OpenAiCallShape
+        });
+        if let Some(c) = call_from(o, catalog, fuel, fixes) {
+            items.push(Item::Call(c));
+        }
+        return;
+    }
+    if o.contains_key("steps") {
+        fixes.add(Correction::MissingMode);
+        items.push(plan_from(o, catalog, fuel, fixes));
+        return;
+    }
+    // A bare payload: the params with no name.
+    items.push(Item::Call(RawCall {
+        name: None,
+        name_from_mode: false,
+        params: RawParams::Object(o),
+        xml_text: vec![],
+    }));
+}
+
+fn has_name(o: &Map<String, Value>) -> bool {
+    NAME_KEYS
+        .iter()
+        .any(|k| o.get(*k).is_some_and(Value::is_string))
+}
+
+fn has_weak_name(o: &Map<String, Value>, catalog: &ToolCatalog) -> bool {
+    WEAK_NAME_KEYS.iter().any(|k| {
+        o.get(*k).and_then(Value::as_str).is_some_and(|n| {
+            PARAM_KEYS.iter().any(|p| o.contains_key(*p)) || catalog.resolve(n).is_some()
+        })
+    })
+}
+
+/// Keys of a tool result envelope (or refusal) that a model copied back.
+fn looks_like_envelope(o: &Map<String, Value>) -> bool {
+    o.contains_key("invocation_id")
+        || o.contains_key("invoke_id")
+        || o.contains_key("refused")
+        || (o.contains_key("output")
+            && (o.contains_key("tainted")
+                || o.contains_key("scrubbed")
+                || o.contains_key("version")))
+}
+
+fn echoed_envelope(o: &Map<String, Value>) -> Option<String> {
+    looks_like_envelope(o).then(|| {
+        o.get("tool")
+            .and_then(Value::as_str)
+            .unwrap_or("a tool")
+            .to_owned()
+    })
+}
+
+fn take_params(
+    o: &mut Map<String, Value>,
+    fuel: &mut Fuel,
+    fixes: &mut Corrections,
+) -> Option<RawParams> {
+    let key = PARAM_KEYS.iter().find(|k| o.contains_key(**k))?;
+    let v = o.remove(*key)?;
+    Some(match v {
+        Value::Object(m) => RawParams::Object(m),
+        Value::Null => RawParams::Object(Map::new()),
+        Value::String(s) => match json_in_string(&s, fuel, fixes) {
+            Some(Value::Object(m)) => {
+                fixes.add(Correction::ArgumentsAsString);
+                RawParams::Object(m)
+            }
+            _ if s.trim().is_empty() => RawParams::Object(Map::new()),
+            _ => RawParams::Text(s),
+        },
+        other => RawParams::Text(other.to_string()),
+    })
+}
+
+fn flatten(mut o: Map<String, Value>, fixes: &mut Corrections) -> RawParams {
+    if o.get("type").and_then(Value::as_str) == Some("function") {
+        o.remove("type");
+    }
+    if !o.is_empty() {
+        fixes.add(Correction::FlattenedParams);
+    }
+    RawParams::Object(o)
+}
+
+fn call_from(
+    mut o: Map<String, Value>,
+    catalog: &ToolCatalog,
+    fuel: &mut Fuel,
+    fixes: &mut Corrections,
+) -> Option<RawCall> {
+    let key = NAME_KEYS
+        .iter()
+        .chain(WEAK_NAME_KEYS)
+        .find(|k| o.get(**k).is_some_and(Value::is_string))?;
+    let name = o.remove(*key)?.as_str().unwrap_or_default().to_owned();
+    let _ = catalog;
+    let params = match take_params(&mut o, fuel, fixes) {
+        Some(p) => p,
+        None => flatten(o, fixes),
+    };
+    Some(RawCall {
+        name: Some(name),
+        name_from_mode: false,
+        params,
+        xml_text: vec![],
+    })
+}
+
+fn plan_from(
+    mut o: Map<String, Value>,
+    catalog: &ToolCatalog,
+    fuel: &mut Fuel,
+    fixes: &mut Corrections,
+) -> Item {
+    let steps = match o.remove("steps") {
+        Some(Value::Array(a)) => a,
+        Some(Value::String(s)) => match json_in_string(&s, fuel, fixes) {
+            Some(Value::Array(a)) => a,
+            _ => vec![],
+        },
+        Some(Value::Object(one)) => vec![Value::Object(one)],
+        _ if has_name(&o) => vec![Value::Object(o)],
+        _ => vec![],
+    };
+    let mut calls = Vec::new();
+    for s in steps {
+        let Value::Object(step) = s else { continue };
+        match call_from(step.clone(), catalog, fuel, fixes) {
+            Some(c) => calls.push(c),
+            None => {
+                let mut step = step;
+                let params = take_params(&mut step, fuel, fixes).unwrap_or(RawParams::Object(step));
+                calls.push(RawCall {
+                    name: None,
+                    name_from_mode: false,
+                    params,
+                    xml_text: vec![],
+                });
+            }
+        }
+    }
+    if calls.is_empty() {
+        Item::NotAction("a plan with no steps".into())
+    } else {
+        Item::Plan(calls)
+    }
+}
+
+fn respond_from(o: &Map<String, Value>) -> Item {
+    for k in ["text", "response", "answer", "content", "message"] {
+        match o.get(k) {
+            Some(Value::String(s)) => return Item::Respond(s.clone()),
+            Some(Value::Null) | None => {}
+            Some(other) => return Item::Respond(other.to_string()),
+        }
+    }
+    Item::NotAction("a respond with no text".into())
+}
+
+// ---------------------------------------------------------------- assembly
+
+fn assemble(
+    items: Vec<Item>,
+    catalog: &ToolCatalog,
+    fixes: &mut Corrections,
+) -> Result<Action, FailureReason> {
+    let mut calls: Vec<RawCall> = Vec::new();
+    let mut plans = 0usize;
+    let mut loose_calls = 0usize;
+    let mut responds = Vec::new();
+    let mut echo = None;
+    let mut not_action = None;
+    for item in items {
+        match item {
+            Item::Call(c) => {
+                loose_calls += 1;
+                calls.push(c);
+            }
+            Item::Plan(steps) => {
+                plans += 1;
+                calls.extend(steps);
+            }
+            Item::Respond(t) => responds.push(t),
+            Item::Echo(t) => echo = echo.or(Some(t)),
+            Item::NotAction(w) => not_action = not_action.or(Some(w)),
+        }
+    }
+    if calls.is_empty() {
+        if let Some(text) = responds.into_iter().next() {
+            return Ok(Action::Respond { text });
+        }
+        if let Some(tool) = echo {
+            return Err(FailureReason::EchoedEnvelope { tool });
+        }
+        if let Some(what) = not_action {
+            return Err(FailureReason::NotAnAction { what });
+        }
+        return Err(FailureReason::NoAction { len: 0 });
+    }
+    if !responds.is_empty() {
+        fixes.add(Correction::RespondDropped);
+    }
+    // A call repeated word for word.
+    let before = calls.len();
+    calls.dedup();
+    if calls.len() < before {
+        fixes.add(Correction::DuplicateCallDropped);
+    }
+    let mut resolved = Vec::with_capacity(calls.len());
+    let mut errors = Vec::new();
+    for c in calls {
+        match resolve_call(c, catalog, fixes) {
+            Ok(step) => resolved.push(step),
+            Err(e) => errors.push(e),
+        }
+    }
+    if resolved.is_empty() {
+        return Err(FailureReason::NotAnAction {
+            what: errors.join("; "),
+        });
+    }
+    if plans == 1 && loose_calls == 0 {
+        return Ok(Action::Plan { steps: resolved });
+    }
+    if resolved.len() == 1 && plans == 0 {
+        let PlanStep { actor, params } = resolved.remove(0);
+        return Ok(Action::Call {
+            tool: actor,
+            params,
+        });
+    }
+    if loose_calls > 1 || plans > 0 {
+        fixes.add(Correction::SeveralCallsAsPlan);
+    }
+    Ok(Action::Plan { steps: resolved })
+}
+
+/// The name resolved (or inferred, or kept as written) and the params repaired.
+fn resolve_call(
+    c: RawCall,
+    catalog: &ToolCatalog,
+    fixes: &mut Corrections,
+) -> Result<PlanStep, String> {
+    let written = c.name.clone().unwrap_or_default();
+    let mut params = match &c.params {
+        RawParams::Object(m) => m.clone(),
+        RawParams::Text(_) => Map::new(),
+    };
+    strip_optional_marks(&mut params, fixes);
+    let mut tool: Option<usize> = None;
+    if let Some((i, f)) = catalog.resolve(&written) {
+        for x in f {
+            fixes.add(x);
+        }
+        tool = Some(i);
+    } else if !c.name_from_mode {
+        tool = hidden_tool(&written, &mut params, catalog, fixes);
+    }
+    // `params` given as one string: the tool's one param.
+    if let RawParams::Text(s) = &c.params {
+        let target = tool
+            .and_then(|i| Schema::of(&catalog.entries()[i]))
+            .and_then(|sc| sc.single_property().map(str::to_owned));
+        match target {
+            Some(p) => {
+                params.insert(p, Value::String(s.clone()));
+                fixes.add(Correction::ParamsNotObject);
+            }
+            None => {
+                return Err(format!(
+                    "the params of {:?} are {:?}, not an object",
+                    if written.is_empty() {
+                        "the call"
+                    } else {
+                        written.as_str()
+                    },
+                    truncate(s, 60)
+                ));
+            }
+        }
+    }
+    let Some(i) = tool else {
+        if written.trim().is_empty() {
+            fixes.add(Correction::UnnamedCall);
+        }
+        return Ok(PlanStep {
+            actor: written,
+            params,
+        });
+    };
+    let entry = &catalog.entries()[i];
+    if let Some(schema) = Schema::of(entry) {
+        for (k, text) in &c.xml_text {
+            if schema.takes_string(k) && params.get(k).is_some_and(|v| !v.is_string()) {
+                params.insert(k.clone(), Value::String(text.clone()));
+            }
+        }
+        let hint = if written == entry.spec.name {
+            ""
+        } else {
+            written.as_str()
+        };
+        schema.repair(&mut params, hint, fixes);
+    }
+    Ok(PlanStep {
+        actor: entry.spec.name.clone(),
+        params,
+    })
+}
+
+fn truncate(s: &str, n: usize) -> String {
+    s.chars().take(n).collect()
+}
+
+/// `key?` → `key` (the prompt's optional mark copied into the key).
+fn strip_optional_marks(params: &mut Map<String, Value>, fixes: &mut Corrections) {
+    let marked: Vec<String> = params
+        .keys()
+        .filter(|k| k.trim_end().ends_with('?'))
+        .cloned()
+        .collect();
+    for k in marked {
+        let bare = k.trim_end().trim_end_matches('?').trim().to_owned();
+        if bare.is_empty() || params.contains_key(&bare) {
+            continue;
+        }
+        if let Some(v) = params.remove(&k) {
+            params.insert(bare, v);
+            fixes.add(Correction::OptionalMarkerInKey);
+        }
+    }
+}
+
+/// A name that is none of the tools (often the assistant's own): the tool may
+/// still be in the params — a value naming one, a key naming one — or the
+/// params may fit exactly one tool's schema. A tool found only by the fit is
+/// taken when it is the catalog's only tool, or a plan actor (local and
+/// reversible: its effects are reviewed), or when a word of the name the
+/// model wrote is one of the tool's enum values or name parts
+/// (`files.write` + `{path, content}` → `builder`, op `write`). A governed
+/// tool is never dispatched on a guess from params alone: its call cannot be
+/// undone. Nothing else is guessed.
+fn hidden_tool(
+    written: &str,
+    params: &mut Map<String, Value>,
+    catalog: &ToolCatalog,
+    fixes: &mut Corrections,
+) -> Option<usize> {
+    // Params that carry a copied tool result name the tool that produced it,
+    // not one to call.
+    if looks_like_envelope(params) {
+        return None;
+    }
+    // A value naming a tool: {"task": "memory.build", …}
+    let named: Vec<(String, usize)> = params
+        .iter()
+        .filter_map(|(k, v)| {
+            let s = v.as_str()?;
+            (s.len() <= 100).then_some(())?;
+            catalog.resolve(s).map(|(i, _)| (k.clone(), i))
+        })
+        .collect();
+    if let [(k, i)] = named.as_slice() {
+        params.remove(k);
+        fixes.add(Correction::ToolInParams);
+        return Some(*i);
+    }
+    if named.len() > 1 {
+        return None;
+    }
+    // A key naming a tool: {"aesthesis": "ui/index.html"}
+    let keyed: Vec<(String, usize)> = params
+        .keys()
+        .filter_map(|k| catalog.resolve(k).map(|(i, _)| (k.clone(), i)))
+        .collect();
+    if let [(k, i)] = keyed.as_slice() {
+        let entry = &catalog.entries()[*i];
+        let v = params.get(k).cloned().unwrap_or(Value::Null);
+        match v {
+            Value::Object(inner) => {
+                params.remove(k);
+                for (ik, iv) in inner {
+                    params.insert(ik, iv);
+                }
+                fixes.add(Correction::ToolNameAsKey);
+                return Some(*i);
+            }
+            Value::String(s) => {
+                let prop = Schema::of(entry).and_then(|sc| sc.single_property().map(str::to_owned));
+                if let Some(p) = prop
+                    && !params.contains_key(&p)
+                {
+                    params.remove(k);
+                    params.insert(p, Value::String(s));
+                    fixes.add(Correction::ToolNameAsKey);
+                    return Some(*i);
+                }
+            }
+            _ => {}
+        }
+    }
+    // Params that fit exactly one tool's schema.
+    let mut probe = params.clone();
+    probe.retain(|_, v| !(v.is_null() || v.as_str().is_some_and(|s| s.trim().is_empty())));
+    if let [only] = catalog.fitting(&probe).as_slice() {
+        let entry = &catalog.entries()[*only];
+        let allowed = catalog.entries().len() == 1
+            || entry.plan_actor
+            || Schema::of(entry).is_some_and(|s| s.corroborated_by(written, &entry.spec.name));
+        if allowed {
+            fixes.add(Correction::ToolInferredFromParams);
+            return Some(*only);
+        }
+    }
+    None
+}

@@ -1,0 +1,558 @@
+//! One test per named repair: the reply, the action it must become, and the
+//! correction that must be counted. Plus what must never happen.
+
+mod support;
+
+use seam_action::{Correction, FailureReason, MAX_REPLY_BYTES, Next, ToolCatalog, parse, route};
+use seam_protocol::Action;
+use serde_json::{Value, json};
+use support::catalog_fixture;
+
+fn names() -> ToolCatalog {
+    ToolCatalog::from_names([
+        "files.read",
+        "web.search",
+        "get_weather",
+        "Bash",
+        "QuickJS_execute_javascript",
+        "llm_time",
+    ])
+}
+
+/// Parses `raw`, checks the canonical action and that `c` was counted.
+fn check(catalog: &ToolCatalog, raw: &str, want: Value, c: Correction) {
+    let p = parse(raw, catalog).unwrap_or_else(|e| panic!("{raw:?}: {e}"));
+    assert_eq!(serde_json::to_value(&p.action).unwrap(), want, "{raw:?}");
+    assert!(
+        p.corrections.contains(&c),
+        "{raw:?}: {c} not in {:?}",
+        p.corrections
+    );
+    // canonical: the strict type reads it back
+    let back: Action = serde_json::from_value(serde_json::to_value(&p.action).unwrap()).unwrap();
+    assert_eq!(back, p.action);
+}
+
+fn call(tool: &str, params: Value) -> Value {
+    json!({"mode": "action", "tool": tool, "params": params})
+}
+
+const WEATHER: &str = r#"{"name": "get_weather", "arguments": {"city": "Tokyo"}}"#;
+
+#[test]
+fn valid_actions_need_no_correction() {
+    let c = names();
+    for raw in [
+        r#"{"mode":"action","tool":"files.read","params":{"path":"a"}}"#,
+        r#"{"mode":"respond","text":"done"}"#,
+        r#"{"mode":"plan","steps":[{"actor":"files.read","params":{"path":"a"}},{"actor":"web.search","params":{"query":"q"}}]}"#,
+    ] {
+        let p = parse(raw, &c).unwrap();
+        assert_eq!(
+            serde_json::to_value(&p.action).unwrap(),
+            serde_json::from_str::<Value>(raw).unwrap()
+        );
+        assert!(p.corrections.is_empty(), "{raw}: {:?}", p.corrections);
+    }
+}
+
+#[test]
+fn text_around_the_action() {
+    let c = names();
+    let w = call("get_weather", json!({"city": "Tokyo"}));
+    check(
+        &c,
+        &format!("<think>the user wants weather</think>\n{WEATHER}"),
+        w.clone(),
+        Correction::ThinkBlock,
+    );
+    check(
+        &c,
+        &format!("reasoning here</think>{WEATHER}"),
+        w.clone(),
+        Correction::ThinkBlock,
+    );
+    check(
+        &c,
+        &format!("<think>I will call {WEATHER}"),
+        w.clone(),
+        Correction::UnclosedThink,
+    );
+    check(
+        &c,
+        &format!("<think>I will call {WEATHER}</think>Calling it now."),
+        w.clone(),
+        Correction::CallInThink,
+    );
+    check(
+        &c,
+        &format!("```json\n{WEATHER}\n```"),
+        w.clone(),
+        Correction::MarkdownFence,
+    );
+    check(
+        &c,
+        &format!("Here:\n```json\n{WEATHER}\n```\nDone."),
+        w.clone(),
+        Correction::MarkdownFence,
+    );
+    check(
+        &c,
+        &format!("<tool_call>\n{WEATHER}\n</tool_call>"),
+        w.clone(),
+        Correction::ToolCallTags,
+    );
+    check(
+        &c,
+        &format!("Sure! Let me check. {WEATHER} Hope that helps."),
+        w.clone(),
+        Correction::ProseAroundJson,
+    );
+    check(
+        &c,
+        "get_weather({\"city\": \"Tokyo\"})",
+        w.clone(),
+        Correction::CallSyntax,
+    );
+    check(
+        &c,
+        "[FUNCTION] get_weather\n[ARGS] {\"city\": \"Tokyo\"}",
+        w.clone(),
+        Correction::LabelledCall,
+    );
+    check(
+        &c,
+        r#""{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Tokyo\"}}""#,
+        w,
+        Correction::JsonInString,
+    );
+    check(
+        &c,
+        "bash",
+        call("Bash", json!({})),
+        Correction::BareToolName,
+    );
+}
+
+#[test]
+fn qwen_xml_dialect_with_and_without_its_opener() {
+    let c = names();
+    let want = call(
+        "Bash",
+        json!({"command": "ls -la", "timeout": 10, "dry": true}),
+    );
+    let xml = "<function=Bash>\n<parameter=command>\nls -la\n</parameter>\n<parameter=timeout>10</parameter>\n<parameter=dry>True</parameter>\n</function>";
+    check(
+        &c,
+        &format!("<tool_call>\n{xml}\n</tool_call>"),
+        want.clone(),
+        Correction::XmlFunctionCall,
+    );
+    check(
+        &c,
+        &format!("I'll list files.\n\n{xml}\n</tool_call>"),
+        want.clone(),
+        Correction::XmlFunctionCall,
+    );
+    // two functions: a plan, in order
+    let two = "<function=Bash><parameter=command>a</parameter></function><function=files.read><parameter=path>b</parameter></function>";
+    check(
+        &c,
+        two,
+        json!({"mode": "plan", "steps": [{"actor": "Bash", "params": {"command": "a"}}, {"actor": "files.read", "params": {"path": "b"}}]}),
+        Correction::XmlFunctionCall,
+    );
+    // with a schema, a string param stays the text written
+    let cat = catalog_fixture();
+    check(
+        &cat,
+        "<function=web.search><parameter=query>2024</parameter></function>",
+        call("web.search", json!({"query": "2024"})),
+        Correction::XmlFunctionCall,
+    );
+}
+
+#[test]
+fn json_syntax() {
+    let c = names();
+    let cases = [
+        (
+            r#"{"name": "get_weather", "arguments": {"city": "Tokyo",},}"#,
+            Correction::TrailingComma,
+        ),
+        (
+            r#"{"name": "get_weather" "arguments": {"city": "Tokyo"}}"#,
+            Correction::MissingComma,
+        ),
+        (
+            r#"{'name': 'get_weather', 'arguments': {'city': 'Tokyo'}}"#,
+            Correction::SingleQuotes,
+        ),
+        (
+            "{\u{201c}name\u{201d}: \u{201c}get_weather\u{201d}, \u{201c}arguments\u{201d}: {\u{201c}city\u{201d}: \u{201c}Tokyo\u{201d}}}",
+            Correction::FullWidthPunctuation,
+        ),
+        (
+            r#"{name: "get_weather", arguments: {city: "Tokyo"}}"#,
+            Correction::UnquotedKeys,
+        ),
+        (
+            "{\"name\": \"get_weather\", // the tool\n \"arguments\": {\"city\": \"Tokyo\"}}",
+            Correction::JsonComments,
+        ),
+        (
+            r#"{"name": "get_weather", "arguments": {"city": "Tokyo"}"#,
+            Correction::TruncatedJson,
+        ),
+        (
+            r#"{"name": "get_weather", "arguments": {"city": "Tokyo"]}"#,
+            Correction::MismatchedBrackets,
+        ),
+        (
+            r#"{"name": "get_weather", "arguments": {"city": "Tokyo"}}}}"#,
+            Correction::ExtraClosingBracket,
+        ),
+        (
+            r#"{{"name": "get_weather", "arguments": {"city": "Tokyo"}}}"#,
+            Correction::DoubledBraces,
+        ),
+        (
+            r#"{""name"": ""get_weather"", ""arguments"": {""city"": ""Tokyo""}}"#,
+            Correction::DoubledQuotes,
+        ),
+    ];
+    for (raw, c_) in cases {
+        check(&c, raw, call("get_weather", json!({"city": "Tokyo"})), c_);
+    }
+    check(
+        &c,
+        r#"{"name": "Bash", "arguments": {"dry": True, "limit": None}}"#,
+        call("Bash", json!({"dry": true, "limit": null})),
+        Correction::PythonLiterals,
+    );
+    check(
+        &c,
+        "{\"name\": \"Bash\", \"arguments\": {\"command\": \"echo a\necho b\"}}",
+        call("Bash", json!({"command": "echo a\necho b"})),
+        Correction::ControlCharInString,
+    );
+    check(
+        &c,
+        r#"{"name": "files.read", "arguments": {"path": "C:\Users\me"}}"#,
+        call("files.read", json!({"path": "C:\\Users\\me"})),
+        Correction::InvalidEscape,
+    );
+    check(
+        &c,
+        r#"{"name": "Bash", "arguments": {"command": "echo "hi" > a"}}"#,
+        call("Bash", json!({"command": "echo \"hi\" > a"})),
+        Correction::UnescapedQuotes,
+    );
+}
+
+#[test]
+fn call_shapes() {
+    let c = names();
+    let w = call("get_weather", json!({"city": "Tokyo"}));
+    for raw in [
+        r#"{"name": "get_weather", "arguments": {"city": "Tokyo"}}"#,
+        r#"{"name": "get_weather", "parameters": {"city": "Tokyo"}}"#,
+        r#"{"function": "get_weather", "inputs": {"city": "Tokyo"}}"#,
+        r#"{"function": {"name": "get_weather", "arguments": {"city": "Tokyo"}}}"#,
+        r#"{"type": "function", "function": {"name": "get_weather", "arguments": "{\"city\": \"Tokyo\"}"}}"#,
+        r#"{"tool_calls": [{"function": {"name": "get_weather", "arguments": {"city": "Tokyo"}}}]}"#,
+        r#"{"recipient_name": "functions.get_weather", "parameters": {"city": "Tokyo"}}"#,
+    ] {
+        check(&c, raw, w.clone(), Correction::OpenAiCallShape);
+    }
+    check(
+        &c,
+        r#"{"name": "get_weather", "arguments": "{\"city\": \"Tokyo\"}"}"#,
+        w.clone(),
+        Correction::ArgumentsAsString,
+    );
+    check(
+        &c,
+        r#"{"tool": "get_weather", "params": {"city": "Tokyo"}}"#,
+        w.clone(),
+        Correction::MissingMode,
+    );
+    check(
+        &c,
+        r#"{"mode": "call", "tool": "get_weather", "params": {"city": "Tokyo"}}"#,
+        w.clone(),
+        Correction::UnknownMode,
+    );
+    check(
+        &c,
+        r#"{"mode": "get_weather", "city": "Tokyo"}"#,
+        w.clone(),
+        Correction::ToolNameAsMode,
+    );
+    check(
+        &c,
+        r#"{"mode": "action", "tool": "get_weather", "city": "Tokyo"}"#,
+        w.clone(),
+        Correction::FlattenedParams,
+    );
+    check(
+        &c,
+        r#"{"mode": "answer", "text": "It is sunny."}"#,
+        json!({"mode": "respond", "text": "It is sunny."}),
+        Correction::UnknownMode,
+    );
+    check(
+        &c,
+        &format!("{WEATHER}\n{WEATHER}"),
+        w.clone(),
+        Correction::DuplicateCallDropped,
+    );
+    let two = json!({"mode": "plan", "steps": [{"actor": "get_weather", "params": {"city": "Tokyo"}}, {"actor": "files.read", "params": {"path": "a"}}]});
+    let second = r#"{"mode":"action","tool":"files.read","params":{"path":"a"}}"#;
+    check(
+        &c,
+        &format!("{WEATHER} {second}"),
+        two.clone(),
+        Correction::SeveralCallsAsPlan,
+    );
+    check(
+        &c,
+        &format!("[{WEATHER}, {second}]"),
+        two.clone(),
+        Correction::SeveralCallsAsPlan,
+    );
+    check(
+        &c,
+        &format!("{{\"mode\":\"respond\",\"text\":\"on it\"}}\n{WEATHER}"),
+        w,
+        Correction::RespondDropped,
+    );
+    let cat = catalog_fixture();
+    check(
+        &cat,
+        r#"{"mode":"action","tool":"seer","params":"queue"}"#,
+        call("seer", json!({"what": "queue"})),
+        Correction::ParamsNotObject,
+    );
+}
+
+#[test]
+fn tool_names() {
+    let c = names();
+    let cases = [
+        (" files.read ", "files.read", Correction::ToolNamePadded),
+        ("Files.Read", "files.read", Correction::ToolNameCase),
+        ("files_read", "files.read", Correction::ToolNameSeparators),
+        (
+            "functions.files_read",
+            "files.read",
+            Correction::ToolNamePrefix,
+        ),
+        ("functions.llm_time", "llm_time", Correction::ToolNamePrefix),
+        (
+            "execute_javascript",
+            "QuickJS_execute_javascript",
+            Correction::ToolNameSuffix,
+        ),
+    ];
+    for (written, tool, c_) in cases {
+        let raw = json!({"mode": "action", "tool": written, "params": {"path": "a"}}).to_string();
+        check(&c, &raw, call(tool, json!({"path": "a"})), c_);
+    }
+}
+
+#[test]
+fn the_assistants_own_name_with_the_tool_in_the_params() {
+    let cat = catalog_fixture();
+    let plan = |params: Value| {
+        json!({"mode": "plan", "steps": [{"actor": "seam", "params": params}]}).to_string()
+    };
+    let one = |tool: &str, params: Value| json!({"mode": "plan", "steps": [{"actor": tool, "params": params}]});
+    check(
+        &cat,
+        &plan(json!({"task": "memory.build", "op": "all_summaries"})),
+        one("memory.build", json!({"op": "all_summaries"})),
+        Correction::ToolInParams,
+    );
+    check(
+        &cat,
+        &plan(json!({"aesthesis": "ui/index.html"})),
+        one("aesthesis", json!({"path": "ui/index.html"})),
+        Correction::ToolNameAsKey,
+    );
+    // only scribe takes a note, and scribe is a plan actor: inferred
+    check(
+        &cat,
+        &plan(json!({"note": "rotate keys"})),
+        one("scribe", json!({"note": "rotate keys"})),
+        Correction::ToolInferredFromParams,
+    );
+    // an invented name whose word is an op of the one tool the params fit
+    check(
+        &cat,
+        r#"{"mode":"action","tool":"files.write","params":{"path":"a.txt","content":"hi"}}"#,
+        call(
+            "builder",
+            json!({"op": "write", "path": "a.txt", "content": "hi"}),
+        ),
+        Correction::ToolInferredFromParams,
+    );
+    // a bare payload with no name and nothing to infer
+    check(
+        &cat,
+        r#"{"queries": ["x"]}"#,
+        call("", json!({"queries": ["x"]})),
+        Correction::UnnamedCall,
+    );
+}
+
+#[test]
+fn params_repairs_with_a_schema() {
+    let cat = catalog_fixture();
+    let a = |params: Value| {
+        json!({"mode": "action", "tool": "memory.operator", "params": params}).to_string()
+    };
+    let m = |params: Value| call("memory.operator", params);
+    check(
+        &cat,
+        &a(json!({"op": "search", "query": "x", "limit?": 3})),
+        m(json!({"op": "search", "query": "x", "limit": 3})),
+        Correction::OptionalMarkerInKey,
+    );
+    check(
+        &cat,
+        &a(json!({"op": "search", "query": "x", "limit": ""})),
+        m(json!({"op": "search", "query": "x"})),
+        Correction::EmptyOptionalDropped,
+    );
+    check(
+        &cat,
+        &a(json!({"kind": "search", "query": "x"})),
+        m(json!({"op": "search", "query": "x"})),
+        Correction::ParamRenamedByEnum,
+    );
+    check(
+        &cat,
+        &a(json!({"query": "x"})),
+        m(json!({"op": "search", "query": "x"})),
+        Correction::ParamInferred,
+    );
+    check(
+        &cat,
+        &a(json!({"op": "search", "query": "x", "why": "asked"})),
+        m(json!({"op": "search", "query": "x"})),
+        Correction::ExtraParamDropped,
+    );
+    check(
+        &cat,
+        &a(json!({"op": "get", "id": "7"})),
+        m(json!({"op": "get", "id": 7})),
+        Correction::ParamTypeCoerced,
+    );
+}
+
+#[test]
+fn route_corrections() {
+    let cat = catalog_fixture();
+    let p = parse(
+        r#"{"mode":"plan","steps":[{"actor":"web.search","params":{"query":"rust"}}]}"#,
+        &cat,
+    )
+    .unwrap();
+    let r = route(p.action, &cat);
+    assert!(r.corrections.contains(&Correction::OneStepPlanAsCall));
+    let Next::Calls(c) = &r.next else {
+        panic!("{r:?}")
+    };
+    assert_eq!((c[0].tool.as_str(), c[0].via_plan), ("web.search", false));
+
+    let p = parse(r#"{"mode":"plan","steps":[{"actor":"scribe","params":{"note":"n"}},{"actor":"files.read","params":{"path":"a"}}]}"#, &cat).unwrap();
+    let r = route(p.action, &cat);
+    assert_eq!(r.corrections, vec![Correction::PlanStepAsCall]);
+    let Next::Calls(c) = &r.next else {
+        panic!("{r:?}")
+    };
+    assert_eq!(
+        c.iter().map(|c| c.via_plan).collect::<Vec<_>>(),
+        vec![true, false]
+    );
+
+    let r = route(
+        Action::Call {
+            tool: "files.read".into(),
+            params: json!({"tool": "files.read", "path": "a"})
+                .as_object()
+                .unwrap()
+                .clone(),
+        },
+        &cat,
+    );
+    assert_eq!(r.corrections, vec![Correction::ToolKeyStripped]);
+}
+
+#[test]
+fn never_a_tool_the_reply_does_not_name_or_imply() {
+    let cat = catalog_fixture();
+    for raw in [
+        // params that fit only a governed tool, under the assistant's own name: no guess
+        r#"{"mode":"plan","steps":[{"actor":"seam","params":{"code":"TODO: retry"}}]}"#,
+        r#"{"mode":"plan","steps":[{"actor":"seam","params":{"query":"payment","depth":1}}]}"#,
+        // params that fit several tools
+        r#"{"mode":"action","tool":"seam","params":{"query":"x"}}"#,
+        // a mode that is no mode: never a basis for inference
+        r#"{"mode":"queue","note":"the queue is empty"}"#,
+        // a copied tool result names the tool that produced it
+        r#"{"mode":"plan","steps":[{"actor":"seam","params":{"tool":"files.read","output":{"a":1},"version":"1"}}]}"#,
+    ] {
+        if let Ok(p) = parse(raw, &cat) {
+            let r = route(p.action, &cat);
+            if let Next::Calls(calls) = r.next {
+                assert!(calls.iter().all(|c| !c.known), "{raw}: {calls:?}");
+            }
+        }
+    }
+}
+
+#[test]
+fn failures_say_why() {
+    let cat = catalog_fixture();
+    let reason = |raw: &str| parse(raw, &cat).unwrap_err().reason;
+    assert_eq!(reason("   \n"), FailureReason::Empty);
+    assert_eq!(
+        reason("The file lists three tasks."),
+        FailureReason::NoAction { len: 27 }
+    );
+    assert!(
+        reason("The file lists three tasks.")
+            .to_string()
+            .contains("27 bytes of prose")
+    );
+    assert!(matches!(
+        reason(
+            r#"{"invocation_id":"i-1","tool":"files.read","version":"1","output":{"text":"x"}}"#
+        ),
+        FailureReason::EchoedEnvelope { .. }
+    ));
+    assert!(matches!(
+        reason(r#"{"mode":"queue","note":"x"}"#),
+        FailureReason::NotAnAction { .. }
+    ));
+    let big = "x".repeat(MAX_REPLY_BYTES + 1);
+    assert!(matches!(reason(&big), FailureReason::TooLong { .. }));
+    let deep = format!("{}{}", "{\"a\":".repeat(200), "1");
+    assert!(matches!(reason(&deep), FailureReason::Unreadable { .. }));
+}
+
+#[test]
+fn every_correction_has_a_test_here_or_in_the_crate() {
+    // Each id appears in this file (as its variant) or is made only by route
+    // or the catalog's own unit tests.
+    let me = include_str!("repairs.rs");
+    for c in Correction::ALL {
+        let variant = format!("{c:?}");
+        assert!(
+            me.contains(&format!("Correction::{variant}")),
+            "no test names {variant}"
+        );
+    }
+}
