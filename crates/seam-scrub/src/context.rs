@@ -521,11 +521,12 @@ fn is_password_word(s: &[u8], flags: u8) -> bool {
     flags & PASSWORD != 0 || s.ends_with(b"password") || s.ends_with(b"passwd")
 }
 
-/// Add what the lower-case sub-word `s` says about a key to `class`.
-fn classify_sub_word(s: &[u8], class: &mut KeyClass) {
+/// Add what the lower-case sub-word `s` says about a key to `class`; returns the flags the
+/// word table gives `s` without its trailing digits.
+fn classify_sub_word(s: &[u8], class: &mut KeyClass) -> u8 {
     let s = trim_digits(s);
     if s.is_empty() {
-        return;
+        return 0;
     }
     let (flags, provider_prefix) = WORDS.look_up(s);
     if matches!(s, b"h" | b"sha" | b"md" | b"checksum" | b"integrity") {
@@ -539,6 +540,7 @@ fn classify_sub_word(s: &[u8], class: &mut KeyClass) {
     if s.len() >= 2 && (flags & PROVIDER != 0 || provider_prefix) {
         class.provider = true;
     }
+    flags
 }
 
 /// What one key word says, wherever it stands in the key.
@@ -552,14 +554,13 @@ struct WordClass {
 
 fn word_class(word: &[u8], subs: &mut SubWords) -> WordClass {
     subs.split(word);
-    let public_if_nearest = subs.last().is_some_and(|last| {
-        let last = trim_digits(last);
-        !last.is_empty() && WORDS.look_up(last).0 & PUBLIC != 0
-    });
     let mut class = KeyClass::default();
+    // The flags of the last sub-word (without trailing digits), from its classification.
+    let mut last_flags = 0;
     for &(s, e) in &subs.bounds {
-        classify_sub_word(&subs.joined[s..e], &mut class);
+        last_flags = classify_sub_word(&subs.joined[s..e], &mut class);
     }
+    let public_if_nearest = last_flags & PUBLIC != 0;
     // The whole word, joined: the same as its one sub-word when it has only one.
     if subs.bounds.len() != 1 {
         classify_sub_word(&subs.joined, &mut class);
@@ -585,20 +586,35 @@ fn key_class(words: impl IntoIterator<Item = WordClass>) -> KeyClass {
 /// The classes of words met before, by their bytes: keys repeat from line to line
 /// (`token`, `api_key`, `password`), and a word's class depends on its bytes alone. One slot
 /// a hash, for words up to [`WordCache::LONGEST`] bytes; a longer word is classified anew.
+/// The number of slots grows with the text (a short text has few words to keep).
 #[derive(Default)]
 struct WordCache {
     /// Empty until the first word (most texts scrubbed hold none worth a look).
     slots: Vec<(u8, [u8; WordCache::LONGEST], WordClass)>,
+    /// The number of slots to make at the first word: a power of two, or 0 for the least.
+    size: usize,
 }
 
 impl WordCache {
-    const LONGEST: usize = 24;
-    const SLOTS: usize = 256;
+    const LONGEST: usize = 32;
+    const FEWEST: usize = 64;
+    const MOST: usize = 1024;
 
-    fn slot(word: &[u8]) -> usize {
+    /// A cache sized for a text of `len` bytes: a slot for each 128 bytes, within
+    /// [`WordCache::FEWEST`] and [`WordCache::MOST`].
+    fn for_text(len: usize) -> WordCache {
+        WordCache {
+            slots: Vec::new(),
+            size: (len / 128)
+                .clamp(Self::FEWEST, Self::MOST)
+                .next_power_of_two(),
+        }
+    }
+
+    fn slot(word: &[u8], mask: usize) -> usize {
         let h = word.iter().fold(FNV_START, |h, &b| fnv_step(h, b));
         // The table's size is a power of two: its low bits.
-        (h ^ (h >> 32)) as usize & (Self::SLOTS - 1)
+        (h ^ (h >> 32)) as usize & mask
     }
 
     /// The class of `word`, from the cache or classified now (and kept).
@@ -607,9 +623,11 @@ impl WordCache {
             return word_class(word, subs);
         }
         if self.slots.is_empty() {
-            self.slots = vec![(0, [0; Self::LONGEST], WordClass::default()); Self::SLOTS];
+            let size = self.size.max(Self::FEWEST);
+            self.slots = vec![(0, [0; Self::LONGEST], WordClass::default()); size];
         }
-        let slot = &mut self.slots[Self::slot(word)];
+        let mask = self.slots.len() - 1;
+        let slot = &mut self.slots[Self::slot(word, mask)];
         if usize::from(slot.0) == word.len() && slot.1[..word.len()] == *word {
             return slot.2;
         }
@@ -668,6 +686,16 @@ pub(crate) struct Scratch {
     words: Vec<(usize, usize)>,
     subs: SubWords,
     cache: WordCache,
+}
+
+impl Scratch {
+    /// Buffers for the lines of a text of `len` bytes.
+    pub(crate) fn for_text(len: usize) -> Scratch {
+        Scratch {
+            cache: WordCache::for_text(len),
+            ..Scratch::default()
+        }
+    }
 }
 
 /// Find context secrets in one line.

@@ -268,7 +268,7 @@ impl Engine {
         let mut stamp = 0u32;
         let context_slot = self.rules.len();
         let mut context_hits: Vec<ContextHit> = Vec::new();
-        let mut scratch = context::Scratch::default();
+        let mut scratch = context::Scratch::for_text(re - rs);
         let lines = self.gated_lines(text, rs, re);
         // Adjacent gated lines are searched as one stretch: no keyword holds a line break, so
         // the matches are those of searching each line on its own; each match is then given
@@ -662,16 +662,32 @@ impl KeywordMatches<'_> {
         let mut k = 0;
         // The last match state seen (0: none yet) and the end of its match.
         let mut hit = (0usize, 0usize);
+        let step =
+            |state: usize, b: u8| trans[state + usize::from(columns[usize::from(b)])] as usize;
         'walk: loop {
-            // Ordinary states need nothing but the next step.
-            loop {
-                let Some(&b) = hay.get(k) else {
-                    break 'walk;
-                };
-                state = trans[state + usize::from(columns[usize::from(b)])] as usize;
-                k += 1;
-                if state <= last_special {
-                    break;
+            // Ordinary states need nothing but the next step: four at a time while four bytes
+            // are left, then one at a time.
+            'special: {
+                while let Some(four) = hay.get(k..k + 4) {
+                    let four: [u8; 4] = [four[0], four[1], four[2], four[3]];
+                    for (n, b) in four.into_iter().enumerate() {
+                        state = step(state, b);
+                        if state <= last_special {
+                            k += n + 1;
+                            break 'special;
+                        }
+                    }
+                    k += 4;
+                }
+                loop {
+                    let Some(&b) = hay.get(k) else {
+                        break 'walk;
+                    };
+                    state = step(state, b);
+                    k += 1;
+                    if state <= last_special {
+                        break 'special;
+                    }
                 }
             }
             if state == 0 {
