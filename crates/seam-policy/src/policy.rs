@@ -4,6 +4,8 @@
 //! [capabilities]
 //! "filesystem.read" = "allow"     # allow | ask | deny
 //! "filesystem.write" = "ask"
+//! "python.run" = "ask"            # also "allow-unsandboxed": allow, and run without the
+//!                                 # sandbox where this machine cannot raise its walls
 //!
 //! [filesystem]
 //! read = ["~", "~/notes"]         # allow-list for reads (replaces the default list)
@@ -156,6 +158,8 @@ pub struct Policy {
     origin: PolicyOrigin,
     decisions: [Decision; 7],
     taint_egress: TaintEgress,
+    /// `"python.run" = "allow-unsandboxed"`: the owner accepts unsandboxed runs.
+    python_run_unsandboxed: bool,
     read: Vec<RuleSpec>,
     write: Vec<RuleSpec>,
     protected: Vec<RuleSpec>,
@@ -253,6 +257,7 @@ impl Policy {
             origin,
             decisions,
             taint_egress: file.taint_egress.unwrap_or_default(),
+            python_run_unsandboxed: file.python_run_unsandboxed,
             read,
             write,
             protected,
@@ -263,6 +268,13 @@ impl Policy {
     /// The decision for `cap`.
     pub fn decision(&self, cap: Capability) -> Decision {
         self.decisions[cap.index()]
+    }
+
+    /// Did the owner say `"python.run" = "allow-unsandboxed"`? Then `python.run` is allowed,
+    /// and runs without the sandbox on a machine that cannot raise every wall (it still runs
+    /// sandboxed where it can). Without it, a missing wall makes `python.run` refuse.
+    pub fn python_run_unsandboxed(&self) -> bool {
+        self.python_run_unsandboxed
     }
 
     /// Whether a tainted turn may still reach the network (`[taint] egress`).
@@ -322,6 +334,7 @@ impl Policy {
             taint: EnforcedTaint {
                 egress: self.taint_egress,
             },
+            python_run_unsandboxed: self.python_run_unsandboxed,
             filesystem: EnforcedFilesystem {
                 read: paths(&lists.read),
                 write: paths(&lists.write),
@@ -361,6 +374,7 @@ struct PolicyFile {
     write: Option<Vec<RuleSpec>>,
     protected: Vec<RuleSpec>,
     taint_egress: Option<TaintEgress>,
+    python_run_unsandboxed: bool,
 }
 
 const TOP_KEYS: &[&str] = &["capabilities", "filesystem", "taint"];
@@ -368,6 +382,8 @@ const FILESYSTEM_KEYS: &[&str] = &["read", "write", "protected"];
 const TAINT_KEYS: &[&str] = &["egress"];
 const DECISION_WORDS: &[&str] = &["allow", "ask", "deny"];
 const TAINT_EGRESS_WORDS: &[&str] = &["deny", "allow"];
+/// The value only `python.run` takes besides the decisions.
+const ALLOW_UNSANDBOXED: &str = "allow-unsandboxed";
 
 /// Turns spans into errors with a line and a column.
 struct Source<'a> {
@@ -478,17 +494,25 @@ impl PolicyFile {
                 )
             })?;
             let decision = match word {
+                ALLOW_UNSANDBOXED if cap == Capability::PythonRun => {
+                    self.python_run_unsandboxed = true;
+                    Decision::Allow
+                }
                 "allow" => Decision::Allow,
                 "ask" => Decision::Ask,
                 "deny" => Decision::Deny,
                 other => {
+                    let mut words = DECISION_WORDS.to_vec();
+                    if cap == Capability::PythonRun {
+                        words.push(ALLOW_UNSANDBOXED);
+                    }
                     return Err(src.error(
                         value.span(),
                         Some(dotted),
                         format!(
                             "bad value for \"{name}\" in [capabilities]: \"{other}\" is not one of {}{}",
-                            quoted_list(DECISION_WORDS, "\"", "\""),
-                            suggestion(other, DECISION_WORDS)
+                            quoted_list(&words, "\"", "\""),
+                            suggestion(other, &words)
                         ),
                     ));
                 }
@@ -648,6 +672,9 @@ pub struct EnforcedPolicy {
     pub capabilities: EnforcedDecisions,
     /// What taint closes (`[taint]`).
     pub taint: EnforcedTaint,
+    /// `"python.run" = "allow-unsandboxed"`: python.run may run without the sandbox where the
+    /// machine cannot raise its walls.
+    pub python_run_unsandboxed: bool,
     /// The path lists, expanded and canonicalised.
     pub filesystem: EnforcedFilesystem,
     /// The allow-list of `Access::Source` paths: the workspace root.
@@ -744,6 +771,15 @@ impl EnforcedPolicy {
                 Decision::Ask => "ask",
                 Decision::Deny => "deny",
             };
+            if *cap == Capability::PythonRun && self.python_run_unsandboxed {
+                let _ = writeln!(
+                    out,
+                    "  {:<18} {ALLOW_UNSANDBOXED}  (allowed; runs WITHOUT the sandbox where this \
+                     machine cannot raise every wall: see `seam doctor`)",
+                    cap.as_str()
+                );
+                continue;
+            }
             let _ = writeln!(out, "  {:<18} {word}", cap.as_str());
         }
         let _ = writeln!(
