@@ -189,6 +189,16 @@ impl GateClient {
             .ok_or_else(|| self.unexpected(201, "no turn in the answer".into()))
     }
 
+    /// `DELETE /v1/turns/{id}`: the gate forgets the turn (and its taint).
+    pub async fn close_turn(&mut self, turn: &str) -> Result<(), GateClientError> {
+        let path = format!("/v1/turns/{turn}");
+        let r = self.request("DELETE", &path, Bytes::new()).await?;
+        if r.status != 204 {
+            return Err(self.unexpected(r.status, error_message(&r.body)));
+        }
+        Ok(())
+    }
+
     /// `POST /v1/invoke`. An envelope or a refusal is `Ok` whatever its
     /// status; `Err` is an answer that is neither (401, 413, 500, …) or no
     /// answer at all.

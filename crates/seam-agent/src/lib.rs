@@ -8,5 +8,11 @@
 //! It must never depend on `seam-gate`, `seam-sandbox` or the keeper, and it
 //! never prints: the binary's output module does.
 
+pub mod dispatch;
 pub mod gate_client;
 pub mod model;
+pub mod prompt;
+pub mod reading;
+pub mod registry;
+pub mod trace;
+pub mod turn;

@@ -124,6 +124,16 @@ pub enum Command {
     /// The signed audit ledger: every call the gate governed.
     #[command(subcommand)]
     Ledger(LedgerCommand),
+    /// Give the agent a task: the model works on it with the 14 tools until
+    /// it answers. One line per tool call on stderr, the answer on stdout.
+    /// Starts a gate for the turn when none is running.
+    Ask(AskOpts),
+    /// Print the system prompt the model gets (generated from the tools) and,
+    /// with --json, its size and the action schema that constrains decoding.
+    Prompt {
+        #[arg(long)]
+        json: bool,
+    },
     /// Publish the secret shapes the scrubber redacts.
     Shapes {
         #[arg(long)]
@@ -272,4 +282,54 @@ pub fn parse() -> Result<Cli, Exit> {
             }
         }
     }
+}
+
+/// `seam ask`'s options (flags win over agent.toml).
+#[derive(Debug, Args)]
+pub struct AskOpts {
+    /// The task, in words (- reads it from stdin).
+    pub task: String,
+    /// An OpenAI-compatible model server (llama.cpp's llama-server, Ollama,
+    /// vLLM, LM Studio): http://HOST:PORT, with or without /v1.
+    #[arg(long, env = "SEAM_MODEL_URL", value_name = "URL")]
+    pub model_url: Option<String>,
+    /// The model's name as the server knows it (default: the server's first).
+    #[arg(long, env = "SEAM_MODEL", value_name = "NAME")]
+    pub model: Option<String>,
+    /// Do not ask the server to constrain decoding to the action schema.
+    #[arg(long)]
+    pub no_constrain: bool,
+    /// Ask for whole replies instead of streamed ones.
+    #[arg(long)]
+    pub no_stream: bool,
+    /// Write the whole turn as JSON lines to FILE: messages, actions,
+    /// corrections, envelopes, timings.
+    #[arg(long, value_name = "FILE")]
+    pub trace: Option<PathBuf>,
+    /// Most model replies in the turn (default 12).
+    #[arg(long, value_name = "N")]
+    pub max_steps: Option<u32>,
+    /// Most seconds for the turn (default 600).
+    #[arg(long, value_name = "SECS")]
+    pub max_seconds: Option<u64>,
+    /// Most generated tokens in the turn (default 16384).
+    #[arg(long, value_name = "N")]
+    pub max_tokens: Option<u32>,
+    /// Use the gate at http://127.0.0.1:PORT (token from seam's home) instead
+    /// of the one on seam's unix socket.
+    #[arg(long, value_name = "URL")]
+    pub gate_url: Option<String>,
+    /// The repository the builder writes to (default: the git repository
+    /// containing the working directory).
+    #[arg(long, value_name = "DIR")]
+    pub repo: Option<PathBuf>,
+    /// A file the operator attaches to the task (the context tool lists it).
+    #[arg(long, value_name = "FILE")]
+    pub attach: Vec<PathBuf>,
+    /// The agent's config file (default: agent.toml in seam's home, if any).
+    #[arg(long, env = "SEAM_AGENT_CONFIG", value_name = "FILE")]
+    pub agent_config: Option<PathBuf>,
+    /// Print the outcome as JSON: answer, end, steps, calls, corrections.
+    #[arg(long)]
+    pub json: bool,
 }

@@ -67,6 +67,14 @@ pub fn notice(msg: &str) {
     let _ = std::io::stderr().lock().write_all(v.as_bytes());
 }
 
+/// A progress line for the operator on stderr (one per tool call in
+/// `seam ask`), kept apart from the answer on stdout; newlines inside are shown.
+pub fn progress_line(s: &str) {
+    let mut v = seam_term::on_one_line(s.as_bytes());
+    v.push('\n');
+    let _ = std::io::stderr().lock().write_all(v.as_bytes());
+}
+
 /// Text for stderr that is already in its final form (clap's usage text),
 /// filtered here like everything else.
 pub fn stderr_text(s: &str) {

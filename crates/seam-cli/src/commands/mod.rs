@@ -1,12 +1,14 @@
 //! One module per subcommand. Each returns its exit code; errors become exit
 //! 1 or 2 in `exit::report`.
 
+mod ask;
 mod gate;
 mod index;
 mod invoke;
 mod ledger;
 mod note;
 mod policy;
+mod prompt;
 mod scrub;
 mod secret;
 mod term;
@@ -21,6 +23,30 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Term(cmd) => term::run(cmd),
         Command::Scrub { json } => scrub::scrub(json),
         Command::Shapes { json } => scrub::shapes(json),
+        Command::Prompt { json } => {
+            let ctx = Context::load(&cli.global)?;
+            prompt::run(&ctx, json)
+        }
+        Command::Ask(o) => {
+            let ctx = Context::load(&cli.global)?;
+            let args = ask::AskArgs {
+                task: o.task,
+                model_url: o.model_url,
+                model: o.model,
+                no_constrain: o.no_constrain,
+                no_stream: o.no_stream,
+                trace: o.trace,
+                max_steps: o.max_steps,
+                max_seconds: o.max_seconds,
+                max_tokens: o.max_tokens,
+                gate_url: o.gate_url,
+                repo: o.repo,
+                attach: o.attach,
+                agent_config: o.agent_config,
+                json: o.json,
+            };
+            ask::run(&ctx, &cli.global, args)
+        }
         Command::Tools { json } => {
             let ctx = Context::load(&cli.global)?;
             tools::run(&ctx, json)

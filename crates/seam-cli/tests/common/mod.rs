@@ -89,3 +89,4 @@ pub fn refusal_message(v: &serde_json::Value) -> &str {
 pub fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
 }
+pub mod replay;

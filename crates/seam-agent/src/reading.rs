@@ -1,0 +1,77 @@
+//! From a reply's text to the steps to run: `seam-action` parses and repairs
+//! the text into one canonical action, then routes it (the design's
+//! action-level corrections); this module turns the result into the loop's
+//! [`Step`]s and names every correction made on the way.
+
+use serde::Serialize;
+use serde_json::{Map, Value};
+
+use crate::registry::Registry;
+
+/// One thing to do, in order.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Step {
+    /// Run a tool.
+    Call {
+        tool: String,
+        params: Map<String, Value>,
+        /// It came from a plan step (run in order with the others).
+        via_plan: bool,
+    },
+    /// The final answer.
+    Respond(String),
+}
+
+/// A reply, read.
+#[derive(Debug, Clone, PartialEq, Serialize)]
+pub struct Reading {
+    pub steps: Vec<Step>,
+    /// The corrections' names, in the order they were made.
+    pub corrections: Vec<String>,
+}
+
+/// Reads replies against one registry.
+#[derive(Debug)]
+pub struct Reader {
+    catalog: seam_action::ToolCatalog,
+}
+
+impl Reader {
+    pub fn new(registry: &Registry) -> Reader {
+        let entries = registry
+            .tools()
+            .map(|t| seam_action::CatalogEntry {
+                spec: t.spec.clone(),
+                plan_actor: t.plan_actor(),
+            })
+            .collect();
+        Reader {
+            catalog: seam_action::ToolCatalog::new(entries),
+        }
+    }
+
+    /// The steps of one reply, or why none could be read.
+    pub fn read(&self, text: &str) -> Result<Reading, String> {
+        let parsed = seam_action::parse(text, &self.catalog).map_err(|e| e.to_string())?;
+        let routed = seam_action::route(parsed.action, &self.catalog);
+        let corrections = parsed
+            .corrections
+            .iter()
+            .chain(routed.corrections.iter())
+            .map(|c| c.as_str().to_owned())
+            .collect();
+        let steps = match routed.next {
+            seam_action::Next::Respond { text } => vec![Step::Respond(text)],
+            seam_action::Next::Calls(calls) => calls
+                .into_iter()
+                .map(|c| Step::Call {
+                    tool: c.tool,
+                    params: c.params,
+                    via_plan: c.via_plan,
+                })
+                .collect(),
+        };
+        Ok(Reading { steps, corrections })
+    }
+}

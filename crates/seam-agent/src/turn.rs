@@ -1,0 +1,596 @@
+//! The turn loop: ask the model, read its action, dispatch, show it the
+//! result, until it answers or a budget ends the turn.
+//!
+//! Corrections made here (each counted in the report and the trace, beside
+//! the parser's): `envelope-unwrapped` (the model sees a governed call's
+//! `output` only), `refusal-as-sentence`, `unknown-tool-listed`,
+//! `reprompted` (a reply with no readable action is answered with the
+//! reason), `repeat-warned` / `repeat-stopped` (a call identical to an
+//! earlier one in the turn is not run again: the model is told once, then a
+//! final answer is forced), `answer-after-calls-dropped` (an answer written
+//! in the same reply as calls, before their results), `final-answer-forced`
+//! (a budget ran out or the model looped).
+
+use std::collections::{BTreeMap, HashSet};
+use std::time::{Duration, Instant};
+
+use serde::Serialize;
+use serde_json::{Map, Value, json};
+
+use seam_local::{GateCallRecord, StepRecord, TurnInfo};
+
+use crate::dispatch::{ActionDispatch, CallResult, DispatchError, Outcome};
+use crate::model::{ChatMessage, ChatModel, ChatRequest, ModelError};
+use crate::prompt::system_prompt;
+use crate::reading::{Reader, Step};
+use crate::registry::{Registry, Side};
+use crate::trace::Trace;
+
+/// Budgets and knobs of one turn.
+#[derive(Debug, Clone)]
+pub struct TurnOptions {
+    /// Most model replies in the turn.
+    pub max_steps: u32,
+    /// Most wall time for the turn.
+    pub max_wall: Duration,
+    /// Most generated tokens in the turn (all replies).
+    pub max_tokens: u32,
+    /// Most tokens of one reply.
+    pub reply_tokens: u32,
+    pub temperature: f32,
+    /// Constrain decoding to the action schema where the backend can.
+    pub constrain: bool,
+    /// Longest tool result shown to the model, in bytes (cut beyond, said so).
+    pub observation_bytes: usize,
+}
+
+impl Default for TurnOptions {
+    fn default() -> Self {
+        TurnOptions {
+            max_steps: 12,
+            max_wall: Duration::from_secs(600),
+            max_tokens: 16_384,
+            reply_tokens: 1024,
+            temperature: 0.2,
+            constrain: true,
+            observation_bytes: 8 * 1024,
+        }
+    }
+}
+
+/// What the caller sees as it happens (the CLI prints one line per call).
+#[derive(Debug)]
+pub enum TurnEvent<'a> {
+    /// A piece of the model's reply as it streams in.
+    ModelText(&'a str),
+    /// A call is about to run.
+    Calling {
+        step: u32,
+        tool: &'a str,
+        params: &'a Map<String, Value>,
+    },
+    /// A call came back.
+    Called {
+        step: u32,
+        params: &'a Map<String, Value>,
+        outcome: &'a Outcome,
+    },
+    /// A correction was made.
+    Corrected { name: &'a str },
+}
+
+/// How the turn ended.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum TurnEnd {
+    /// The model answered.
+    Answered,
+    /// The model answered after being told to (a budget or a loop).
+    ForcedAnswer { reason: String },
+    /// The model gave no answer even when told to; the answer is the agent's
+    /// own account of why the turn stopped.
+    Stopped { reason: String },
+}
+
+/// What a finished turn reports.
+#[derive(Debug, Clone, Serialize)]
+pub struct TurnReport {
+    pub answer: String,
+    pub end: TurnEnd,
+    /// Model replies.
+    pub steps: u32,
+    /// Tool calls run.
+    pub calls: u32,
+    pub corrections: BTreeMap<String, u32>,
+    pub generated_tokens: u32,
+    pub model_time: Duration,
+    /// Reading replies, routing and running local tools: the agent's own cost.
+    pub agent_time: Duration,
+    /// Governed calls' round trips to the gate.
+    pub gate_time: Duration,
+    pub elapsed: Duration,
+    /// The gate said the turn is tainted.
+    pub tainted: bool,
+    /// Every call, in order (for the local tools' end of turn).
+    pub info: TurnInfo,
+}
+
+/// Why a turn could not finish.
+#[derive(Debug, thiserror::Error)]
+pub enum TurnError {
+    #[error(transparent)]
+    Model(#[from] ModelError),
+    #[error(transparent)]
+    Dispatch(#[from] DispatchError),
+    #[error(
+        "the model gave {tries} replies in a row with no action that could be read; the last: {reason}"
+    )]
+    NoAction { tries: u32, reason: String },
+}
+
+/// One turn: the model, the tools, the budgets, the trace.
+pub struct Turn<'a> {
+    pub model: &'a mut dyn ChatModel,
+    pub dispatch: &'a dyn ActionDispatch,
+    pub registry: &'a Registry,
+    pub options: TurnOptions,
+    pub trace: &'a mut Trace,
+}
+
+impl std::fmt::Debug for Turn<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("Turn")
+            .field("options", &self.options)
+            .finish_non_exhaustive()
+    }
+}
+
+/// Replies in a row with no readable action before the turn gives up.
+const MAX_UNREADABLE: u32 = 3;
+
+struct Progress {
+    report: TurnReport,
+    seen: HashSet<String>,
+    warned: bool,
+    force: Option<String>,
+    forced: bool,
+    unreadable: u32,
+}
+
+impl Progress {
+    fn correct(
+        &mut self,
+        name: &str,
+        detail: Value,
+        trace: &mut Trace,
+        on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
+    ) {
+        *self.report.corrections.entry(name.to_owned()).or_default() += 1;
+        trace.record("correction", &json!({"name": name, "detail": detail}));
+        on(TurnEvent::Corrected { name });
+    }
+}
+
+impl Turn<'_> {
+    /// Runs the turn for `info.task` (`info.turn` names it).
+    pub async fn run(
+        mut self,
+        info: TurnInfo,
+        on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
+    ) -> Result<TurnReport, TurnError> {
+        let started = Instant::now();
+        let reader = Reader::new(self.registry);
+        let system = system_prompt(self.registry);
+        let action_schema = self.registry.action_schema();
+        self.trace.record(
+            "turn",
+            &json!({
+                "turn": info.turn,
+                "task": info.task,
+                "model": self.model.describe(),
+                "tools": self.registry.names(),
+                "prompt_bytes": system.len(),
+                "options": format!("{:?}", self.options),
+            }),
+        );
+        let mut messages = vec![ChatMessage::system(system), ChatMessage::user(&info.task)];
+        for m in &messages {
+            self.trace.record("message", m);
+        }
+        let mut p = Progress {
+            report: TurnReport {
+                answer: String::new(),
+                end: TurnEnd::Answered,
+                steps: 0,
+                calls: 0,
+                corrections: BTreeMap::new(),
+                generated_tokens: 0,
+                model_time: Duration::ZERO,
+                agent_time: Duration::ZERO,
+                gate_time: Duration::ZERO,
+                elapsed: Duration::ZERO,
+                tainted: false,
+                info,
+            },
+            seen: HashSet::new(),
+            warned: false,
+            force: None,
+            forced: false,
+            unreadable: 0,
+        };
+
+        loop {
+            if p.force.is_none() {
+                p.force = self.budget_spent(&p.report, started);
+            }
+            let mut schema = action_schema.clone();
+            if let Some(reason) = p.force.clone() {
+                if p.forced {
+                    return Ok(self.stop(p, &reason, started));
+                }
+                p.forced = true;
+                p.correct("final-answer-forced", json!(reason), self.trace, on);
+                let m = ChatMessage::user(format!(
+                    "Stop calling tools ({reason}). Give your final answer now, as \
+                     {{\"mode\":\"respond\",\"text\":\"...\"}}."
+                ));
+                self.trace.record("message", &m);
+                messages.push(m);
+                schema = Registry::respond_schema();
+            }
+            let remaining = self
+                .options
+                .max_tokens
+                .saturating_sub(p.report.generated_tokens);
+            let request = ChatRequest {
+                messages: messages.clone(),
+                max_tokens: self.options.reply_tokens.min(remaining.max(64)),
+                temperature: self.options.temperature,
+                json_schema: self.options.constrain.then_some(schema),
+            };
+            p.report.steps += 1;
+            let step = p.report.steps;
+            let reply = {
+                let mut stream = |t: &str| on(TurnEvent::ModelText(t));
+                self.model.complete(&request, &mut stream).await
+            };
+            let reply = match reply {
+                Ok(r) => r,
+                Err(e) => {
+                    self.trace.record(
+                        "error",
+                        &json!({"step": step, "error": e.to_string(), "partial": e.partial()}),
+                    );
+                    return Err(e.into());
+                }
+            };
+            p.report.model_time += reply.elapsed;
+            p.report.generated_tokens += reply
+                .completion_tokens
+                .unwrap_or_else(|| (reply.text.len() / 4) as u32 + 1);
+            self.trace.record(
+                "model",
+                &json!({
+                    "step": step,
+                    "text": reply.text,
+                    "reasoning": reply.reasoning,
+                    "prompt_tokens": reply.prompt_tokens,
+                    "completion_tokens": reply.completion_tokens,
+                    "finish_reason": reply.finish_reason,
+                    "ms": reply.elapsed.as_secs_f64() * 1000.0,
+                    "constrained": reply.constrained,
+                    "retries": reply.retries,
+                    "notes": reply.notes,
+                }),
+            );
+            let assistant = ChatMessage::assistant(&reply.text);
+            messages.push(assistant);
+
+            let t_read = Instant::now();
+            let reading = reader.read(&reply.text);
+            p.report.agent_time += t_read.elapsed();
+            let reading = match reading {
+                Ok(r) => r,
+                Err(reason) => {
+                    p.unreadable += 1;
+                    self.trace
+                        .record("unreadable", &json!({"step": step, "reason": reason}));
+                    if p.forced {
+                        return Ok(self.stop(
+                            p,
+                            "the model gave no final answer when told to",
+                            started,
+                        ));
+                    }
+                    if p.unreadable >= MAX_UNREADABLE {
+                        return Err(TurnError::NoAction {
+                            tries: p.unreadable,
+                            reason,
+                        });
+                    }
+                    p.correct("reprompted", json!(reason), self.trace, on);
+                    let m = ChatMessage::user(format!(
+                        "I could not read an action in your reply: {reason}. Reply with exactly \
+                         one JSON object in one of the three forms."
+                    ));
+                    self.trace.record("message", &m);
+                    messages.push(m);
+                    continue;
+                }
+            };
+            p.unreadable = 0;
+            self.trace.record(
+                "action",
+                &json!({"step": step, "steps": reading.steps, "corrections": reading.corrections}),
+            );
+            for c in &reading.corrections {
+                p.correct(c, Value::Null, self.trace, on);
+            }
+
+            let has_calls = reading.steps.iter().any(|s| matches!(s, Step::Call { .. }));
+            if p.forced && has_calls {
+                return Ok(self.stop(
+                    p,
+                    "the model kept calling tools when told to answer",
+                    started,
+                ));
+            }
+            let mut observations = Vec::new();
+            for s in reading.steps {
+                match s {
+                    Step::Respond(text) if !has_calls => {
+                        p.report.answer = text;
+                        p.report.end = match p.force.take() {
+                            Some(reason) => TurnEnd::ForcedAnswer { reason },
+                            None => TurnEnd::Answered,
+                        };
+                        p.report.elapsed = started.elapsed();
+                        self.trace.record(
+                            "final",
+                            &json!({"text": p.report.answer, "end": p.report.end, "report": summary(&p.report)}),
+                        );
+                        return Ok(p.report);
+                    }
+                    Step::Respond(_) => {
+                        p.correct("answer-after-calls-dropped", Value::Null, self.trace, on);
+                    }
+                    Step::Call { tool, params, .. } => {
+                        if let Some(o) = self.call(&mut p, step, &tool, &params, on).await? {
+                            observations.push(o);
+                        }
+                        if p.force.is_some() {
+                            break;
+                        }
+                    }
+                }
+            }
+            if !observations.is_empty() {
+                let m = ChatMessage::user(observations.join("\n\n"));
+                self.trace.record("message", &m);
+                messages.push(m);
+            }
+        }
+    }
+
+    /// Runs one call unless it repeats an earlier one; returns what the model
+    /// is shown of it.
+    async fn call(
+        &mut self,
+        p: &mut Progress,
+        step: u32,
+        tool: &str,
+        params: &Map<String, Value>,
+        on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
+    ) -> Result<Option<String>, TurnError> {
+        let key = format!("{tool}\u{0}{}", Value::Object(params.clone()));
+        if !p.seen.insert(key) {
+            if p.warned {
+                p.correct("repeat-stopped", json!({"tool": tool}), self.trace, on);
+                p.force = Some(format!("{tool} was called again with the same params"));
+                return Ok(None);
+            }
+            p.warned = true;
+            p.correct("repeat-warned", json!({"tool": tool}), self.trace, on);
+            return Ok(Some(format!(
+                "You already called {tool} with these params; its result is above and will not \
+                 change. Use it, call something else, or give your final answer."
+            )));
+        }
+        on(TurnEvent::Calling { step, tool, params });
+        self.trace.record(
+            "call",
+            &json!({"step": step, "tool": tool, "params": params}),
+        );
+        let outcome = self.dispatch.dispatch(tool, params, &p.report.info).await;
+        let outcome = match outcome {
+            Ok(o) => o,
+            Err(e) => {
+                self.trace.record(
+                    "error",
+                    &json!({"step": step, "tool": tool, "error": e.to_string()}),
+                );
+                return Err(e.into());
+            }
+        };
+        p.report.calls += 1;
+        match outcome.side {
+            Some(Side::Governed) => p.report.gate_time += outcome.elapsed,
+            _ => p.report.agent_time += outcome.elapsed,
+        }
+        p.report.tainted |= outcome.tainted;
+        self.trace.record(
+            "outcome",
+            &json!({
+                "step": step,
+                "tool": outcome.tool,
+                "side": outcome.side.map(|s| format!("{s:?}").to_lowercase()),
+                "invocation_id": outcome.invocation_id,
+                "result": match &outcome.result {
+                    CallResult::Output(v) => json!({"output": v}),
+                    CallResult::Refused { code, message } => json!({"refused": {"code": code, "message": message}}),
+                },
+                "tainted": outcome.tainted,
+                "scrubbed": outcome.scrubbed,
+                "us": outcome.elapsed.as_micros() as u64,
+            }),
+        );
+        on(TurnEvent::Called {
+            step,
+            params,
+            outcome: &outcome,
+        });
+        let shown = match (&outcome.result, outcome.side) {
+            (CallResult::Output(v), side) => {
+                if side == Some(Side::Governed) {
+                    p.correct("envelope-unwrapped", Value::Null, self.trace, on);
+                }
+                format!("{tool} returned: {}", self.cut(&v.to_string()))
+            }
+            (CallResult::Refused { message, .. }, None) => {
+                p.correct("unknown-tool-listed", json!({"tool": tool}), self.trace, on);
+                format!("{}.", message.trim_end_matches('.'))
+            }
+            (CallResult::Refused { message, .. }, Some(_)) => {
+                p.correct("refusal-as-sentence", Value::Null, self.trace, on);
+                format!("{tool} was refused: {}", first_sentence(message))
+            }
+        };
+        let record = StepRecord {
+            tool: tool.to_owned(),
+            params: short_params(params),
+            outcome: outcome_line(&outcome),
+        };
+        p.report.info.history.push(record);
+        if let (Some(Side::Governed), Some(id)) = (outcome.side, &outcome.invocation_id) {
+            p.report.info.gate_calls.push(GateCallRecord {
+                invocation_id: id.clone(),
+                tool: tool.to_owned(),
+                outcome: outcome_line(&outcome),
+            });
+        }
+        Ok(Some(shown))
+    }
+
+    fn budget_spent(&self, r: &TurnReport, started: Instant) -> Option<String> {
+        if r.steps >= self.options.max_steps {
+            Some(format!(
+                "the turn used its {} steps",
+                self.options.max_steps
+            ))
+        } else if started.elapsed() >= self.options.max_wall {
+            Some(format!("the turn used its {:?}", self.options.max_wall))
+        } else if r.generated_tokens >= self.options.max_tokens {
+            Some(format!(
+                "the turn used its {} tokens",
+                self.options.max_tokens
+            ))
+        } else {
+            None
+        }
+    }
+
+    fn stop(&mut self, mut p: Progress, reason: &str, started: Instant) -> TurnReport {
+        p.report.answer = format!("(no answer: the turn stopped because {reason})");
+        p.report.end = TurnEnd::Stopped {
+            reason: reason.to_owned(),
+        };
+        p.report.elapsed = started.elapsed();
+        self.trace.record(
+            "final",
+            &json!({"text": p.report.answer, "end": p.report.end, "report": summary(&p.report)}),
+        );
+        p.report
+    }
+
+    fn cut(&self, s: &str) -> String {
+        let max = self.options.observation_bytes;
+        if s.len() <= max {
+            return s.to_owned();
+        }
+        let mut end = max;
+        while !s.is_char_boundary(end) {
+            end -= 1;
+        }
+        format!(
+            "{} … (cut: {} more bytes not shown)",
+            &s[..end],
+            s.len() - end
+        )
+    }
+}
+
+fn summary(r: &TurnReport) -> Value {
+    json!({
+        "steps": r.steps,
+        "calls": r.calls,
+        "corrections": r.corrections,
+        "generated_tokens": r.generated_tokens,
+        "model_ms": r.model_time.as_secs_f64() * 1000.0,
+        "agent_ms": r.agent_time.as_secs_f64() * 1000.0,
+        "gate_ms": r.gate_time.as_secs_f64() * 1000.0,
+        "elapsed_ms": r.elapsed.as_secs_f64() * 1000.0,
+        "tainted": r.tainted,
+    })
+}
+
+/// The params in a line: `{path: "a.md", max_bytes: 10}` shortened.
+pub fn short_params(params: &Map<String, Value>) -> String {
+    let parts: Vec<String> = params
+        .iter()
+        .map(|(k, v)| {
+            let v = match v {
+                Value::String(s) => format!("{:?}", clip(s, 40)),
+                other => clip(&other.to_string(), 40),
+            };
+            format!("{k}: {v}")
+        })
+        .collect();
+    clip(&parts.join(", "), 120)
+}
+
+/// What came of a call, in a line: `ok`, `ok (tainted)`, `refused (protected): …`.
+pub fn outcome_line(o: &Outcome) -> String {
+    match &o.result {
+        CallResult::Output(v) => {
+            let size = v.to_string().len();
+            let mut s = format!("ok, {}", human_bytes(size));
+            if o.tainted {
+                s.push_str(", tainted");
+            }
+            if !o.scrubbed.is_empty() {
+                s.push_str(&format!(", redacted {}", o.scrubbed.join(" ")));
+            }
+            s
+        }
+        CallResult::Refused { code, message } => {
+            format!("refused ({code}): {}", clip(first_sentence(message), 100))
+        }
+    }
+}
+
+fn human_bytes(n: usize) -> String {
+    if n < 1024 {
+        format!("{n} B")
+    } else if n < 1024 * 1024 {
+        format!("{:.1} KB", n as f64 / 1024.0)
+    } else {
+        format!("{:.1} MB", n as f64 / (1024.0 * 1024.0))
+    }
+}
+
+fn first_sentence(s: &str) -> &str {
+    let s = s.trim();
+    match s.find(". ") {
+        Some(i) if i > 20 => &s[..=i],
+        _ => s,
+    }
+}
+
+fn clip(s: &str, max: usize) -> String {
+    if s.chars().count() <= max {
+        return s.to_owned();
+    }
+    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
+    out.push('…');
+    out
+}

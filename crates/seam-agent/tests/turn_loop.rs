@@ -1,0 +1,218 @@
+//! The turn loop's own rules, with the model scripted in-process (it stands
+//! in for a 9B model; the end-to-end tests in seam-cli use a real server on
+//! loopback) and a small local toolbox.
+
+use std::sync::Arc;
+use std::sync::atomic::{AtomicUsize, Ordering};
+use std::time::Duration;
+
+use seam_agent::dispatch::{ActionDispatch, LocalDispatch, LocalToolbox, Router};
+use seam_agent::model::{ChatModel, ChatRequest, Completion, ModelError, ModelFuture};
+use seam_agent::registry::Registry;
+use seam_agent::trace::Trace;
+use seam_agent::turn::{Turn, TurnEnd, TurnOptions};
+use seam_local::{LocalRefusal, TurnInfo};
+use seam_protocol::ToolSpec;
+use serde_json::{Map, Value, json};
+
+struct Scripted {
+    replies: Vec<&'static str>,
+    seen: Vec<ChatRequest>,
+}
+
+impl ChatModel for Scripted {
+    fn describe(&self) -> String {
+        "scripted".into()
+    }
+    fn complete<'a>(
+        &'a mut self,
+        request: &'a ChatRequest,
+        on_text: &'a mut (dyn FnMut(&str) + Send),
+    ) -> ModelFuture<'a> {
+        self.seen.push(request.clone());
+        let next = if self.replies.is_empty() {
+            None
+        } else {
+            Some(self.replies.remove(0))
+        };
+        Box::pin(async move {
+            let text = next.ok_or_else(|| ModelError::Engine("script exhausted".into()))?;
+            on_text(text);
+            Ok(Completion {
+                text: text.into(),
+                completion_tokens: Some(10),
+                ..Completion::default()
+            })
+        })
+    }
+}
+
+/// A toolbox with one tool, `context`, that echoes its params and counts calls.
+struct Echo(AtomicUsize);
+
+impl LocalToolbox for Echo {
+    fn call(
+        &self,
+        _t: &TurnInfo,
+        tool: &str,
+        params: &Map<String, Value>,
+    ) -> Result<Value, LocalRefusal> {
+        self.0.fetch_add(1, Ordering::SeqCst);
+        match tool {
+            "context" => Ok(json!({"echo": params})),
+            _ => Err(LocalRefusal::new("unknown_tool", "no such tool")),
+        }
+    }
+}
+
+fn registry() -> Registry {
+    let spec = ToolSpec {
+        name: "context".into(),
+        version: "1".into(),
+        description: "Reads the task's context.".into(),
+        input_schema: json!({"type":"object","properties":{"what":{"type":"string"}},"additionalProperties":false}),
+    };
+    Registry::new(vec![spec], vec![]).unwrap()
+}
+
+fn run(
+    replies: Vec<&'static str>,
+    options: TurnOptions,
+) -> (
+    Result<seam_agent::turn::TurnReport, seam_agent::turn::TurnError>,
+    Scripted,
+    usize,
+) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let registry = Arc::new(registry());
+    let echo = Arc::new(Echo(AtomicUsize::new(0)));
+    // Every tool of this registry is local; the governed side is never reached.
+    let dispatch: Box<dyn ActionDispatch> = Box::new(Router::new(
+        registry.clone(),
+        Box::new(LocalDispatch::new(echo.clone())),
+        Box::new(LocalDispatch::new(echo.clone())),
+    ));
+    let mut model = Scripted {
+        replies,
+        seen: Vec::new(),
+    };
+    let mut trace = Trace::none();
+    let report = rt.block_on(async {
+        let turn = Turn {
+            model: &mut model,
+            dispatch: dispatch.as_ref(),
+            registry: &registry,
+            options,
+            trace: &mut trace,
+        };
+        let info = TurnInfo {
+            turn: "t1".into(),
+            task: "do it".into(),
+            ..TurnInfo::default()
+        };
+        turn.run(info, &mut |_| {}).await
+    });
+    let calls = echo.0.load(Ordering::SeqCst);
+    (report, model, calls)
+}
+
+#[test]
+fn an_answer_ends_the_turn_and_results_reach_the_model() {
+    let (report, model, calls) = run(
+        vec![
+            r#"{"mode":"action","tool":"context","params":{"what":"task"}}"#,
+            r#"{"mode":"respond","text":"done"}"#,
+        ],
+        TurnOptions::default(),
+    );
+    let report = report.unwrap();
+    assert_eq!(report.answer, "done");
+    assert_eq!(report.end, TurnEnd::Answered);
+    assert_eq!((report.steps, report.calls, calls), (2, 1, 1));
+    let shown = &model.seen[1].messages.last().unwrap().content;
+    assert!(shown.starts_with("context returned: "), "{shown}");
+    assert!(shown.contains("\"what\":\"task\""), "{shown}");
+    assert_eq!(report.info.history.len(), 1);
+}
+
+#[test]
+fn repeats_are_warned_then_stopped_then_an_answer_is_forced() {
+    let call = r#"{"mode":"action","tool":"context","params":{}}"#;
+    let (report, model, calls) = run(
+        vec![call, call, call, r#"{"mode":"respond","text":"ok"}"#],
+        TurnOptions::default(),
+    );
+    let report = report.unwrap();
+    assert_eq!(calls, 1, "a repeated call is never run again");
+    assert_eq!(report.answer, "ok");
+    assert!(
+        matches!(report.end, TurnEnd::ForcedAnswer { .. }),
+        "{:?}",
+        report.end
+    );
+    for c in ["repeat-warned", "repeat-stopped", "final-answer-forced"] {
+        assert_eq!(
+            report.corrections.get(c),
+            Some(&1),
+            "{c}: {:?}",
+            report.corrections
+        );
+    }
+    let forced = model.seen.last().unwrap();
+    assert_eq!(
+        forced.json_schema.as_ref().unwrap()["properties"]["mode"]["const"],
+        "respond"
+    );
+}
+
+#[test]
+fn a_model_that_will_not_answer_is_stopped_by_the_budget() {
+    let (report, _, calls) = run(
+        vec![
+            r#"{"mode":"action","tool":"context","params":{"what":"a"}}"#,
+            r#"{"mode":"action","tool":"context","params":{"what":"b"}}"#,
+            r#"{"mode":"action","tool":"context","params":{"what":"c"}}"#,
+        ],
+        TurnOptions {
+            max_steps: 2,
+            max_wall: Duration::from_secs(60),
+            ..TurnOptions::default()
+        },
+    );
+    let report = report.unwrap();
+    assert_eq!(calls, 2);
+    assert!(
+        matches!(report.end, TurnEnd::Stopped { .. }),
+        "{:?}",
+        report.end
+    );
+    assert!(report.answer.contains("no answer"), "{}", report.answer);
+}
+
+#[test]
+fn an_unknown_tool_is_refused_with_the_real_names() {
+    let (report, model, _) = run(
+        vec![
+            r#"{"mode":"action","tool":"shell","params":{"cmd":"ls"}}"#,
+            r#"{"mode":"respond","text":"sorry"}"#,
+        ],
+        TurnOptions::default(),
+    );
+    let report = report.unwrap();
+    assert_eq!(report.corrections.get("unknown-tool-listed"), Some(&1));
+    let shown = &model.seen[1].messages.last().unwrap().content;
+    assert!(
+        shown.contains("\"shell\"") && shown.contains("context"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn replies_with_no_action_are_answered_then_given_up_on() {
+    let (report, model, _) = run(vec!["I think so.", "Sure!", "Yes."], TurnOptions::default());
+    let err = report.unwrap_err().to_string();
+    assert!(err.contains("3 replies"), "{err}");
+    assert_eq!(model.seen.len(), 3);
+    let reprompt = &model.seen[1].messages.last().unwrap().content;
+    assert!(reprompt.contains("could not read an action"), "{reprompt}");
+}

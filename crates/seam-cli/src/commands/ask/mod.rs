@@ -1,0 +1,267 @@
+//! `seam ask TASK`: one turn of the agent, end to end.
+//!
+//! Finds the gate (its unix socket in seam's home, or `--gate-url`), starting
+//! one as a child process when none answers; opens a turn with it (the gate
+//! keeps the turn's taint); builds the registry from the local tools and the
+//! gate's `/v1/tools`; runs the turn loop against the model; prints one line
+//! per tool call as it happens (on stderr, through `on_one_line`) and the
+//! final answer (on stdout, through `visible`); hands the turn's staged work
+//! to the return queue; closes the turn; stops the child gate.
+
+mod config;
+mod gate_child;
+
+use std::path::PathBuf;
+use std::sync::Arc;
+use std::time::Duration;
+
+use anyhow::Context as _;
+use seam_agent::dispatch::{GateDispatch, LocalDispatch, Router};
+use seam_agent::gate_client::{GateClient, GateClientError, GateEndpoint};
+use seam_agent::model::{ChatModel, ModelEndpoint, OpenAiClient, OpenAiOptions};
+use seam_agent::registry::Registry;
+use seam_agent::trace::Trace;
+use seam_agent::turn::{Turn, TurnEnd, TurnEvent, TurnOptions, outcome_line, short_params};
+use seam_local::TurnInfo;
+
+use crate::cli::Global;
+use crate::context::Context;
+use crate::exit::{Exit, UsageError};
+use crate::output;
+
+pub use config::AgentConfig;
+use gate_child::{GateChild, GateLaunch};
+
+/// What `seam ask` was asked.
+#[derive(Debug, Clone, Default)]
+pub struct AskArgs {
+    pub task: String,
+    pub model_url: Option<String>,
+    pub model: Option<String>,
+    pub no_constrain: bool,
+    pub no_stream: bool,
+    pub trace: Option<PathBuf>,
+    pub max_steps: Option<u32>,
+    pub max_seconds: Option<u64>,
+    pub max_tokens: Option<u32>,
+    pub gate_url: Option<String>,
+    pub repo: Option<PathBuf>,
+    pub attach: Vec<PathBuf>,
+    pub agent_config: Option<PathBuf>,
+    pub json: bool,
+}
+
+pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<Exit> {
+    if args.task == "-" {
+        use std::io::Read;
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("reading the task from stdin")?;
+        args.task = s;
+    }
+    if args.task.trim().is_empty() {
+        return Err(UsageError(
+            "the task is empty: say what to do, e.g. seam ask \"summarise notes.md\"".into(),
+        )
+        .into());
+    }
+    let home = ctx.ensure_home()?.to_path_buf();
+    let config = AgentConfig::load(args.agent_config.as_deref(), &home)?;
+    let options = turn_options(&args, &config);
+    let mut trace = match &args.trace {
+        Some(p) => Trace::to_file(p).map_err(|e| UsageError(e.to_string()))?,
+        None => Trace::none(),
+    };
+    let mut model = build_model(&args, &config)?;
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the agent's runtime")?;
+    let result = runtime.block_on(async {
+        // The gate: the one named, the one running, or one we start.
+        let mut child = None;
+        let endpoint = match &args.gate_url {
+            Some(url) => GateEndpoint::from_url(url, &home).map_err(|e| match e {
+                GateClientError::BadUrl { .. } => UsageError(e.to_string()).into(),
+                other => anyhow::Error::from(other),
+            })?,
+            None => {
+                let endpoint = GateEndpoint::unix_in(&home);
+                if GateClient::new(endpoint.clone()).health().await.is_err() {
+                    let policy = absolute(global.policy.as_deref())?;
+                    let config_file = absolute(global.config.as_deref())?;
+                    let launch = GateLaunch {
+                        seam_home: &home,
+                        policy: policy.as_deref(),
+                        config: config_file.as_deref(),
+                    };
+                    child = Some(GateChild::start(&launch, Duration::from_secs(20)).await?);
+                    output::notice(
+                        "started a gate for this turn (its log: gate.log in seam's home)",
+                    );
+                }
+                endpoint
+            }
+        };
+        let mut client = GateClient::new(endpoint.clone());
+        let governed = client
+            .tools()
+            .await
+            .context("asking the gate for its tools")?;
+        let registry = Arc::new(
+            Registry::new(seam_local::tool_specs(), governed)
+                .context("building the tool registry")?,
+        );
+        let turn_id = client
+            .open_turn()
+            .await
+            .context("opening a turn with the gate")?;
+        let local = Arc::new(
+            seam_local::LocalTools::open(seam_local::LocalConfig {
+                repo: args.repo.clone(),
+                self_modify: ctx.policy.decision(seam_policy::Capability::SelfModify),
+                ..seam_local::LocalConfig::new(home.clone())
+            })
+            .context("opening the local tools")?,
+        );
+        let gate = GateDispatch::new(client, turn_id.clone());
+        let router = Router::new(
+            registry.clone(),
+            Box::new(LocalDispatch::new(local.clone())),
+            Box::new(gate),
+        );
+        let info = TurnInfo {
+            turn: turn_id.clone(),
+            task: args.task.clone(),
+            attached: args.attach.clone(),
+            ..TurnInfo::default()
+        };
+        output::notice(&format!(
+            "turn {turn_id}: {} with {} tools",
+            model.describe(),
+            registry.len()
+        ));
+        let turn = Turn {
+            model: model.as_mut(),
+            dispatch: &router,
+            registry: &registry,
+            options,
+            trace: &mut trace,
+        };
+        let mut on_event = |ev: TurnEvent<'_>| {
+            if let TurnEvent::Called {
+                params, outcome, ..
+            } = ev
+            {
+                output::progress_line(&format!(
+                    "  {} {{{}}} → {}",
+                    outcome.tool,
+                    short_params(params),
+                    outcome_line(outcome)
+                ));
+            }
+        };
+        let report = turn.run(info, &mut on_event).await;
+        // The turn ends at the gate whatever happened in it.
+        let mut closer = GateClient::new(endpoint);
+        let _ = closer.close_turn(&turn_id).await;
+        let report = report?;
+        let staged = local
+            .finish_turn(&report.info)
+            .context("handing the turn's work to the return queue")?;
+        drop(child);
+        Ok::<_, anyhow::Error>((report, staged))
+    });
+    let (report, staged) = result?;
+    if let Some(e) = trace.error() {
+        output::notice(e);
+    }
+    if args.json {
+        output::json(&serde_json::json!({
+            "answer": report.answer,
+            "end": report.end,
+            "steps": report.steps,
+            "calls": report.calls,
+            "corrections": report.corrections,
+            "generated_tokens": report.generated_tokens,
+            "tainted": report.tainted,
+            "queued": staged,
+        }));
+    } else {
+        output::text_ln(&report.answer);
+        for item in &staged {
+            output::progress_line(&format!(
+                "queued for review: #{} {} ({:?}): {}",
+                item.id, item.kind, item.verdict, item.summary
+            ));
+        }
+    }
+    let fixes: u32 = report.corrections.values().sum();
+    output::notice(&format!(
+        "{} steps, {} calls, {} corrections; model {:.1} s, agent {:.2} ms, gate {:.1} ms",
+        report.steps,
+        report.calls,
+        fixes,
+        report.model_time.as_secs_f64(),
+        report.agent_time.as_secs_f64() * 1000.0,
+        report.gate_time.as_secs_f64() * 1000.0,
+    ));
+    Ok(match report.end {
+        TurnEnd::Stopped { .. } => Exit::Internal,
+        _ => Exit::Ok,
+    })
+}
+
+fn turn_options(args: &AskArgs, config: &AgentConfig) -> TurnOptions {
+    let d = TurnOptions::default();
+    TurnOptions {
+        max_steps: args
+            .max_steps
+            .or(config.turn.max_steps)
+            .unwrap_or(d.max_steps),
+        max_wall: args
+            .max_seconds
+            .or(config.turn.max_seconds)
+            .map(Duration::from_secs)
+            .unwrap_or(d.max_wall),
+        max_tokens: args
+            .max_tokens
+            .or(config.turn.max_tokens)
+            .unwrap_or(d.max_tokens),
+        constrain: !args.no_constrain && config.model.constrain.unwrap_or(true),
+        ..d
+    }
+}
+
+fn build_model(args: &AskArgs, config: &AgentConfig) -> anyhow::Result<Box<dyn ChatModel>> {
+    let url = args.model_url.clone().or_else(|| config.model.url.clone());
+    let Some(url) = url else {
+        return Err(UsageError(
+            "no model: give --model-url http://HOST:PORT (an OpenAI-compatible server: \
+             llama.cpp's llama-server, Ollama, vLLM, LM Studio) or set [model] url in agent.toml"
+                .into(),
+        )
+        .into());
+    };
+    let endpoint = ModelEndpoint::parse(&url).map_err(|e| UsageError(e.to_string()))?;
+    let mut options = OpenAiOptions {
+        model: args.model.clone().or_else(|| config.model.name.clone()),
+        stream: !args.no_stream && config.model.stream.unwrap_or(true),
+        ..OpenAiOptions::default()
+    };
+    if let Some(t) = config.model.timeout_s {
+        options.request_timeout = Duration::from_secs(t);
+    }
+    if let Some(r) = config.model.retries {
+        options.retries = r;
+    }
+    Ok(Box::new(OpenAiClient::new(endpoint, options)?))
+}
+
+fn absolute(p: Option<&std::path::Path>) -> anyhow::Result<Option<PathBuf>> {
+    p.map(|p| std::path::absolute(p).with_context(|| format!("resolving {}", p.display())))
+        .transpose()
+}

@@ -1,0 +1,269 @@
+//! `seam ask` end to end: the real binary, a real gate (started by `seam ask`
+//! as its child process), the real local tools, and a model server on
+//! loopback that replays scripted replies in the shapes small models really
+//! produce (see ../shared/bench-data/seam-actions).
+
+mod common;
+
+use std::path::Path;
+
+use common::Owner;
+use common::replay::{ReplayServer, Reply};
+use serde_json::Value;
+
+const NOTES: &str = "The launch moves to Thursday. Bring the blue folder.\n";
+
+fn trace(path: &Path) -> Vec<Value> {
+    std::fs::read_to_string(path)
+        .unwrap()
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect()
+}
+
+fn corrections(events: &[Value]) -> Vec<String> {
+    events
+        .iter()
+        .filter(|e| e["event"] == "correction")
+        .map(|e| e["name"].as_str().unwrap().to_owned())
+        .collect()
+}
+
+/// What the model was shown in its last request: the last user message.
+fn last_user_message(request: &Value) -> String {
+    request["messages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .rev()
+        .find(|m| m["role"] == "user")
+        .unwrap()["content"]
+        .as_str()
+        .unwrap()
+        .to_owned()
+}
+
+struct Asked {
+    code: i32,
+    stdout: String,
+    stderr: String,
+    events: Vec<Value>,
+}
+
+fn ask(owner: &Owner, server: &ReplayServer, task: &str, extra: &[&str]) -> Asked {
+    let trace_file = owner.dir.path().join("trace.jsonl");
+    let out = owner
+        .seam()
+        .args(["ask", task, "--model-url", &server.url, "--trace"])
+        .arg(&trace_file)
+        .args(extra)
+        .timeout(std::time::Duration::from_secs(60))
+        .output()
+        .unwrap();
+    Asked {
+        code: out.status.code().unwrap_or(-1),
+        stdout: String::from_utf8_lossy(&out.stdout).into_owned(),
+        stderr: String::from_utf8_lossy(&out.stderr).into_owned(),
+        events: trace(&trace_file),
+    }
+}
+
+fn owner_with_notes() -> Owner {
+    let owner = Owner::new();
+    owner.write("project/notes.md", NOTES.as_bytes());
+    owner
+}
+
+#[test]
+fn a_governed_tool_in_plan_mode_is_run_as_an_action() {
+    let owner = owner_with_notes();
+    let server = ReplayServer::start(vec![
+        Reply::Text(
+            "```json\n{\"mode\":\"plan\",\"steps\":[{\"actor\":\"files.read\",\"params\":{\"path\":\"notes.md\"}}]}\n```",
+        ),
+        Reply::Text("{\"mode\":\"respond\",\"text\":\"The launch moves to Thursday.\"}"),
+    ]);
+    let a = ask(
+        &owner,
+        &server,
+        "When is the launch? It is in notes.md.",
+        &[],
+    );
+    assert_eq!(a.code, 0, "stderr: {}", a.stderr);
+    assert_eq!(a.stdout.trim(), "The launch moves to Thursday.");
+    assert!(
+        a.stderr.contains("files.read"),
+        "one line per call: {}",
+        a.stderr
+    );
+    let fixes = corrections(&a.events);
+    assert!(
+        fixes.iter().any(|c| c.contains("plan")),
+        "the plan step was corrected and counted: {fixes:?}"
+    );
+    let shown = last_user_message(&server.requests()[1]);
+    assert!(
+        shown.contains("Thursday"),
+        "the model saw the file: {shown}"
+    );
+}
+
+#[test]
+fn a_tool_key_inside_params_is_stripped() {
+    let owner = owner_with_notes();
+    let server = ReplayServer::start(vec![
+        Reply::Text(
+            "{\"mode\":\"action\",\"tool\":\"files.read\",\"params\":{\"tool\":\"files.read\",\"path\":\"notes.md\"}}",
+        ),
+        Reply::Text("{\"mode\":\"respond\",\"text\":\"Bring the blue folder.\"}"),
+    ]);
+    let a = ask(&owner, &server, "What should I bring? See notes.md.", &[]);
+    assert_eq!(a.code, 0, "stderr: {}", a.stderr);
+    assert_eq!(a.stdout.trim(), "Bring the blue folder.");
+    let fixes = corrections(&a.events);
+    assert!(fixes.iter().any(|c| c.contains("tool-key")), "{fixes:?}");
+    let outcome = a.events.iter().find(|e| e["event"] == "outcome").unwrap();
+    assert!(
+        outcome["result"]["output"].is_object(),
+        "admitted: {outcome}"
+    );
+}
+
+#[test]
+fn the_model_sees_the_output_not_the_envelope() {
+    let owner = owner_with_notes();
+    let server = ReplayServer::start(vec![
+        Reply::Text(
+            "{\"mode\":\"action\",\"tool\":\"files.read\",\"params\":{\"path\":\"notes.md\"}}",
+        ),
+        Reply::Text("{\"mode\":\"respond\",\"text\":\"Thursday.\"}"),
+    ]);
+    let a = ask(&owner, &server, "When is the launch? notes.md", &[]);
+    assert_eq!(a.code, 0, "stderr: {}", a.stderr);
+    let shown = last_user_message(&server.requests()[1]);
+    assert!(shown.contains("Thursday"), "{shown}");
+    for key in [
+        "invocation_id",
+        "\"tainted\"",
+        "\"scrubbed\"",
+        "\"version\"",
+    ] {
+        assert!(!shown.contains(key), "the model was shown {key}: {shown}");
+    }
+    assert!(corrections(&a.events).contains(&"envelope-unwrapped".to_owned()));
+    // The trace keeps the governance metadata the model did not see.
+    let outcome = a.events.iter().find(|e| e["event"] == "outcome").unwrap();
+    assert!(
+        outcome["invocation_id"]
+            .as_str()
+            .is_some_and(|s| !s.is_empty())
+    );
+    assert_eq!(
+        outcome["tainted"], true,
+        "a read of the owner's file taints"
+    );
+}
+
+#[test]
+fn a_model_that_loops_is_stopped_and_made_to_answer() {
+    let owner = owner_with_notes();
+    let call = "{\"mode\":\"action\",\"tool\":\"files.read\",\"params\":{\"path\":\"notes.md\"}}";
+    let server = ReplayServer::start(vec![
+        Reply::Text(call),
+        Reply::Text(call),
+        Reply::Text(call),
+        Reply::Text("{\"mode\":\"respond\",\"text\":\"Thursday, with the blue folder.\"}"),
+    ]);
+    let a = ask(&owner, &server, "Read notes.md", &[]);
+    assert_eq!(a.code, 0, "stderr: {}", a.stderr);
+    assert_eq!(a.stdout.trim(), "Thursday, with the blue folder.");
+    let fixes = corrections(&a.events);
+    for want in ["repeat-warned", "repeat-stopped", "final-answer-forced"] {
+        assert!(
+            fixes.contains(&want.to_owned()),
+            "{want} missing from {fixes:?}"
+        );
+    }
+    let calls = a.events.iter().filter(|e| e["event"] == "call").count();
+    assert_eq!(calls, 1, "the repeated call ran once");
+    assert_eq!(server.left(), 0);
+    let last = server.requests().last().unwrap().clone();
+    let schema = &last["response_format"]["json_schema"]["schema"];
+    assert_eq!(
+        schema["properties"]["mode"]["const"], "respond",
+        "the final answer is constrained"
+    );
+}
+
+#[test]
+fn a_model_that_never_answers_is_stopped_by_the_step_budget() {
+    let owner = owner_with_notes();
+    let server = ReplayServer::start(vec![
+        Reply::Text("{\"mode\":\"action\",\"tool\":\"facts.get\",\"params\":{\"name\":\"os\"}}"),
+        Reply::Text(
+            "{\"mode\":\"action\",\"tool\":\"files.read\",\"params\":{\"path\":\"notes.md\"}}",
+        ),
+        Reply::Text("{\"mode\":\"action\",\"tool\":\"context\",\"params\":{}}"),
+    ]);
+    let a = ask(&owner, &server, "Loop", &["--max-steps", "2"]);
+    assert_ne!(a.code, 0);
+    assert!(a.stdout.contains("no answer"), "{}", a.stdout);
+    let fin = a.events.iter().find(|e| e["event"] == "final").unwrap();
+    assert!(fin["end"]["stopped"]["reason"].as_str().is_some(), "{fin}");
+}
+
+#[test]
+fn a_server_that_dies_mid_reply_gives_a_clear_error_and_a_whole_trace() {
+    let owner = owner_with_notes();
+    let server = ReplayServer::start(vec![
+        Reply::Text(
+            "{\"mode\":\"action\",\"tool\":\"files.read\",\"params\":{\"path\":\"notes.md\"}}",
+        ),
+        Reply::DieAfter("{\"mode\":\"respond\",\"text\":\"The launch"),
+    ]);
+    let a = ask(&owner, &server, "When is the launch? notes.md", &[]);
+    assert_eq!(a.code, 1, "stdout: {} stderr: {}", a.stdout, a.stderr);
+    assert!(
+        a.stderr.contains("stopped in the middle of its reply"),
+        "{}",
+        a.stderr
+    );
+    let kinds: Vec<&str> = a
+        .events
+        .iter()
+        .map(|e| e["event"].as_str().unwrap())
+        .collect();
+    for want in ["turn", "model", "call", "outcome", "error"] {
+        assert!(kinds.contains(&want), "{want} missing from {kinds:?}");
+    }
+    let err = a.events.iter().find(|e| e["event"] == "error").unwrap();
+    assert!(
+        err["partial"].as_str().unwrap().contains("The launch"),
+        "what came before the break is kept: {err}"
+    );
+}
+
+#[test]
+fn an_absent_model_server_is_named() {
+    let owner = owner_with_notes();
+    // A port nobody listens on: bind one, then let it go.
+    let port = std::net::TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port();
+    let out = owner
+        .seam()
+        .args([
+            "ask",
+            "hello",
+            "--model-url",
+            &format!("http://127.0.0.1:{port}"),
+        ])
+        .output()
+        .unwrap();
+    let stderr = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(1), "{stderr}");
+    assert!(stderr.contains("no model server answers at"), "{stderr}");
+    assert!(stderr.contains(&port.to_string()), "{stderr}");
+}

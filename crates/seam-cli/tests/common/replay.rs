@@ -1,0 +1,147 @@
+//! An OpenAI-compatible model server on loopback that replays scripted
+//! replies: the stand-in for a 9B model, speaking the real protocol
+//! (`POST /v1/chat/completions`, streamed as server-sent events or whole;
+//! `GET /v1/models`). It keeps every request so a test can read what the
+//! model was shown.
+#![allow(dead_code)]
+
+use std::collections::VecDeque;
+use std::sync::{Arc, Mutex};
+
+use axum::Router;
+use axum::body::{Body, Bytes};
+use axum::extract::State;
+use axum::http::StatusCode;
+use axum::response::{IntoResponse, Response};
+use axum::routing::{get, post};
+use serde_json::{Value, json};
+
+/// One scripted answer.
+#[derive(Debug, Clone)]
+pub enum Reply {
+    /// The model says this.
+    Text(&'static str),
+    /// The server streams this much of a reply, then drops the connection.
+    DieAfter(&'static str),
+    /// The server answers with this status and error message.
+    Status(u16, &'static str),
+}
+
+#[derive(Default)]
+struct Shared {
+    script: VecDeque<Reply>,
+    requests: Vec<Value>,
+}
+
+/// The running server; stops with the test process.
+pub struct ReplayServer {
+    pub url: String,
+    shared: Arc<Mutex<Shared>>,
+}
+
+impl ReplayServer {
+    pub fn start(script: Vec<Reply>) -> ReplayServer {
+        let shared = Arc::new(Mutex::new(Shared {
+            script: script.into(),
+            requests: Vec::new(),
+        }));
+        let app = Router::new()
+            .route("/v1/chat/completions", post(chat))
+            .route("/v1/models", get(models))
+            .with_state(shared.clone());
+        let (tx, rx) = std::sync::mpsc::channel();
+        std::thread::spawn(move || {
+            let rt = tokio::runtime::Builder::new_current_thread()
+                .enable_all()
+                .build()
+                .unwrap();
+            rt.block_on(async move {
+                let listener = tokio::net::TcpListener::bind("127.0.0.1:0").await.unwrap();
+                tx.send(listener.local_addr().unwrap()).unwrap();
+                axum::serve(listener, app).await.unwrap();
+            });
+        });
+        let addr = rx.recv().unwrap();
+        ReplayServer {
+            url: format!("http://{addr}"),
+            shared,
+        }
+    }
+
+    /// Every chat request received, in order.
+    pub fn requests(&self) -> Vec<Value> {
+        self.shared.lock().unwrap().requests.clone()
+    }
+
+    /// Scripted replies not yet asked for.
+    pub fn left(&self) -> usize {
+        self.shared.lock().unwrap().script.len()
+    }
+}
+
+async fn models() -> impl IntoResponse {
+    axum::Json(json!({"object":"list","data":[{"id":"replay-9b","object":"model"}]}))
+}
+
+async fn chat(State(shared): State<Arc<Mutex<Shared>>>, body: Bytes) -> Response {
+    let request: Value = serde_json::from_slice(&body).unwrap_or(Value::Null);
+    let stream = request["stream"].as_bool().unwrap_or(false);
+    let next = {
+        let mut s = shared.lock().unwrap();
+        s.requests.push(request);
+        s.script.pop_front()
+    };
+    let Some(reply) = next else {
+        return error(400, "the replay script has no more replies");
+    };
+    match reply {
+        Reply::Status(code, message) => error(code, message),
+        Reply::Text(text) if !stream => axum::Json(json!({
+            "id": "replay", "object": "chat.completion", "model": "replay-9b",
+            "choices": [{"index": 0, "message": {"role": "assistant", "content": text}, "finish_reason": "stop"}],
+            "usage": {"prompt_tokens": 100, "completion_tokens": text.len() / 4 + 1},
+        }))
+        .into_response(),
+        Reply::Text(text) => sse(text, true),
+        Reply::DieAfter(text) => sse(text, false),
+    }
+}
+
+fn error(code: u16, message: &str) -> Response {
+    (
+        StatusCode::from_u16(code).unwrap(),
+        axum::Json(json!({"error": {"message": message, "type": "replay"}})),
+    )
+        .into_response()
+}
+
+/// The reply as server-sent events in small pieces; when `whole` is false
+/// the body fails after the pieces, which drops the connection mid-reply.
+fn sse(text: &str, whole: bool) -> Response {
+    let mut events: Vec<Result<Bytes, std::io::Error>> = Vec::new();
+    let chars: Vec<char> = text.chars().collect();
+    for piece in chars.chunks(5) {
+        let piece: String = piece.iter().collect();
+        let chunk = json!({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":piece},"finish_reason":null}]});
+        events.push(Ok(Bytes::from(format!("data: {chunk}\n\n"))));
+    }
+    if whole {
+        let last = json!({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"stop"}]});
+        let usage = json!({"object":"chat.completion.chunk","choices":[],"usage":{"prompt_tokens":100,"completion_tokens":text.len() / 4 + 1}});
+        events.push(Ok(Bytes::from(format!(
+            "data: {last}\n\ndata: {usage}\n\ndata: [DONE]\n\n"
+        ))));
+    } else {
+        events.push(Err(std::io::Error::other("the replay server dies here")));
+    }
+    // Each piece goes out on its own, a little apart, so a break comes after
+    // the client has really received the start of the reply.
+    let stream = futures_util::StreamExt::then(futures_util::stream::iter(events), |e| async {
+        tokio::time::sleep(std::time::Duration::from_millis(2)).await;
+        e
+    });
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(stream))
+        .unwrap()
+}
