@@ -1501,7 +1501,8 @@ pub(crate) static RULES: &[RuleDef] = &[
         UserPassword,
         "DATABASE_URL=postgres://app:Zq8v2LkP9sXw@db.internal:5432/app",
         "postgres://user:${DB_PASSWORD}@localhost/app",
-    ),
+    )
+    .with_precheck(precheck::at_sign),
     def(
         "url-basic-auth",
         ConnectionString,
@@ -1511,7 +1512,8 @@ pub(crate) static RULES: &[RuleDef] = &[
         UserPassword,
         "git clone https://deploy:Zq8v2LkP9sXw@git.example.org/repo.git",
         "http://localhost:5000/<%= @variable %>",
-    ),
+    )
+    .with_precheck(precheck::at_sign),
     def(
         "curl-basic-auth",
         ConnectionString,
@@ -1596,6 +1598,11 @@ pub(crate) mod precheck {
             })
     }
 
+    /// `@`: the credentials in a URL end at one.
+    pub(crate) fn at_sign(line: &[u8]) -> bool {
+        memchr::memchr(b'@', line).is_some()
+    }
+
     /// `\.[A-Za-z0-9_\-]{6}\.`: two dots with six token bytes between them.
     pub(crate) fn dot_six_dot(line: &[u8]) -> bool {
         // The rule's shortest match is 59 bytes long.
@@ -1627,7 +1634,8 @@ mod tests {
             "[a-f0-9]{0,40}",
             "[A-Za-z0-9_-]{0,40}",
             "[MNO][A-Za-z0-9_-]{22,26}",
-            "[-. =:\"]",
+            "[-. =:\"@/]",
+            "(postgres|https?|redis)://[a-z]{0,8}(:[a-zA-Z0-9]{0,12})?",
         ];
         proptest::collection::vec(piece, 0..10).prop_map(|p| p.concat().into_bytes())
     }

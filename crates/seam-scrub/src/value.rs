@@ -514,6 +514,9 @@ struct Walk {
     at: bool,
     dot: bool,
     dash_or_colon: bool,
+    /// Whether every byte is a letter, a digit or one of `_-. /` (as in words and
+    /// identifiers).
+    only_word_bytes: bool,
 }
 
 /// ASCII lower case by arithmetic (no table, no branch), so that loops over it vectorise.
@@ -591,8 +594,13 @@ impl Walk {
             // (c + 1)² - c² = 2c + 1.
             sum_sq += u64::from(2 * *c - 1);
         }
-        let seen = |b: u8| counts[usize::from(b)] > 0;
-        let (at, dot, dash_or_colon) = (seen(b'@'), seen(b'.'), seen(b'-') || seen(b':'));
+        let count = |b: u8| counts[usize::from(b)] as usize;
+        let (at, dot, dash_or_colon) = (
+            count(b'@') > 0,
+            count(b'.') > 0,
+            count(b'-') + count(b':') > 0,
+        );
+        let separators = count(b'_') + count(b'-') + count(b'.') + count(b' ') + count(b'/');
         let packed = (v.len() as u64) < LANE;
         let (digits, lower, upper) = if packed {
             // Fewer bytes than a lane holds: no lane overflowed.
@@ -616,6 +624,7 @@ impl Walk {
             at,
             dot,
             dash_or_colon,
+            only_word_bytes: v.len() - digits - lower - upper == separators,
         }
     }
 
@@ -719,9 +728,10 @@ impl<'a> Judged<'a> {
 
     fn is_word_like(&self) -> bool {
         // Words and identifiers hold four digits at most; the walk has counted them.
-        *self
-            .word_like
-            .get_or_init(|| self.walk().digits <= 4 && is_word_like(self.v))
+        *self.word_like.get_or_init(|| {
+            let w = self.walk();
+            w.digits <= 4 && w.only_word_bytes && is_word_like(self.v)
+        })
     }
 
     /// See [`is_placeholder`].
