@@ -225,6 +225,10 @@ struct WordTable {
     mask: usize,
     /// The longest word in the table: no longer word or prefix can be in it.
     longest: usize,
+    /// A bit for each word in the table, by its hash ([`WordTable::filter_bit`]): a word
+    /// whose bit is clear is not in the table, which this small set (in the first level of
+    /// cache) tells without a probe of the large one.
+    filter: [u64; WordTable::FILTER_WORDS],
 }
 
 impl WordTable {
@@ -246,10 +250,13 @@ impl WordTable {
             slots: vec![None; size],
             mask: size - 1,
             longest: 0,
+            filter: [0; WordTable::FILTER_WORDS],
         };
         for (word, flag) in entries {
             table.longest = table.longest.max(word.len());
             let h = word.iter().fold(FNV_START, |h, &b| fnv_step(h, b));
+            let (w, bit) = Self::filter_bit(h);
+            table.filter[w] |= bit;
             let mut i = Self::index(h) & table.mask;
             loop {
                 match &mut table.slots[i] {
@@ -273,8 +280,21 @@ impl WordTable {
         (h ^ (h >> 29)) as usize
     }
 
+    const FILTER_WORDS: usize = 256;
+
+    /// The word of the filter and the bit in it for a hash: high bits, which the table's
+    /// index does not use first.
+    fn filter_bit(h: u64) -> (usize, u64) {
+        let n = (h >> 40) as usize & (Self::FILTER_WORDS * 64 - 1);
+        (n >> 6, 1 << (n & 63))
+    }
+
     /// The flags of `word`, whose FNV hash is `h`.
     fn get(&self, word: &[u8], h: u64) -> u8 {
+        let (w, bit) = Self::filter_bit(h);
+        if self.filter[w] & bit == 0 {
+            return 0;
+        }
         let mut i = Self::index(h) & self.mask;
         loop {
             match self.slots[i] {
@@ -382,39 +402,47 @@ const fn ends(b: u8) -> bool {
         )
 }
 
-const BARE: u8 = 1;
-const CONTINUES: u8 = 2;
-const WORD: u8 = 4;
-const GLUE: u8 = 8;
-const ENDS: u8 = 16;
+const BARE: u16 = 1;
+const CONTINUES: u16 = 2;
+const WORD: u16 = 4;
+const GLUE: u16 = 8;
+const ENDS: u16 = 16;
 /// A byte that makes a value [`plausible`] on its own: a digit, or not a letter, `_`, `-`, `.`.
-const TELLING: u8 = 32;
-const LOWER: u8 = 64;
-const UPPER: u8 = 128;
+const TELLING: u16 = 32;
+const LOWER: u16 = 64;
+const UPPER: u16 = 128;
+/// `"`, `'` and `` ` ``.
+const QUOTE: u16 = 256;
+/// ASCII whitespace (which includes the line break).
+const SPACE: u16 = 512;
+const SLASH: u16 = 1024;
 
 /// The classes above for every byte, one look-up each.
-static BYTE_CLASS: [u8; 256] = {
-    let mut t = [0u8; 256];
+static BYTE_CLASS: [u16; 256] = {
+    let mut t = [0u16; 256];
     let mut i = 0;
     while i < 256 {
         let b = i as u8;
         let telling =
             b.is_ascii_digit() || !(b.is_ascii_alphabetic() || matches!(b, b'_' | b'-' | b'.'));
-        t[i] = (bare(b) as u8 * BARE)
-            | (continues(b) as u8 * CONTINUES)
-            | (word(b) as u8 * WORD)
-            | (glue(b) as u8 * GLUE)
-            | (ends(b) as u8 * ENDS)
-            | (telling as u8 * TELLING)
-            | (b.is_ascii_lowercase() as u8 * LOWER)
-            | (b.is_ascii_uppercase() as u8 * UPPER);
+        t[i] = (bare(b) as u16 * BARE)
+            | (continues(b) as u16 * CONTINUES)
+            | (word(b) as u16 * WORD)
+            | (glue(b) as u16 * GLUE)
+            | (ends(b) as u16 * ENDS)
+            | (telling as u16 * TELLING)
+            | (b.is_ascii_lowercase() as u16 * LOWER)
+            | (b.is_ascii_uppercase() as u16 * UPPER)
+            | (matches!(b, b'"' | b'\'' | b'`') as u16 * QUOTE)
+            | (b.is_ascii_whitespace() as u16 * SPACE)
+            | ((b == b'/') as u16 * SLASH);
         i += 1;
     }
     t
 };
 
 /// [`plausible`] from the classes of a value's bytes, or-ed together, and its length.
-fn plausible_by_classes(classes: u8, len: usize) -> bool {
+fn plausible_by_classes(classes: u16, len: usize) -> bool {
     classes & TELLING != 0 || classes & (LOWER | UPPER) == LOWER | UPPER || len >= 12
 }
 
@@ -469,18 +497,18 @@ impl SubWords {
         self.joined.clear();
         self.bounds.clear();
         self.joined.reserve(word.len());
+        // Where the sub-word being read starts in `joined`, and the kind of the byte before
+        // (4 at the start: no boundary before the first byte).
         let mut current = 0;
-        let mut prev: Option<u8> = None;
+        let mut prev = 4u8;
         for &b in word {
             let kind = KIND[usize::from(b)];
-            let boundary = match prev {
-                None => false,
-                Some(p) => {
-                    kind == 0
-                        || (p == 2 && kind == 3)
-                        || (p >= 2 && kind == 1 && self.joined.len() - current > 2)
-                }
-            };
+            // A boundary before a byte that is not a letter or digit, before an upper-case
+            // letter after a lower-case one, and before a digit after three letters or more.
+            let boundary = prev != 4
+                && (kind == 0
+                    || (prev == 2 && kind == 3)
+                    || (prev >= 2 && kind == 1 && self.joined.len() - current > 2));
             if boundary && self.joined.len() > current {
                 self.bounds.push((current, self.joined.len()));
                 current = self.joined.len();
@@ -488,7 +516,7 @@ impl SubWords {
             if kind != 0 {
                 self.joined.push(b | u8::from(kind == 3) << 5);
             }
-            prev = Some(kind);
+            prev = kind;
         }
         if self.joined.len() > current {
             self.bounds.push((current, self.joined.len()));
@@ -598,7 +626,7 @@ struct WordCache {
 impl WordCache {
     const LONGEST: usize = 32;
     const FEWEST: usize = 64;
-    const MOST: usize = 1024;
+    const MOST: usize = 4096;
 
     /// A cache sized for a text of `len` bytes: a slot for each 128 bytes, within
     /// [`WordCache::FEWEST`] and [`WordCache::MOST`].
@@ -705,7 +733,7 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
     while i < n {
         let b = line[i];
         let class = BYTE_CLASS[usize::from(b)];
-        if matches!(b, b'"' | b'\'' | b'`') {
+        if class & QUOTE != 0 {
             // A quoted string holding bytes a bare value cannot (`m{{h}o)p$…`, `u@D7GXt)t>8d`)
             // and no whitespace: read up to its closing quote in one pass, and no further
             // than a whitespace byte, which rules it out.
@@ -714,10 +742,11 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
             let mut all = BARE;
             while e < n {
                 let c = line[e];
-                if c == b || c == b'\n' || c.is_ascii_whitespace() {
+                let class = BYTE_CLASS[usize::from(c)];
+                if c == b || class & SPACE != 0 {
                     break;
                 }
-                all &= BYTE_CLASS[usize::from(c)];
+                all &= class;
                 e += 1;
             }
             if e < n && line[e] == b && e - s >= 8 && all & BARE == 0 {
@@ -732,7 +761,7 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
         }
         let start = i;
         // The classes of the value's bytes, for `plausible`.
-        let mut seen = 0u8;
+        let mut seen = 0u16;
         while i < n {
             let c = BYTE_CLASS[usize::from(line[i])];
             if c & CONTINUES == 0 {
@@ -754,7 +783,8 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
             if padded || plausible_by_classes(seen, end - start) {
                 consider_plausible(line, start, end, Kind::Bare, scratch, out);
             }
-            if out.len() == before && line[start..end].contains(&b'/') {
+            // (Padding holds no `/`.)
+            if out.len() == before && seen & SLASH != 0 {
                 // A path or URL: try its segments (`…/keys/pri_0998…`).
                 let mut s = start;
                 for (k, &c) in line[start..end].iter().enumerate() {
@@ -1063,7 +1093,7 @@ mod tests {
         #[test]
         fn plausible_by_classes_is_plausible(v in "[a-zA-Z0-9_.~%+/$!#^*-]{0,20}") {
             let v = v.as_bytes();
-            let seen = v.iter().fold(0u8, |acc, &b| acc | BYTE_CLASS[usize::from(b)]);
+            let seen = v.iter().fold(0u16, |acc, &b| acc | BYTE_CLASS[usize::from(b)]);
             proptest::prop_assert_eq!(plausible_by_classes(seen, v.len()), plausible(v));
         }
     }
