@@ -267,3 +267,76 @@ fn an_absent_model_server_is_named() {
     assert!(stderr.contains("no model server answers at"), "{stderr}");
     assert!(stderr.contains(&port.to_string()), "{stderr}");
 }
+
+#[test]
+fn a_busy_server_is_retried_and_the_retry_is_traced() {
+    let owner = owner_with_notes();
+    let server = ReplayServer::start(vec![
+        Reply::Status(503, "loading model"),
+        Reply::Text("{\"mode\":\"respond\",\"text\":\"hello\"}"),
+    ]);
+    let a = ask(&owner, &server, "say hello", &[]);
+    assert_eq!(a.code, 0, "stderr: {}", a.stderr);
+    assert_eq!(a.stdout.trim(), "hello");
+    let model = a.events.iter().find(|e| e["event"] == "model").unwrap();
+    assert_eq!(model["retries"], 1, "{model}");
+}
+
+#[test]
+fn an_unknown_model_is_named_with_what_the_server_has() {
+    let owner = owner_with_notes();
+    let server = ReplayServer::start(vec![Reply::Status(404, "model 'qwen-9b' not found")]);
+    let a = ask(&owner, &server, "say hello", &["--model", "qwen-9b"]);
+    assert_eq!(a.code, 1, "stderr: {}", a.stderr);
+    assert!(
+        a.stderr.contains("has no model \"qwen-9b\""),
+        "{}",
+        a.stderr
+    );
+    assert!(
+        a.stderr.contains("replay-9b"),
+        "the server's own models are listed: {}",
+        a.stderr
+    );
+}
+
+#[test]
+fn a_server_that_refuses_the_schema_is_asked_again_without_it() {
+    let owner = owner_with_notes();
+    let server = ReplayServer::start(vec![
+        Reply::Status(400, "Unrecognized request argument: response_format"),
+        Reply::Text("{\"mode\":\"respond\",\"text\":\"hello\"}"),
+        Reply::Text("unused"),
+    ]);
+    let a = ask(&owner, &server, "say hello", &[]);
+    assert_eq!(a.code, 0, "stderr: {}", a.stderr);
+    let requests = server.requests();
+    assert!(requests[0].get("response_format").is_some());
+    assert!(requests[1].get("response_format").is_none());
+    let model = a.events.iter().find(|e| e["event"] == "model").unwrap();
+    assert_eq!(model["constrained"], false);
+    assert!(
+        model["notes"][0]
+            .as_str()
+            .unwrap()
+            .contains("refused the schema"),
+        "{model}"
+    );
+}
+
+#[test]
+fn without_constraint_no_schema_is_sent() {
+    let owner = owner_with_notes();
+    let server = ReplayServer::start(vec![Reply::Text("{\"mode\":\"respond\",\"text\":\"hi\"}")]);
+    let a = ask(
+        &owner,
+        &server,
+        "say hi",
+        &["--no-constrain", "--no-stream"],
+    );
+    assert_eq!(a.code, 0, "stderr: {}", a.stderr);
+    let r = &server.requests()[0];
+    assert!(r.get("response_format").is_none(), "{r}");
+    assert_eq!(r["stream"], false);
+    assert_eq!(a.stdout.trim(), "hi");
+}
