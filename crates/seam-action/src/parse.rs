@@ -98,7 +98,15 @@ pub fn parse(raw: &str, catalog: &ToolCatalog) -> Result<Parsed, ParseFailure> {
     let mut fixes = Corrections::default();
     let mut fuel = Fuel::for_len(raw.len());
     let mut damaged = false;
-    let (main, think) = split_think(raw, &mut fixes);
+    // A reply that is strict JSON throughout has no think block: a `</think>`
+    // inside its strings is text.
+    let strict = raw.trim_start().starts_with(['{', '['])
+        && serde_json::from_str::<serde::de::IgnoredAny>(raw).is_ok();
+    let (main, think) = if strict {
+        (raw.to_owned(), None)
+    } else {
+        split_think(raw, &mut fixes)
+    };
     let mut items = extract(&main, catalog, &mut fuel, &mut fixes, &mut damaged, 0);
     if !items
         .iter()
@@ -217,6 +225,15 @@ fn extract(
     if text.trim().is_empty() || depth > 2 {
         return items;
     }
+    // A reply that is strict JSON throughout is read as JSON: the dialects
+    // below must not find their markers inside its strings.
+    let trimmed = text.trim();
+    if trimmed.starts_with(['{', '['])
+        && let Ok(v) = serde_json::from_str::<Value>(trimmed)
+    {
+        interpret(v, catalog, fuel, fixes, &mut items, 0);
+        return items;
+    }
     if WRAPPER_TAGS.iter().any(|t| text.contains(t)) {
         fixes.add(Correction::ToolCallTags);
     }
@@ -233,7 +250,6 @@ fn extract(
         items.push(Item::Call(call));
         return items;
     }
-    let trimmed = text.trim();
     // The whole reply one JSON string holding JSON: `"{\n \"n\": 2\n}"`.
     if trimmed.starts_with('"')
         && trimmed.ends_with('"')
@@ -938,12 +954,6 @@ fn assemble(
     if !responds.is_empty() {
         fixes.add(Correction::RespondDropped);
     }
-    // A call repeated word for word.
-    let before = calls.len();
-    calls.dedup();
-    if calls.len() < before {
-        fixes.add(Correction::DuplicateCallDropped);
-    }
     let mut resolved = Vec::with_capacity(calls.len());
     let mut errors = Vec::new();
     for c in calls {
@@ -951,6 +961,12 @@ fn assemble(
             Ok(step) => resolved.push(step),
             Err(e) => errors.push(e),
         }
+    }
+    // A call repeated word for word (compared once resolved and repaired).
+    let before = resolved.len();
+    resolved.dedup();
+    if resolved.len() < before {
+        fixes.add(Correction::DuplicateCallDropped);
     }
     if resolved.is_empty() {
         return Err(FailureReason::NotAnAction {
