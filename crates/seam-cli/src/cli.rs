@@ -134,6 +134,9 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Model replies: recover one canonical action from raw model text.
+    #[command(subcommand)]
+    Action(ActionCommand),
     /// Publish the secret shapes the scrubber redacts.
     Shapes {
         #[arg(long)]
@@ -332,4 +335,18 @@ pub struct AskOpts {
     /// Print the outcome as JSON: answer, end, steps, calls, corrections.
     #[arg(long)]
     pub json: bool,
+}
+
+/// `seam action …`: the agent's parser of model replies, on its own.
+#[derive(Debug, Subcommand)]
+pub enum ActionCommand {
+    /// Read raw model text on stdin and print {"action", "corrections"} as
+    /// JSON: the canonical action and the named repairs it took. Exit 2 with
+    /// the reason when no action can be recovered.
+    Parse {
+        /// The tool names to resolve against, comma-separated (default: the
+        /// registry's 14). A name that is none of them is kept as written.
+        #[arg(long, value_name = "NAME,NAME,...", value_delimiter = ',')]
+        tools: Option<Vec<String>>,
+    },
 }

@@ -1,6 +1,7 @@
 //! One module per subcommand. Each returns its exit code; errors become exit
 //! 1 or 2 in `exit::report`.
 
+mod action;
 mod ask;
 mod gate;
 mod index;
@@ -23,6 +24,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Term(cmd) => term::run(cmd),
         Command::Scrub { json } => scrub::scrub(json),
         Command::Shapes { json } => scrub::shapes(json),
+        Command::Action(cmd) => action::run(cmd),
         Command::Prompt { json } => {
             let ctx = Context::load(&cli.global)?;
             prompt::run(&ctx, json)
