@@ -248,13 +248,16 @@ fn has_placeholder_part(v: &[u8]) -> bool {
             parts.starts_at(key, v, at)
         }
     };
-    v.chunks_exact(2).enumerate().any(|(k, pair)| {
-        let key = usize::from(pair[0]) << 8 | usize::from(pair[1]);
-        parts.pairs[key >> 6] & (1 << (key & 63)) != 0 && {
-            let i = 2 * k;
-            (i > 0 && check(i - 1)) || check(i)
+    let pairs = &parts.pairs;
+    let mut i = 0;
+    while let Some(&[a, b]) = v.get(i..i + 2) {
+        let key = usize::from(a) << 8 | usize::from(b);
+        if pairs[key >> 6] & (1 << (key & 63)) != 0 && ((i > 0 && check(i - 1)) || check(i)) {
+            return true;
         }
-    })
+        i += 2;
+    }
+    false
 }
 
 /// A placeholder, a masked value or an obviously hand-typed filler.
@@ -544,17 +547,22 @@ fn predictable_pairs(v: &[u8]) -> usize {
         return 0;
     }
     let (firsts, seconds) = (&v[..v.len() - 1], &v[1..]);
+    let count = |x: &[u8], y: &[u8]| {
+        let n = x.iter().zip(y).fold(0u8, |n, (&a, &b)| {
+            let (a, b) = (fold(a), fold(b));
+            let alnum = (a.wrapping_sub(b'0') < 10) | (a.wrapping_sub(b'a') < 26);
+            n.wrapping_add(u8::from(alnum & (b.wrapping_sub(a) <= 1)))
+        });
+        usize::from(n)
+    };
+    if firsts.len() <= 255 {
+        // Most values: one byte-wide count holds them all.
+        return count(firsts, seconds);
+    }
     firsts
         .chunks(255)
         .zip(seconds.chunks(255))
-        .map(|(x, y)| {
-            let n = x.iter().zip(y).fold(0u8, |n, (&a, &b)| {
-                let (a, b) = (fold(a), fold(b));
-                let alnum = (a.wrapping_sub(b'0') < 10) | (a.wrapping_sub(b'a') < 26);
-                n.wrapping_add(u8::from(alnum & (b.wrapping_sub(a) <= 1)))
-            });
-            usize::from(n)
-        })
+        .map(|(x, y)| count(x, y))
         .sum()
 }
 
