@@ -741,9 +741,9 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
             let mut e = s;
             let mut all = BARE;
             while e < n {
-                let c = line[e];
-                let class = BYTE_CLASS[usize::from(c)];
-                if c == b || class & SPACE != 0 {
+                let class = BYTE_CLASS[usize::from(line[e])];
+                // Another kind of quote is part of the string.
+                if class & (QUOTE | SPACE) != 0 && (line[e] == b || class & SPACE != 0) {
                     break;
                 }
                 all &= class;
@@ -755,7 +755,9 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
             i += 1;
             continue;
         }
-        if class & BARE == 0 || (i > 0 && is_bare(line[i - 1])) {
+        // (The byte before a bare byte reached here is never bare: a run of value bytes is
+        // read whole below, and the byte that ends it is not one.)
+        if class & BARE == 0 {
             i += 1;
             continue;
         }
