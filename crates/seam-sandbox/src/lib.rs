@@ -113,7 +113,12 @@ pub struct Sandbox {
 impl Sandbox {
     /// Probes the machine, with `python` (a name on the PATH or a path) as the interpreter.
     pub fn detect(python: &Path) -> Sandbox {
-        let protections = Protections::probe(python);
+        Sandbox::from_protections(Protections::probe(python))
+    }
+
+    /// A sandbox from a probe already made. A wall marked missing in it makes every run
+    /// refuse (how a test sees the refusal of a machine without that wall).
+    pub fn from_protections(protections: Protections) -> Sandbox {
         let layout = protections.python.as_ref().ok().map(run::Layout::new);
         Sandbox {
             protections,

@@ -7,6 +7,7 @@ mod memory_build;
 mod memory_codebase;
 mod memory_operator;
 mod memory_store;
+mod python_run;
 mod web_search;
 
 pub use facts_get::{FACTS, FactsGet};
@@ -14,6 +15,7 @@ pub use files_read::FilesRead;
 pub use memory_build::MemoryBuild;
 pub use memory_codebase::MemoryCodebase;
 pub use memory_operator::MemoryOperator;
+pub use python_run::PythonRun;
 pub use web_search::{EgressAllowlist, WebSearch};
 
 use seam_policy::Policy;
@@ -29,5 +31,6 @@ pub fn builtin(config: &ToolboxConfig, policy: &Policy) -> Vec<Box<dyn GovernedT
         Box::new(MemoryCodebase::new(policy)),
         Box::new(MemoryBuild::new(policy)),
         Box::new(MemoryOperator::new(policy)),
+        Box::new(PythonRun::new(policy)),
     ]
 }
