@@ -356,7 +356,7 @@ impl Engine {
             (ws, we)
         };
         // The lines the token gate marks (at most one mark a line, in order).
-        let mut marks: Vec<usize> = Vec::new();
+        let mut marks: Vec<(usize, usize)> = Vec::new();
         token_gate(&text[rs..re], rs, &mut marks);
         let mut lines: Vec<(usize, usize)> = Vec::with_capacity(marks.len());
         // Between them, the lines holding a gate word: only whether a line holds one
@@ -364,7 +364,10 @@ impl Engine {
         let mut pos = rs;
         for next in marks
             .iter()
-            .map(|&p| Some(line_of(p)))
+            .map(|&(p, we)| {
+                let ws = memrchr(b'\n', &text[rs..p]).map_or(rs, |i| rs + i + 1);
+                Some((ws, we))
+            })
             .chain(std::iter::once(None))
         {
             let gap_end = next.map_or(re, |(ws, _)| ws);
@@ -729,10 +732,11 @@ static TOKEN_CLASS: [u8; 256] = {
     t
 };
 
-/// Mark (push the position of) every token that may be machine-made; see `gated_lines`.
-/// Such tokens hold a digit (those that do not are caught by the gate words), so the text is
-/// screened 32 bytes at a time for digits, and only the tokens around digits are measured.
-fn token_gate(text: &[u8], base: usize, marks: &mut Vec<usize>) {
+/// Mark every token that may be machine-made (push its position, and the end of its line);
+/// see `gated_lines`. Such tokens hold a digit (those that do not are caught by the gate
+/// words), so the text is screened 32 bytes at a time for digits, and only the tokens around
+/// digits are measured.
+fn token_gate(text: &[u8], base: usize, marks: &mut Vec<(usize, usize)>) {
     const CHUNK: usize = 32;
     let mut i = 0;
     let n = text.len();
@@ -750,22 +754,23 @@ fn token_gate(text: &[u8], base: usize, marks: &mut Vec<usize>) {
         };
         let d = i + k;
         // The token around the digit.
+        let mut seen = 0u8;
         let mut start = d;
         while start > 0 && TOKEN_CLASS[usize::from(text[start - 1])] != 0 {
             start -= 1;
+            seen |= TOKEN_CLASS[usize::from(text[start])];
         }
-        let mut stop = d;
-        let mut seen = 0u8;
-        let mut t = start;
+        let mut t = d;
         while t < n && TOKEN_CLASS[usize::from(text[t])] != 0 {
             seen |= TOKEN_CLASS[usize::from(text[t])];
             t += 1;
         }
-        stop = stop.max(t);
+        let stop = t.max(d);
         if stop - start >= 8 && qualifies(stop - start, seen) {
-            marks.push(base + start);
             // The rest of this line is already marked.
-            i = memchr(b'\n', &text[stop..]).map_or(n, |k| stop + k + 1);
+            let line_end = memchr(b'\n', &text[stop..]).map_or(n, |k| stop + k);
+            marks.push((base + start, base + line_end));
+            i = line_end + 1;
         } else {
             i = stop.max(d + 1);
         }
@@ -999,8 +1004,9 @@ mod tests {
         bounds.push(text.len());
         for w in bounds.windows(2) {
             let (rs, re) = (w[0], w[1]);
-            let mut marks: Vec<usize> = Vec::new();
-            token_gate(&text[rs..re], rs, &mut marks);
+            let mut gate_marks: Vec<(usize, usize)> = Vec::new();
+            token_gate(&text[rs..re], rs, &mut gate_marks);
+            let mut marks: Vec<usize> = gate_marks.iter().map(|&(p, _)| p).collect();
             marks.extend(
                 engine
                     .gate_words
