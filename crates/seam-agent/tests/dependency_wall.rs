@@ -1,0 +1,86 @@
+//! The seam cannot erode by an innocent `use`: the agent's whole dependency
+//! closure (normal and build dependencies, as `cargo metadata` resolves
+//! them) holds none of the crates that touch the world — the gate, the
+//! sandbox, the keeper. Dev-dependencies are not followed: they never reach
+//! the agent's binary code.
+
+use std::collections::{BTreeSet, HashMap};
+use std::process::Command;
+
+use serde_json::Value;
+
+const FORBIDDEN: [&str; 3] = ["seam-gate", "seam-sandbox", "seam-keeper"];
+
+fn metadata() -> Value {
+    let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
+    let out = Command::new(cargo)
+        .args(["metadata", "--format-version", "1", "--offline"])
+        .current_dir(env!("CARGO_MANIFEST_DIR"))
+        .output()
+        .expect("running cargo metadata");
+    assert!(
+        out.status.success(),
+        "cargo metadata failed: {}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// Every package `root` reaches through normal and build dependencies.
+fn closure(meta: &Value, root: &str) -> BTreeSet<String> {
+    let names: HashMap<&str, &str> = meta["packages"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap()))
+        .collect();
+    let nodes: HashMap<&str, &Value> = meta["resolve"]["nodes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|n| (n["id"].as_str().unwrap(), n))
+        .collect();
+    let root_id = names
+        .iter()
+        .find(|(_, n)| **n == root)
+        .map(|(id, _)| *id)
+        .unwrap_or_else(|| panic!("{root} is not in the workspace"));
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![root_id];
+    while let Some(id) = stack.pop() {
+        if !seen.insert(names[id].to_owned()) && id != root_id {
+            continue;
+        }
+        for dep in nodes[id]["deps"].as_array().unwrap() {
+            let normal_or_build = dep["dep_kinds"]
+                .as_array()
+                .unwrap()
+                .iter()
+                .any(|k| k["kind"].is_null() || k["kind"] == "build");
+            if normal_or_build {
+                stack.push(dep["pkg"].as_str().unwrap());
+            }
+        }
+    }
+    seen
+}
+
+#[test]
+fn the_agent_reaches_no_crate_that_touches_the_world() {
+    let meta = metadata();
+    for root in ["seam-agent", "seam-action", "seam-local"] {
+        let reach = closure(&meta, root);
+        assert!(reach.contains(root));
+        for f in FORBIDDEN {
+            assert!(
+                !reach.contains(f),
+                "{root} depends on {f} (through: {reach:?})"
+            );
+        }
+    }
+    // The wall is real: the binary that wires everything does reach them.
+    let cli = closure(&meta, "seam-cli");
+    for f in FORBIDDEN {
+        assert!(cli.contains(f), "the check would not see {f}");
+    }
+}
