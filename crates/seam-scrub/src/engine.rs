@@ -486,6 +486,8 @@ struct KeywordTable {
     /// The column of each byte: bytes in no keyword all share column 0 (no state can tell
     /// them apart), every other byte has a column of its own.
     columns: [u8; 256],
+    /// The number of columns (the walk reads rows by offset, and finds rows by `row`).
+    #[cfg_attr(not(test), expect(dead_code, reason = "read by the tests"))]
     stride: usize,
     trans: Vec<u32>,
     start: u32,
@@ -493,9 +495,34 @@ struct KeywordTable {
     last_special: u32,
     /// For each match state, by row: the keyword it ends and the keyword's length.
     hits: Vec<(u32, u32)>,
+    /// The row of a state is its offset divided by the stride, an exact division, done as
+    /// a shift by the stride's factors of two and a multiplication by the inverse of its odd
+    /// part (modulo 2^32), rather than by a division at every hit.
+    row_shift: u32,
+    row_inverse: u32,
 }
 
 impl KeywordTable {
+    /// The shift and the inverse that divide a multiple of `stride` by it (see `row`).
+    fn exact_division(stride: usize) -> (u32, u32) {
+        let shift = stride.trailing_zeros();
+        let odd = u32::try_from(stride >> shift)
+            .unwrap_or_else(|_| panic!("the keyword table's stride fits in 32 bits"));
+        // Newton's iteration doubles the correct low bits each step: 3, 6, 12, 24, 48.
+        let mut inverse = odd;
+        for _ in 0..4 {
+            inverse = inverse.wrapping_mul(2u32.wrapping_sub(odd.wrapping_mul(inverse)));
+        }
+        (shift, inverse)
+    }
+
+    /// The row of `state` (the offset of a row, so a multiple of the stride).
+    fn row(&self, state: usize) -> usize {
+        // Offsets fit in 32 bits (checked when the table is built).
+        let shifted = (state >> self.row_shift) as u32;
+        shifted.wrapping_mul(self.row_inverse) as usize
+    }
+
     fn build(dfa: aho_corasick::dfa::DFA, patterns: &[String]) -> KeywordTable {
         let mut used = [false; 256];
         for p in patterns {
@@ -606,6 +633,7 @@ impl KeywordTable {
             // The dead state's row: it stays dead.
             trans[..stride].fill(0);
         }
+        let (row_shift, row_inverse) = Self::exact_division(stride);
         KeywordTable {
             columns,
             stride,
@@ -613,6 +641,8 @@ impl KeywordTable {
             start: id(0),
             last_special,
             hits,
+            row_shift,
+            row_inverse,
         }
     }
 }
@@ -702,7 +732,7 @@ impl KeywordMatches<'_> {
         if state == 0 {
             return None;
         }
-        let (pattern, len) = t.hits[state / t.stride];
+        let (pattern, len) = t.hits[t.row(state)];
         let end = self.at + end;
         let (pattern, start) = (pattern as usize, end - len as usize);
         self.at = end;
@@ -917,6 +947,22 @@ mod tests {
         assert!(!github_checksum_ok(
             b"ghp_wWPw5k4aXcaT4fNP0UcnZwJUVFk6LO0pINUy"
         ));
+    }
+
+    #[test]
+    fn rows_are_found_by_exact_division() {
+        for stride in [1usize, 2, 3, 8, 9, 72, 73, 100, 255, 256] {
+            let (shift, inverse) = KeywordTable::exact_division(stride);
+            for row in [0usize, 1, 2, 17, 1000, 15_747, 40_000] {
+                let state = row * stride;
+                let got = ((state >> shift) as u32).wrapping_mul(inverse) as usize;
+                assert_eq!(got, row, "stride {stride}, row {row}");
+            }
+        }
+        let t = &ENGINE.keywords;
+        for row in 0..t.trans.len() / t.stride {
+            assert_eq!(t.row(row * t.stride), row);
+        }
     }
 
     #[test]
