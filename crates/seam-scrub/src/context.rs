@@ -684,8 +684,19 @@ fn key_before(line: &[u8], value_start: usize, words: &mut Vec<(usize, usize)>) 
     }
     for _ in 0..4 {
         let end = i;
-        while i > 0 && is_word(line[i - 1]) {
-            i -= 1;
+        // Back over the word, four bytes a step while four are left, then one at a time.
+        'word: {
+            while i >= 4 {
+                for &b in line[i - 4..i].iter().rev() {
+                    if !is_word(b) {
+                        break 'word;
+                    }
+                    i -= 1;
+                }
+            }
+            while i > 0 && is_word(line[i - 1]) {
+                i -= 1;
+            }
         }
         if i == end {
             break;
@@ -740,14 +751,29 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
             let s = i + 1;
             let mut e = s;
             let mut all = BARE;
-            while e < n {
-                let class = BYTE_CLASS[usize::from(line[e])];
-                // Another kind of quote is part of the string.
-                if class & (QUOTE | SPACE) != 0 && (line[e] == b || class & SPACE != 0) {
-                    break;
+            // Whether the walk stops at `c` (another kind of quote is part of the string).
+            let stops =
+                |c: u8, class: u16| class & (QUOTE | SPACE) != 0 && (c == b || class & SPACE != 0);
+            // Four bytes a step while four are left, then one at a time.
+            'string: {
+                while let Some(four) = line.get(e..e + 4) {
+                    for &c in four {
+                        let class = BYTE_CLASS[usize::from(c)];
+                        if stops(c, class) {
+                            break 'string;
+                        }
+                        all &= class;
+                        e += 1;
+                    }
                 }
-                all &= class;
-                e += 1;
+                while e < n {
+                    let class = BYTE_CLASS[usize::from(line[e])];
+                    if stops(line[e], class) {
+                        break;
+                    }
+                    all &= class;
+                    e += 1;
+                }
             }
             if e < n && line[e] == b && e - s >= 8 && all & BARE == 0 {
                 consider(line, s, e, Kind::Quoted, scratch, out);
@@ -764,13 +790,26 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
         let start = i;
         // The classes of the value's bytes, for `plausible`.
         let mut seen = 0u16;
-        while i < n {
-            let c = BYTE_CLASS[usize::from(line[i])];
-            if c & CONTINUES == 0 {
-                break;
+        // Four bytes a step while four are left, then one at a time.
+        'run: {
+            while let Some(four) = line.get(i..i + 4) {
+                for &b in four {
+                    let c = BYTE_CLASS[usize::from(b)];
+                    if c & CONTINUES == 0 {
+                        break 'run;
+                    }
+                    seen |= c;
+                    i += 1;
+                }
             }
-            seen |= c;
-            i += 1;
+            while i < n {
+                let c = BYTE_CLASS[usize::from(line[i])];
+                if c & CONTINUES == 0 {
+                    break;
+                }
+                seen |= c;
+                i += 1;
+            }
         }
         // Base-64 padding belongs to the value.
         let mut end = i;

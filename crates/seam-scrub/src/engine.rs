@@ -791,9 +791,22 @@ fn token_gate(text: &[u8], base: usize, marks: &mut Vec<(usize, usize)>) {
             seen |= TOKEN_CLASS[usize::from(text[start])];
         }
         let mut t = d;
-        while t < n && TOKEN_CLASS[usize::from(text[t])] != 0 {
-            seen |= TOKEN_CLASS[usize::from(text[t])];
-            t += 1;
+        // Four bytes a step while four are left, then one at a time.
+        'token: {
+            while let Some(four) = text.get(t..t + 4) {
+                for &b in four {
+                    let class = TOKEN_CLASS[usize::from(b)];
+                    if class == 0 {
+                        break 'token;
+                    }
+                    seen |= class;
+                    t += 1;
+                }
+            }
+            while t < n && TOKEN_CLASS[usize::from(text[t])] != 0 {
+                seen |= TOKEN_CLASS[usize::from(text[t])];
+                t += 1;
+            }
         }
         let stop = t.max(d);
         if stop - start >= 8 && qualifies(stop - start, seen) {
