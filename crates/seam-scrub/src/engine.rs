@@ -34,6 +34,10 @@ use crate::value;
 /// The longest line scanned whole; longer lines are cut (see the module doc).
 pub(crate) const MAX_LINE: usize = 32 * 1024;
 
+/// The size of the keyword table (see [`KeywordTable::trans`]): 2^21 transitions, 8 MiB of
+/// address space, of which the keyword set now fills about 4.5 MiB.
+const TRANS_SLOTS: usize = 1 << 21;
+
 /// How far back from [`MAX_LINE`] a cut looks for whitespace.
 const CUT_SLACK: usize = 1024;
 
@@ -489,7 +493,10 @@ struct KeywordTable {
     /// The number of columns (the walk reads rows by offset, and finds rows by `row`).
     #[cfg_attr(not(test), expect(dead_code, reason = "read by the tests"))]
     stride: usize,
-    trans: Vec<u32>,
+    /// The transitions, row after row, in a table of a fixed power-of-two size: an offset
+    /// masked to that size is known to be in it, so the walk's look-up needs no bounds
+    /// check. Only the rows' part is touched (the rest stays unmapped zero pages).
+    trans: Box<[u32; TRANS_SLOTS]>,
     start: u32,
     /// States at or below this are the dead state (0) or match states.
     last_special: u32,
@@ -616,7 +623,15 @@ impl KeywordTable {
         let id = |i: usize| {
             u32::try_from(row[i] * stride).unwrap_or_else(|_| panic!("keyword table too large"))
         };
-        let mut trans = vec![0u32; order.len() * stride];
+        assert!(
+            order.len() * stride <= TRANS_SLOTS,
+            "the keyword table needs {} slots, more than the {TRANS_SLOTS} it has",
+            order.len() * stride
+        );
+        let mut trans: Box<[u32; TRANS_SLOTS]> = vec![0u32; TRANS_SLOTS]
+            .into_boxed_slice()
+            .try_into()
+            .unwrap_or_else(|_| panic!("a boxed slice of the table's size"));
         let mut hits = vec![(0u32, 0u32); order.len()];
         let mut last_special = 0;
         for i in 0..state_count {
@@ -688,7 +703,7 @@ impl KeywordMatches<'_> {
     fn next_match(&mut self) -> Option<(usize, usize)> {
         let t = self.table;
         // The table's parts in locals, so that the loop keeps them in registers.
-        let (trans, columns) = (&t.trans[..], &t.columns);
+        let (trans, columns) = (&*t.trans, &t.columns);
         let last_special = t.last_special as usize;
         let hay = &self.text[self.at..self.end];
         let mut state = t.start as usize;
@@ -696,7 +711,10 @@ impl KeywordMatches<'_> {
         // The last match state seen (0: none yet) and the end of its match.
         let mut hit = (0usize, 0usize);
         let step =
-            |state: usize, b: u8| trans[state + usize::from(columns[usize::from(b)])] as usize;
+            // (The mask changes no offset: every one is below the table's size.)
+            |state: usize, b: u8| {
+                trans[(state + usize::from(columns[usize::from(b)])) & (TRANS_SLOTS - 1)] as usize
+            };
         'walk: loop {
             // Ordinary states need nothing but the next step: four at a time while four bytes
             // are left, then one at a time.
@@ -973,7 +991,7 @@ mod tests {
             }
         }
         let t = &ENGINE.keywords;
-        for row in 0..t.trans.len() / t.stride {
+        for row in 0..=t.last_special as usize / t.stride {
             assert_eq!(t.row(row * t.stride), row);
         }
     }
