@@ -591,17 +591,20 @@ impl Walk {
     fn of(v: &[u8]) -> Walk {
         const LANE: u64 = (1 << 21) - 1;
         let mut distinct = 0u32;
-        let mut sum_sq = 0u64;
         let mut kinds = 0u64;
         let mut counts = [0u32; 256];
+        // The sum of each byte's count so far, over the bytes: for a byte counted c times in
+        // all, 1 + 2 + … + c = c(c + 1)/2, so twice the sum, less the length, is the sum of
+        // the squared counts.
+        let mut running = 0u64;
         for &b in v {
             kinds = kinds.wrapping_add(KIND_STEP[usize::from(b)]);
             let c = &mut counts[usize::from(b)];
             *c += 1;
             distinct += u32::from(*c == 1);
-            // (c + 1)² - c² = 2c + 1.
-            sum_sq += u64::from(2 * *c - 1);
+            running += u64::from(*c);
         }
+        let sum_sq = 2 * running - v.len() as u64;
         let count = |b: u8| counts[usize::from(b)] as usize;
         let (at, dot, dash_or_colon) = (
             count(b'@') > 0,
