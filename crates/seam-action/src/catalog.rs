@@ -26,6 +26,8 @@ pub struct ToolCatalog {
     entries: Vec<CatalogEntry>,
     /// Each entry's name, lower case, with `.` for every separator.
     normalized: Vec<String>,
+    /// The same, with camelCase words separated too (`getWeather` → `get.weather`).
+    camel: Vec<String>,
 }
 
 /// Namespaces models put before a tool's name (`functions.files_read`). A
@@ -47,9 +49,14 @@ impl ToolCatalog {
     /// A catalog of these tools (in this order).
     pub fn new(entries: Vec<CatalogEntry>) -> Self {
         let normalized = entries.iter().map(|e| normalize(&e.spec.name)).collect();
+        let camel = entries
+            .iter()
+            .map(|e| normalize_camel(&e.spec.name))
+            .collect();
         ToolCatalog {
             entries,
             normalized,
+            camel,
         }
     }
 
@@ -94,7 +101,7 @@ impl ToolCatalog {
         }
         let mut fixes = Vec::new();
         let trimmed = written.trim_matches(|c: char| {
-            c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '*' | '<' | '>')
+            c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '*' | '<' | '>' | ':' | ',' | ';')
         });
         let trimmed = trimmed.strip_suffix("()").unwrap_or(trimmed);
         if trimmed.is_empty() || trimmed.len() > 200 {
@@ -118,34 +125,94 @@ impl ToolCatalog {
         if norm.is_empty() {
             return None;
         }
-        if let Some(i) = unique(self.normalized.iter().map(|n| *n == norm)) {
-            fixes.push(Correction::ToolNameSeparators);
+        if let Some((i, c)) = match_normalized(&norm, &self.normalized) {
+            fixes.push(c);
             return Some((i, fixes));
         }
-        let parts: Vec<&str> = norm.split('.').collect();
-        // A namespace before the name: `functions.bash`, `myserver.files.read`.
-        for k in 1..parts.len() {
-            let prefix = parts[..k].join(".");
-            let tail = parts[k..].join(".");
-            let tail_parts = parts.len() - k;
-            let known = KNOWN_NAMESPACES.contains(&prefix.as_str());
-            if !known && tail_parts < 2 {
-                continue;
+        // `filesRead`, `functions.webSearch`: camelCase words.
+        let camel = normalize_camel(trimmed);
+        if camel != norm
+            && let Some((i, c)) = match_normalized(&camel, &self.camel)
+        {
+            fixes.push(Correction::ToolNameCamelCase);
+            if c != Correction::ToolNameSeparators {
+                fixes.push(c);
             }
-            if let Some(i) = unique(self.normalized.iter().map(|n| *n == tail)) {
-                fixes.push(Correction::ToolNamePrefix);
-                return Some((i, fixes));
-            }
-        }
-        // The tail of a longer name: `execute_javascript` for `QuickJS_execute_javascript`.
-        if parts.len() >= 2 {
-            let dotted = format!(".{norm}");
-            if let Some(i) = unique(self.normalized.iter().map(|n| n.ends_with(&dotted))) {
-                fixes.push(Correction::ToolNameSuffix);
-                return Some((i, fixes));
-            }
+            return Some((i, fixes));
         }
         None
+    }
+
+    /// A written name that is no tool's but one value of exactly one tool's
+    /// enum param (`os` → `facts.get`, `fact: "os"`): the tool, the key and
+    /// the value. A value that is also some tool's param name (`path`) or a
+    /// part of a tool's name is no evidence, and neither is a value two tools have.
+    pub(crate) fn enum_value_named(&self, written: &str) -> Option<(usize, String, String)> {
+        let w = normalize_camel(written.trim());
+        if w.is_empty() || w.len() > 64 {
+            return None;
+        }
+        let mut found: Option<(usize, String, String)> = None;
+        for (i, e) in self.entries.iter().enumerate() {
+            let Some(schema) = Schema::of(e) else {
+                continue;
+            };
+            if schema.properties.keys().any(|k| normalize_camel(k) == w) {
+                return None;
+            }
+            if self.camel[i].split('.').any(|p| p == w) {
+                return None;
+            }
+            for k in schema.properties.keys() {
+                for v in schema.enum_values(k) {
+                    if normalize_camel(v) == w {
+                        if found.is_some() {
+                            return None;
+                        }
+                        found = Some((i, k.clone(), v.to_owned()));
+                    }
+                }
+            }
+        }
+        found
+    }
+
+    /// The one tool whose enums hold `value` at all, when its enum for `key`
+    /// is one of them (`{"op":"neighbors"}` → `graph`).
+    pub(crate) fn enum_value_owner(&self, key: &str, value: &str) -> Option<usize> {
+        let mut owner = None;
+        for (i, e) in self.entries.iter().enumerate() {
+            let Some(schema) = Schema::of(e) else {
+                continue;
+            };
+            if schema
+                .properties
+                .keys()
+                .any(|k| schema.enum_values(k).contains(&value))
+            {
+                if owner.is_some() {
+                    return None;
+                }
+                owner = Some(i);
+            }
+        }
+        let i = owner?;
+        Schema::of(&self.entries[i])
+            .is_some_and(|s| s.enum_values(key).contains(&value))
+            .then_some(i)
+    }
+
+    /// Whether any tool with a schema declares this param.
+    pub(crate) fn declares_anywhere(&self, key: &str) -> bool {
+        self.entries
+            .iter()
+            .any(|e| Schema::of(e).is_some_and(|s| s.has(key)))
+    }
+
+    /// Whether at least one tool has a schema with properties (a catalog of
+    /// names only knows no params).
+    pub(crate) fn knows_params(&self) -> bool {
+        self.entries.iter().any(|e| Schema::of(e).is_some())
     }
 
     /// The entries whose schemas the params fit (keys all declared, values of
@@ -155,6 +222,36 @@ impl ToolCatalog {
             .filter(|&i| Schema::of(&self.entries[i]).is_none_or(|s| s.fits_loosely(params)))
             .collect()
     }
+}
+
+/// A normalized written name against the normalized tool names: equal, behind
+/// a namespace, or the tail of one longer name.
+fn match_normalized(norm: &str, names: &[String]) -> Option<(usize, Correction)> {
+    if let Some(i) = unique(names.iter().map(|n| n == norm)) {
+        return Some((i, Correction::ToolNameSeparators));
+    }
+    let parts: Vec<&str> = norm.split('.').collect();
+    // A namespace before the name: `functions.bash`, `myserver.files.read`.
+    for k in 1..parts.len() {
+        let prefix = parts[..k].join(".");
+        let tail = parts[k..].join(".");
+        let tail_parts = parts.len() - k;
+        let known = KNOWN_NAMESPACES.contains(&prefix.as_str());
+        if !known && tail_parts < 2 {
+            continue;
+        }
+        if let Some(i) = unique(names.iter().map(|n| *n == tail)) {
+            return Some((i, Correction::ToolNamePrefix));
+        }
+    }
+    // The tail of a longer name: `execute_javascript` for `QuickJS_execute_javascript`.
+    if parts.len() >= 2 {
+        let dotted = format!(".{norm}");
+        if let Some(i) = unique(names.iter().map(|n| n.ends_with(&dotted))) {
+            return Some((i, Correction::ToolNameSuffix));
+        }
+    }
+    None
 }
 
 fn unique(hits: impl Iterator<Item = bool>) -> Option<usize> {
@@ -187,6 +284,24 @@ pub(crate) fn normalize(name: &str) -> String {
         out.pop();
     }
     out
+}
+
+/// [`normalize`], with a camelCase word boundary (`filesRead`, `HTTPServer`)
+/// counted as a separator too.
+pub(crate) fn normalize_camel(name: &str) -> String {
+    let chars: Vec<char> = name.chars().collect();
+    let mut split = String::with_capacity(name.len() + 4);
+    for (i, &c) in chars.iter().enumerate() {
+        if c.is_uppercase() && i > 0 {
+            let prev = chars[i - 1];
+            let next_lower = chars.get(i + 1).is_some_and(|n| n.is_lowercase());
+            if prev.is_lowercase() || prev.is_ascii_digit() || (prev.is_uppercase() && next_lower) {
+                split.push('.');
+            }
+        }
+        split.push(c);
+    }
+    normalize(&split)
 }
 
 /// A tool's params schema, as far as the repairs read it.
@@ -315,6 +430,27 @@ impl<'a> Schema<'a> {
         hint: &str,
         fixes: &mut Corrections,
     ) {
+        // Keys in another case or style: `Path`, `timeoutS`, `timeout-s`.
+        let undeclared: Vec<String> = params
+            .keys()
+            .filter(|k| !self.has(k) && *k != "tool")
+            .cloned()
+            .collect();
+        for k in undeclared {
+            let w = normalize_camel(&k);
+            let same: Vec<&String> = self
+                .properties
+                .keys()
+                .filter(|p| normalize_camel(p) == w)
+                .collect();
+            if let [only] = same.as_slice()
+                && !params.contains_key(only.as_str())
+                && let Some(v) = params.remove(&k)
+            {
+                params.insert((*only).clone(), v);
+                fixes.add(Correction::ParamKeyCase);
+            }
+        }
         // Types: "20" for an integer, 3 for a string.
         let keys: Vec<String> = params.keys().cloned().collect();
         for k in &keys {
@@ -330,6 +466,20 @@ impl<'a> Schema<'a> {
             {
                 params.insert(k.clone(), c);
                 fixes.add(Correction::ParamTypeCoerced);
+                continue;
+            }
+            // An enum value in another case or style: `Tree`, `find-symbol`.
+            if let Some(s) = v.as_str() {
+                let w = normalize_camel(s);
+                let same: Vec<&str> = self
+                    .enum_values(k)
+                    .into_iter()
+                    .filter(|e| normalize_camel(e) == w)
+                    .collect();
+                if let [only] = same.as_slice() {
+                    params.insert(k.clone(), Value::String((*only).to_owned()));
+                    fixes.add(Correction::EnumValueCase);
+                }
             }
         }
         // Optional params given as "" or null.
@@ -407,6 +557,42 @@ impl<'a> Schema<'a> {
             if let Some(v) = chosen {
                 params.insert(req.to_owned(), Value::String(v.to_owned()));
                 fixes.add(Correction::ParamInferred);
+            }
+        }
+        // Exactly one required param still missing (with those the chosen enum
+        // values require), and exactly one key the schema does not have whose
+        // value it accepts: that key was meant (`file` for `path`).
+        let mut missing: Vec<&str> = self
+            .required
+            .iter()
+            .copied()
+            .filter(|r| !params.contains_key(*r))
+            .collect();
+        for k in self.properties.keys() {
+            let Some(v) = params.get(k).and_then(Value::as_str) else {
+                continue;
+            };
+            for (value, req) in self.conditional_requirements(k) {
+                if value == v {
+                    for r in req {
+                        if !params.contains_key(r) && !missing.contains(&r) {
+                            missing.push(r);
+                        }
+                    }
+                }
+            }
+        }
+        if let [want] = missing.as_slice() {
+            let candidates: Vec<String> = params
+                .iter()
+                .filter(|(k, v)| !self.has(k) && *k != "tool" && self.accepts(want, v))
+                .map(|(k, _)| k.clone())
+                .collect();
+            if let [only] = candidates.as_slice()
+                && let Some(v) = params.remove(only)
+            {
+                params.insert((*want).to_owned(), v);
+                fixes.add(Correction::ParamRenamedToRequired);
             }
         }
         // Keys the schema does not have (a `tool` key is the router's to strip).

@@ -54,6 +54,9 @@ corrections! {
     LabelledCall => "labelled-call",
     /// `NAME({…})`: a call written as a function call.
     CallSyntax => "call-syntax",
+    /// `NAME(key=value, …)`: a call in Python syntax (as Llama's "pythonic"
+    /// tool calls are written), its values read as Python literals.
+    PythonCall => "python-call",
     /// Prose before or after the JSON was left out.
     ProseAroundJson => "prose-around-json",
     /// The whole reply was one tool's name.
@@ -104,6 +107,14 @@ corrections! {
     ToolNameAsMode => "tool-name-as-mode",
     /// The params written beside `tool` instead of inside `params`.
     FlattenedParams => "flattened-params",
+    /// The call's own keys in another case or style (`Tool`, `toolName`, `Params`).
+    CallKeyCase => "call-key-case",
+    /// The params wrapped once more in a params key (`{"params":{"params":{…}}}`),
+    /// a key the tool's schema does not have: unwrapped.
+    ParamsNested => "params-nested",
+    /// The params given as a list of `{"name":…,"value":…}` pairs (or of
+    /// one-key objects): made one object.
+    ParamsAsList => "params-as-list",
     /// `params` was not an object; its one value was given to the tool's one parameter.
     ParamsNotObject => "params-not-object",
     /// Several calls in one reply became a plan, in order.
@@ -112,6 +123,15 @@ corrections! {
     DuplicateCallDropped => "duplicate-call-dropped",
     /// A `respond` beside calls was dropped: the calls run first.
     RespondDropped => "respond-dropped",
+    /// A plan step with no tool and no params, or the prompt's own placeholder
+    /// (`NAME`, `{...}`), beside real steps was left out.
+    EmptyStepDropped => "empty-step-dropped",
+    /// A plan whose only steps were a final answer (`{"actor":"respond",…}`): read as `respond`.
+    AnswerInPlan => "answer-in-plan",
+    /// A call to no tool whose params are only text under keys no tool has
+    /// (`{"actor":"seam","params":{"msg":"The build failed."}}`): nothing can
+    /// run it, so its text is read as the answer (dropped beside real calls).
+    MessageAsRespond => "message-as-respond",
     // ---- the tool's name ----
     /// Spaces, quotes or backticks around the tool's name.
     ToolNamePadded => "tool-name-padded",
@@ -121,6 +141,8 @@ corrections! {
     ToolNamePrefix => "tool-name-prefix",
     /// `_`, `-` or spaces for the name's `.` (or the other way round).
     ToolNameSeparators => "tool-name-separators",
+    /// The name in camelCase (`filesRead`, `webSearch`) for a name whose words are separated.
+    ToolNameCamelCase => "tool-name-camel-case",
     /// The tail of one tool's name (at least two of its parts) stood for the whole name.
     ToolNameSuffix => "tool-name-suffix",
     /// The name was none of the tools (often the assistant's own), but a value
@@ -128,6 +150,12 @@ corrections! {
     ToolInParams => "tool-in-params",
     /// The name was none of the tools, but a key of the params was a tool's name.
     ToolNameAsKey => "tool-name-as-key",
+    /// The name was none of the tools but a value of exactly one tool's enum
+    /// param (`os` for `facts.get`'s `fact`): that tool, with that value.
+    ToolNameIsEnumValue => "tool-name-is-enum-value",
+    /// No tool named, but a param held, under its own key, a value that only
+    /// one tool's enum has (`{"op":"all_summaries"}` → `memory.build`).
+    ToolInferredFromEnumValue => "tool-inferred-from-enum-value",
     /// No tool named, and the params fit exactly one tool's schema.
     ToolInferredFromParams => "tool-inferred-from-params",
     /// No tool named and none could be inferred: the call keeps an empty name,
@@ -136,6 +164,10 @@ corrections! {
     // ---- params ----
     /// `key?` (the prompt's mark for optional) used as the key.
     OptionalMarkerInKey => "optional-marker-in-key",
+    /// A key in another case or style than the schema's (`Path`, `timeoutS`): renamed.
+    ParamKeyCase => "param-key-case",
+    /// An enum value in another case or style (`Tree`, `find-symbol`): the schema's value.
+    EnumValueCase => "enum-value-case",
     /// An optional param given as `""` or `null` was left out.
     EmptyOptionalDropped => "empty-optional-dropped",
     /// A key the schema does not have, whose value is an enum value of exactly
@@ -144,6 +176,10 @@ corrections! {
     /// A missing required enum param was filled in from the reply (a word of
     /// the name the model used, or the one value whose required params are present).
     ParamInferred => "param-inferred",
+    /// Exactly one required param was missing (counting those the chosen `op`
+    /// requires) and exactly one key the schema does not have held a value it
+    /// accepts (`file` for `path`, `q` for `query`): renamed.
+    ParamRenamedToRequired => "param-renamed-to-required",
     /// A param the tool's schema does not have was left out.
     ExtraParamDropped => "extra-param-dropped",
     /// A value of the wrong JSON type (`"20"` for an integer) converted to the schema's.

@@ -281,6 +281,12 @@ fn extract(
         }
     }
     if spans.is_empty() {
+        let calls = python_calls(body, catalog, fuel);
+        if !calls.is_empty() {
+            fixes.add(Correction::PythonCall);
+            items.extend(calls.into_iter().map(Item::Call));
+            return items;
+        }
         if let Some(call) = bare_tool_name(trimmed, catalog, fixes) {
             items.push(Item::Call(call));
         }
@@ -455,6 +461,182 @@ fn bare_tool_name(t: &str, catalog: &ToolCatalog, fixes: &mut Corrections) -> Op
         params: RawParams::Object(Map::new()),
         xml_text: vec![],
     })
+}
+
+/// `NAME(key=value, …)` calls in Python syntax (Llama's "pythonic" tool calls,
+/// `[get_weather(city="Paris"), …]`), for names that resolve to a tool: the
+/// values are Python literals (strings, numbers, `True`/`False`/`None`,
+/// lists and dicts); one positional string is the tool's one param.
+fn python_calls(text: &str, catalog: &ToolCatalog, fuel: &mut Fuel) -> Vec<RawCall> {
+    let mut calls = Vec::new();
+    let mut i = 0;
+    while let Some(off) = text[i..].find('(') {
+        if fuel.0 == 0 || calls.len() >= 32 {
+            break;
+        }
+        fuel.0 -= 1;
+        let open = i + off;
+        let start = text[..open]
+            .char_indices()
+            .rev()
+            .take_while(|(_, c)| c.is_alphanumeric() || matches!(c, '_' | '.' | '-' | ':'))
+            .last()
+            .map_or(open, |(p, _)| p);
+        let name = &text[start..open];
+        if name.is_empty() || name.len() > 200 || catalog.resolve(name).is_none() {
+            i = open + 1;
+            continue;
+        }
+        match python_args(text, open + 1, fuel) {
+            Some((params, end)) => {
+                calls.push(RawCall {
+                    name: Some(name.to_owned()),
+                    name_from_mode: false,
+                    params,
+                    xml_text: vec![],
+                });
+                i = end;
+            }
+            None => i = open + 1,
+        }
+    }
+    calls
+}
+
+fn skip_ws(b: &[u8], mut p: usize) -> usize {
+    while p < b.len() && b[p].is_ascii_whitespace() {
+        p += 1;
+    }
+    p
+}
+
+/// The arguments after `(` up to the matching `)`: the params and the byte after `)`.
+fn python_args(text: &str, pos: usize, fuel: &mut Fuel) -> Option<(RawParams, usize)> {
+    let b = text.as_bytes();
+    let mut p = skip_ws(b, pos);
+    let mut params = Map::new();
+    if b.get(p) == Some(&b')') {
+        return Some((RawParams::Object(params), p + 1));
+    }
+    // One positional value: a string (the tool's one param) or an object.
+    let key_end = p + b[p..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+        .count();
+    let q = skip_ws(b, key_end);
+    let keyword = key_end > p
+        && !b[p].is_ascii_digit()
+        && b.get(q) == Some(&b'=')
+        && b.get(q + 1) != Some(&b'=');
+    if !keyword {
+        let (v, end) = python_value(text, p, fuel)?;
+        let end = skip_ws(b, end);
+        if b.get(end) != Some(&b')') {
+            return None;
+        }
+        return match v {
+            Value::Object(m) => Some((RawParams::Object(m), end + 1)),
+            Value::String(s) => Some((RawParams::Text(s), end + 1)),
+            _ => None,
+        };
+    }
+    loop {
+        let key_end = p + b[p..]
+            .iter()
+            .take_while(|c| c.is_ascii_alphanumeric() || **c == b'_')
+            .count();
+        if key_end == p {
+            return None;
+        }
+        let key = text[p..key_end].to_owned();
+        p = skip_ws(b, key_end);
+        if b.get(p) != Some(&b'=') {
+            return None;
+        }
+        p = skip_ws(b, p + 1);
+        let (v, end) = python_value(text, p, fuel)?;
+        params.insert(key, v);
+        p = skip_ws(b, end);
+        match b.get(p) {
+            Some(b',') => {
+                p = skip_ws(b, p + 1);
+                if b.get(p) == Some(&b')') {
+                    return Some((RawParams::Object(params), p + 1));
+                }
+            }
+            Some(b')') => return Some((RawParams::Object(params), p + 1)),
+            _ => return None,
+        }
+    }
+}
+
+/// One Python literal at `p`: the value and the byte after it.
+fn python_value(text: &str, p: usize, fuel: &mut Fuel) -> Option<(Value, usize)> {
+    let b = text.as_bytes();
+    match *b.get(p)? {
+        q @ (b'"' | b'\'') => {
+            let triple = b.get(p + 1) == Some(&q) && b.get(p + 2) == Some(&q);
+            if triple {
+                let delim = if q == b'"' { "\"\"\"" } else { "'''" };
+                let body = p + 3;
+                let close = text[body..].find(delim)?;
+                let s = text[body..body + close].to_owned();
+                return Some((Value::String(s), body + close + 3));
+            }
+            let mut out = String::new();
+            let mut chars = text[p + 1..].char_indices();
+            while let Some((i, c)) = chars.next() {
+                match c {
+                    '\\' => {
+                        let (_, e) = chars.next()?;
+                        match e {
+                            'n' => out.push('\n'),
+                            't' => out.push('\t'),
+                            'r' => out.push('\r'),
+                            '0' => out.push('\0'),
+                            '\\' | '\'' | '"' => out.push(e),
+                            other => {
+                                out.push('\\');
+                                out.push(other);
+                            }
+                        }
+                    }
+                    '\n' => return None,
+                    c if c as u32 == u32::from(q) => {
+                        return Some((Value::String(out), p + 1 + i + 1));
+                    }
+                    c => out.push(c),
+                }
+            }
+            None
+        }
+        b'{' | b'[' => {
+            let r = json::read_value(text, p, fuel).ok()?;
+            Some((r.value, r.end))
+        }
+        _ => {
+            let len = b[p..]
+                .iter()
+                .take_while(|c| c.is_ascii_alphanumeric() || matches!(c, b'.' | b'-' | b'+' | b'_'))
+                .count();
+            let word = &text[p..p + len];
+            let v = match word {
+                "True" | "true" => Value::Bool(true),
+                "False" | "false" => Value::Bool(false),
+                "None" | "null" => Value::Null,
+                w => {
+                    let w = w.replace('_', "");
+                    if let Ok(n) = w.parse::<i64>() {
+                        Value::from(n)
+                    } else {
+                        let f = w.parse::<f64>().ok()?;
+                        Value::Number(serde_json::Number::from_f64(f)?)
+                    }
+                }
+            };
+            Some((v, p + len))
+        }
+    }
 }
 
 /// Qwen's XML dialect, with or without `<tool_call>` and with missing closers:
@@ -660,6 +842,7 @@ fn interpret_object(
     items: &mut Vec<Item>,
     depth: usize,
 ) {
+    restyle_call_keys(&mut o, fixes);
     let mode = o
         .get("mode")
         .and_then(Value::as_str)
@@ -681,7 +864,7 @@ fn interpret_object(
                 if lower != "plan" {
                     fixes.add(Correction::UnknownMode);
                 }
-                items.push(plan_from(o, catalog, fuel, fixes));
+                plan_from(o, catalog, fuel, fixes, items);
             }
             "respond" | "response" | "answer" | "final" | "final_answer" | "reply" | "message"
             | "text" | "say" => {
@@ -711,7 +894,7 @@ fn interpret_object(
                     }
                 } else if o.contains_key("steps") {
                     fixes.add(Correction::UnknownMode);
-                    items.push(plan_from(o, catalog, fuel, fixes));
+                    plan_from(o, catalog, fuel, fixes, items);
                 } else if o.contains_key("text") {
                     fixes.add(Correction::UnknownMode);
                     items.push(respond_from(&o));
@@ -730,6 +913,17 @@ fn interpret_object(
         for c in calls {
             interpret(c, catalog, fuel, fixes, items, depth + 1);
         }
+        return;
+    }
+    // `{"function_call": {"name":…, "arguments":…}}`, `{"action": {"tool":…}}`
+    if let Some(inner) = WRAPPER_KEYS.iter().find_map(|k| match o.get(*k) {
+        Some(Value::Object(w)) if has_name(w) || w.get("name").is_some_and(Value::is_string) => {
+            Some(w.clone())
+        }
+        _ => None,
+    }) {
+        fixes.add(Correction::OpenAiCallShape);
+        interpret_object(inner, catalog, fuel, fixes, items, depth + 1);
         return;
     }
     if let Some(Value::Object(f)) = o.get("function")
@@ -758,7 +952,7 @@ fn interpret_object(
     }
     if o.contains_key("steps") {
         fixes.add(Correction::MissingMode);
-        items.push(plan_from(o, catalog, fuel, fixes));
+        plan_from(o, catalog, fuel, fixes, items);
         return;
     }
     // A bare payload: the params with no name.
@@ -768,6 +962,74 @@ fn interpret_object(
         params: RawParams::Object(o),
         xml_text: vec![],
     }));
+}
+
+/// Keys whose object value is the whole call.
+const WRAPPER_KEYS: &[&str] = &[
+    "function_call",
+    "tool_call",
+    "tool_use",
+    "call",
+    "invoke",
+    "action",
+    "tool",
+];
+
+/// The call's own keys that a model may write in another case or style
+/// (`Tool`, `toolName`, `Params`). `name`, `input` and `text` are left alone:
+/// in a bare payload they are data.
+const RESTYLED_KEYS: &[&str] = &[
+    "mode",
+    "tool",
+    "tool_name",
+    "function_name",
+    "actor",
+    "params",
+    "arguments",
+    "parameters",
+    "action_input",
+    "steps",
+    "tool_calls",
+];
+
+/// Renames keys like `Tool`, `toolName`, `PARAMS` to the call's own keys,
+/// when the object then reads as a call (it has a mode or a tool's name).
+fn restyle_call_keys(o: &mut Map<String, Value>, fixes: &mut Corrections) {
+    if o.len() > 16
+        || o.keys()
+            .all(|k| !k.bytes().any(|b| b.is_ascii_uppercase() || b == b'-'))
+    {
+        return;
+    }
+    let renames: Vec<(String, &str)> = o
+        .keys()
+        .filter(|k| !RESTYLED_KEYS.contains(&k.as_str()))
+        .filter_map(|k| {
+            let w = crate::catalog::normalize_camel(k).replace('.', "_");
+            RESTYLED_KEYS
+                .iter()
+                .find(|r| **r == w)
+                .map(|r| (k.clone(), *r))
+        })
+        .filter(|(_, r)| !o.contains_key(*r))
+        .collect();
+    if renames.is_empty() {
+        return;
+    }
+    let mut renamed = o.clone();
+    for (from, to) in &renames {
+        if let Some(v) = renamed.remove(from) {
+            renamed.insert((*to).to_owned(), v);
+        }
+    }
+    let reads_as_call = renamed.contains_key("mode")
+        || renamed.contains_key("steps")
+        || renamed.contains_key("tool_calls")
+        || has_name(&renamed);
+    if reads_as_call {
+        *o = renamed;
+        fixes.add(Correction::CallKeyCase);
+    }
 }
 
 fn has_name(o: &Map<String, Value>) -> bool {
@@ -814,6 +1076,13 @@ fn take_params(
     Some(match v {
         Value::Object(m) => RawParams::Object(m),
         Value::Null => RawParams::Object(Map::new()),
+        Value::Array(a) => match list_to_object(&a) {
+            Some(m) => {
+                fixes.add(Correction::ParamsAsList);
+                RawParams::Object(m)
+            }
+            None => RawParams::Text(Value::Array(a).to_string()),
+        },
         Value::String(s) => match json_in_string(&s, fuel, fixes) {
             Some(Value::Object(m)) => {
                 fixes.add(Correction::ArgumentsAsString);
@@ -824,6 +1093,36 @@ fn take_params(
         },
         other => RawParams::Text(other.to_string()),
     })
+}
+
+/// `[{"name":"path","value":"a"}, …]` or `[{"path":"a"}, {"limit":3}]` as one object.
+fn list_to_object(a: &[Value]) -> Option<Map<String, Value>> {
+    if a.is_empty() || a.len() > 64 {
+        return None;
+    }
+    let mut out = Map::new();
+    for x in a {
+        let o = x.as_object()?;
+        let name = ["name", "key", "param", "parameter", "param_name"]
+            .iter()
+            .find_map(|k| o.get(*k).and_then(Value::as_str));
+        let value = ["value", "val", "param_value", "argument"]
+            .iter()
+            .find_map(|k| o.get(*k));
+        let (k, v) = match (name, value) {
+            (Some(k), Some(v)) if o.len() <= 3 => (k.to_owned(), v.clone()),
+            _ if o.len() == 1 => {
+                let (k, v) = o.iter().next()?;
+                (k.clone(), v.clone())
+            }
+            _ => return None,
+        };
+        if out.contains_key(&k) {
+            return None;
+        }
+        out.insert(k, v);
+    }
+    Some(out)
 }
 
 fn flatten(mut o: Map<String, Value>, fixes: &mut Corrections) -> RawParams {
@@ -865,7 +1164,8 @@ fn plan_from(
     catalog: &ToolCatalog,
     fuel: &mut Fuel,
     fixes: &mut Corrections,
-) -> Item {
+    items: &mut Vec<Item>,
+) {
     let steps = match o.remove("steps") {
         Some(Value::Array(a)) => a,
         Some(Value::String(s)) => match json_in_string(&s, fuel, fixes) {
@@ -877,27 +1177,107 @@ fn plan_from(
         _ => vec![],
     };
     let mut calls = Vec::new();
+    let mut noise = 0usize;
+    let mut answers = Vec::new();
     for s in steps {
-        let Value::Object(step) = s else { continue };
-        match call_from(step.clone(), catalog, fuel, fixes) {
-            Some(c) => calls.push(c),
+        let Value::Object(mut step) = s else { continue };
+        restyle_call_keys(&mut step, fixes);
+        // A step written as a final answer: `{"mode":"respond","text":…}`,
+        // `{"actor":"respond","params":{"text":…}}`.
+        if let Some(text) = respond_step(&step) {
+            answers.push(text);
+            continue;
+        }
+        let call = match call_from(step.clone(), catalog, fuel, fixes) {
+            Some(c) => c,
             None => {
                 let mut step = step;
                 let params = take_params(&mut step, fuel, fixes).unwrap_or(RawParams::Object(step));
-                calls.push(RawCall {
+                RawCall {
                     name: None,
                     name_from_mode: false,
                     params,
                     xml_text: vec![],
-                });
+                }
             }
+        };
+        if is_placeholder_step(&call) {
+            noise += 1;
+            continue;
         }
+        calls.push(call);
     }
+    if noise > 0 && !calls.is_empty() {
+        fixes.add(Correction::EmptyStepDropped);
+    }
+    if calls.is_empty() && !answers.is_empty() {
+        fixes.add(Correction::AnswerInPlan);
+    }
+    items.extend(answers.into_iter().map(Item::Respond));
     if calls.is_empty() {
-        Item::NotAction("a plan with no steps".into())
+        if noise > 0 || !items.iter().any(|i| matches!(i, Item::Respond(_))) {
+            items.push(Item::NotAction("a plan with no steps".into()));
+        }
     } else {
-        Item::Plan(calls)
+        items.push(Item::Plan(calls));
     }
+}
+
+/// A plan step with no tool and no params, or the prompt's own placeholder.
+fn is_placeholder_step(c: &RawCall) -> bool {
+    let name = c
+        .name
+        .as_deref()
+        .map(crate::catalog::normalize)
+        .unwrap_or_default();
+    let placeholder_name = matches!(
+        name.as_str(),
+        "" | "name" | "tool" | "actor" | "tool.name" | "actor.name" | "function" | "function.name"
+    );
+    let empty_params = match &c.params {
+        RawParams::Object(m) => {
+            m.is_empty()
+                || m.iter().all(|(k, v)| {
+                    k.trim_matches('.').is_empty()
+                        || k.trim() == "\u{2026}"
+                        || v.as_str().is_some_and(|s| s.trim_matches('.').is_empty())
+                })
+        }
+        RawParams::Text(t) => t
+            .trim_matches(|c: char| c == '.' || c.is_whitespace())
+            .is_empty(),
+    };
+    placeholder_name && empty_params
+}
+
+/// The text of a plan step that is a final answer, not a call.
+fn respond_step(step: &Map<String, Value>) -> Option<String> {
+    let mode = step.get("mode").and_then(Value::as_str).map(str::trim);
+    let actor = NAME_KEYS
+        .iter()
+        .chain(WEAK_NAME_KEYS)
+        .find_map(|k| step.get(*k).and_then(Value::as_str))
+        .map(crate::catalog::normalize);
+    let answer_word = |w: &str| {
+        matches!(
+            w,
+            "respond" | "response" | "answer" | "final.answer" | "reply" | "final"
+        )
+    };
+    let is_answer = mode.is_some_and(|m| answer_word(&m.to_ascii_lowercase()))
+        || actor.as_deref().is_some_and(answer_word);
+    if !is_answer {
+        return None;
+    }
+    let holder = PARAM_KEYS
+        .iter()
+        .find_map(|k| step.get(*k).and_then(Value::as_object))
+        .unwrap_or(step);
+    ["text", "response", "answer", "content", "message"]
+        .iter()
+        .find_map(|k| holder.get(*k).and_then(Value::as_str))
+        .filter(|t| !t.trim().is_empty())
+        .map(str::to_owned)
 }
 
 fn respond_from(o: &Map<String, Value>) -> Item {
@@ -938,6 +1318,19 @@ fn assemble(
             Item::Echo(t) => echo = echo.or(Some(t)),
             Item::NotAction(w) => not_action = not_action.or(Some(w)),
         }
+    }
+    // Calls to no tool that only carry a message: the answer, unless real calls run.
+    let mut messages = Vec::new();
+    calls.retain(|c| match message_of(c, catalog) {
+        Some(text) => {
+            messages.push(text);
+            false
+        }
+        None => true,
+    });
+    if !messages.is_empty() {
+        fixes.add(Correction::MessageAsRespond);
+        responds.extend(messages);
     }
     if calls.is_empty() {
         if let Some(text) = responds.into_iter().next() {
@@ -989,6 +1382,44 @@ fn assemble(
     Ok(Action::Plan { steps: resolved })
 }
 
+/// The text of a call that names no tool and whose params are only text under
+/// keys no tool has (and name no tool), some of it prose (three words or
+/// more): a message, not a call. Only with a
+/// catalog that knows params (with names only, any key could be a param).
+fn message_of(c: &RawCall, catalog: &ToolCatalog) -> Option<String> {
+    let name = c.name.as_deref()?.trim();
+    if name.is_empty() || c.name_from_mode || !catalog.knows_params() {
+        return None;
+    }
+    let RawParams::Object(params) = &c.params else {
+        return None;
+    };
+    if params.is_empty() || params.len() > 8 || looks_like_envelope(params) {
+        return None;
+    }
+    if catalog.resolve(name).is_some() || catalog.enum_value_named(name).is_some() {
+        return None;
+    }
+    let mut parts = Vec::new();
+    for (k, v) in params {
+        let text = v.as_str()?;
+        let bare = k.trim().trim_end_matches('?');
+        if catalog.declares_anywhere(bare)
+            || catalog.declares_anywhere(&bare.to_ascii_lowercase())
+            || catalog.resolve(bare).is_some()
+            || (text.len() <= 100 && catalog.resolve(text).is_some())
+        {
+            return None;
+        }
+        if !text.trim().is_empty() {
+            parts.push(text.trim());
+        }
+    }
+    // A message is words, not a value: a path or a name alone is a param.
+    let prose = parts.iter().any(|p| p.split_whitespace().count() >= 3);
+    prose.then(|| parts.join("\n"))
+}
+
 /// The name resolved (or inferred, or kept as written) and the params repaired.
 fn resolve_call(
     c: RawCall,
@@ -1007,8 +1438,36 @@ fn resolve_call(
             fixes.add(x);
         }
         tool = Some(i);
+        unnest_params(&mut params, Schema::of(&catalog.entries()[i]), fixes);
     } else if !c.name_from_mode {
-        tool = hidden_tool(&written, &mut params, catalog, fixes);
+        if let Some((i, key, value)) = catalog.enum_value_named(&written) {
+            // `{"tool":"os"}`: the name is one tool's enum value.
+            let entry = &catalog.entries()[i];
+            let fits = match &c.params {
+                RawParams::Object(_) => catalog.fitting(&params).contains(&i),
+                RawParams::Text(_) => {
+                    Schema::of(entry).and_then(|s| s.single_property()) == Some(key.as_str())
+                }
+            };
+            if fits
+                && params
+                    .get(&key)
+                    .is_none_or(|v| v.as_str() == Some(value.as_str()))
+            {
+                params.insert(key, Value::String(value));
+                fixes.add(Correction::ToolNameIsEnumValue);
+                tool = Some(i);
+            }
+        }
+        if tool.is_none() && !written.trim().is_empty() {
+            unnest_params(&mut params, None, fixes);
+        }
+        if tool.is_none() {
+            tool = hidden_tool(&written, &mut params, catalog, fixes);
+            if let Some(i) = tool {
+                unnest_params(&mut params, Schema::of(&catalog.entries()[i]), fixes);
+            }
+        }
     }
     // `params` given as one string: the tool's one param.
     if let RawParams::Text(s) = &c.params {
@@ -1016,6 +1475,10 @@ fn resolve_call(
             .and_then(|i| Schema::of(&catalog.entries()[i]))
             .and_then(|sc| sc.single_property().map(str::to_owned));
         match target {
+            // Already given by the name (`{"tool":"os","params":"linux"}`).
+            Some(p) if params.contains_key(&p) => {
+                fixes.add(Correction::ExtraParamDropped);
+            }
             Some(p) => {
                 params.insert(p, Value::String(s.clone()));
                 fixes.add(Correction::ParamsNotObject);
@@ -1060,6 +1523,38 @@ fn resolve_call(
         actor: entry.spec.name.clone(),
         params,
     })
+}
+
+/// `{"params": {…}}` inside the params: unwrapped, unless the tool's schema
+/// has that key (without a schema, only a key the call shapes use).
+fn unnest_params(
+    params: &mut Map<String, Value>,
+    schema: Option<Schema<'_>>,
+    fixes: &mut Corrections,
+) {
+    for _ in 0..3 {
+        if params.len() != 1 {
+            return;
+        }
+        let Some((k, Value::Object(_))) = params.iter().next() else {
+            return;
+        };
+        let wraps = match &schema {
+            Some(s) => PARAM_KEYS.contains(&k.as_str()) && !s.has(k),
+            None => matches!(
+                k.as_str(),
+                "params" | "arguments" | "parameters" | "args" | "kwargs"
+            ),
+        };
+        if !wraps {
+            return;
+        }
+        let k = k.clone();
+        if let Some(Value::Object(inner)) = params.remove(&k) {
+            *params = inner;
+            fixes.add(Correction::ParamsNested);
+        }
+    }
 }
 
 fn truncate(s: &str, n: usize) -> String {
@@ -1151,6 +1646,24 @@ fn hidden_tool(
                 }
             }
             _ => {}
+        }
+    }
+    // A value only one tool's enum has, under its own key: {"op": "all_summaries"}.
+    let owners: Vec<usize> = params
+        .iter()
+        .filter_map(|(k, v)| catalog.enum_value_owner(k, v.as_str()?))
+        .collect();
+    if let Some(&i) = owners.first()
+        && owners.iter().all(|&o| o == i)
+    {
+        // every other key is the tool's, or no tool's at all
+        let schema = Schema::of(&catalog.entries()[i]);
+        let consistent = params.iter().all(|(k, v)| {
+            schema.as_ref().is_some_and(|s| s.accepts(k, v)) || !catalog.declares_anywhere(k)
+        });
+        if consistent {
+            fixes.add(Correction::ToolInferredFromEnumValue);
+            return Some(i);
         }
     }
     // Params that fit exactly one tool's schema.

@@ -452,6 +452,253 @@ fn params_repairs_with_a_schema() {
 }
 
 #[test]
+fn python_call_syntax() {
+    let c = names();
+    check(
+        &c,
+        r#"[get_weather(city="Tokyo")]"#,
+        call("get_weather", json!({"city": "Tokyo"})),
+        Correction::PythonCall,
+    );
+    check(
+        &c,
+        "<|python_tag|>files.read(path='notes/todo.md', limit=3, follow=True, skip=None)",
+        call(
+            "files.read",
+            json!({"path": "notes/todo.md", "limit": 3, "follow": true, "skip": null}),
+        ),
+        Correction::PythonCall,
+    );
+    check(
+        &c,
+        r#"I will call get_weather(city="Paris") and then web_search(query="it's \"sunny\"", tags=["a", 'b'])."#,
+        json!({"mode": "plan", "steps": [
+            {"actor": "get_weather", "params": {"city": "Paris"}},
+            {"actor": "web.search", "params": {"query": "it's \"sunny\"", "tags": ["a", "b"]}}
+        ]}),
+        Correction::PythonCall,
+    );
+    check(
+        &catalog_fixture(),
+        r#"web.search("rust 1.87 release")"#,
+        call("web.search", json!({"query": "rust 1.87 release"})),
+        Correction::PythonCall,
+    );
+    // a function of the reply's own code is no tool
+    assert!(parse("print(open('a').read())", &c).is_err());
+}
+
+#[test]
+fn call_keys_and_params_in_other_shapes() {
+    let c = names();
+    let w = call("get_weather", json!({"city": "Tokyo"}));
+    for raw in [
+        r#"{"Tool": "get_weather", "Params": {"city": "Tokyo"}}"#,
+        r#"{"toolName": "get_weather", "arguments": {"city": "Tokyo"}}"#,
+        r#"{"MODE": "action", "TOOL": "get_weather", "PARAMS": {"city": "Tokyo"}}"#,
+    ] {
+        check(&c, raw, w.clone(), Correction::CallKeyCase);
+    }
+    // a bare payload's own keys are data, not the call's
+    check(
+        &c,
+        r#"{"Name": "John", "Age": 30}"#,
+        call("", json!({"Name": "John", "Age": 30})),
+        Correction::UnnamedCall,
+    );
+    for raw in [
+        r#"{"function_call": {"name": "get_weather", "arguments": "{\"city\": \"Tokyo\"}"}}"#,
+        r#"{"action": {"tool": "get_weather", "params": {"city": "Tokyo"}}}"#,
+    ] {
+        check(&c, raw, w.clone(), Correction::OpenAiCallShape);
+    }
+    for raw in [
+        r#"{"name": "get_weather", "arguments": {"arguments": {"city": "Tokyo"}}}"#,
+        r#"{"mode": "action", "tool": "get_weather", "params": {"params": {"city": "Tokyo"}}}"#,
+    ] {
+        check(&c, raw, w.clone(), Correction::ParamsNested);
+    }
+    let cat = catalog_fixture();
+    check(
+        &cat,
+        r#"{"mode":"plan","steps":[{"actor":"seam","params":{"tool":"files.read","params":{"path":"a"}}}]}"#,
+        json!({"mode": "plan", "steps": [{"actor": "files.read", "params": {"path": "a"}}]}),
+        Correction::ParamsNested,
+    );
+    for raw in [
+        r#"{"name": "get_weather", "arguments": [{"name": "city", "value": "Tokyo"}]}"#,
+        r#"{"name": "get_weather", "parameters": [{"city": "Tokyo"}]}"#,
+    ] {
+        check(&c, raw, w.clone(), Correction::ParamsAsList);
+    }
+}
+
+#[test]
+fn plan_steps_that_are_no_calls() {
+    let c = names();
+    let one =
+        json!({"mode": "plan", "steps": [{"actor": "get_weather", "params": {"city": "Tokyo"}}]});
+    check(
+        &c,
+        r#"{"mode":"plan","steps":[{"actor":"get_weather","params":{"city":"Tokyo"}},{"actor":"NAME","params":{"...":"..."}},{}]}"#,
+        one.clone(),
+        Correction::EmptyStepDropped,
+    );
+    check(
+        &c,
+        r#"{"mode":"plan","steps":[{"actor":"get_weather","params":{"city":"Tokyo"}},{"actor":"respond","params":{"text":"It is sunny."}}]}"#,
+        one.clone(),
+        Correction::RespondDropped,
+    );
+    check(
+        &c,
+        r#"{"mode":"plan","steps":[{"mode":"respond","text":"It is sunny."}]}"#,
+        json!({"mode": "respond", "text": "It is sunny."}),
+        Correction::AnswerInPlan,
+    );
+}
+
+#[test]
+fn a_call_to_no_tool_that_only_carries_a_message() {
+    let cat = catalog_fixture();
+    check(
+        &cat,
+        r#"{"mode":"plan","steps":[{"actor":"seam","params":{"msg":"The most recent build failed."}}]}"#,
+        json!({"mode": "respond", "text": "The most recent build failed."}),
+        Correction::MessageAsRespond,
+    );
+    // beside a real call, the message is dropped
+    check(
+        &cat,
+        r#"{"mode":"plan","steps":[{"actor":"seer","params":{"what":"queue"}},{"actor":"seam","params":{"note_to_user":"I will look at the queue."}}]}"#,
+        json!({"mode": "plan", "steps": [{"actor": "seer", "params": {"what": "queue"}}]}),
+        Correction::MessageAsRespond,
+    );
+    // keys a tool has, a value that is a path, a name only: still calls (refused by name)
+    for raw in [
+        r#"{"mode":"plan","steps":[{"actor":"seam","params":{"query":"where is the parser"}}]}"#,
+        r#"{"mode":"plan","steps":[{"actor":"src/lib.rs","params":{"file_name":"src/lib.rs"}}]}"#,
+        r#"{"mode":"action","tool":"seam","params":{"goal":"compute","n":3}}"#,
+    ] {
+        let p = parse(raw, &cat).unwrap();
+        assert!(!matches!(p.action, Action::Respond { .. }), "{raw}");
+    }
+    // with a catalog of names only nothing says which keys are params
+    let p = parse(
+        r#"{"name":"seam","arguments":{"msg":"The most recent build failed."}}"#,
+        &names(),
+    )
+    .unwrap();
+    assert!(matches!(p.action, Action::Call { .. }));
+}
+
+#[test]
+fn names_in_other_styles_and_enum_values_as_names() {
+    let c = names();
+    for (written, tool, fix) in [
+        ("filesRead", "files.read", Correction::ToolNameCamelCase),
+        (
+            "functions.getWeather",
+            "get_weather",
+            Correction::ToolNameCamelCase,
+        ),
+        (
+            "default_api.files_read",
+            "files.read",
+            Correction::ToolNamePrefix,
+        ),
+        ("tools.web_search", "web.search", Correction::ToolNamePrefix),
+        ("Files Read", "files.read", Correction::ToolNameSeparators),
+        ("files.read:", "files.read", Correction::ToolNamePadded),
+    ] {
+        let raw = json!({"mode": "action", "tool": written, "params": {"path": "a"}}).to_string();
+        check(&c, &raw, call(tool, json!({"path": "a"})), fix);
+    }
+    let cat = catalog_fixture();
+    check(
+        &cat,
+        r#"{"mode":"action","tool":"os","params":"linux"}"#,
+        call("facts.get", json!({"fact": "os"})),
+        Correction::ToolNameIsEnumValue,
+    );
+    check(
+        &cat,
+        r#"{"mode":"action","tool":"hostname","params":{}}"#,
+        call("facts.get", json!({"fact": "hostname"})),
+        Correction::ToolNameIsEnumValue,
+    );
+    check(
+        &cat,
+        r#"{"mode":"plan","steps":[{"actor":"seam","params":{"op":"all_summaries"}}]}"#,
+        json!({"mode": "plan", "steps": [{"actor": "memory.build", "params": {"op": "all_summaries"}}]}),
+        Correction::ToolInferredFromEnumValue,
+    );
+}
+
+#[test]
+fn params_keys_and_values_in_other_styles() {
+    let cat = catalog_fixture();
+    let a = |tool: &str, params: Value| {
+        json!({"mode": "action", "tool": tool, "params": params}).to_string()
+    };
+    check(
+        &cat,
+        &a("files.read", json!({"Path": "a", "LIMIT": 3})),
+        call("files.read", json!({"path": "a", "limit": 3})),
+        Correction::ParamKeyCase,
+    );
+    check(
+        &cat,
+        &a("python.run", json!({"code": "print(1)", "timeoutS": 5})),
+        call("python.run", json!({"code": "print(1)", "timeout_s": 5})),
+        Correction::ParamKeyCase,
+    );
+    check(
+        &cat,
+        &a("memory.codebase", json!({"op": "Tree", "path": "src"})),
+        call("memory.codebase", json!({"op": "tree", "path": "src"})),
+        Correction::EnumValueCase,
+    );
+    check(
+        &cat,
+        &a("memory.codebase", json!({"op": "find-symbol", "name": "x"})),
+        call("memory.codebase", json!({"op": "find_symbol", "name": "x"})),
+        Correction::EnumValueCase,
+    );
+    for (tool, params, want) in [
+        (
+            "files.read",
+            json!({"file": "Cargo.toml", "limit": 20}),
+            json!({"path": "Cargo.toml", "limit": 20}),
+        ),
+        ("web.search", json!({"q": "rust"}), json!({"query": "rust"})),
+        (
+            "builder",
+            json!({"op": "delete", "file": "old.rs"}),
+            json!({"op": "delete", "path": "old.rs"}),
+        ),
+        (
+            "memory.codebase",
+            json!({"op": "find_symbol", "symbol": "parse_config"}),
+            json!({"op": "find_symbol", "name": "parse_config"}),
+        ),
+    ] {
+        check(
+            &cat,
+            &a(tool, params),
+            call(tool, want),
+            Correction::ParamRenamedToRequired,
+        );
+    }
+    // two keys it could be: neither is renamed
+    let p = parse(&a("files.read", json!({"file": "a", "why": "b"})), &cat).unwrap();
+    assert_eq!(
+        serde_json::to_value(&p.action).unwrap(),
+        call("files.read", json!({}))
+    );
+}
+
+#[test]
 fn route_corrections() {
     let cat = catalog_fixture();
     let p = parse(
@@ -501,6 +748,14 @@ fn never_a_tool_the_reply_does_not_name_or_imply() {
         r#"{"mode":"action","tool":"seam","params":{"query":"x"}}"#,
         // a mode that is no mode: never a basis for inference
         r#"{"mode":"queue","note":"the queue is empty"}"#,
+        // an enum value several tools have, under the assistant's own name
+        r#"{"mode":"plan","steps":[{"actor":"seam","params":{"op":"search","query":"x"}}]}"#,
+        // a name that is one tool's enum value, but params that tool does not take
+        r#"{"mode":"action","tool":"list","params":{"path":"src"}}"#,
+        // a name that is an enum value and also a param's name
+        r#"{"mode":"action","tool":"path","params":{"query":"a"}}"#,
+        // a message under the assistant's name is an answer, not a call
+        r#"{"mode":"plan","steps":[{"actor":"seam","params":{"goal":"Compute 2**64 with Python"}}]}"#,
         // a copied tool result names the tool that produced it
         r#"{"mode":"plan","steps":[{"actor":"seam","params":{"tool":"files.read","output":{"a":1},"version":"1"}}]}"#,
     ] {
