@@ -52,6 +52,10 @@ corrections! {
     XmlFunctionCall => "xml-function-call",
     /// A `[FUNCTION] NAME` / `[ARGS] {…}` (or `✿FUNCTION✿`) labelled call.
     LabelledCall => "labelled-call",
+    /// The tool's name written before a bare JSON object of its arguments
+    /// (`get_weather\n{…}`, `[TOOL_CALLS]get_weather[ARGS]{…}`,
+    /// `to=functions.get_weather <|message|>{…}`, `Action: …\nAction Input: {…}`).
+    NameBeforeArguments => "name-before-arguments",
     /// `NAME({…})`: a call written as a function call.
     CallSyntax => "call-syntax",
     /// `NAME(key=value, …)`: a call in Python syntax (as Llama's "pythonic"

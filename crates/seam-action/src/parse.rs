@@ -293,7 +293,10 @@ fn extract(
         return items;
     }
     note_leftovers(&scanned, &spans, fixes);
+    let mut prev_end = 0;
     for span in spans {
+        let gap = &scanned[prev_end.min(span.start)..span.start];
+        prev_end = span.end;
         fixes.extend(&span.repairs);
         let before = scanned[..span.start].trim_end();
         if before.ends_with('{') {
@@ -321,9 +324,78 @@ fn extract(
             }));
             continue;
         }
-        interpret(span.value, catalog, fuel, fixes, &mut items, 0);
+        let mut found = Vec::new();
+        interpret(span.value, catalog, fuel, fixes, &mut found, 0);
+        // A bare payload right after a tool's name: `get_weather\n{…}`,
+        // `[TOOL_CALLS]get_weather[ARGS]{…}`, `to=functions.get_weather … {…}`.
+        if let [Item::Call(c)] = found.as_mut_slice()
+            && c.name.is_none()
+            && let Some(name) = name_before(gap, catalog)
+        {
+            c.name = Some(name);
+            fixes.add(Correction::NameBeforeArguments);
+        }
+        items.extend(found);
     }
     items
+}
+
+/// The tool named in the text just before a bare JSON payload: its last word
+/// (special tokens `<|…|>`, `[ARGS]`, tags, fences, `json` and indexes set
+/// aside), or the last word of the line before a label (`Action Input:`). A
+/// word inside a sentence is not a name.
+fn name_before(gap: &str, catalog: &ToolCatalog) -> Option<String> {
+    let mut start = gap.len().saturating_sub(400);
+    while !gap.is_char_boundary(start) {
+        start += 1;
+    }
+    let tail = &gap[start..];
+    // Special tokens and tags become spaces.
+    let mut plain = String::with_capacity(tail.len());
+    let mut rest = tail;
+    while let Some(c) = rest.chars().next() {
+        let close = match c {
+            '<' => rest.find('>').filter(|&e| e <= 64).map(|e| e + 1),
+            '[' => rest.find(']').filter(|&e| {
+                e <= 32
+                    && rest[1..e]
+                        .bytes()
+                        .all(|b| b.is_ascii_uppercase() || b == b'_')
+            }),
+            _ => None,
+        }
+        .map(|e| if c == '[' { e + 1 } else { e });
+        match close {
+            Some(n) => {
+                plain.push(' ');
+                rest = &rest[n..];
+            }
+            None => {
+                plain.push(if c == '`' { ' ' } else { c });
+                rest = &rest[c.len_utf8()..];
+            }
+        }
+    }
+    // The last word of a line, past `json` and numbers (`functions.get_weather:0`).
+    let last_word = |line: &str| -> Option<String> {
+        line.split(|c: char| c.is_whitespace() || matches!(c, ':' | '=' | '(' | ',' | '"' | '\''))
+            .filter(|w| !w.is_empty())
+            .rev()
+            .find(|w| !w.eq_ignore_ascii_case("json") && !w.bytes().all(|b| b.is_ascii_digit()))
+            .map(str::to_owned)
+    };
+    let lines: Vec<&str> = plain.lines().filter(|l| last_word(l).is_some()).collect();
+    let resolves = |w: &String| w.len() <= 200 && catalog.resolve(w).is_some();
+    let last = lines.last()?;
+    if let Some(w) = last_word(last).filter(resolves) {
+        return Some(w);
+    }
+    // `Action: get_weather` / `Action Input: {…}`: a label, the name on the line before.
+    let label = last.trim_end().ends_with(':') && last.split_whitespace().count() <= 3;
+    if label && lines.len() >= 2 {
+        return last_word(lines[lines.len() - 2]).filter(resolves);
+    }
+    None
 }
 
 /// A leading ```lang line and a trailing ``` (the fences inside are left to the scan).
@@ -659,6 +731,16 @@ fn xml_calls(text: &str) -> Vec<RawCall> {
         let body = &body_all[..end];
         let mut params = Map::new();
         let mut xml_text = Vec::new();
+        // `<function=NAME>{…}</function>`: the arguments as JSON (Llama 3.1).
+        let json_body = body.trim();
+        if !json_body.contains("<parameter=") && json_body.starts_with('{') {
+            let mut fuel = Fuel::for_len(json_body.len());
+            if let Ok(r) = json::read_value(json_body, 0, &mut fuel)
+                && let Value::Object(m) = r.value
+            {
+                params = m;
+            }
+        }
         let mut b = body;
         while let Some(q) = b.find("<parameter=") {
             let a = &b[q + "<parameter=".len()..];
@@ -778,6 +860,10 @@ const PARAM_KEYS: &[&str] = &[
     "inputs",
     "action_input",
     "kwargs",
+    "tool_input",
+    "tool_args",
+    "function_args",
+    "function_arguments",
 ];
 
 /// Keys that always hold a tool's name.
@@ -988,6 +1074,10 @@ const RESTYLED_KEYS: &[&str] = &[
     "arguments",
     "parameters",
     "action_input",
+    "tool_input",
+    "tool_args",
+    "function_args",
+    "function_arguments",
     "steps",
     "tool_calls",
 ];

@@ -489,6 +489,39 @@ fn python_call_syntax() {
 }
 
 #[test]
+fn a_name_written_before_its_arguments() {
+    let c = names();
+    let w = call("get_weather", json!({"city": "Paris"}));
+    for raw in [
+        "[TOOL_CALLS]get_weather[ARGS]{\"city\": \"Paris\"}",
+        "<|tool_calls_section_begin|><|tool_call_begin|>functions.get_weather:0<|tool_call_argument_begin|>{\"city\": \"Paris\"}<|tool_call_end|>",
+        "<|channel|>commentary to=functions.get_weather <|constrain|>json<|message|>{\"city\":\"Paris\"}<|call|>",
+        "<\u{ff5c}tool\u{2581}call\u{2581}begin\u{ff5c}>function<\u{ff5c}tool\u{2581}sep\u{ff5c}>get_weather\n```json\n{\"city\": \"Paris\"}\n```",
+        "get_weather\n{\"city\": \"Paris\"}",
+        "Action: get_weather\nAction Input: {\"city\": \"Paris\"}",
+    ] {
+        check(&c, raw, w.clone(), Correction::NameBeforeArguments);
+    }
+    // Llama 3.1's `<function=NAME>{…}</function>`
+    check(
+        &c,
+        "<function=get_weather>{\"city\": \"Paris\"}</function>",
+        w,
+        Correction::XmlFunctionCall,
+    );
+    // a tool's name inside a sentence names nothing
+    let p = parse(
+        "The current session context is:\n{\"sessionId\": \"1\"}",
+        &catalog_fixture(),
+    )
+    .unwrap();
+    assert_eq!(
+        serde_json::to_value(&p.action).unwrap(),
+        call("", json!({"sessionId": "1"}))
+    );
+}
+
+#[test]
 fn call_keys_and_params_in_other_shapes() {
     let c = names();
     let w = call("get_weather", json!({"city": "Tokyo"}));
