@@ -346,7 +346,7 @@ impl Engine {
             }
             at = last + 1;
         }
-        Self::repeats(text, rs, re, first, spans);
+        Self::repeats(text, rs, re, &lines, first, spans);
     }
 
     /// The lines of `text[rs..re]` worth a full look, in order: those holding a token that may
@@ -394,7 +394,14 @@ impl Engine {
     /// A secret found once on a line is a secret wherever else it stands on that line
     /// (`token = 'abc…' | 'abc…'`).
     #[inline(never)]
-    fn repeats(text: &[u8], rs: usize, re: usize, first: usize, spans: &mut Vec<Span>) {
+    fn repeats(
+        text: &[u8],
+        rs: usize,
+        re: usize,
+        lines: &[(usize, usize)],
+        first: usize,
+        spans: &mut Vec<Span>,
+    ) {
         let found = spans.len();
         // The bounds of the last one-line span's line: the next spans are mostly on it.
         let mut cached: Option<(usize, usize)> = None;
@@ -403,8 +410,21 @@ impl Engine {
             if s.end - s.start < 8 {
                 continue;
             }
+            // The gated line the span starts on, if it ends there too (spans are found on
+            // gated lines, so most are; the lines are in order).
+            let gated = || {
+                let g = lines.partition_point(|&(_, we)| we < s.start);
+                lines
+                    .get(g)
+                    .copied()
+                    .filter(|&(ws, we)| ws <= s.start && s.end <= we)
+            };
             let (ls, le) = match cached {
                 Some((ls, le)) if ls <= s.start && s.end <= le => (ls, le),
+                _ if let Some((ls, le)) = gated() => {
+                    cached = Some((ls, le));
+                    (ls, le)
+                }
                 _ => {
                     let ls = memrchr(b'\n', &text[rs..s.start]).map_or(rs, |i| rs + i + 1);
                     let le = memchr(b'\n', &text[s.end..re]).map_or(re, |i| s.end + i);
