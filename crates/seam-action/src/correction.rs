@@ -150,8 +150,12 @@ corrections! {
     /// The tail of one tool's name (at least two of its parts) stood for the whole name.
     ToolNameSuffix => "tool-name-suffix",
     /// The name was none of the tools (often the assistant's own), but a value
-    /// in the params named one: that tool, without that key.
+    /// in the params (or a second name key beside it) named one: that tool,
+    /// without that key.
     ToolInParams => "tool-in-params",
+    /// The name split between the tool's name and a param's value
+    /// (`{"tool":"files","params":{"op":"read"}}`): joined, that key dropped.
+    ToolNameSplit => "tool-name-split",
     /// The name was none of the tools, but a key of the params was a tool's name.
     ToolNameAsKey => "tool-name-as-key",
     /// The name was none of the tools but a value of exactly one tool's enum

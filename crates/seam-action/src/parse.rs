@@ -1231,12 +1231,32 @@ fn call_from(
     fuel: &mut Fuel,
     fixes: &mut Corrections,
 ) -> Option<RawCall> {
-    let key = NAME_KEYS
+    let named: Vec<&str> = NAME_KEYS
         .iter()
         .chain(WEAK_NAME_KEYS)
-        .find(|k| o.get(**k).is_some_and(Value::is_string))?;
-    let name = o.remove(*key)?.as_str().unwrap_or_default().to_owned();
-    let _ = catalog;
+        .copied()
+        .filter(|k| o.get(*k).is_some_and(Value::is_string))
+        .collect();
+    let first = *named.first()?;
+    let resolves = |k: &str| {
+        o.get(k)
+            .and_then(Value::as_str)
+            .is_some_and(|n| catalog.resolve(n).is_some())
+    };
+    // `{"actor":"seam","action":"files.read",…}`: the key whose name is a tool.
+    let key = if resolves(first) {
+        first
+    } else {
+        match named.iter().copied().find(|k| resolves(k)) {
+            Some(k) => {
+                o.remove(first);
+                fixes.add(Correction::ToolInParams);
+                k
+            }
+            None => first,
+        }
+    };
+    let name = o.remove(key)?.as_str().unwrap_or_default().to_owned();
     let params = match take_params(&mut o, fuel, fixes) {
         Some(p) => p,
         None => flatten(o, fixes),
@@ -1689,6 +1709,30 @@ fn hidden_tool(
     // not one to call.
     if looks_like_envelope(params) {
         return None;
+    }
+    // The name split between the tool and a param: {"tool":"files","op":"read"}.
+    if !written.trim().is_empty() && written.len() <= 100 {
+        let joined: Vec<(String, usize)> = params
+            .iter()
+            .filter_map(|(k, v)| {
+                let s = v.as_str()?.trim();
+                (!s.is_empty() && s.len() <= 40 && !s.contains(char::is_whitespace))
+                    .then_some(())?;
+                // a value that is a whole name is the next rule's
+                catalog.resolve(s).is_none().then_some(())?;
+                let (i, _) = catalog.resolve(&format!("{}.{s}", written.trim()))?;
+                Some((k.clone(), i))
+            })
+            .collect();
+        if let [(k, i)] = joined.as_slice() {
+            let keep = Schema::of(&catalog.entries()[*i])
+                .is_some_and(|sc| params.get(k).is_some_and(|v| sc.accepts(k, v)));
+            if !keep {
+                params.remove(k);
+            }
+            fixes.add(Correction::ToolNameSplit);
+            return Some(*i);
+        }
     }
     // A value naming a tool: {"task": "memory.build", …}
     let named: Vec<(String, usize)> = params

@@ -650,6 +650,24 @@ fn names_in_other_styles_and_enum_values_as_names() {
     let cat = catalog_fixture();
     check(
         &cat,
+        r#"{"mode":"action","tool":"files","params":{"op":"read","path":"a"}}"#,
+        call("files.read", json!({"path": "a"})),
+        Correction::ToolNameSplit,
+    );
+    check(
+        &cat,
+        r#"{"mode":"action","tool":"web","params":{"action":"search","query":"rust"}}"#,
+        call("web.search", json!({"query": "rust"})),
+        Correction::ToolNameSplit,
+    );
+    check(
+        &cat,
+        r#"{"mode":"plan","steps":[{"actor":"seam","action":"files.read","params":{"path":"a"}}]}"#,
+        json!({"mode": "plan", "steps": [{"actor": "files.read", "params": {"path": "a"}}]}),
+        Correction::ToolInParams,
+    );
+    check(
+        &cat,
         r#"{"mode":"action","tool":"os","params":"linux"}"#,
         call("facts.get", json!({"fact": "os"})),
         Correction::ToolNameIsEnumValue,
