@@ -48,7 +48,9 @@ corrections! {
     MarkdownFence => "markdown-fence",
     /// `<tool_call>`, `<function_call>` or a similar wrapper tag around the call.
     ToolCallTags => "tool-call-tags",
-    /// Qwen's XML dialect: `<function=NAME><parameter=KEY>…</parameter></function>`.
+    /// An XML dialect: Qwen's `<function=NAME><parameter=KEY>…</parameter></function>`,
+    /// MiniMax's `<invoke name="NAME"><parameter name="KEY">…`, GLM's
+    /// `NAME<arg_key>KEY</arg_key><arg_value>…</arg_value>`.
     XmlFunctionCall => "xml-function-call",
     /// A `[FUNCTION] NAME` / `[ARGS] {…}` (or `✿FUNCTION✿`) labelled call.
     LabelledCall => "labelled-call",

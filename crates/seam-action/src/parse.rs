@@ -237,13 +237,19 @@ fn extract(
     if WRAPPER_TAGS.iter().any(|t| text.contains(t)) {
         fixes.add(Correction::ToolCallTags);
     }
-    if text.contains("<function=") {
-        let calls = xml_calls(text);
-        if !calls.is_empty() {
-            fixes.add(Correction::XmlFunctionCall);
-            items.extend(calls.into_iter().map(Item::Call));
-            return items;
-        }
+    let xml = if text.contains("<function=") {
+        xml_calls(text)
+    } else if text.contains("<invoke") {
+        invoke_calls(text)
+    } else if text.contains("<arg_key>") {
+        arg_key_calls(text)
+    } else {
+        vec![]
+    };
+    if !xml.is_empty() {
+        fixes.add(Correction::XmlFunctionCall);
+        items.extend(xml.into_iter().map(Item::Call));
+        return items;
     }
     if let Some(call) = labelled_call(text, fuel, fixes) {
         fixes.add(Correction::LabelledCall);
@@ -521,7 +527,11 @@ fn note_leftovers(text: &str, spans: &[Span], fixes: &mut Corrections) {
 
 /// The whole reply is one tool's name (`bash`, `functions.bash`, `` `files.read` ``, `files.read()`).
 fn bare_tool_name(t: &str, catalog: &ToolCatalog, fixes: &mut Corrections) -> Option<RawCall> {
-    let t = t.trim_matches(|c: char| c.is_whitespace() || c == '`');
+    let mut untagged = t.to_owned();
+    for tag in WRAPPER_TAGS {
+        untagged = untagged.replace(tag, " ");
+    }
+    let t = untagged.trim_matches(|c: char| c.is_whitespace() || c == '`');
     if t.is_empty() || t.len() > 200 || t.chars().any(char::is_whitespace) {
         return None;
     }
@@ -782,6 +792,108 @@ fn xml_calls(text: &str) -> Vec<RawCall> {
     calls
 }
 
+/// The text between `open` and the first of `closers` (or the end).
+fn until<'a>(text: &'a str, closers: &[&str]) -> &'a str {
+    let end = closers
+        .iter()
+        .filter_map(|c| text.find(c))
+        .min()
+        .unwrap_or(text.len());
+    &text[..end]
+}
+
+/// A param's text without the one newline models put after the opening tag
+/// and before the closing one.
+fn trim_one_newline(v: &str) -> &str {
+    let v = v
+        .strip_prefix("\r\n")
+        .or_else(|| v.strip_prefix('\n'))
+        .unwrap_or(v);
+    v.strip_suffix("\r\n")
+        .or_else(|| v.strip_suffix('\n'))
+        .unwrap_or(v)
+}
+
+/// The value of `attr="…"` (or `'…'`, or bare up to `>`) at the start of `s`.
+fn attr_value(s: &str) -> &str {
+    let s = s.trim_start();
+    match s.chars().next() {
+        Some(q @ ('"' | '\'')) => until(&s[1..], &[&q.to_string(), ">", "\n"]),
+        _ => until(s, &[">", " ", "\n"]),
+    }
+}
+
+/// MiniMax's (and Claude's) XML: `<invoke name="NAME"><parameter name="KEY">VALUE</parameter></invoke>`.
+fn invoke_calls(text: &str) -> Vec<RawCall> {
+    let mut calls = Vec::new();
+    for chunk in text.split("<invoke").skip(1) {
+        let Some(n) = chunk.find("name=") else {
+            continue;
+        };
+        let name = attr_value(&chunk[n + 5..]).trim().to_owned();
+        let body = until(chunk, &["</invoke>"]);
+        let mut params = Map::new();
+        let mut xml_text = Vec::new();
+        for p in body.split("<parameter").skip(1) {
+            let Some(k) = p.find("name=") else { continue };
+            let key = attr_value(&p[k + 5..]).trim().to_owned();
+            let Some(gt) = p.find('>') else { continue };
+            let v = trim_one_newline(until(&p[gt + 1..], &["</parameter>"]));
+            if !key.is_empty() {
+                params.insert(key.clone(), xml_value(v));
+                xml_text.push((key, v.to_owned()));
+            }
+        }
+        if !name.is_empty() {
+            calls.push(RawCall {
+                name: Some(name),
+                name_from_mode: false,
+                params: RawParams::Object(params),
+                xml_text,
+            });
+        }
+    }
+    calls
+}
+
+/// GLM's dialect: `<tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>…</tool_call>`.
+fn arg_key_calls(text: &str) -> Vec<RawCall> {
+    let mut calls = Vec::new();
+    let chunks: Vec<&str> = if text.contains("<tool_call>") {
+        text.split("<tool_call>").skip(1).collect()
+    } else {
+        vec![text]
+    };
+    for chunk in chunks {
+        let chunk = until(chunk, &["</tool_call>"]);
+        let first = chunk.find("<arg_key>").unwrap_or(chunk.len());
+        let name = chunk[..first].trim();
+        let name = name.lines().last().unwrap_or("").trim().to_owned();
+        let mut params = Map::new();
+        let mut xml_text = Vec::new();
+        for p in chunk.split("<arg_key>").skip(1) {
+            let key = until(p, &["</arg_key>", "<arg_value>"]).trim().to_owned();
+            let v = p
+                .find("<arg_value>")
+                .map(|a| trim_one_newline(until(&p[a + "<arg_value>".len()..], &["</arg_value>"])))
+                .unwrap_or("");
+            if !key.is_empty() {
+                params.insert(key.clone(), xml_value(v));
+                xml_text.push((key, v.to_owned()));
+            }
+        }
+        if !name.is_empty() && !name.contains(char::is_whitespace) {
+            calls.push(RawCall {
+                name: Some(name),
+                name_from_mode: false,
+                params: RawParams::Object(params),
+                xml_text,
+            });
+        }
+    }
+    calls
+}
+
 /// A parameter's text as a JSON value when it is one (`10`, `true`, `True`,
 /// `[1,2]`), else the text itself. The schema has the last word (see `RawCall::xml_text`).
 fn xml_value(v: &str) -> Value {
@@ -909,11 +1021,22 @@ fn interpret(
 
 fn json_in_string(s: &str, fuel: &mut Fuel, fixes: &mut Corrections) -> Option<Value> {
     let t = s.trim();
-    if !(t.starts_with('{') || t.starts_with('[')) {
+    if !(t.starts_with('{') || t.starts_with('[') || t.starts_with("\"{")) {
         return None;
     }
-    if let Ok(v) = serde_json::from_str::<Value>(t) {
+    if let Ok(v) = serde_json::from_str::<Value>(t)
+        && !v.is_string()
+    {
         return Some(v);
+    }
+    // Encoded twice: `"\"{\\\"city\\\": …}\""`.
+    if t.starts_with('"')
+        && let Ok(inner) = serde_json::from_str::<String>(t)
+    {
+        let i = inner.trim();
+        if i.starts_with('{') || i.starts_with('[') {
+            return serde_json::from_str::<Value>(i).ok();
+        }
     }
     let r = json::read_value(t, 0, fuel).ok()?;
     fixes.extend(&r.repairs);
@@ -1161,8 +1284,31 @@ fn take_params(
     fuel: &mut Fuel,
     fixes: &mut Corrections,
 ) -> Option<RawParams> {
-    let key = PARAM_KEYS.iter().find(|k| o.contains_key(**k))?;
-    let v = o.remove(*key)?;
+    let key = match PARAM_KEYS.iter().find(|k| o.contains_key(**k)) {
+        Some(k) => (*k).to_owned(),
+        // `tool_arguments`, `functionParams`: a key that ends like one.
+        None => {
+            let like: Vec<&String> = o
+                .keys()
+                .filter(|k| {
+                    let n = crate::catalog::normalize_camel(k);
+                    let last = n.rsplit('.').next().unwrap_or("");
+                    n.contains('.')
+                        && matches!(
+                            last,
+                            "args" | "arguments" | "params" | "parameters" | "input" | "inputs"
+                        )
+                })
+                .collect();
+            match like.as_slice() {
+                [only] if o[only.as_str()].is_object() || o[only.as_str()].is_string() => {
+                    (*only).clone()
+                }
+                _ => return None,
+            }
+        }
+    };
+    let v = o.remove(&key)?;
     Some(match v {
         Value::Object(m) => RawParams::Object(m),
         Value::Null => RawParams::Object(Map::new()),

@@ -173,6 +173,44 @@ fn qwen_xml_dialect_with_and_without_its_opener() {
 }
 
 #[test]
+fn other_xml_dialects() {
+    let c = names();
+    let w = call("get_weather", json!({"city": "Paris", "days": 3}));
+    check(
+        &c,
+        "<minimax:tool_call>\n<invoke name=\"get_weather\">\n<parameter name=\"city\">Paris</parameter>\n<parameter name=\"days\">3</parameter>\n</invoke>\n</minimax:tool_call>",
+        w.clone(),
+        Correction::XmlFunctionCall,
+    );
+    check(
+        &c,
+        "<tool_call>get_weather\n<arg_key>city</arg_key>\n<arg_value>Paris</arg_value>\n<arg_key>days</arg_key>\n<arg_value>3</arg_value>\n</tool_call>",
+        w,
+        Correction::XmlFunctionCall,
+    );
+    // a name alone in the wrapper tags
+    check(
+        &c,
+        "<tool_call>get_weather</tool_call>",
+        call("get_weather", json!({})),
+        Correction::BareToolName,
+    );
+    // arguments encoded twice, arguments under a key that ends like one
+    check(
+        &c,
+        r#"{"name": "get_weather", "arguments": "\"{\\\"city\\\": \\\"Paris\\\"}\""}"#,
+        call("get_weather", json!({"city": "Paris"})),
+        Correction::ArgumentsAsString,
+    );
+    check(
+        &c,
+        r#"{"tool_name": "get_weather", "tool_arguments": {"city": "Paris"}}"#,
+        call("get_weather", json!({"city": "Paris"})),
+        Correction::OpenAiCallShape,
+    );
+}
+
+#[test]
 fn json_syntax() {
     let c = names();
     let cases = [
