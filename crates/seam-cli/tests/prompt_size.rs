@@ -14,14 +14,21 @@ use serde_json::Value;
 fn the_prompt_costs_at_most_half_the_tokens_of_openai_tools_json() {
     let owner = Owner::new();
     let out = owner.seam().args(["prompt", "--json"]).output().unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let v: Value = serde_json::from_slice(&out.stdout).unwrap();
     let prompt = v["prompt"].as_str().unwrap();
     let tools_json = serde_json::to_string(&v["openai_tools"]).unwrap();
     let names = v["tools"].as_array().unwrap();
     assert!(names.len() >= 13, "{names:?}");
     for n in names {
-        assert!(prompt.contains(n.as_str().unwrap()), "{n} missing from the prompt");
+        assert!(
+            prompt.contains(n.as_str().unwrap()),
+            "{n} missing from the prompt"
+        );
     }
     for (label, bpe) in [
         ("o200k_base", tiktoken_rs::o200k_base().unwrap()),
@@ -36,6 +43,9 @@ fn the_prompt_costs_at_most_half_the_tokens_of_openai_tools_json() {
             prompt.len(),
             names.len()
         );
-        assert!(ratio <= 0.5, "{label}: {ours} vs {theirs} tokens ({ratio:.2})");
+        assert!(
+            ratio <= 0.5,
+            "{label}: {ours} vs {theirs} tokens ({ratio:.2})"
+        );
     }
 }
