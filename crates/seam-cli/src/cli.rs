@@ -124,6 +124,20 @@ pub enum Command {
     /// The signed audit ledger: every call the gate governed.
     #[command(subcommand)]
     Ledger(LedgerCommand),
+    /// The return queue: what the agent staged (builder branches, notes,
+    /// diagrams), each with the Critic's verdict, waiting for the operator.
+    #[command(subcommand)]
+    Queue(QueueCommand),
+    /// A live view of the return queue and the ledger stream (a terminal
+    /// screen; one line per event with --plain or when not on a terminal).
+    Watch {
+        /// One line per event, for pipes and logs.
+        #[arg(long)]
+        plain: bool,
+        /// Print what is there now and exit (implies --plain).
+        #[arg(long)]
+        once: bool,
+    },
     /// Give the agent a task: the model works on it with the 14 tools until
     /// it answers. One line per tool call on stderr, the answer on stdout.
     /// Starts a gate for the turn when none is running.
@@ -169,6 +183,31 @@ pub enum PolicyCommand {
         /// The path, as a tool would be given it.
         path: OsString,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum QueueCommand {
+    /// List the items, newest first: id, status, kind, the Critic's verdict, summary.
+    List {
+        /// An array of items (id, kind, turn, status, summary, verdict, critic,
+        /// created, decided, staged).
+        #[arg(long)]
+        json: bool,
+        /// How many items.
+        #[arg(long, default_value_t = 50)]
+        limit: usize,
+    },
+    /// Show one item: the Critic's findings and the diff, note or diagram source.
+    Show {
+        id: i64,
+        #[arg(long)]
+        json: bool,
+    },
+    /// Apply an item: a branch fast-forwards its target branch (refused if that
+    /// branch moved), a note is kept, a diagram is kept. Exit 3 if refused.
+    Approve { id: i64 },
+    /// Discard an item: branch and worktree deleted, note or diagram discarded.
+    Reject { id: i64 },
 }
 
 #[derive(Debug, Subcommand)]

@@ -9,11 +9,13 @@ mod invoke;
 mod ledger;
 mod note;
 mod policy;
+mod queue;
 mod prompt;
 mod scrub;
 mod secret;
 mod term;
 mod tools;
+mod watch;
 
 use crate::cli::{Cli, Command};
 use crate::context::Context;
@@ -102,6 +104,14 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Note(cmd) => {
             let ctx = Context::load(&cli.global)?;
             note::run(&ctx, cmd)
+        }
+        Command::Queue(cmd) => {
+            let ctx = Context::load(&cli.global)?;
+            queue::run(&ctx, cmd)
+        }
+        Command::Watch { plain, once } => {
+            let ctx = Context::load(&cli.global)?;
+            watch::run(&ctx, plain, once)
         }
         Command::Ledger(cmd) => {
             let ctx = Context::load(&cli.global)?;
