@@ -156,6 +156,14 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Which protections python.run has on this machine (namespaces, Landlock,
+    /// seccomp, rlimits, the real python3), an end-to-end check, and what
+    /// python.run will therefore do. Exit 0 when every wall is up, 1 if not.
+    Doctor {
+        /// Print the report as JSON.
+        #[arg(long)]
+        json: bool,
+    },
     /// Test-only: call TOOL with PARAMS from many threads until killed,
     /// printing each invocation id once its answer is back (the crash test).
     #[command(name = "__invoke-loop", hide = true)]

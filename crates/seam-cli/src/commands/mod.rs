@@ -3,6 +3,7 @@
 
 mod action;
 mod ask;
+mod doctor;
 mod gate;
 mod index;
 mod invoke;
@@ -116,6 +117,10 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Ledger(cmd) => {
             let ctx = Context::load(&cli.global)?;
             ledger::run(&ctx, cmd)
+        }
+        Command::Doctor { json } => {
+            let ctx = Context::load(&cli.global)?;
+            doctor::run(&ctx, json)
         }
         Command::Policy(cmd) => {
             let ctx = Context::load(&cli.global)?;
