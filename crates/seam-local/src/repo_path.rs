@@ -41,9 +41,6 @@ impl RepoPath {
         if raw.starts_with('/') {
             return Err(bad("is absolute: give it relative to the repository"));
         }
-        if raw.starts_with('~') {
-            return Err(bad("starts with ~: give it relative to the repository"));
-        }
         if raw.contains('\\') {
             return Err(bad("holds a backslash: use / between names"));
         }
@@ -61,6 +58,11 @@ impl RepoPath {
         }
         if parts.is_empty() {
             return Err(bad("names the repository itself, not a file"));
+        }
+        // `~/x` is somebody's home to a shell: say so rather than make a
+        // directory named `~` (checked after `./` is gone, so it is stable).
+        if parts[0].starts_with('~') {
+            return Err(bad("starts with ~: give it relative to the repository"));
         }
         Ok(RepoPath {
             text: parts.join("/"),
