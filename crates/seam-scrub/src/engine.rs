@@ -419,13 +419,16 @@ impl Engine {
                     .copied()
                     .filter(|&(ws, we)| ws <= s.start && s.end <= we)
             };
-            let (ls, le) = match cached {
-                Some((ls, le)) if ls <= s.start && s.end <= le => (ls, le),
-                _ if let Some((ls, le)) = gated() => {
+            let known = match cached {
+                Some((ls, le)) if ls <= s.start && s.end <= le => Some((ls, le)),
+                _ => gated(),
+            };
+            let (ls, le) = match known {
+                Some((ls, le)) => {
                     cached = Some((ls, le));
                     (ls, le)
                 }
-                _ => {
+                None => {
                     let ls = memrchr(b'\n', &text[rs..s.start]).map_or(rs, |i| rs + i + 1);
                     let le = memchr(b'\n', &text[s.end..re]).map_or(re, |i| s.end + i);
                     // Only a line with no break inside the span is one line to reuse.
