@@ -226,6 +226,18 @@ fn init_steps(plan: &ChildPlan) -> Result<Never, (Step, Errno)> {
     if let Some((uid, gid)) = plan.drop_to {
         drop_privileges(uid, gid).at(Step::DropPrivileges)?;
     }
+    // The namespace's creator (an ordinary owner's case) still holds every capability in it:
+    // this process, the init that stays beside Python, gives them all up too.
+    let none = rustix::thread::CapabilitySet::empty();
+    rustix::thread::set_capabilities(
+        None,
+        rustix::thread::CapabilitySets {
+            effective: none,
+            permitted: none,
+            inheritable: none,
+        },
+    )
+    .at(Step::DropPrivileges)?;
     fill_scratch(plan)?;
     for &(resource, soft, hard) in &plan.rlimits {
         rustix::process::setrlimit(
