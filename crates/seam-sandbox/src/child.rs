@@ -149,6 +149,10 @@ pub struct ChildPlan {
     /// Relative to the new root.
     pub scratch_dir: CString,
     pub scratch_tmpfs_options: CString,
+    /// `dev/shm` (relative to the new root): a small tmpfs for POSIX shared memory and
+    /// semaphores (`multiprocessing`).
+    pub shm_dir: CString,
+    pub shm_tmpfs_options: CString,
     /// Absolute inside the sandbox.
     pub scratch_abs: CString,
     /// Relative to scratch, parents first.
@@ -397,6 +401,16 @@ fn build_root(plan: &ChildPlan) -> StepResult {
         c"tmpfs",
         MountFlags::NOSUID | MountFlags::NODEV,
         plan.scratch_tmpfs_options.as_c_str(),
+    )
+    .at(Step::MountScratch)?;
+    rustix::fs::mkdir(plan.shm_dir.as_c_str(), Mode::from_raw_mode(0o755))
+        .at(Step::MountScratch)?;
+    rustix::mount::mount(
+        c"tmpfs",
+        plan.shm_dir.as_c_str(),
+        c"tmpfs",
+        MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+        plan.shm_tmpfs_options.as_c_str(),
     )
     .at(Step::MountScratch)?;
 

@@ -29,7 +29,7 @@ pub struct Limits {
     pub open_files: u64,
     /// Bytes kept of stdout and of stderr, each; the rest is cut (and said).
     pub output_bytes: usize,
-    /// Size of the scratch directory (a tmpfs), bytes.
+    /// Size of the scratch directory (a tmpfs), bytes; `/dev/shm` gets a quarter of it.
     pub scratch_bytes: u64,
 }
 

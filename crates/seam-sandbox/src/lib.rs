@@ -14,7 +14,8 @@
 //! - builds a **new root on a tmpfs**: `/usr` (and the top-level links into it), the Python
 //!   prefix (resolved at startup, so a pyenv install under `/root` shows that one directory
 //!   and nothing else of `/root`), `/etc/ld.so.cache`, all **read-only**; `/dev/null`,
-//!   `/dev/zero`, `/dev/random`, `/dev/urandom`; a synthetic `/etc/passwd`; a **scratch
+//!   `/dev/zero`, `/dev/random`, `/dev/urandom`, a small `/dev/shm` tmpfs (for
+//!   `multiprocessing`); a synthetic `/etc/passwd`; a **scratch
 //!   tmpfs** of bounded size at `/scratch` (also `/tmp`, `HOME`, the working directory) that
 //!   holds the call's files; no `/proc`, `/sys`, `/home`, `/root` or seam's home. It pivots
 //!   into it, detaches the machine's root and makes the new root read-only;
@@ -57,6 +58,7 @@
 //! those listed above; allocate or take a lock between the fork and `execve`; leave a process
 //! or a scratch file behind after [`Sandbox::run`] returns; print.
 
+pub mod agent_wall;
 mod child;
 mod job;
 mod landlock;

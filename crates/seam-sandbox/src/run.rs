@@ -54,6 +54,7 @@ impl Layout {
             ("/usr".to_owned(), landlock::READ_EXEC, false),
             ("/etc".to_owned(), landlock::READ_ONLY, false),
             ("/scratch".to_owned(), landlock::SCRATCH, false),
+            ("/dev/shm".to_owned(), landlock::SCRATCH, false),
         ];
         // The top-level links of a merged /usr (bin -> usr/bin …) are made again; a real
         // directory there (an older layout) is bound read-only.
@@ -351,6 +352,14 @@ pub(crate) fn run_sandboxed(
             format!(
                 "size={},nr_inodes=4096,mode=0755,uid={SANDBOX_ID},gid={SANDBOX_ID}",
                 limits.scratch_bytes
+            ),
+            "tmpfs options",
+        )?,
+        shm_dir: c"dev/shm".into(),
+        shm_tmpfs_options: cstring(
+            format!(
+                "size={},nr_inodes=1024,mode=1777,uid={SANDBOX_ID},gid={SANDBOX_ID}",
+                limits.scratch_bytes / 4
             ),
             "tmpfs options",
         )?,

@@ -241,7 +241,7 @@ fn a_fork_bomb_is_bounded_and_leaves_nothing() {
     let out = run(j);
     assert!(out.timed_out, "{out:?}");
     assert!(out.limit_hit.contains(&LimitHit::WallTime));
-    assert!(out.wall_ms < 4000, "took {} ms", out.wall_ms);
+    assert!(out.wall_ms < 5000, "took {} ms", out.wall_ms);
     assert_eq!(processes_with(&tag), Vec::<String>::new());
 }
 
@@ -265,7 +265,7 @@ fn an_infinite_loop_is_killed_at_the_wall_clock() {
     let out = run(job("while True:\n    pass\n", 1.0));
     assert!(out.timed_out, "{out:?}");
     assert_eq!(out.exit_code, None);
-    assert!(out.wall_ms >= 1000 && out.wall_ms < 3000, "{}", out.wall_ms);
+    assert!(out.wall_ms >= 1000 && out.wall_ms < 4000, "{}", out.wall_ms);
 }
 
 #[test]
@@ -468,4 +468,20 @@ fn the_code_holds_no_capabilities() {
         5.0,
     ));
     assert_eq!(out.stdout, "0 [0, 0, 0, 0, 0, 0]\n", "{out:?}");
+}
+
+#[test]
+fn everyday_python_works_inside() {
+    let out = run(job(
+        "import multiprocessing as mp, subprocess, threading, tempfile, sqlite3, os\n\
+         with mp.Pool(2) as p:\n    print('pool', p.map(abs, [-1, -2]))\n\
+         print('sh', subprocess.run('echo $((1+2))', shell=True, capture_output=True, text=True).stdout.strip())\n\
+         print('tmp', os.path.dirname(tempfile.mkstemp()[1]))\n\
+         print('sqlite', sqlite3.connect(':memory:').execute('select 1+1').fetchone()[0])\n",
+        10.0,
+    ));
+    assert_eq!(
+        out.stdout, "pool [1, 2]\nsh 3\ntmp /scratch\nsqlite 2\n",
+        "{out:?}"
+    );
 }
