@@ -44,6 +44,15 @@ fn main() {
         );
         table(&mut out, "category", &tc.by_category);
         if mode == NullToolCatalog::Empty {
+            let (h, n) = tc.literal_null_arguments;
+            let (e, _) = tc.empty_null_arguments;
+            let _ = writeln!(
+                out,
+                "Other readings of a null intended `arguments`: equal to the params literally \
+                 {h}/{n} ({:.1}%); \"no arguments\" ({{}}) {e}/{n} ({:.1}%)\n",
+                100.0 * rate((h, n)),
+                100.0 * rate((e, n))
+            );
             for (id, cat, got) in &tc.misses {
                 let _ = writeln!(out, "- miss {id} ({cat}): {got}");
             }

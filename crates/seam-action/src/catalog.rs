@@ -1,6 +1,8 @@
 //! The tools a model may name, how a name it wrote resolves to one of them,
 //! and the params repairs a tool's schema makes possible.
 
+use std::collections::BTreeSet;
+
 use seam_protocol::ToolSpec;
 use serde_json::{Map, Value};
 
@@ -28,6 +30,11 @@ pub struct ToolCatalog {
     normalized: Vec<String>,
     /// The same, with camelCase words separated too (`getWeather` → `get.weather`).
     camel: Vec<String>,
+    /// Every enum value of every tool: (tool, key, value, value normalized).
+    enum_values: Vec<(usize, String, String, String)>,
+    /// Every param name any tool declares, as written and normalized.
+    declared: BTreeSet<String>,
+    declared_normalized: BTreeSet<String>,
 }
 
 /// Namespaces models put before a tool's name (`functions.files_read`). A
@@ -53,10 +60,27 @@ impl ToolCatalog {
             .iter()
             .map(|e| normalize_camel(&e.spec.name))
             .collect();
+        let mut enum_values = Vec::new();
+        let mut declared = BTreeSet::new();
+        for (i, e) in entries.iter().enumerate() {
+            let Some(schema) = Schema::of(e) else {
+                continue;
+            };
+            for k in schema.properties.keys() {
+                declared.insert(k.clone());
+                for v in schema.enum_values(k) {
+                    enum_values.push((i, k.clone(), v.to_owned(), normalize_camel(v)));
+                }
+            }
+        }
+        let declared_normalized = declared.iter().map(|k| normalize_camel(k)).collect();
         ToolCatalog {
             entries,
             normalized,
             camel,
+            enum_values,
+            declared,
+            declared_normalized,
         }
     }
 
@@ -148,71 +172,52 @@ impl ToolCatalog {
     /// the value. A value that is also some tool's param name (`path`) or a
     /// part of a tool's name is no evidence, and neither is a value two tools have.
     pub(crate) fn enum_value_named(&self, written: &str) -> Option<(usize, String, String)> {
-        let w = normalize_camel(written.trim());
-        if w.is_empty() || w.len() > 64 {
+        if written.trim().is_empty() || written.len() > 64 {
             return None;
         }
-        let mut found: Option<(usize, String, String)> = None;
-        for (i, e) in self.entries.iter().enumerate() {
-            let Some(schema) = Schema::of(e) else {
-                continue;
-            };
-            if schema.properties.keys().any(|k| normalize_camel(k) == w) {
-                return None;
-            }
-            if self.camel[i].split('.').any(|p| p == w) {
-                return None;
-            }
-            for k in schema.properties.keys() {
-                for v in schema.enum_values(k) {
-                    if normalize_camel(v) == w {
-                        if found.is_some() {
-                            return None;
-                        }
-                        found = Some((i, k.clone(), v.to_owned()));
-                    }
-                }
-            }
+        let w = normalize_camel(written.trim());
+        if w.is_empty()
+            || self.declared_normalized.contains(&w)
+            || self.camel.iter().any(|n| n.split('.').any(|p| p == w))
+        {
+            return None;
         }
-        found
+        let mut found: Option<&(usize, String, String, String)> = None;
+        for e in self.enum_values.iter().filter(|e| e.3 == w) {
+            if found.is_some_and(|f| (f.0, &f.1) != (e.0, &e.1)) {
+                return None;
+            }
+            found = Some(e);
+        }
+        found.map(|(i, k, v, _)| (*i, k.clone(), v.clone()))
     }
 
     /// The one tool whose enums hold `value` at all, when its enum for `key`
     /// is one of them (`{"op":"neighbors"}` → `graph`).
     pub(crate) fn enum_value_owner(&self, key: &str, value: &str) -> Option<usize> {
         let mut owner = None;
-        for (i, e) in self.entries.iter().enumerate() {
-            let Some(schema) = Schema::of(e) else {
-                continue;
-            };
-            if schema
-                .properties
-                .keys()
-                .any(|k| schema.enum_values(k).contains(&value))
-            {
-                if owner.is_some() {
-                    return None;
-                }
-                owner = Some(i);
+        for e in self.enum_values.iter().filter(|e| e.2 == value) {
+            if owner.is_some_and(|o| o != e.0) {
+                return None;
             }
+            owner = Some(e.0);
         }
         let i = owner?;
-        Schema::of(&self.entries[i])
-            .is_some_and(|s| s.enum_values(key).contains(&value))
+        self.enum_values
+            .iter()
+            .any(|e| e.0 == i && e.1 == key && e.2 == value)
             .then_some(i)
     }
 
     /// Whether any tool with a schema declares this param.
     pub(crate) fn declares_anywhere(&self, key: &str) -> bool {
-        self.entries
-            .iter()
-            .any(|e| Schema::of(e).is_some_and(|s| s.has(key)))
+        self.declared.contains(key)
     }
 
     /// Whether at least one tool has a schema with properties (a catalog of
     /// names only knows no params).
     pub(crate) fn knows_params(&self) -> bool {
-        self.entries.iter().any(|e| Schema::of(e).is_some())
+        !self.declared.is_empty()
     }
 
     /// The entries whose schemas the params fit (keys all declared, values of

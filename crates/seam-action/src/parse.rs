@@ -1433,7 +1433,6 @@ fn plan_from(
         _ => vec![],
     };
     let mut calls = Vec::new();
-    let mut noise = 0usize;
     let mut answers = Vec::new();
     for s in steps {
         let Value::Object(mut step) = s else { continue };
@@ -1457,21 +1456,22 @@ fn plan_from(
                 }
             }
         };
-        if is_placeholder_step(&call) {
-            noise += 1;
-            continue;
-        }
         calls.push(call);
     }
-    if noise > 0 && !calls.is_empty() {
-        fixes.add(Correction::EmptyStepDropped);
+    // Placeholder steps beside real ones (all placeholders: kept, and refused by name).
+    if calls.iter().any(|c| !is_placeholder_step(c)) {
+        let before = calls.len();
+        calls.retain(|c| !is_placeholder_step(c));
+        if calls.len() < before {
+            fixes.add(Correction::EmptyStepDropped);
+        }
     }
     if calls.is_empty() && !answers.is_empty() {
         fixes.add(Correction::AnswerInPlan);
     }
     items.extend(answers.into_iter().map(Item::Respond));
     if calls.is_empty() {
-        if noise > 0 || !items.iter().any(|i| matches!(i, Item::Respond(_))) {
+        if !items.iter().any(|i| matches!(i, Item::Respond(_))) {
             items.push(Item::NotAction("a plan with no steps".into()));
         }
     } else {
@@ -1494,9 +1494,8 @@ fn is_placeholder_step(c: &RawCall) -> bool {
         RawParams::Object(m) => {
             m.is_empty()
                 || m.iter().all(|(k, v)| {
-                    k.trim_matches('.').is_empty()
-                        || k.trim() == "\u{2026}"
-                        || v.as_str().is_some_and(|s| s.trim_matches('.').is_empty())
+                    let dots = |t: &str| t.trim().trim_matches(['.', '\u{2026}']).is_empty();
+                    dots(k) && (v.is_null() || v.as_str().is_some_and(dots))
                 })
         }
         RawParams::Text(t) => t
@@ -1573,6 +1572,14 @@ fn assemble(
             Item::Respond(t) => responds.push(t),
             Item::Echo(t) => echo = echo.or(Some(t)),
             Item::NotAction(w) => not_action = not_action.or(Some(w)),
+        }
+    }
+    // Calls with no tool and no params beside real ones (as in a plan).
+    if calls.iter().any(|c| !is_placeholder_step(c)) {
+        let before = calls.len();
+        calls.retain(|c| !is_placeholder_step(c));
+        if calls.len() < before {
+            fixes.add(Correction::EmptyStepDropped);
         }
     }
     // Calls to no tool that only carry a message: the answer, unless real calls run.

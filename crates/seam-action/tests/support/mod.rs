@@ -69,6 +69,11 @@ pub enum NullToolCatalog {
 
 pub struct ToolcallsReport {
     pub by_category: Tally,
+    /// Hits if a null intended `arguments` had to equal the params literally
+    /// (which no object can): a reading the README does not take.
+    pub literal_null_arguments: (usize, usize),
+    /// Hits if a null intended `arguments` meant "no arguments" (`{}`).
+    pub empty_null_arguments: (usize, usize),
     /// Cases missed: (id, category, what came out).
     pub misses: Vec<(String, String, String)>,
 }
@@ -76,10 +81,15 @@ pub struct ToolcallsReport {
 /// Recovery of the intended call, per the toolcalls README: the catalog is
 /// the intended tool names; recovered when tool (or the plan's steps, in
 /// order) and params equal the intended ones. A null intended tool compares
-/// params only; null intended arguments compare the tool only.
+/// params only; null intended arguments compare the tool only. (The README's
+/// `intended` is null where "nothing can be determined"; a null inside it is
+/// the part that cannot be, as `tool: null` is. Read literally, a null
+/// `arguments` could never equal an action's params, an object.)
 pub fn toolcalls_eval(path: &Path, null_tools: NullToolCatalog) -> ToolcallsReport {
     let mut by_category = Tally::default();
     let mut misses = Vec::new();
+    let mut literal = (0, 0);
+    let mut empty = (0, 0);
     for row in rows(path) {
         let intended = &row["intended"];
         if intended.is_null() {
@@ -116,6 +126,15 @@ pub fn toolcalls_eval(path: &Path, null_tools: NullToolCatalog) -> ToolcallsRepo
                     w["arguments"].is_null() || w["arguments"] == Value::Object(params.clone());
                 tool_ok && args_ok
             });
+        let null_arguments = wanted.iter().any(|w| w["arguments"].is_null());
+        literal.0 += usize::from(hit && !null_arguments);
+        literal.1 += 1;
+        let no_arguments_ok = got
+            .iter()
+            .zip(&wanted)
+            .all(|((_, params), w)| !w["arguments"].is_null() || params.is_empty());
+        empty.0 += usize::from(hit && no_arguments_ok);
+        empty.1 += 1;
         if !hit {
             misses.push((id, category.clone(), format!("{got:?}")));
         }
@@ -123,6 +142,8 @@ pub fn toolcalls_eval(path: &Path, null_tools: NullToolCatalog) -> ToolcallsRepo
     }
     ToolcallsReport {
         by_category,
+        literal_null_arguments: literal,
+        empty_null_arguments: empty,
         misses,
     }
 }
