@@ -80,7 +80,7 @@ pub fn tool_specs() -> Vec<ToolSpec> {
         ),
         spec(
             "seer",
-            "Observe seam itself: the return queue's items, or this turn's governed calls.",
+            "Observe the system's own state: the return queue's items, or this turn's governed calls.",
             object(json!({"what": {"enum": ["queue", "ledger"]}}), &["what"]),
         ),
         spec(

@@ -226,8 +226,12 @@ fn seam_like(f: &Fixture) {
 fn seams_own_source_follows_self_modify_and_never_changes_its_core() {
     let f = Fixture::new();
     seam_like(&f);
-    // Default: the built-in policy denies self.modify.
-    let tools = f.tools();
+    // The built-in policy asks for self.modify: a change is staged, never applied (below);
+    // `deny` refuses the builder on seam's own source outright.
+    assert_eq!(f.config().self_modify, Decision::Ask);
+    let mut config = f.config();
+    config.self_modify = Decision::Deny;
+    let tools = LocalTools::open(config).unwrap();
     assert!(tools.is_self_modification());
     let e = refused(
         &tools,

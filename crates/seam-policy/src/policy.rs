@@ -37,11 +37,12 @@ use crate::strict_toml::{entries_in_order, line_column, suggestion, type_name};
 use crate::{Capability, Decision, PolicyEnv};
 
 /// The decisions when the policy says nothing: reads are free, every change and every way out
-/// asks, and seam never modifies itself. In the order of [`Capability::ALL`].
+/// asks (a change to seam's own source too: it is staged for the operator, never applied without
+/// them). In the order of [`Capability::ALL`].
 pub const DEFAULT_DECISIONS: [(Capability, Decision); 7] = [
     (Capability::FilesystemRead, Decision::Allow),
     (Capability::FilesystemWrite, Decision::Ask),
-    (Capability::SelfModify, Decision::Deny),
+    (Capability::SelfModify, Decision::Ask),
     (Capability::PythonRun, Decision::Ask),
     (Capability::WebSearch, Decision::Ask),
     (Capability::Memory, Decision::Allow),

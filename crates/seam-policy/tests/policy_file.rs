@@ -40,7 +40,7 @@ fn defaults_when_no_file_is_given() {
     let expected = [
         (Capability::FilesystemRead, Decision::Allow),
         (Capability::FilesystemWrite, Decision::Ask),
-        (Capability::SelfModify, Decision::Deny),
+        (Capability::SelfModify, Decision::Ask),
         (Capability::PythonRun, Decision::Ask),
         (Capability::WebSearch, Decision::Ask),
         (Capability::Memory, Decision::Allow),
@@ -97,7 +97,7 @@ fn defaults_when_no_file_is_given() {
 fn an_empty_file_is_the_defaults() {
     let fx = Fixture::new();
     let policy = parse(&fx, "# nothing\n").unwrap();
-    assert_eq!(policy.decision(Capability::SelfModify), Decision::Deny);
+    assert_eq!(policy.decision(Capability::SelfModify), Decision::Ask);
     assert_eq!(policy.enforced().filesystem.read.len(), 2);
 }
 
