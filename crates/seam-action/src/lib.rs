@@ -12,16 +12,21 @@
 //! 1. Guards: more than [`MAX_REPLY_BYTES`] or an empty reply is refused.
 //! 2. Think blocks (`<think>…</think>`, unclosed, or a bare `</think>`) are
 //!    set aside; they are searched only when the rest holds no action.
-//! 3. Text level: Qwen's XML dialect (`<function=…><parameter=…>`), labelled
-//!    calls (`[FUNCTION]`/`[ARGS]`), a reply that is one JSON string, outer
-//!    code fences, then every JSON object in the text (strict `serde_json`
-//!    first, then the tolerant reader of `json.rs`), a `NAME({…})` call, or a
-//!    reply that is only a tool's name.
+//! 3. Text level: XML dialects (Qwen's `<function=…><parameter=…>`,
+//!    MiniMax's `<invoke name=…>`, GLM's `<arg_key>`), labelled calls
+//!    (`[FUNCTION]`/`[ARGS]`), a reply that is one JSON string, outer code
+//!    fences, then every JSON object in the text (strict `serde_json` first,
+//!    then the tolerant reader of `json.rs`), a `NAME({…})` call, a bare
+//!    payload right after a tool's name (`[TOOL_CALLS]NAME[ARGS]{…}`,
+//!    `to=functions.NAME … {…}`); with no JSON, Python call syntax
+//!    (`NAME(key=value)`) or a reply that is only a tool's name.
 //! 4. Shape: each object is read as the seam grammar (`mode`), an
-//!    OpenAI-style call (`name`/`arguments`, `function`, `tool_calls`, …), a
-//!    plan without its mode, or a bare payload (params with no name).
-//!    Several calls become a plan, in order; a call repeated word for word
-//!    counts once.
+//!    OpenAI-style call (`name`/`arguments`, `function`, `tool_calls`, a
+//!    wrapper key, keys in another case), a plan without its mode, or a bare
+//!    payload (params with no name). Params nested twice or given as a list
+//!    of pairs are made one object. Several calls become a plan, in order; a
+//!    call repeated word for word counts once; placeholder steps (`NAME`)
+//!    beside real ones are dropped, and so are answers beside calls.
 //! 5. Names: a written name resolves to a catalog tool through padding,
 //!    case, separators, a namespace prefix or a unique multi-part suffix. A
 //!    name that is no tool (the assistant's own name, an invented one) may be
@@ -29,12 +34,19 @@
 //!    params that fit exactly one tool's schema (with a catalog of names
 //!    only, every tool "fits", so this only picks a catalog's single tool).
 //!    Otherwise the name is kept as written (empty for a bare payload) and
-//!    the dispatcher refuses it with the list of real names.
-//! 6. Params, when the tool's schema is known: `key?` marks, types, empty
-//!    optionals, a stray key holding an enum value of a missing required
-//!    param, a missing required enum value named by the model's own tool name
-//!    or implied by the schema's conditional requirements, keys the schema
-//!    does not have.
+//!    the dispatcher refuses it with the list of real names. A name that is
+//!    one tool's enum value (`os`), or a name split between tool and op
+//!    (`files` + `read`), resolves too; so does a param value only one
+//!    tool's enum has, under its own key (`{"op":"all_summaries"}`). A call
+//!    to no tool whose params are only prose under keys no tool has is a
+//!    message, read as the answer (`message-as-respond`).
+//! 6. Params, when the tool's schema is known: `key?` marks, keys and enum
+//!    values in another case or style, types, empty optionals, a stray key
+//!    holding an enum value of a missing required param, a missing required
+//!    enum value named by the model's own tool name or implied by the
+//!    schema's conditional requirements, the one missing required param
+//!    under the one key the schema does not have, keys the schema does not
+//!    have.
 //!
 //! # Routing
 //! [`route`] turns an [`Action`](seam_protocol::Action) into [`Routed`]:
