@@ -92,3 +92,58 @@ fn invoke_python_run_runs_behind_the_walls_once_allowed() {
     assert_eq!(v["output"]["sandboxed"], true);
     assert_eq!(v["tainted"], false);
 }
+
+#[test]
+fn a_killed_gate_takes_its_sandbox_with_it() {
+    let owner = Owner::new();
+    let policy = owner.policy("[capabilities]\n\"python.run\" = \"allow\"\n");
+    let tag = format!("SEAM-ORPHAN-{}", std::process::id());
+    let params = serde_json::json!({
+        "code": format!("while True:\n    pass  # {tag}\n"),
+        "timeout_s": 20,
+    });
+    let seam = assert_cmd::cargo::cargo_bin("seam");
+    let mut gate = std::process::Command::new(seam)
+        .env_clear()
+        .env("HOME", &owner.home)
+        .env("SEAM_HOME", &owner.seam_home)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir(&owner.workspace)
+        .args(["--policy", policy.to_str().unwrap(), "invoke", "python.run"])
+        .arg(params.to_string())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let running = |tag: &str| {
+        std::fs::read_dir("/proc")
+            .unwrap()
+            .flatten()
+            .filter(|e| {
+                // the sandboxed python3 (`-E -s -B -u -c CODE`), not the seam command
+                std::fs::read(e.path().join("cmdline")).is_ok_and(|c| {
+                    let c = String::from_utf8_lossy(&c);
+                    c.contains(tag) && c.contains("\0-E\0-s\0")
+                })
+            })
+            .count()
+    };
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(15);
+    while running(&tag) == 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sandboxed code never started"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    gate.kill().unwrap();
+    gate.wait().unwrap();
+    let deadline = std::time::Instant::now() + std::time::Duration::from_secs(5);
+    while running(&tag) > 0 {
+        assert!(
+            std::time::Instant::now() < deadline,
+            "the sandbox outlived the gate that started it"
+        );
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+}

@@ -229,6 +229,9 @@ fn init_steps(plan: &ChildPlan) -> Result<Never, (Step, Errno)> {
     sys_hostname(plan.hostname)?;
     if let Some((uid, gid)) = plan.drop_to {
         drop_privileges(uid, gid).at(Step::DropPrivileges)?;
+        // a change of credentials clears the parent-death signal: ask again
+        rustix::process::set_parent_process_death_signal(Some(Signal::KILL))
+            .at(Step::DeathSignal)?;
     }
     // The namespace's creator (an ordinary owner's case) still holds every capability in it:
     // this process, the init that stays beside Python, gives them all up too.

@@ -231,16 +231,25 @@ pub(crate) fn stdin_file(data: &[u8]) -> Result<std::fs::File, SandboxError> {
 
 /// The directory the new root's tmpfs is mounted on (in the run's own mount namespace only).
 fn root_mountpoint() -> Result<PathBuf, SandboxError> {
+    use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     let dir = std::env::temp_dir().join(".seam-sandbox-root");
-    match std::fs::create_dir(&dir) {
+    let io = |source| SandboxError::Io {
+        what: "making the sandbox's mount point",
+        source,
+    };
+    match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
         Ok(()) => {}
         Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(source) => {
-            return Err(SandboxError::Io {
-                what: "making the sandbox's mount point",
-                source,
-            });
-        }
+        Err(e) => return Err(io(e)),
+    }
+    // Someone else's directory or link there could only make runs fail (the mount happens in
+    // the run's own namespace), but refuse it with a reason rather than fail obscurely.
+    let meta = std::fs::symlink_metadata(&dir).map_err(io)?;
+    if !meta.is_dir() || meta.uid() != rustix::process::geteuid().as_raw() {
+        return Err(io(std::io::Error::other(format!(
+            "{} is not a directory of this user (remove it)",
+            dir.display()
+        ))));
     }
     Ok(dir)
 }
