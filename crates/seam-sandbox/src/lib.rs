@@ -31,7 +31,8 @@
 //!   which makes the kernel kill everything left in the namespace.
 //!
 //! The gate reads stdout and stderr (each capped, the cut said), and at the wall-clock
-//! deadline kills PID 1 through its pidfd: the kernel then kills the whole process tree. The
+//! deadline kills PID 1 through its pidfd: the kernel then kills the whole process tree (and
+//! if the gate itself dies, PID 1 gets SIGKILL as its parent-death signal). The
 //! network namespace has only a loopback device that is down: nothing to connect to.
 //!
 //! # Why our own namespaces, not bubblewrap

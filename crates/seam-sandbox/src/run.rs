@@ -719,3 +719,65 @@ pub(crate) fn finish(
         wall_ms: started.elapsed().as_millis() as u64,
     }
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::job::ScratchFile;
+    use proptest::prelude::*;
+
+    fn job_with(names: &[&str]) -> Job {
+        Job {
+            files: names
+                .iter()
+                .map(|n| ScratchFile {
+                    name: (*n).to_owned(),
+                    text: String::new(),
+                })
+                .collect(),
+            ..Job::new("pass")
+        }
+    }
+
+    #[test]
+    fn file_names_stay_inside_scratch() {
+        for bad in [
+            "",
+            "/etc/x",
+            "../x",
+            "a/../../x",
+            "a//b",
+            "a/",
+            ".",
+            "a/./b",
+            "x\0y",
+        ] {
+            assert!(validate(&job_with(&[bad])).is_err(), "{bad:?} was accepted");
+        }
+        assert_eq!(
+            validate(&job_with(&[
+                "pkg/sub/mod.py",
+                "pkg/__init__.py",
+                "data.csv"
+            ]))
+            .unwrap(),
+            ["pkg", "pkg/sub"]
+        );
+        assert!(validate(&job_with(&["a", "a"])).is_err());
+        assert!(validate(&job_with(&["a", "a/b"])).is_err());
+    }
+
+    proptest! {
+        /// Whatever name is accepted is a relative path of plain components, and the
+        /// directories to make are exactly its proper prefixes.
+        #[test]
+        fn accepted_names_are_plain_relative_paths(name in "[a-z./]{1,12}") {
+            if let Ok(dirs) = validate(&job_with(&[&name])) {
+                let p = Path::new(&name);
+                prop_assert!(p.is_relative());
+                prop_assert!(p.components().all(|c| matches!(c, std::path::Component::Normal(_))));
+                prop_assert_eq!(dirs.len(), p.components().count() - 1);
+            }
+        }
+    }
+}
