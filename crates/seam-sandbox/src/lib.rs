@@ -43,7 +43,7 @@
 //! step inside it.
 //! Doing it here keeps the whole wall in one reviewed place. The price is that the child of
 //! the multi-threaded gate must be async-signal-safe until `execve`: the gate prepares every
-//! string and table first ([`child::ChildPlan`]), and the child makes raw system calls only
+//! string and table first (`child::ChildPlan`), and the child makes raw system calls only
 //! (see `sys`). Landlock is driven by raw system calls for the same reason (the `landlock`
 //! crate allocates), and the seccomp program is built here from the table rather than by
 //! `seccompiler`, so the filter is one table plus one fixed program shape anyone can review.
