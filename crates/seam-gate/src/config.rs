@@ -81,6 +81,8 @@ pub struct GateConfig {
     pub origin: ConfigOrigin,
     /// The web search backend; `None` when the file has no `[web]` table.
     pub web: Option<WebConfig>,
+    /// The upstream MCP servers the gate governs (`[[mcp.upstream]]`, see `crate::mcp`).
+    pub mcp: crate::mcp::McpConfig,
 }
 
 impl Default for GateConfig {
@@ -88,6 +90,7 @@ impl Default for GateConfig {
         GateConfig {
             origin: ConfigOrigin::None,
             web: None,
+            mcp: crate::mcp::McpConfig::default(),
         }
     }
 }
@@ -180,6 +183,7 @@ impl GateConfig {
         let mut config = GateConfig {
             origin: ConfigOrigin::File(origin.to_path_buf()),
             web: None,
+            mcp: crate::mcp::McpConfig::default(),
         };
         for (key, value) in entries_in_order(doc.get_ref()) {
             let name: &str = key.get_ref();
@@ -197,13 +201,15 @@ impl GateConfig {
                     };
                     config.web = Some(parse_web(&src, key.span(), table)?);
                 }
+                "mcp" => config.mcp = crate::mcp::config::parse_mcp(&src, value)?,
                 other => {
                     return Err(src.error(
                         key.span(),
                         Some(other.to_owned()),
                         format!(
-                            "unknown key \"{other}\" at the top level{}; the config file has the table [web]",
-                            suggestion(other, &["web"])
+                            "unknown key \"{other}\" at the top level{}; the config file has the \
+                             tables [web] and [[mcp.upstream]]",
+                            suggestion(other, &["web", "mcp"])
                         ),
                     ));
                 }
@@ -468,13 +474,18 @@ fn read_config_file(path: &Path) -> std::io::Result<String> {
     seam_policy::strict_toml::read_text_file(path, MAX_CONFIG_FILE_BYTES)
 }
 
-struct Source<'a> {
+pub(crate) struct Source<'a> {
     text: &'a str,
     origin: &'a Path,
 }
 
 impl Source<'_> {
-    fn error(&self, span: Range<usize>, key: Option<String>, message: String) -> ConfigError {
+    pub(crate) fn error(
+        &self,
+        span: Range<usize>,
+        key: Option<String>,
+        message: String,
+    ) -> ConfigError {
         let (line, column) = line_column(self.text, span.start);
         ConfigError::Invalid {
             origin: self.origin.to_path_buf(),
@@ -486,7 +497,7 @@ impl Source<'_> {
     }
 }
 
-fn quoted(words: &[&str]) -> String {
+pub(crate) fn quoted(words: &[&str]) -> String {
     words
         .iter()
         .map(|w| format!("\"{w}\""))

@@ -26,6 +26,7 @@
 
 pub mod config;
 mod ledger_hook;
+pub mod mcp;
 mod scrub_json;
 pub mod service;
 mod taint;

@@ -29,6 +29,11 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/turns", post(open_turn))
         .route("/v1/turns/{id}", get(turn_state).delete(close_turn))
         .route("/v1/ledger/stream", get(stream::ledger_stream))
+        // MCP over streamable HTTP: the same toolbox, every call through Toolbox::call.
+        .nest_service(
+            "/mcp",
+            crate::mcp::http_service(state.toolbox.clone(), state.shutdown.clone()),
+        )
         .fallback(not_found)
         .with_state(state)
 }
@@ -94,7 +99,7 @@ async fn not_found() -> Response {
     error(
         StatusCode::NOT_FOUND,
         "no such endpoint; the gate serves GET /v1/health, GET /v1/tools, POST /v1/invoke, \
-         POST /v1/turns, GET|DELETE /v1/turns/{id}, GET /v1/ledger/stream",
+         POST /v1/turns, GET|DELETE /v1/turns/{id}, GET /v1/ledger/stream, MCP at /mcp",
     )
 }
 

@@ -1,0 +1,518 @@
+//! `[[mcp.upstream]]` in the gate's config file: the MCP servers the gate starts and governs.
+//!
+//! ```toml
+//! [[mcp.upstream]]
+//! name = "fs"                               # tools become "fs.<tool>"; [a-z0-9_-], 1..=32
+//! command = "mcp-server-filesystem"         # a name on PATH or an absolute path
+//! args = ["/home/me/notes"]
+//! env = { GITHUB_TOKEN = "keeper:github" }  # values are keeper handles, never values
+//! capability = "allow"                      # allow | ask | deny for every tool (default allow)
+//! egress = false                            # required: does it reach the network?
+//! timeout_s = 30                            # one call, seconds (default 30, at most 300)
+//!
+//! [mcp.upstream.tools.read_text_file]       # per tool: optional
+//! capability = "allow"                      # overrides the server's
+//! paths = { path = "read" }                 # path-like params: read | write | source
+//! ```
+//!
+//! An upstream tool whose input schema has a path-like parameter (the toolbox's own rule)
+//! without an entry in `paths` is withheld: it never enters the toolbox.
+
+use std::collections::BTreeMap;
+use std::ops::Range;
+use std::time::Duration;
+
+use seam_keeper::KeeperHandle;
+use seam_policy::strict_toml::{entries_in_order, suggestion, type_name};
+use seam_policy::{Access, Decision, FileAccess};
+use toml::de::{DeTable, DeValue};
+
+use crate::config::{ConfigError, Source, quoted};
+
+/// The default and the largest `timeout_s` of one upstream call.
+pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(30);
+const MAX_UPSTREAM_TIMEOUT_S: f64 = 300.0;
+
+/// `[mcp]`: the upstream servers, in file order.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct McpConfig {
+    pub upstreams: Vec<UpstreamConfig>,
+}
+
+/// One `[[mcp.upstream]]`.
+#[derive(Debug, Clone, PartialEq)]
+pub struct UpstreamConfig {
+    pub name: String,
+    pub command: String,
+    pub args: Vec<String>,
+    /// Environment of the server: variable → keeper handle (resolved when it starts).
+    pub env: BTreeMap<String, KeeperHandle>,
+    /// The decision for every tool of this server (a tool's own entry overrides it).
+    pub capability: Decision,
+    /// The server reaches the network: its tools are closed in a tainted turn.
+    pub egress: bool,
+    pub timeout: Duration,
+    /// Per-tool settings, by the upstream's own tool name.
+    pub tools: BTreeMap<String, UpstreamToolConfig>,
+}
+
+/// `[mcp.upstream.tools.NAME]`.
+#[derive(Debug, Clone, Default, PartialEq)]
+pub struct UpstreamToolConfig {
+    pub capability: Option<Decision>,
+    /// Path-like parameter → what the tool does with it.
+    pub paths: BTreeMap<String, Access>,
+}
+
+impl UpstreamConfig {
+    /// The decision for one of this server's tools.
+    pub fn decision_for(&self, tool: &str) -> Decision {
+        self.tools
+            .get(tool)
+            .and_then(|t| t.capability)
+            .unwrap_or(self.capability)
+    }
+}
+
+const MCP_KEYS: &[&str] = &["upstream"];
+const UPSTREAM_KEYS: &[&str] = &[
+    "name",
+    "command",
+    "args",
+    "env",
+    "capability",
+    "egress",
+    "timeout_s",
+    "tools",
+];
+const TOOL_KEYS: &[&str] = &["capability", "paths"];
+const DECISIONS: &[&str] = &["allow", "ask", "deny"];
+const ACCESSES: &[&str] = &["read", "write", "source"];
+
+/// The name of an access in the config file.
+pub fn access_name(access: Access) -> &'static str {
+    match access {
+        Access::Owner(FileAccess::Read) => "read",
+        Access::Owner(FileAccess::Write) => "write",
+        Access::Source => "source",
+    }
+}
+
+pub(crate) fn parse_mcp(
+    src: &Source<'_>,
+    value: &toml::Spanned<DeValue<'_>>,
+) -> Result<McpConfig, ConfigError> {
+    let DeValue::Table(table) = value.get_ref() else {
+        return Err(src.error(
+            value.span(),
+            Some("mcp".into()),
+            format!(
+                "bad value for \"mcp\": expected a table ([[mcp.upstream]]), found {}",
+                type_name(value.get_ref())
+            ),
+        ));
+    };
+    let mut config = McpConfig::default();
+    for (key, value) in entries_in_order(table) {
+        let name: &str = key.get_ref();
+        if name != "upstream" {
+            return Err(src.error(
+                key.span(),
+                Some(format!("mcp.{name}")),
+                format!(
+                    "unknown key \"{name}\" in [mcp]{}; the keys are {}",
+                    suggestion(name, MCP_KEYS),
+                    quoted(MCP_KEYS)
+                ),
+            ));
+        }
+        let DeValue::Array(items) = value.get_ref() else {
+            return Err(src.error(
+                value.span(),
+                Some("mcp.upstream".into()),
+                format!(
+                    "bad value for \"upstream\" in [mcp]: expected an array of tables \
+                     ([[mcp.upstream]]), found {}",
+                    type_name(value.get_ref())
+                ),
+            ));
+        };
+        for item in items.iter() {
+            let DeValue::Table(t) = item.get_ref() else {
+                return Err(src.error(
+                    item.span(),
+                    Some("mcp.upstream".into()),
+                    format!(
+                        "bad value in \"upstream\": expected a table, found {}",
+                        type_name(item.get_ref())
+                    ),
+                ));
+            };
+            let upstream = parse_upstream(src, item.span(), t)?;
+            if config.upstreams.iter().any(|u| u.name == upstream.name) {
+                return Err(src.error(
+                    item.span(),
+                    Some("mcp.upstream.name".into()),
+                    format!("two [[mcp.upstream]] are named \"{}\"", upstream.name),
+                ));
+            }
+            config.upstreams.push(upstream);
+        }
+    }
+    Ok(config)
+}
+
+/// A server's name: it prefixes its tools' names, so it is short and plain.
+pub fn check_upstream_name(name: &str) -> Result<(), String> {
+    let ok = !name.is_empty()
+        && name.len() <= 32
+        && name
+            .bytes()
+            .all(|b| b.is_ascii_lowercase() || b.is_ascii_digit() || b == b'_' || b == b'-')
+        && name.as_bytes()[0].is_ascii_lowercase();
+    if ok {
+        Ok(())
+    } else {
+        Err(format!(
+            "\"{name}\" is not a server name: 1 to 32 of a-z, 0-9, '_' and '-', starting with a letter"
+        ))
+    }
+}
+
+fn parse_decision(word: &str) -> Option<Decision> {
+    match word {
+        "allow" => Some(Decision::Allow),
+        "ask" => Some(Decision::Ask),
+        "deny" => Some(Decision::Deny),
+        _ => None,
+    }
+}
+
+fn parse_access(word: &str) -> Option<Access> {
+    match word {
+        "read" => Some(Access::Owner(FileAccess::Read)),
+        "write" => Some(Access::Owner(FileAccess::Write)),
+        "source" => Some(Access::Source),
+        _ => None,
+    }
+}
+
+fn parse_upstream(
+    src: &Source<'_>,
+    span: Range<usize>,
+    table: &DeTable<'_>,
+) -> Result<UpstreamConfig, ConfigError> {
+    let mut name = None;
+    let mut command = None;
+    let mut args = Vec::new();
+    let mut env = BTreeMap::new();
+    let mut capability = Decision::Allow;
+    let mut egress = None;
+    let mut timeout = DEFAULT_UPSTREAM_TIMEOUT;
+    let mut tools = BTreeMap::new();
+    for (key, value) in entries_in_order(table) {
+        let k: &str = key.get_ref();
+        let dotted = format!("mcp.upstream.{k}");
+        let bad = |message: String| src.error(value.span(), Some(dotted.clone()), message);
+        let string = |what: &str| {
+            value.get_ref().as_str().map(str::to_owned).ok_or_else(|| {
+                bad(format!(
+                    "bad value for \"{k}\" in [[mcp.upstream]]: expected {what}, found {}",
+                    type_name(value.get_ref())
+                ))
+            })
+        };
+        match k {
+            "name" => {
+                let n = string("a name (a string)")?;
+                check_upstream_name(&n)
+                    .map_err(|why| bad(format!("bad value for \"name\": {why}")))?;
+                name = Some(n);
+            }
+            "command" => {
+                let c = string("a command (a string)")?;
+                if c.is_empty() || c.contains('\0') {
+                    return Err(bad("bad value for \"command\": it is empty".to_owned()));
+                }
+                command = Some(c);
+            }
+            "args" => {
+                let DeValue::Array(items) = value.get_ref() else {
+                    return Err(bad(format!(
+                        "bad value for \"args\": expected an array of strings, found {}",
+                        type_name(value.get_ref())
+                    )));
+                };
+                for item in items.iter() {
+                    let Some(s) = item.get_ref().as_str() else {
+                        return Err(bad(format!(
+                            "bad value in \"args\": expected a string, found {}",
+                            type_name(item.get_ref())
+                        )));
+                    };
+                    args.push(s.to_owned());
+                }
+            }
+            "env" => {
+                let DeValue::Table(vars) = value.get_ref() else {
+                    return Err(bad(format!(
+                        "bad value for \"env\": expected a table of keeper handles, found {}",
+                        type_name(value.get_ref())
+                    )));
+                };
+                for (var, handle) in entries_in_order(vars) {
+                    let var: &str = var.get_ref();
+                    let text = handle.get_ref().as_str().unwrap_or("");
+                    let parsed = KeeperHandle::parse(text).map_err(|_| {
+                        src.error(
+                            handle.span(),
+                            Some(format!("mcp.upstream.env.{var}")),
+                            format!(
+                                "bad value for \"{var}\" in env: it is not a keeper handle. An \
+                                 upstream's environment comes from the keeper: store the value \
+                                 with `seam secret set NAME` (from stdin) and write {var} = \
+                                 \"keeper:NAME\" (the value written here is not shown)"
+                            ),
+                        )
+                    })?;
+                    env.insert(var.to_owned(), parsed);
+                }
+            }
+            "capability" => {
+                let word = string("one of \"allow\", \"ask\", \"deny\"")?;
+                capability = parse_decision(&word).ok_or_else(|| {
+                    bad(format!(
+                        "bad value for \"capability\": \"{word}\" is not one of {}{}",
+                        quoted(DECISIONS),
+                        suggestion(&word, DECISIONS)
+                    ))
+                })?;
+            }
+            "egress" => {
+                let DeValue::Boolean(b) = value.get_ref() else {
+                    return Err(bad(format!(
+                        "bad value for \"egress\": expected true or false, found {}",
+                        type_name(value.get_ref())
+                    )));
+                };
+                egress = Some(*b);
+            }
+            "timeout_s" => {
+                let secs = match value.get_ref() {
+                    DeValue::Integer(i) => i.as_str().parse::<f64>().ok(),
+                    DeValue::Float(f) => f.as_str().parse::<f64>().ok(),
+                    _ => None,
+                }
+                .filter(|s| s.is_finite() && *s > 0.0 && *s <= MAX_UPSTREAM_TIMEOUT_S);
+                let Some(secs) = secs else {
+                    return Err(bad(format!(
+                        "bad value for \"timeout_s\": expected a number of seconds greater \
+                         than 0 and at most {MAX_UPSTREAM_TIMEOUT_S}"
+                    )));
+                };
+                timeout = Duration::from_secs_f64(secs);
+            }
+            "tools" => {
+                let DeValue::Table(per_tool) = value.get_ref() else {
+                    return Err(bad(format!(
+                        "bad value for \"tools\": expected a table of tables \
+                         ([mcp.upstream.tools.NAME]), found {}",
+                        type_name(value.get_ref())
+                    )));
+                };
+                for (tool, settings) in entries_in_order(per_tool) {
+                    let tool: &str = tool.get_ref();
+                    let parsed = parse_tool(src, tool, settings)?;
+                    tools.insert(tool.to_owned(), parsed);
+                }
+            }
+            other => {
+                return Err(src.error(
+                    key.span(),
+                    Some(dotted),
+                    format!(
+                        "unknown key \"{other}\" in [[mcp.upstream]]{}; the keys are {}",
+                        suggestion(other, UPSTREAM_KEYS),
+                        quoted(UPSTREAM_KEYS)
+                    ),
+                ));
+            }
+        }
+    }
+    let missing = |key: &str, example: &str| {
+        src.error(
+            span.clone(),
+            Some(format!("mcp.upstream.{key}")),
+            format!("[[mcp.upstream]] needs {key}, e.g. {example}"),
+        )
+    };
+    let name = name.ok_or_else(|| missing("name", "name = \"fs\""))?;
+    let command = command.ok_or_else(|| missing("command", "command = \"mcp-server-time\""))?;
+    let egress = egress.ok_or_else(|| {
+        missing(
+            "egress",
+            "egress = false (say whether the server reaches the network: \
+             one that does is closed in a tainted turn)",
+        )
+    })?;
+    Ok(UpstreamConfig {
+        name,
+        command,
+        args,
+        env,
+        capability,
+        egress,
+        timeout,
+        tools,
+    })
+}
+
+fn parse_tool(
+    src: &Source<'_>,
+    tool: &str,
+    value: &toml::Spanned<DeValue<'_>>,
+) -> Result<UpstreamToolConfig, ConfigError> {
+    let DeValue::Table(table) = value.get_ref() else {
+        return Err(src.error(
+            value.span(),
+            Some(format!("mcp.upstream.tools.{tool}")),
+            format!(
+                "bad value for tool \"{tool}\": expected a table, found {}",
+                type_name(value.get_ref())
+            ),
+        ));
+    };
+    let mut out = UpstreamToolConfig::default();
+    for (key, value) in entries_in_order(table) {
+        let k: &str = key.get_ref();
+        let dotted = format!("mcp.upstream.tools.{tool}.{k}");
+        match k {
+            "capability" => {
+                let word = value.get_ref().as_str().unwrap_or("");
+                out.capability = Some(parse_decision(word).ok_or_else(|| {
+                    src.error(
+                        value.span(),
+                        Some(dotted.clone()),
+                        format!(
+                            "bad value for \"capability\" of tool \"{tool}\": expected one of {}",
+                            quoted(DECISIONS)
+                        ),
+                    )
+                })?);
+            }
+            "paths" => {
+                let DeValue::Table(paths) = value.get_ref() else {
+                    return Err(src.error(
+                        value.span(),
+                        Some(dotted),
+                        format!(
+                            "bad value for \"paths\" of tool \"{tool}\": expected a table \
+                             {{ PARAM = \"read\" | \"write\" | \"source\" }}, found {}",
+                            type_name(value.get_ref())
+                        ),
+                    ));
+                };
+                for (param, access) in entries_in_order(paths) {
+                    let param: &str = param.get_ref();
+                    let word = access.get_ref().as_str().unwrap_or("");
+                    let parsed = parse_access(word).ok_or_else(|| {
+                        src.error(
+                            access.span(),
+                            Some(format!("mcp.upstream.tools.{tool}.paths.{param}")),
+                            format!(
+                                "bad access for \"{param}\" of tool \"{tool}\": expected one of \
+                                 {} (read: an owner's file, opened for reading; write: an \
+                                 owner's file, admitted for writing; source: a file or directory \
+                                 of the workspace)",
+                                quoted(ACCESSES)
+                            ),
+                        )
+                    })?;
+                    out.paths.insert(param.to_owned(), parsed);
+                }
+            }
+            other => {
+                return Err(src.error(
+                    key.span(),
+                    Some(dotted),
+                    format!(
+                        "unknown key \"{other}\" for tool \"{tool}\"{}; the keys are {}",
+                        suggestion(other, TOOL_KEYS),
+                        quoted(TOOL_KEYS)
+                    ),
+                ));
+            }
+        }
+    }
+    Ok(out)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use crate::GateConfig;
+    use std::path::Path;
+
+    fn parse(text: &str) -> Result<GateConfig, ConfigError> {
+        GateConfig::from_toml_str(text, Path::new("config.toml"))
+    }
+
+    #[test]
+    fn an_upstream_parses_with_its_tools() {
+        let c = parse(
+            "[[mcp.upstream]]\nname = \"fs\"\ncommand = \"mcp-server-filesystem\"\n\
+             args = [\"/tmp\"]\nenv = { TOKEN = \"keeper:tok\" }\ncapability = \"ask\"\n\
+             egress = false\ntimeout_s = 5\n\
+             [mcp.upstream.tools.read_text_file]\ncapability = \"allow\"\n\
+             paths = { path = \"read\" }\n\
+             [[mcp.upstream]]\nname = \"time\"\ncommand = \"mcp-server-time\"\negress = true\n",
+        )
+        .unwrap();
+        let ups = &c.mcp.upstreams;
+        assert_eq!(ups.len(), 2);
+        let fs = &ups[0];
+        assert_eq!(fs.name, "fs");
+        assert_eq!(fs.args, vec!["/tmp".to_owned()]);
+        assert_eq!(fs.env["TOKEN"].name(), "tok");
+        assert_eq!(fs.capability, Decision::Ask);
+        assert_eq!(fs.decision_for("read_text_file"), Decision::Allow);
+        assert_eq!(fs.decision_for("write_file"), Decision::Ask);
+        assert_eq!(
+            fs.tools["read_text_file"].paths["path"],
+            Access::Owner(FileAccess::Read)
+        );
+        assert_eq!(fs.timeout, Duration::from_secs(5));
+        assert!(ups[1].egress);
+        assert_eq!(ups[1].capability, Decision::Allow);
+    }
+
+    #[test]
+    fn bad_upstreams_name_the_key() {
+        let err = |t: &str| parse(t).unwrap_err().to_string();
+        let e = err("[[mcp.upstream]]\nname = \"fs\"\ncommand = \"x\"\n");
+        assert!(e.contains("egress"), "{e}");
+        let e = err("[[mcp.upstream]]\nname = \"Fs!\"\ncommand = \"x\"\negress = false\n");
+        assert!(e.contains("not a server name"), "{e}");
+        let e =
+            err("[[mcp.upstream]]\nname = \"fs\"\ncommand = \"x\"\negress = false\ncomand = 1\n");
+        assert!(e.contains("did you mean \"command\""), "{e}");
+        let e = err(
+            "[[mcp.upstream]]\nname = \"fs\"\ncommand = \"x\"\negress = false\n\
+             env = { K = \"AKIAIOSFODNN7EXAMPLE\" }\n",
+        );
+        assert!(!e.contains("AKIAIOSFODNN7EXAMPLE"), "{e}");
+        assert!(e.contains("keeper"), "{e}");
+        let e = err(
+            "[[mcp.upstream]]\nname = \"fs\"\ncommand = \"x\"\negress = false\n\
+             [mcp.upstream.tools.t]\npaths = { path = \"everything\" }\n",
+        );
+        assert!(e.contains("read"), "{e}");
+        let e = err(
+            "[[mcp.upstream]]\nname = \"a\"\ncommand = \"x\"\negress = false\n\
+             [[mcp.upstream]]\nname = \"a\"\ncommand = \"y\"\negress = false\n",
+        );
+        assert!(e.contains("two [[mcp.upstream]]"), "{e}");
+        let e = err("[mcp]\nupstreams = 1\n");
+        assert!(e.contains("did you mean \"upstream\""), "{e}");
+    }
+}
