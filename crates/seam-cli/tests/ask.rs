@@ -340,3 +340,61 @@ fn without_constraint_no_schema_is_sent() {
     assert_eq!(r["stream"], false);
     assert_eq!(a.stdout.trim(), "hi");
 }
+
+#[test]
+fn a_code_change_by_the_builder_reaches_the_return_queue() {
+    let owner = owner_with_notes();
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=Owner",
+                "-c",
+                "user.email=owner@example.invalid",
+            ])
+            .args(args)
+            .current_dir(&owner.workspace)
+            .env("HOME", &owner.home)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "notes.md"]);
+    git(&["commit", "-q", "-m", "notes"]);
+    let before = git(&["rev-parse", "HEAD"]);
+    let server = ReplayServer::start(vec![
+        Reply::Text(
+            "<tool_call>\n{\"name\": \"builder\", \"arguments\": {\"op\": \"write\", \"path\": \"TODO.md\", \"content\": \"- bring the blue folder\\n\", \"message\": \"Add a TODO from the notes\"}}\n</tool_call>",
+        ),
+        Reply::Text(
+            "{\"mode\":\"respond\",\"text\":\"I added TODO.md on a branch for your review.\"}",
+        ),
+    ]);
+    let a = ask(&owner, &server, "Turn my notes into a TODO.md", &[]);
+    assert_eq!(a.code, 0, "stderr: {}", a.stderr);
+    assert!(a.stderr.contains("queued for review"), "{}", a.stderr);
+    // The operator's branch and working tree are untouched.
+    assert_eq!(git(&["rev-parse", "HEAD"]), before);
+    assert!(!owner.workspace.join("TODO.md").exists());
+    let out = owner
+        .seam()
+        .args(["queue", "list", "--json"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let items: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let items = items.as_array().unwrap();
+    assert_eq!(items.len(), 1, "{items:?}");
+    assert_eq!(items[0]["kind"], "branch");
+    assert_eq!(items[0]["status"], "pending");
+}
