@@ -164,6 +164,29 @@ pub enum Command {
         #[arg(long)]
         json: bool,
     },
+    /// Test-only: raise the walls `seam ask` raises for its agent, then
+    /// attack them from inside and print the kernel's answers as JSON.
+    #[command(name = "__agent-attack", hide = true)]
+    AgentAttack {
+        #[arg(long)]
+        model_url: Option<String>,
+        #[arg(long)]
+        read: Vec<PathBuf>,
+        #[arg(long)]
+        write: Vec<PathBuf>,
+        #[arg(long)]
+        connect: Vec<u16>,
+        #[arg(long)]
+        exec: Vec<PathBuf>,
+        #[arg(long)]
+        env: Vec<String>,
+        #[arg(long)]
+        gate_read: Option<String>,
+        #[arg(long)]
+        repo: Option<PathBuf>,
+        #[arg(long)]
+        require_confinement: bool,
+    },
     /// Test-only: call TOOL with PARAMS from many threads until killed,
     /// printing each invocation id once its answer is back (the crash test).
     #[command(name = "__invoke-loop", hide = true)]
@@ -382,6 +405,15 @@ pub struct AskOpts {
     /// Print the outcome as JSON: answer, end, steps, calls, corrections.
     #[arg(long)]
     pub json: bool,
+    /// Refuse to run the agent unless every protection of its process is up
+    /// (Landlock filesystem and network rules); without it a missing one is
+    /// a notice.
+    #[arg(long, conflicts_with = "no_confine")]
+    pub require_confinement: bool,
+    /// Debugging only: run the agent without its walls (its environment,
+    /// files and network are the shell's).
+    #[arg(long)]
+    pub no_confine: bool,
 }
 
 /// `seam action …`: the agent's parser of model replies, on its own.

@@ -49,6 +49,11 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
                 attach: o.attach,
                 agent_config: o.agent_config,
                 json: o.json,
+                confine: match (o.require_confinement, o.no_confine) {
+                    (true, _) => ask::ConfineMode::Required,
+                    (_, true) => ask::ConfineMode::Off,
+                    _ => ask::ConfineMode::BestEffort,
+                },
             };
             ask::run(&ctx, &cli.global, args)
         }
@@ -117,6 +122,31 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Ledger(cmd) => {
             let ctx = Context::load(&cli.global)?;
             ledger::run(&ctx, cmd)
+        }
+        Command::AgentAttack {
+            model_url,
+            read,
+            write,
+            connect,
+            exec,
+            env,
+            gate_read,
+            repo,
+            require_confinement,
+        } => {
+            let ctx = Context::load(&cli.global)?;
+            let args = ask::attack::AttackArgs {
+                model_url,
+                read,
+                write,
+                connect,
+                exec,
+                env,
+                gate_read,
+                repo,
+                require: require_confinement,
+            };
+            ask::attack::run(&ctx, &cli.global, args)
         }
         Command::Doctor { json } => {
             let ctx = Context::load(&cli.global)?;

@@ -7,8 +7,15 @@
 //! per tool call as it happens (on stderr, through `on_one_line`) and the
 //! final answer (on stdout, through `visible`); hands the turn's staged work
 //! to the return queue; closes the turn; stops the child gate.
+//!
+//! Between finding the gate and the turn, the agent's process is confined
+//! (see `confine`): credentials stripped from its environment, Landlock walls
+//! on its files, programs and TCP ports. The gate is started first so it
+//! never inherits them, and the walls go up while the process has one thread.
 
+pub(crate) mod attack;
 mod config;
+pub(crate) mod confine;
 mod gate_child;
 
 use std::path::PathBuf;
@@ -30,6 +37,7 @@ use crate::exit::{Exit, UsageError};
 use crate::output;
 
 pub use config::AgentConfig;
+pub use confine::{ConfineMode, Confinement};
 use gate_child::{GateChild, GateLaunch};
 
 /// What `seam ask` was asked.
@@ -49,6 +57,8 @@ pub struct AskArgs {
     pub attach: Vec<PathBuf>,
     pub agent_config: Option<PathBuf>,
     pub json: bool,
+    /// How hard to insist on the agent's walls (`--require-confinement`, `--no-confine`).
+    pub confine: ConfineMode,
 }
 
 pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<Exit> {
@@ -73,6 +83,26 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
         Some(p) => Trace::to_file(p).map_err(|e| UsageError(e.to_string()))?,
         None => Trace::none(),
     };
+    // The gate first, on a single-threaded runtime: it is started before the walls go up, so
+    // it never inherits them, and the process still has one thread when they do.
+    let prepared = prepare(
+        ctx,
+        global,
+        &Prepare {
+            home: &home,
+            gate_url: args.gate_url.as_deref(),
+            repo: args.repo.clone(),
+            attach: &args.attach,
+            model_url: args.model_url.as_deref().or(config.model.url.as_deref()),
+            confine: args.confine,
+        },
+    )?;
+    let Prepared {
+        endpoint,
+        child,
+        local,
+        ..
+    } = prepared;
     let mut model = build_model(&args, &config)?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
@@ -81,31 +111,6 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
         .build()
         .context("starting the agent's runtime")?;
     let result = runtime.block_on(async {
-        // The gate: the one named, the one running, or one we start.
-        let mut child = None;
-        let endpoint = match &args.gate_url {
-            Some(url) => GateEndpoint::from_url(url, &home).map_err(|e| match e {
-                GateClientError::BadUrl { .. } => UsageError(e.to_string()).into(),
-                other => anyhow::Error::from(other),
-            })?,
-            None => {
-                let endpoint = GateEndpoint::unix_in(&home);
-                if GateClient::new(endpoint.clone()).health().await.is_err() {
-                    let policy = absolute(global.policy.as_deref())?;
-                    let config_file = absolute(global.config.as_deref())?;
-                    let launch = GateLaunch {
-                        seam_home: &home,
-                        policy: policy.as_deref(),
-                        config: config_file.as_deref(),
-                    };
-                    child = Some(GateChild::start(&launch, Duration::from_secs(20)).await?);
-                    output::notice(
-                        "started a gate for this turn (its log: gate.log in seam's home)",
-                    );
-                }
-                endpoint
-            }
-        };
         let mut client = GateClient::new(endpoint.clone());
         let governed = client
             .tools()
@@ -119,14 +124,6 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
             .open_turn()
             .await
             .context("opening a turn with the gate")?;
-        let local = Arc::new(
-            seam_local::LocalTools::open(seam_local::LocalConfig {
-                repo: args.repo.clone(),
-                self_modify: ctx.policy.decision(seam_policy::Capability::SelfModify),
-                ..seam_local::LocalConfig::new(home.clone())
-            })
-            .context("opening the local tools")?,
-        );
         let gate = GateDispatch::new(client, turn_id.clone());
         let router = Router::new(
             registry.clone(),
@@ -264,4 +261,86 @@ fn build_model(args: &AskArgs, config: &AgentConfig) -> anyhow::Result<Box<dyn C
 fn absolute(p: Option<&std::path::Path>) -> anyhow::Result<Option<PathBuf>> {
     p.map(|p| std::path::absolute(p).with_context(|| format!("resolving {}", p.display())))
         .transpose()
+}
+
+/// What the agent's process needs before its walls go up.
+pub(crate) struct Prepare<'a> {
+    pub home: &'a std::path::Path,
+    pub gate_url: Option<&'a str>,
+    pub repo: Option<PathBuf>,
+    pub attach: &'a [PathBuf],
+    pub model_url: Option<&'a str>,
+    pub confine: ConfineMode,
+}
+
+/// The gate found or started, the local tools opened, the walls up.
+pub(crate) struct Prepared {
+    pub endpoint: GateEndpoint,
+    pub child: Option<GateChild>,
+    pub local: Arc<seam_local::LocalTools>,
+    pub confinement: Confinement,
+}
+
+/// Finds or starts the gate (on a runtime of the calling thread alone, dropped before the
+/// walls), opens the local tools (they find the repository with git), then strips the
+/// environment and confines the process. `seam ask` and the attack test share it, so the test
+/// attacks exactly the walls the agent runs behind.
+pub(crate) fn prepare(ctx: &Context, global: &Global, p: &Prepare<'_>) -> anyhow::Result<Prepared> {
+    let home = p.home.to_path_buf();
+    let single = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .context("starting the runtime that finds the gate")?;
+    let (endpoint, child) = single.block_on(async {
+        let mut child = None;
+        let endpoint = match p.gate_url {
+            Some(url) => GateEndpoint::from_url(url, &home).map_err(|e| match e {
+                GateClientError::BadUrl { .. } => UsageError(e.to_string()).into(),
+                other => anyhow::Error::from(other),
+            })?,
+            None => {
+                let endpoint = GateEndpoint::unix_in(&home);
+                if GateClient::new(endpoint.clone()).health().await.is_err() {
+                    let policy = absolute(global.policy.as_deref())?;
+                    let config_file = absolute(global.config.as_deref())?;
+                    let launch = GateLaunch {
+                        seam_home: &home,
+                        policy: policy.as_deref(),
+                        config: config_file.as_deref(),
+                    };
+                    child = Some(GateChild::start(&launch, Duration::from_secs(20)).await?);
+                    output::notice(
+                        "started a gate for this turn (its log: gate.log in seam's home)",
+                    );
+                }
+                endpoint
+            }
+        };
+        Ok::<_, anyhow::Error>((endpoint, child))
+    })?;
+    drop(single);
+    let local = Arc::new(
+        seam_local::LocalTools::open(seam_local::LocalConfig {
+            repo: p.repo.clone(),
+            self_modify: ctx.policy.decision(seam_policy::Capability::SelfModify),
+            ..seam_local::LocalConfig::new(home.clone())
+        })
+        .context("opening the local tools")?,
+    );
+    let confinement = confine::confine(
+        p.confine,
+        &confine::ConfineInputs {
+            seam_home: &home,
+            repo: local.repository(),
+            attach: p.attach,
+            model_url: p.model_url,
+            gate: &endpoint,
+        },
+    )?;
+    Ok(Prepared {
+        endpoint,
+        child,
+        local,
+        confinement,
+    })
 }

@@ -1,0 +1,138 @@
+//! `seam __agent-attack` (hidden, test-only): raise exactly the walls `seam ask` raises (the
+//! same [`super::prepare`]), then attack them from inside and print what the kernel answered,
+//! as JSON: each attempt with its errno, and one call through the gate that must still work.
+//! The attack test (tests/confine.rs) asserts on it.
+
+use std::io::Read as _;
+use std::path::PathBuf;
+
+use anyhow::Context as _;
+use seam_agent::gate_client::GateClient;
+use serde_json::{Value, json};
+
+use crate::cli::Global;
+use crate::context::Context;
+use crate::exit::Exit;
+use crate::output;
+
+use super::{ConfineMode, Prepare, Prepared, prepare};
+
+/// What to attack.
+#[derive(Debug, Clone, Default)]
+pub struct AttackArgs {
+    /// The model URL the walls let through (its port).
+    pub model_url: Option<String>,
+    /// Files to try to read.
+    pub read: Vec<PathBuf>,
+    /// Files to try to create.
+    pub write: Vec<PathBuf>,
+    /// Loopback ports to try to connect to.
+    pub connect: Vec<u16>,
+    /// Programs to try to run.
+    pub exec: Vec<PathBuf>,
+    /// Environment variables whose presence to report.
+    pub env: Vec<String>,
+    /// A workspace file to read through the gate.
+    pub gate_read: Option<String>,
+    pub repo: Option<PathBuf>,
+    pub require: bool,
+}
+
+fn outcome(kind: &str, target: String, r: std::io::Result<()>) -> Value {
+    match r {
+        Ok(()) => json!({"attack": kind, "target": target, "denied": false, "errno": null}),
+        Err(e) => json!({
+            "attack": kind,
+            "target": target,
+            "denied": true,
+            "errno": e.raw_os_error(),
+            "error": e.to_string(),
+        }),
+    }
+}
+
+pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<Exit> {
+    let home = ctx.ensure_home()?.to_path_buf();
+    let Prepared {
+        endpoint,
+        child,
+        confinement,
+        ..
+    } = prepare(
+        ctx,
+        global,
+        &Prepare {
+            home: &home,
+            gate_url: None,
+            repo: args.repo.clone(),
+            attach: &[],
+            model_url: args.model_url.as_deref(),
+            confine: if args.require {
+                ConfineMode::Required
+            } else {
+                ConfineMode::BestEffort
+            },
+        },
+    )?;
+    let mut attempts = Vec::new();
+    for p in &args.read {
+        let r = std::fs::File::open(p).and_then(|mut f| {
+            let mut s = Vec::new();
+            f.read_to_end(&mut s).map(drop)
+        });
+        attempts.push(outcome("read", p.display().to_string(), r));
+    }
+    for p in &args.write {
+        let r = std::fs::File::create(p).map(drop);
+        attempts.push(outcome("write", p.display().to_string(), r));
+    }
+    for port in &args.connect {
+        let r = std::net::TcpStream::connect(("127.0.0.1", *port)).map(drop);
+        attempts.push(outcome("connect", port.to_string(), r));
+    }
+    for p in &args.exec {
+        let r = std::process::Command::new(p)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .map(drop);
+        attempts.push(outcome("exec", p.display().to_string(), r));
+    }
+    let env: Value = args
+        .env
+        .iter()
+        .map(|k| (k.clone(), json!(std::env::var_os(k).is_some())))
+        .collect::<serde_json::Map<_, _>>()
+        .into();
+
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .build()
+        .context("starting the runtime")?;
+    let gate = runtime.block_on(async {
+        let Some(path) = &args.gate_read else {
+            return Value::Null;
+        };
+        let mut client = GateClient::new(endpoint);
+        match client
+            .invoke("files.read", json!({"path": path}), None)
+            .await
+        {
+            Ok(invoked) => json!({
+                "ok": true,
+                "status": invoked.status,
+                "answer": serde_json::to_value(&invoked.answer).unwrap_or(Value::Null),
+            }),
+            Err(e) => json!({"ok": false, "error": e.to_string()}),
+        }
+    });
+    drop(child);
+    output::json(&json!({
+        "confinement": confinement,
+        "attempts": attempts,
+        "env_present": env,
+        "gate": gate,
+    }));
+    Ok(Exit::Ok)
+}

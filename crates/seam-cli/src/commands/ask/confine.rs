@@ -1,0 +1,423 @@
+//! The agent process confined: after the gate is found or started (so the gate never inherits
+//! these walls) and before the turn's multi-threaded runtime exists (Landlock binds the calling
+//! thread and what it starts later), `seam ask` strips credentials from its environment and
+//! restricts itself with Landlock:
+//!
+//! - **read-only**: the system (`/usr`, `/lib*`, `/bin`, `/sbin`, `/nix/store`), a short list
+//!   of `/etc` files (the loader's cache, name resolution, TLS roots, git's system config —
+//!   not `/etc/passwd`, not `/etc/shadow`), the seam binary, the builder's repository (its
+//!   working tree), each attached file by name;
+//! - **read-write**: seam's `staging/` (worktrees, images, the agent's TMPDIR), `agent/` (the
+//!   return queue) and `memory/` (build records), and the repository's `.git` (worktree
+//!   metadata, the builder's objects) — nothing else of seam's home (not `keys/`, not the
+//!   ledger) and nothing else of the owner's home;
+//! - **execute**: only what the local tools run — `git` and its libexec directory, `dot`,
+//!   `rustfmt` (and, when it is a rustup proxy, the toolchains), `ruff` — each resolved on
+//!   PATH now, plus the ELF loader;
+//! - **network** (Landlock ABI 4): no TCP bind, TCP connect only to the model endpoint's port
+//!   and the gate's port when the gate is on TCP (the gate's unix socket needs no port);
+//! - **scope** (ABI 6): no abstract unix socket outside the agent.
+//!
+//! Where a protection is unavailable, [`confine`] says so once (a notice) or, with
+//! `--require-confinement`, refuses. `--no-confine` skips all of it (debugging only).
+
+use std::ffi::OsString;
+use std::path::{Path, PathBuf};
+
+use anyhow::Context as _;
+use seam_agent::gate_client::GateEndpoint;
+use seam_sandbox::agent_wall::{self, AgentWall, Place, PlaceAccess};
+
+use crate::output;
+
+/// How hard `seam ask` insists on its walls.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum ConfineMode {
+    /// Raise what the kernel has; say once what is missing.
+    #[default]
+    BestEffort,
+    /// Refuse to run the agent without every protection.
+    Required,
+    /// No walls (`--no-confine`, for debugging).
+    Off,
+}
+
+/// What the walls are made from.
+#[derive(Debug, Clone)]
+pub struct ConfineInputs<'a> {
+    pub seam_home: &'a Path,
+    /// The builder's repository (its top level), when there is one.
+    pub repo: Option<&'a Path>,
+    pub attach: &'a [PathBuf],
+    /// The model endpoint's URL.
+    pub model_url: Option<&'a str>,
+    pub gate: &'a GateEndpoint,
+}
+
+/// What went up, for the caller (and the attack test) to show.
+#[derive(Debug, Clone, Default, serde::Serialize)]
+pub struct Confinement {
+    pub landlock_abi: Option<u32>,
+    pub filesystem: bool,
+    pub network: bool,
+    pub abstract_unix_scoped: bool,
+    /// Names of the variables removed (never their values).
+    pub env_removed: Vec<String>,
+    pub connect_ports: Vec<u16>,
+    /// What is missing, in words.
+    pub missing: Vec<String>,
+}
+
+/// The seam home subdirectories the agent writes.
+pub const AGENT_DIRS: [&str; 3] = ["staging", "agent", "memory"];
+
+/// Programs the local tools run, looked up on PATH.
+const PROGRAMS: [&str; 4] = ["git", "dot", "rustfmt", "ruff"];
+
+/// `/etc` files the agent and the programs it runs read.
+const ETC_FILES: [&str; 13] = [
+    "/etc/ld.so.cache",
+    "/etc/ld.so.conf",
+    "/etc/ld.so.conf.d",
+    "/etc/resolv.conf",
+    "/etc/hosts",
+    "/etc/nsswitch.conf",
+    "/etc/host.conf",
+    "/etc/gai.conf",
+    "/etc/ssl",
+    "/etc/ca-certificates",
+    "/etc/pki",
+    "/etc/gitconfig",
+    "/etc/localtime",
+];
+
+/// True for a variable name that looks like it holds a credential or reaches one.
+pub fn looks_like_credential(name: &str) -> bool {
+    let upper = name.to_ascii_uppercase();
+    const WORDS: [&str; 11] = [
+        "KEY",
+        "TOKEN",
+        "SECRET",
+        "PASSWORD",
+        "PASSWD",
+        "PASSPHRASE",
+        "CREDENTIAL",
+        "COOKIE",
+        "SESSION",
+        "PRIVATE",
+        "AUTH",
+    ];
+    const PREFIXES: [&str; 20] = [
+        "AWS_",
+        "AZURE_",
+        "ARM_",
+        "GOOGLE_",
+        "GCLOUD_",
+        "GCP_",
+        "CLOUDSDK_",
+        "DIGITALOCEAN_",
+        "HCLOUD_",
+        "OS_",
+        "ALICLOUD_",
+        "ALIBABA_",
+        "IBMCLOUD_",
+        "OCI_",
+        "LINODE_",
+        "VAULT_",
+        "SSH_",
+        "GPG_",
+        "GNUPG",
+        "SEAM_KEEPER",
+    ];
+    const NAMES: [&str; 6] = [
+        "KUBECONFIG",
+        "DOCKER_CONFIG",
+        "DOCKER_HOST",
+        "DBUS_SESSION_BUS_ADDRESS",
+        "PASSWORD_STORE_DIR",
+        "NETRC",
+    ];
+    WORDS.iter().any(|w| upper.contains(w))
+        || PREFIXES.iter().any(|p| upper.starts_with(p))
+        || NAMES.contains(&upper.as_str())
+}
+
+/// The TCP port of an http(s) URL (its explicit port, else 80 or 443).
+pub fn url_port(url: &str) -> Option<u16> {
+    let (scheme, rest) = url.split_once("://")?;
+    let authority = rest.split(['/', '?', '#']).next()?;
+    let host_port = authority.rsplit_once('@').map_or(authority, |(_, h)| h);
+    let port = match host_port.rsplit_once(':') {
+        Some((host, p)) if !host.ends_with('[') && !p.contains(']') => Some(p.parse().ok()?),
+        _ => None,
+    };
+    port.or(match scheme.to_ascii_lowercase().as_str() {
+        "http" => Some(80),
+        "https" => Some(443),
+        _ => None,
+    })
+}
+
+/// A program's real file, found on PATH.
+fn on_path(name: &str) -> Option<PathBuf> {
+    let path = std::env::var_os("PATH")?;
+    std::env::split_paths(&path)
+        .map(|d| d.join(name))
+        .find(|p| p.is_file())
+        .and_then(|p| p.canonicalize().ok())
+}
+
+/// The ELF loaders of this machine (an exec needs the right to execute its interpreter).
+fn loaders() -> Vec<PathBuf> {
+    let mut dirs = vec![
+        PathBuf::from("/lib"),
+        PathBuf::from("/lib64"),
+        PathBuf::from("/usr/lib"),
+        PathBuf::from("/usr/lib64"),
+    ];
+    if let Ok(rd) = std::fs::read_dir("/usr/lib") {
+        dirs.extend(
+            rd.flatten()
+                .map(|e| e.path())
+                .filter(|p| p.to_string_lossy().ends_with("-linux-gnu")),
+        );
+    }
+    let mut found = Vec::new();
+    for d in dirs {
+        let Ok(rd) = std::fs::read_dir(&d) else {
+            continue;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if (name.starts_with("ld-linux") || name.starts_with("ld-musl"))
+                && let Ok(real) = e.path().canonicalize()
+                && !found.contains(&real)
+            {
+                found.push(real);
+            }
+        }
+    }
+    found
+}
+
+/// The repository's git directory shared by its worktrees (`.git`), absolute.
+fn git_common_dir(repo: &Path) -> Option<PathBuf> {
+    let out = std::process::Command::new("git")
+        .arg("-C")
+        .arg(repo)
+        .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    if !out.status.success() {
+        return None;
+    }
+    let text = String::from_utf8(out.stdout).ok()?;
+    let p = PathBuf::from(text.trim_end_matches('\n'));
+    p.is_absolute().then_some(p)
+}
+
+fn git_exec_path(git: &Path) -> Option<PathBuf> {
+    let out = std::process::Command::new(git)
+        .arg("--exec-path")
+        .stderr(std::process::Stdio::null())
+        .output()
+        .ok()?;
+    let text = String::from_utf8(out.stdout).ok()?;
+    Some(PathBuf::from(text.trim_end_matches('\n'))).filter(|p| p.is_absolute())
+}
+
+/// The walls for these inputs (the places must exist before they can be named: the agent's
+/// directories in seam's home are created here).
+pub fn plan(inputs: &ConfineInputs<'_>) -> anyhow::Result<AgentWall> {
+    let place = |path: PathBuf, access| Place { path, access };
+    let mut places = Vec::new();
+    for sys in [
+        "/usr",
+        "/lib",
+        "/lib64",
+        "/lib32",
+        "/libx32",
+        "/bin",
+        "/sbin",
+        "/nix/store",
+    ] {
+        places.push(place(sys.into(), PlaceAccess::Read));
+    }
+    for f in ETC_FILES {
+        places.push(place(f.into(), PlaceAccess::Read));
+    }
+    places.push(place("/dev/null".into(), PlaceAccess::Device));
+    for d in ["/dev/zero", "/dev/urandom", "/dev/random"] {
+        places.push(place(d.into(), PlaceAccess::Read));
+    }
+    if let Ok(exe) = std::env::current_exe().and_then(|e| e.canonicalize()) {
+        places.push(place(exe, PlaceAccess::Read));
+    }
+    for dir in AGENT_DIRS {
+        let d = inputs.seam_home.join(dir);
+        std::fs::create_dir_all(&d)
+            .with_context(|| format!("creating the agent's directory {}", d.display()))?;
+        places.push(place(d, PlaceAccess::ReadWrite));
+    }
+    std::fs::create_dir_all(agent_tmp(inputs.seam_home))
+        .context("creating the agent's TMPDIR in staging")?;
+    if let Some(repo) = inputs.repo {
+        places.push(place(repo.to_path_buf(), PlaceAccess::Read));
+        if let Some(git_dir) = git_common_dir(repo) {
+            places.push(place(git_dir, PlaceAccess::ReadWrite));
+        }
+    }
+    for f in inputs.attach {
+        let real = f
+            .canonicalize()
+            .with_context(|| format!("the attached file {}", f.display()))?;
+        places.push(place(real, PlaceAccess::Read));
+    }
+    for name in PROGRAMS {
+        let Some(real) = on_path(name) else { continue };
+        if name == "git"
+            && let Some(exec) = git_exec_path(&real)
+        {
+            places.push(place(exec, PlaceAccess::ReadExec));
+        }
+        if real.file_name().is_some_and(|n| n == "rustup") {
+            // A rustup proxy runs the toolchain's program: the toolchains, read and run.
+            let rustup_home = std::env::var_os("RUSTUP_HOME")
+                .map(PathBuf::from)
+                .or_else(|| std::env::var_os("HOME").map(|h| PathBuf::from(h).join(".rustup")));
+            if let Some(rh) = rustup_home {
+                places.push(place(rh.join("toolchains"), PlaceAccess::ReadExec));
+                places.push(place(rh.join("settings.toml"), PlaceAccess::Read));
+            }
+        }
+        places.push(place(real, PlaceAccess::ReadExec));
+    }
+    for l in loaders() {
+        places.push(place(l, PlaceAccess::ReadExec));
+    }
+    let mut connect_ports = Vec::new();
+    if let Some(p) = inputs.model_url.and_then(url_port) {
+        connect_ports.push(p);
+    }
+    if let GateEndpoint::Tcp { authority, .. } = inputs.gate
+        && let Some(p) = url_port(&format!("http://{authority}"))
+        && !connect_ports.contains(&p)
+    {
+        connect_ports.push(p);
+    }
+    Ok(AgentWall {
+        places,
+        connect_ports,
+    })
+}
+
+/// The agent's TMPDIR (inside its walls).
+pub fn agent_tmp(seam_home: &Path) -> PathBuf {
+    seam_home.join("staging").join("tmp")
+}
+
+/// Strips credentials from the environment and raises the walls. Must run while the process
+/// has one thread. Says once what is missing (or refuses, in [`ConfineMode::Required`]).
+pub fn confine(mode: ConfineMode, inputs: &ConfineInputs<'_>) -> anyhow::Result<Confinement> {
+    let mut report = Confinement::default();
+    if mode == ConfineMode::Off {
+        output::notice(
+            "the agent runs unconfined (--no-confine): its environment, files and network are \
+             those of this shell",
+        );
+        return Ok(report);
+    }
+    let removed: Vec<OsString> = std::env::vars_os()
+        .map(|(k, _)| k)
+        .filter(|k| looks_like_credential(&k.to_string_lossy()))
+        .collect();
+    agent_wall::remove_env_vars(&removed).context("stripping credentials from the environment")?;
+    report.env_removed = removed
+        .iter()
+        .map(|k| k.to_string_lossy().into_owned())
+        .collect();
+    agent_wall::set_env_var("TMPDIR", agent_tmp(inputs.seam_home).as_os_str())
+        .context("pointing TMPDIR into the agent's walls")?;
+
+    let wall = plan(inputs)?;
+    report.connect_ports = wall.connect_ports.clone();
+    match wall.restrict_self() {
+        Ok(applied) => {
+            report.landlock_abi = Some(applied.abi);
+            report.filesystem = applied.filesystem;
+            report.network = applied.network;
+            report.abstract_unix_scoped = applied.abstract_unix_scoped;
+            if !applied.network {
+                report.missing.push(format!(
+                    "network confinement (Landlock ABI {} has no network rules; ABI 4 does)",
+                    applied.abi
+                ));
+            }
+        }
+        Err(agent_wall::WallError::Unavailable(why)) => {
+            report
+                .missing
+                .push(format!("filesystem and network confinement ({why})"));
+        }
+        Err(e) => return Err(anyhow::Error::from(e).context("confining the agent")),
+    }
+    if !report.missing.is_empty() {
+        let what = report.missing.join("; ");
+        if mode == ConfineMode::Required {
+            anyhow::bail!(
+                "the agent cannot be confined as required (--require-confinement): missing {what}"
+            );
+        }
+        output::notice(&format!(
+            "the agent runs with less confinement than it should: missing {what}"
+        ));
+    }
+    Ok(report)
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn credential_names_are_recognised() {
+        for yes in [
+            "OPENAI_API_KEY",
+            "GITHUB_TOKEN",
+            "AWS_REGION",
+            "aws_profile",
+            "DB_PASSWORD",
+            "SSH_AUTH_SOCK",
+            "CLOUDSDK_CONFIG",
+            "DBUS_SESSION_BUS_ADDRESS",
+            "MY_SECRET",
+            "KUBECONFIG",
+        ] {
+            assert!(looks_like_credential(yes), "{yes}");
+        }
+        for no in [
+            "PATH",
+            "HOME",
+            "LANG",
+            "TERM",
+            "SEAM_HOME",
+            "TMPDIR",
+            "USER",
+        ] {
+            assert!(!looks_like_credential(no), "{no}");
+        }
+    }
+
+    #[test]
+    fn ports_come_from_urls() {
+        assert_eq!(url_port("http://127.0.0.1:8080/v1"), Some(8080));
+        assert_eq!(url_port("https://models.example"), Some(443));
+        assert_eq!(url_port("http://h"), Some(80));
+        assert_eq!(url_port("http://u:p@h:9/x"), Some(9));
+        assert_eq!(url_port("http://[::1]:7000/"), Some(7000));
+        assert_eq!(url_port("http://[::1]/"), Some(80));
+        assert_eq!(url_port("http://h:notaport"), None);
+    }
+}
