@@ -157,3 +157,39 @@ fn no_confine_and_require_confinement_contradict() {
         String::from_utf8_lossy(&out.stderr)
     );
 }
+
+#[test]
+fn doctor_reports_the_agents_walls_the_policy_the_socket_and_the_ledger() {
+    let owner = Owner::new();
+    owner.write("project/notes.md", b"hello\n");
+    let (code, _) = common::read(&owner, serde_json::json!({"path": "notes.md"}));
+    assert_eq!(code, 0, "a call makes the ledger");
+    let policy = owner.policy("");
+    let out = owner
+        .seam()
+        .arg("--policy")
+        .arg(&policy)
+        .args(["doctor", "--json"])
+        .output()
+        .unwrap();
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let agent = &report["agent"];
+    assert_eq!(agent["policy_file"], policy.to_str().unwrap(), "{agent}");
+    let ledger = agent["ledger"].as_str().unwrap();
+    assert!(ledger.starts_with("verified: 1 records"), "{ledger}");
+    assert!(
+        agent["gate_socket"].as_str().unwrap().contains("none"),
+        "{agent}"
+    );
+    let walls = agent["agent"].as_array().unwrap();
+    assert!(
+        walls
+            .iter()
+            .any(|w| w[0].as_str().unwrap().starts_with("credentials stripped") && w[1] == true),
+        "{agent}"
+    );
+    assert_eq!(
+        agent["landlock_abi"], report["landlock_abi"],
+        "one kernel, one answer"
+    );
+}

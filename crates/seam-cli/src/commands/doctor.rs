@@ -22,6 +22,8 @@ struct Report<'a> {
     python_run_unsandboxed_allowed: bool,
     /// What python.run will do here, in one sentence.
     python_run: String,
+    /// The agent's walls (`seam ask`), the policy file, the gate's socket, the ledger.
+    agent: super::ask::confine::DoctorReport,
 }
 
 #[derive(Debug, Serialize)]
@@ -101,6 +103,14 @@ pub fn run(ctx: &Context, as_json: bool) -> anyhow::Result<Exit> {
         python_run_decision: decision,
         python_run_unsandboxed_allowed: unsandboxed,
         python_run,
+        agent: super::ask::confine::doctor_report(
+            &ctx.seam_home,
+            match ctx.policy.origin() {
+                seam_policy::PolicyOrigin::File(p) => Some(p.as_path()),
+                _ => None,
+            },
+            &protections.list,
+        ),
     };
     if as_json {
         output::json(&report);
@@ -129,6 +139,7 @@ pub fn run(ctx: &Context, as_json: bool) -> anyhow::Result<Exit> {
             }
         ));
         text.push_str(&format!("python.run here: {}\n", report.python_run));
+        text.push_str(&super::ask::confine::doctor_text(&report.agent));
         output::text(&text);
     }
     Ok(if walls_up { Exit::Ok } else { Exit::Internal })

@@ -377,6 +377,134 @@ pub fn confine(mode: ConfineMode, inputs: &ConfineInputs<'_>) -> anyhow::Result<
     Ok(report)
 }
 
+/// What `seam doctor` says about the agent's walls, the gate's socket and the ledger.
+#[derive(Debug, serde::Serialize)]
+pub struct DoctorReport {
+    pub landlock_abi: Option<u32>,
+    pub seccomp: bool,
+    pub user_namespaces: bool,
+    /// Each protection `seam ask` raises for its agent here, with whether it is active.
+    pub agent: Vec<(String, bool)>,
+    /// The policy file in force (`None`: the built-in defaults).
+    pub policy_file: Option<PathBuf>,
+    pub gate_socket: String,
+    pub ledger: String,
+}
+
+/// Builds the doctor's section on the agent (no walls are raised: this only asks).
+pub fn doctor_report(
+    seam_home: &Path,
+    policy_file: Option<&Path>,
+    protections: &[seam_sandbox::Protection],
+) -> DoctorReport {
+    let abi = agent_wall::landlock_abi().ok();
+    let active = |prefix: &str| {
+        protections
+            .iter()
+            .any(|p| p.name.starts_with(prefix) && p.active)
+    };
+    let v = abi.unwrap_or(0);
+    let agent = vec![
+        ("credentials stripped from the environment".to_owned(), true),
+        (
+            "Landlock filesystem: read-only system and repository, writes only in staging, agent, memory and the repository's .git, runs only git, dot, rustfmt, ruff"
+                .to_owned(),
+            abi.is_some(),
+        ),
+        (
+            "Landlock network: no TCP bind, connect only to the model's (and a TCP gate's) port"
+                .to_owned(),
+            v >= 4,
+        ),
+        (
+            "Landlock scope: no abstract unix socket outside the agent".to_owned(),
+            v >= 6,
+        ),
+        (
+            "seccomp for the agent (not applied: the agent runs git and formatters)".to_owned(),
+            false,
+        ),
+    ];
+    DoctorReport {
+        landlock_abi: abi,
+        seccomp: active("seccomp"),
+        user_namespaces: active("user namespace"),
+        agent,
+        policy_file: policy_file.map(Path::to_path_buf),
+        gate_socket: socket_state(&seam_home.join("gate.sock")),
+        ledger: ledger_state(seam_home),
+    }
+}
+
+/// The doctor's section as text.
+pub fn doctor_text(r: &DoctorReport) -> String {
+    let mut t = format!(
+        "\nkernel: Landlock {}, seccomp {}, user namespaces {}\n",
+        r.landlock_abi
+            .map_or("absent".to_owned(), |v| format!("ABI {v}")),
+        if r.seccomp { "yes" } else { "no" },
+        if r.user_namespaces { "yes" } else { "no" },
+    );
+    t.push_str("the agent's process (seam ask):\n");
+    for (what, on) in &r.agent {
+        t.push_str(&format!(
+            "  {}  {what}\n",
+            if *on { "active " } else { "absent " }
+        ));
+    }
+    t.push_str(&format!(
+        "policy: {}\n",
+        r.policy_file
+            .as_ref()
+            .map_or("the built-in defaults (no file)".to_owned(), |p| {
+                p.display().to_string()
+            })
+    ));
+    t.push_str(&format!("gate socket: {}\n", r.gate_socket));
+    t.push_str(&format!("ledger: {}\n", r.ledger));
+    t
+}
+
+fn socket_state(path: &Path) -> String {
+    use std::os::unix::fs::{FileTypeExt as _, MetadataExt as _};
+    match std::fs::symlink_metadata(path) {
+        Err(_) => format!(
+            "{}: none (no gate is running for this home)",
+            path.display()
+        ),
+        Ok(m) if !m.file_type().is_socket() => {
+            format!("{}: NOT a socket (something else is there)", path.display())
+        }
+        Ok(m) => {
+            let mode = m.mode() & 0o777;
+            format!(
+                "{}: a socket, mode {mode:o}, owner uid {}{}",
+                path.display(),
+                m.uid(),
+                if mode & 0o077 == 0 {
+                    " (owner only)"
+                } else {
+                    " (OPEN TO OTHERS: anyone who can reach it can call the gate)"
+                }
+            )
+        }
+    }
+}
+
+fn ledger_state(seam_home: &Path) -> String {
+    let paths = seam_ledger::LedgerPaths::new(seam_home);
+    if !paths.db_file.exists() {
+        return "none yet (made by the gate's first call)".into();
+    }
+    match seam_ledger::verify(seam_home, None) {
+        Ok(r) => format!(
+            "verified: {} records, signed head at record {}",
+            r.records, r.head.seq
+        ),
+        Err(e) => format!("DOES NOT VERIFY: {e}"),
+    }
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
