@@ -48,6 +48,12 @@
 //! crate allocates), and the seccomp program is built here from the table rather than by
 //! `seccompiler`, so the filter is one table plus one fixed program shape anyone can review.
 //!
+//! # The agent's wall
+//! [`agent_wall`] is a second, smaller use of the same kernel feature: Landlock for a whole
+//! process that keeps running (`seam ask`'s agent), with the places and TCP ports named by the
+//! caller, and the environment changed only while the process has one thread. It shares the
+//! raw Landlock calls with the sandbox and nothing else.
+//!
 //! # Honest degradation
 //! [`Protections::probe`] asks the kernel (by trying) which walls it can raise; `seam doctor`
 //! prints it. If a required one is missing, [`Sandbox::run`] refuses with
