@@ -128,6 +128,10 @@ fn the_confined_agent_cannot_touch_the_world_but_reaches_the_gate() {
     assert_eq!(env["AWS_SECRET_ACCESS_KEY"], false, "{env}");
     assert_eq!(env["SSH_AUTH_SOCK"], false, "{env}");
     assert_eq!(env["PATH"], true, "{env}");
+    assert!(
+        walls["initial_env_blanked"].as_u64().unwrap() >= 3,
+        "the values are blanked in the initial environment block too: {walls}"
+    );
     let removed = walls["env_removed"].to_string();
     assert!(
         removed.contains("GITHUB_TOKEN") && !removed.contains("ghp_"),

@@ -51,6 +51,8 @@ pub struct ConfineInputs<'a> {
     pub attach: &'a [PathBuf],
     /// The model endpoint's URL.
     pub model_url: Option<&'a str>,
+    /// The embedded model's file, read by the engine thread behind the walls.
+    pub model_file: Option<&'a Path>,
     pub gate: &'a GateEndpoint,
 }
 
@@ -64,6 +66,9 @@ pub struct Confinement {
     /// Names of the variables removed (never their values).
     pub env_removed: Vec<String>,
     pub connect_ports: Vec<u16>,
+    /// Values overwritten with zeros in the initial environment block (the copy the kernel
+    /// shows in /proc/self/environ), checked by reading the block back.
+    pub initial_env_blanked: usize,
     /// What is missing, in words.
     pub missing: Vec<String>,
 }
@@ -228,6 +233,66 @@ fn git_exec_path(git: &Path) -> Option<PathBuf> {
     Some(PathBuf::from(text.trim_end_matches('\n'))).filter(|p| p.is_absolute())
 }
 
+/// The byte ranges of the values of `names` in an environment block (`K=V\0K=V\0…`).
+fn value_ranges(block: &[u8], names: &[OsString]) -> Vec<std::ops::Range<usize>> {
+    use std::os::unix::ffi::OsStrExt as _;
+    let mut ranges = Vec::new();
+    let mut start = 0;
+    for entry in block.split(|b| *b == 0) {
+        if let Some(eq) = entry.iter().position(|b| *b == b'=') {
+            let name = &entry[..eq];
+            if eq + 1 < entry.len() && names.iter().any(|n| n.as_bytes() == name) {
+                ranges.push(start + eq + 1..start + entry.len());
+            }
+        }
+        start += entry.len() + 1;
+    }
+    ranges
+}
+
+/// Overwrites the values of `names` in the initial environment block with zeros (through
+/// /proc/self/mem: plain file I/O on this process's own memory), then reads the block back
+/// and fails if a value is still there. Returns how many values were blanked.
+fn blank_initial_environment(names: &[OsString]) -> std::io::Result<usize> {
+    use std::os::unix::fs::FileExt as _;
+    if names.is_empty() {
+        return Ok(0);
+    }
+    let stat = std::fs::read_to_string("/proc/self/stat")?;
+    // Fields after the command name (which may hold spaces) start at field 3; env_start and
+    // env_end are fields 50 and 51.
+    let after = stat.rsplit_once(')').map_or("", |(_, a)| a);
+    let fields: Vec<&str> = after.split_whitespace().collect();
+    let field = |n: usize| -> std::io::Result<u64> {
+        fields
+            .get(n - 3)
+            .and_then(|f| f.parse().ok())
+            .ok_or_else(|| std::io::Error::other(format!("no field {n} in /proc/self/stat")))
+    };
+    let (env_start, env_end) = (field(50)?, field(51)?);
+    let mem = std::fs::OpenOptions::new()
+        .read(true)
+        .write(true)
+        .open("/proc/self/mem")?;
+    let mut block = vec![0u8; usize::try_from(env_end.saturating_sub(env_start)).unwrap_or(0)];
+    mem.read_exact_at(&mut block, env_start)?;
+    let ranges = value_ranges(&block, names);
+    for r in &ranges {
+        mem.write_all_at(&vec![0u8; r.len()], env_start + r.start as u64)?;
+    }
+    mem.read_exact_at(&mut block, env_start)?;
+    if !value_ranges(&block, names).is_empty()
+        || ranges
+            .iter()
+            .any(|r| block[r.clone()].iter().any(|b| *b != 0))
+    {
+        return Err(std::io::Error::other(
+            "a value is still there after blanking",
+        ));
+    }
+    Ok(ranges.len())
+}
+
 /// The walls for these inputs (the places must exist before they can be named: the agent's
 /// directories in seam's home are created here).
 pub fn plan(inputs: &ConfineInputs<'_>) -> anyhow::Result<AgentWall> {
@@ -268,6 +333,12 @@ pub fn plan(inputs: &ConfineInputs<'_>) -> anyhow::Result<AgentWall> {
         if let Some(git_dir) = git_common_dir(repo) {
             places.push(place(git_dir, PlaceAccess::ReadWrite));
         }
+    }
+    if let Some(m) = inputs.model_file {
+        let real = m
+            .canonicalize()
+            .with_context(|| format!("the model file {}", m.display()))?;
+        places.push(place(real, PlaceAccess::Read));
     }
     for f in inputs.attach {
         let real = f
@@ -338,6 +409,14 @@ pub fn confine(mode: ConfineMode, inputs: &ConfineInputs<'_>) -> anyhow::Result<
         .iter()
         .map(|k| k.to_string_lossy().into_owned())
         .collect();
+    // The variables are gone from `environ`, but the block the kernel put on the stack at
+    // exec still holds their values (and /proc/self/environ shows it): blank them there too.
+    match blank_initial_environment(&removed) {
+        Ok(n) => report.initial_env_blanked = n,
+        Err(e) => report.missing.push(format!(
+            "blanking the credentials in the process's initial environment block ({e})"
+        )),
+    }
     agent_wall::set_env_var("TMPDIR", agent_tmp(inputs.seam_home).as_os_str())
         .context("pointing TMPDIR into the agent's walls")?;
 
@@ -536,6 +615,15 @@ mod tests {
         ] {
             assert!(!looks_like_credential(no), "{no}");
         }
+    }
+
+    #[test]
+    fn values_are_found_in_an_environment_block() {
+        let block = b"PATH=/bin\0API_TOKEN=abc\0EMPTY_KEY=\0HOME=/h\0";
+        let names = [OsString::from("API_TOKEN"), OsString::from("EMPTY_KEY")];
+        let r = value_ranges(block, &names);
+        assert_eq!(r.len(), 1);
+        assert_eq!(&block[r[0].clone()], b"abc");
     }
 
     #[test]
