@@ -112,6 +112,13 @@ pub enum Command {
     /// from stdin, never from the command line, and never shown.
     #[command(subcommand)]
     Secret(SecretCommand),
+    /// MCP: with no subcommand, serve the governed tools (built-in and upstream) as an MCP
+    /// server on stdin/stdout, every call through Toolbox::call; `list` and `accept` manage
+    /// the upstream MCP servers of the config ([[mcp.upstream]]).
+    Mcp {
+        #[command(subcommand)]
+        command: Option<McpCommand>,
+    },
     /// Filter stdin to stdout through the terminal filter.
     #[command(subcommand)]
     Term(TermCommand),
@@ -266,6 +273,24 @@ pub enum LedgerCommand {
     Export {
         /// JSON lines (the only format).
         #[arg(long, required = true)]
+        json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum McpCommand {
+    /// Start each upstream MCP server and show what became of each tool: governed,
+    /// changed or new since accepted (refused until `seam mcp accept`), or withheld.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Accept the tool definitions SERVER shows now (after reviewing what changed):
+    /// its calls are refused while a definition differs from the accepted one.
+    Accept {
+        /// The upstream's name, as in [[mcp.upstream]] name = ...
+        server: String,
+        #[arg(long)]
         json: bool,
     },
 }

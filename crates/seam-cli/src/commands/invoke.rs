@@ -29,7 +29,10 @@ pub fn toolbox_with(
         web,
         ..config.clone()
     };
-    Toolbox::new(ctx.policy.clone(), Arc::new(scrubber), ledger, &config)
+    // The built-in tools, and the tools of the upstream MCP servers the config declares.
+    let mut tools = seam_gate::tools::builtin(&config, &ctx.policy);
+    tools.extend(super::mcp::upstream_tools(ctx)?);
+    Toolbox::with_tools(ctx.policy.clone(), Arc::new(scrubber), ledger, tools)
         .context("building the toolbox")
 }
 

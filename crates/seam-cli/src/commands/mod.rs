@@ -8,6 +8,7 @@ mod gate;
 mod index;
 mod invoke;
 mod ledger;
+mod mcp;
 mod note;
 mod policy;
 mod queue;
@@ -159,6 +160,16 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Secret(cmd) => {
             let ctx = Context::load(&cli.global)?;
             secret::run(&ctx, cmd)
+        }
+        Command::Mcp { command } => {
+            let ctx = Context::load(&cli.global)?;
+            match command {
+                None => mcp::serve(&ctx),
+                Some(crate::cli::McpCommand::List { json }) => mcp::list(&ctx, json),
+                Some(crate::cli::McpCommand::Accept { server, json }) => {
+                    mcp::accept(&ctx, &server, json)
+                }
+            }
         }
     }
 }

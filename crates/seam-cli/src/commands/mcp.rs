@@ -1,0 +1,212 @@
+//! `seam mcp`: the governed tools as an MCP server on stdin/stdout; `seam mcp list`: the
+//! upstream MCP servers the gate governs and the state of each tool; `seam mcp accept
+//! SERVER`: accept an upstream's tool definitions as they are now.
+
+use std::sync::Arc;
+
+use anyhow::Context as _;
+use seam_gate::mcp::{ToolState, UpstreamError, UpstreamReport};
+use seam_gate::{GovernedTool, ToolboxConfig};
+use seam_keeper::Keeper;
+use serde::Serialize;
+
+use crate::context::Context;
+use crate::exit::{Exit, UsageError};
+use crate::output;
+
+/// Starts the configured upstream MCP servers and returns their governed tools, saying on
+/// stderr what was withheld, refused until accepted, or could not start.
+pub fn upstream_tools(ctx: &Context) -> anyhow::Result<Vec<Box<dyn GovernedTool>>> {
+    if ctx.config.mcp.upstreams.is_empty() {
+        return Ok(Vec::new());
+    }
+    let keeper = Keeper::open(&ctx.seam_home).context("opening the keeper")?;
+    let started = seam_gate::mcp::start_upstreams(&ctx.config.mcp, &ctx.seam_home, &keeper);
+    for report in &started.reports {
+        for line in report_notices(report) {
+            output::notice(&line);
+        }
+    }
+    Ok(started.tools)
+}
+
+/// The lines an operator should see about one upstream (nothing when all is well).
+fn report_notices(report: &UpstreamReport) -> Vec<String> {
+    let server = &report.server;
+    let mut out = Vec::new();
+    if let Err(why) = &report.started {
+        out.push(format!(
+            "upstream MCP server {server:?} is not available: {why}"
+        ));
+        return out;
+    }
+    if report.first_sight {
+        out.push(format!(
+            "upstream MCP server {server:?} seen for the first time: its {} tool definitions \
+             are fingerprinted and accepted as they are now",
+            report.tools.len()
+        ));
+    }
+    for t in &report.tools {
+        match &t.state {
+            ToolState::Governed => {}
+            ToolState::Changed(changes) => out.push(format!(
+                "{} changed since it was accepted ({}): refused until `seam mcp accept {server}`",
+                t.name,
+                changes.join(", ")
+            )),
+            ToolState::New => out.push(format!(
+                "{} is new since {server:?} was accepted: refused until `seam mcp accept {server}`",
+                t.name
+            )),
+            ToolState::Withheld(why) => out.push(format!("{} is withheld: {why}", t.name)),
+        }
+    }
+    out.extend(report.notes.iter().cloned());
+    out
+}
+
+/// `seam mcp`: serves the toolbox (built-in and upstream tools) over MCP on stdio.
+pub fn serve(ctx: &Context) -> anyhow::Result<Exit> {
+    let toolbox = Arc::new(super::invoke::toolbox(ctx, &ToolboxConfig::default())?);
+    let runtime = tokio::runtime::Builder::new_multi_thread()
+        .worker_threads(2)
+        .enable_all()
+        .thread_name("seam-mcp")
+        .build()
+        .context("starting the MCP server's runtime")?;
+    let served = runtime.block_on(seam_gate::mcp::serve_stdio(toolbox.clone()));
+    runtime.shutdown_timeout(std::time::Duration::from_secs(1));
+    served.context("serving MCP on stdio")?;
+    Ok(Exit::Ok)
+}
+
+#[derive(Debug, Serialize)]
+struct ToolLine<'a> {
+    name: &'a str,
+    state: &'static str,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    detail: Option<String>,
+}
+
+#[derive(Debug, Serialize)]
+struct ServerLine<'a> {
+    server: &'a str,
+    started: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    error: Option<&'a str>,
+    first_sight: bool,
+    tools: Vec<ToolLine<'a>>,
+    notes: &'a [String],
+}
+
+fn server_line(r: &UpstreamReport) -> ServerLine<'_> {
+    ServerLine {
+        server: &r.server,
+        started: r.started.is_ok(),
+        error: r.started.as_ref().err().map(String::as_str),
+        first_sight: r.first_sight,
+        tools: r
+            .tools
+            .iter()
+            .map(|t| {
+                let (state, detail) = match &t.state {
+                    ToolState::Governed => ("governed", None),
+                    ToolState::Changed(c) => ("changed", Some(c.join(", "))),
+                    ToolState::New => ("new", None),
+                    ToolState::Withheld(why) => ("withheld", Some(why.clone())),
+                };
+                ToolLine {
+                    name: &t.name,
+                    state,
+                    detail,
+                }
+            })
+            .collect(),
+        notes: &r.notes,
+    }
+}
+
+fn print_reports(reports: &[UpstreamReport], as_json: bool) {
+    let lines: Vec<ServerLine<'_>> = reports.iter().map(server_line).collect();
+    if as_json {
+        output::json(&lines);
+        return;
+    }
+    let mut text = String::new();
+    for s in &lines {
+        match s.error {
+            Some(e) => text.push_str(&format!("{}  not available: {e}\n", s.server)),
+            None => text.push_str(&format!("{}  {} tools\n", s.server, s.tools.len())),
+        }
+        for t in &s.tools {
+            match &t.detail {
+                Some(d) => text.push_str(&format!("  {}  {}: {d}\n", t.name, t.state)),
+                None => text.push_str(&format!("  {}  {}\n", t.name, t.state)),
+            }
+        }
+        for n in s.notes {
+            text.push_str(&format!("  note: {n}\n"));
+        }
+    }
+    if lines.is_empty() {
+        text.push_str("no upstream MCP servers are configured ([[mcp.upstream]] in the config)\n");
+    }
+    output::text(&text);
+}
+
+/// `seam mcp list`: starts each upstream and says what became of each of its tools.
+pub fn list(ctx: &Context, as_json: bool) -> anyhow::Result<Exit> {
+    let keeper = Keeper::open(&ctx.seam_home).context("opening the keeper")?;
+    let started = seam_gate::mcp::start_upstreams(&ctx.config.mcp, &ctx.seam_home, &keeper);
+    print_reports(&started.reports, as_json);
+    Ok(Exit::Ok)
+}
+
+/// `seam mcp accept SERVER`: the server's definitions as they are now become the accepted ones.
+pub fn accept(ctx: &Context, server: &str, as_json: bool) -> anyhow::Result<Exit> {
+    let keeper = Keeper::open(&ctx.seam_home).context("opening the keeper")?;
+    ctx.ensure_home()?;
+    let report =
+        match seam_gate::mcp::accept_upstream(&ctx.config.mcp, server, &ctx.seam_home, &keeper) {
+            Ok(r) => r,
+            Err(e @ UpstreamError::UnknownServer { .. }) => {
+                return Err(UsageError(e.to_string()).into());
+            }
+            Err(e) => return Err(e.into()),
+        };
+    if as_json {
+        output::json(&server_line(&report));
+        return Ok(Exit::Ok);
+    }
+    let mut text = String::new();
+    let mut changed = 0;
+    for t in &report.tools {
+        match &t.state {
+            ToolState::Changed(c) => {
+                changed += 1;
+                text.push_str(&format!(
+                    "accepted {} (changed: {})\n",
+                    t.name,
+                    c.join(", ")
+                ));
+            }
+            ToolState::New => {
+                changed += 1;
+                text.push_str(&format!("accepted {} (new)\n", t.name));
+            }
+            _ => {}
+        }
+    }
+    text.push_str(&format!(
+        "{server}: {} tool definitions accepted{}\n",
+        report.tools.len(),
+        if changed == 0 && !report.first_sight {
+            " (none had changed)"
+        } else {
+            ""
+        }
+    ));
+    output::text(&text);
+    Ok(Exit::Ok)
+}
