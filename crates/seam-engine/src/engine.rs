@@ -403,7 +403,7 @@ fn grammar_sampler(
     model: &LlamaModel,
     schema: &serde_json::Value,
 ) -> Result<LlamaSampler, EngineError> {
-    let gbnf = llama_cpp_2::json_schema_to_grammar(&schema.to_string())
+    let gbnf = llama_cpp_2::json_schema_to_grammar(&schema_text(schema))
         .map_err(|e| EngineError::Schema(e.to_string()))?;
     LlamaSampler::grammar(model, &gbnf, "root").map_err(|e| EngineError::Schema(e.to_string()))
 }
@@ -455,4 +455,93 @@ fn argmax(items: impl Iterator<Item = (usize, f32)>) -> LlamaToken {
         }
     }
     LlamaToken(best.0 as i32)
+}
+
+/// The schema as JSON text for llama.cpp, whose grammar asks for an object's
+/// properties in the order the text lists them. serde_json's map is sorted,
+/// which would put `params` before `tool`; so where an object schema has
+/// `required`, its `properties` are written in the order of `required`, then
+/// the others (sorted).
+pub(crate) fn schema_text(schema: &serde_json::Value) -> String {
+    let mut out = String::new();
+    write_schema(schema, None, &mut out);
+    out
+}
+
+fn write_schema(v: &serde_json::Value, order: Option<&[serde_json::Value]>, out: &mut String) {
+    use serde_json::Value;
+    match v {
+        Value::Object(map) => {
+            let mut keys: Vec<&String> = map.keys().collect();
+            if let Some(order) = order {
+                let rank = |k: &str| {
+                    order
+                        .iter()
+                        .position(|r| r.as_str() == Some(k))
+                        .unwrap_or(usize::MAX)
+                };
+                keys.sort_by_key(|k| rank(k));
+            }
+            out.push('{');
+            for (i, k) in keys.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                out.push_str(&Value::String((*k).clone()).to_string());
+                out.push(':');
+                // Inside an object schema, `properties` is ordered by its sibling `required`.
+                let child_order = (order.is_none() && k.as_str() == "properties")
+                    .then(|| map.get("required").and_then(Value::as_array))
+                    .flatten()
+                    .map(Vec::as_slice);
+                write_schema(&map[k.as_str()], child_order, out);
+            }
+            out.push('}');
+        }
+        Value::Array(items) => {
+            out.push('[');
+            for (i, item) in items.iter().enumerate() {
+                if i > 0 {
+                    out.push(',');
+                }
+                write_schema(item, None, out);
+            }
+            out.push(']');
+        }
+        other => out.push_str(&other.to_string()),
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::schema_text;
+
+    #[test]
+    fn properties_follow_the_order_of_required() {
+        let schema = serde_json::json!({
+            "type": "object",
+            "properties": {
+                "params": {"type": "object", "properties": {"zz": {}, "aa": {}, "mm": {}}, "required": ["zz", "mm"]},
+                "mode": {"const": "action"},
+                "extra": {"type": "string"},
+                "tool": {"enum": ["b", "a"]}
+            },
+            "required": ["mode", "tool", "params"]
+        });
+        let text = schema_text(&schema);
+        let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("{s} in {text}"));
+        assert!(
+            at("\"mode\"") < at("\"tool\"") && at("\"tool\"") < at("\"params\""),
+            "{text}"
+        );
+        assert!(at("\"params\"") < at("\"extra\""), "{text}");
+        assert!(
+            at("\"zz\"") < at("\"mm\"") && at("\"mm\"") < at("\"aa\""),
+            "{text}"
+        );
+        // The enum's order is kept, and the text is the same JSON value.
+        assert!(text.contains("[\"b\",\"a\"]"), "{text}");
+        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
+        assert_eq!(back, schema);
+    }
 }
