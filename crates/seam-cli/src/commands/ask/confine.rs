@@ -51,6 +51,8 @@ pub struct ConfineInputs<'a> {
     pub attach: &'a [PathBuf],
     /// The model endpoint's URL.
     pub model_url: Option<&'a str>,
+    /// The embedded model's file, read by the engine thread behind the walls.
+    pub model_file: Option<&'a Path>,
     pub gate: &'a GateEndpoint,
 }
 
@@ -331,6 +333,12 @@ pub fn plan(inputs: &ConfineInputs<'_>) -> anyhow::Result<AgentWall> {
         if let Some(git_dir) = git_common_dir(repo) {
             places.push(place(git_dir, PlaceAccess::ReadWrite));
         }
+    }
+    if let Some(m) = inputs.model_file {
+        let real = m
+            .canonicalize()
+            .with_context(|| format!("the model file {}", m.display()))?;
+        places.push(place(real, PlaceAccess::Read));
     }
     for f in inputs.attach {
         let real = f

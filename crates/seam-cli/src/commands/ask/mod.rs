@@ -16,6 +16,8 @@
 pub(crate) mod attack;
 mod config;
 pub(crate) mod confine;
+#[cfg(feature = "embedded")]
+mod embedded;
 mod gate_child;
 
 use std::path::PathBuf;
@@ -83,6 +85,10 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
         Some(p) => Trace::to_file(p).map_err(|e| UsageError(e.to_string()))?,
         None => Trace::none(),
     };
+    // The embedded model is fetched (if it is not in the cache yet) before the walls go up:
+    // the agent itself never reaches the network. It is loaded after, on a thread that
+    // inherits them, with its file the one thing of the cache it may read.
+    let embedded = embedded_model_file(&args, &config)?;
     // The gate first, on a single-threaded runtime: it is started before the walls go up, so
     // it never inherits them, and the process still has one thread when they do.
     let prepared = prepare(
@@ -94,6 +100,7 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
             repo: args.repo.clone(),
             attach: &args.attach,
             model_url: args.model_url.as_deref().or(config.model.url.as_deref()),
+            model_file: embedded.as_ref().map(|(_, path)| path.as_path()),
             confine: args.confine,
         },
     )?;
@@ -103,7 +110,7 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
         local,
         ..
     } = prepared;
-    let mut model = build_model(&args, &config)?;
+    let mut model = build_model(&args, &config, embedded)?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -233,15 +240,44 @@ fn turn_options(args: &AskArgs, config: &AgentConfig) -> TurnOptions {
     }
 }
 
-fn build_model(args: &AskArgs, config: &AgentConfig) -> anyhow::Result<Box<dyn ChatModel>> {
-    let url = args.model_url.clone().or_else(|| config.model.url.clone());
-    let Some(url) = url else {
+/// Without a model server: the catalog model to run in-process (`--model`, `[model] name`,
+/// else the default) and its file, pulled into the model cache first if it is not there.
+fn embedded_model_file(
+    args: &AskArgs,
+    config: &AgentConfig,
+) -> anyhow::Result<Option<(String, PathBuf)>> {
+    if args.model_url.is_some() || config.model.url.is_some() {
+        return Ok(None);
+    }
+    if !cfg!(feature = "embedded") {
         return Err(UsageError(
-            "no model: give --model-url http://HOST:PORT (an OpenAI-compatible server: \
-             llama.cpp's llama-server, Ollama, vLLM, LM Studio) or set [model] url in agent.toml"
+            "no model: this seam was built without the embedded model (feature `embedded`); \
+             give --model-url http://HOST:PORT (an OpenAI-compatible server: llama.cpp's \
+             llama-server, Ollama, vLLM, LM Studio) or set [model] url in agent.toml"
                 .into(),
         )
         .into());
+    }
+    let name = args
+        .model
+        .clone()
+        .or_else(|| config.model.name.clone())
+        .unwrap_or_else(|| seam_engine::catalog::DEFAULT_MODEL.to_owned());
+    let path = super::model::ensure_pulled(&name)?;
+    Ok(Some((name, path)))
+}
+
+fn build_model(
+    args: &AskArgs,
+    config: &AgentConfig,
+    embedded: Option<(String, PathBuf)>,
+) -> anyhow::Result<Box<dyn ChatModel>> {
+    if let Some((name, path)) = embedded {
+        return embedded_model(&name, &path);
+    }
+    let url = args.model_url.clone().or_else(|| config.model.url.clone());
+    let Some(url) = url else {
+        return Err(UsageError("no model: give --model-url http://HOST:PORT".into()).into());
     };
     let endpoint = ModelEndpoint::parse(&url).map_err(|e| UsageError(e.to_string()))?;
     let mut options = OpenAiOptions {
@@ -258,6 +294,25 @@ fn build_model(args: &AskArgs, config: &AgentConfig) -> anyhow::Result<Box<dyn C
     Ok(Box::new(OpenAiClient::new(endpoint, options)?))
 }
 
+#[cfg(feature = "embedded")]
+fn embedded_model(name: &str, path: &std::path::Path) -> anyhow::Result<Box<dyn ChatModel>> {
+    let model = embedded::EmbeddedModel::load(name, path, seam_engine::EngineOptions::default())?;
+    output::notice(&format!(
+        "loaded {name} ({}) in {} ms",
+        path.display(),
+        model.load_ms
+    ));
+    Ok(Box::new(model))
+}
+
+#[cfg(not(feature = "embedded"))]
+fn embedded_model(name: &str, _path: &std::path::Path) -> anyhow::Result<Box<dyn ChatModel>> {
+    Err(UsageError(format!(
+        "cannot run {name}: this seam was built without the embedded model (feature `embedded`)"
+    ))
+    .into())
+}
+
 fn absolute(p: Option<&std::path::Path>) -> anyhow::Result<Option<PathBuf>> {
     p.map(|p| std::path::absolute(p).with_context(|| format!("resolving {}", p.display())))
         .transpose()
@@ -270,6 +325,8 @@ pub(crate) struct Prepare<'a> {
     pub repo: Option<PathBuf>,
     pub attach: &'a [PathBuf],
     pub model_url: Option<&'a str>,
+    /// The embedded model's file (read-only behind the walls).
+    pub model_file: Option<&'a std::path::Path>,
     pub confine: ConfineMode,
 }
 
@@ -334,6 +391,7 @@ pub(crate) fn prepare(ctx: &Context, global: &Global, p: &Prepare<'_>) -> anyhow
             repo: local.repository(),
             attach: p.attach,
             model_url: p.model_url,
+            model_file: p.model_file,
             gate: &endpoint,
         },
     )?;
