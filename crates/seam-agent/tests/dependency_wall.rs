@@ -14,7 +14,10 @@ const FORBIDDEN: [&str; 3] = ["seam-gate", "seam-sandbox", "seam-keeper"];
 fn metadata() -> Value {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
-        .args(["metadata", "--format-version", "1", "--offline"])
+        // Resolved for this machine's platform only: the manifests of packages for other
+        // platforms (never built here, so never downloaded) are not needed.
+        .args(["metadata", "--format-version", "1", "--filter-platform"])
+        .arg(host_triple())
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("running cargo metadata");
@@ -24,6 +27,21 @@ fn metadata() -> Value {
         String::from_utf8_lossy(&out.stderr)
     );
     serde_json::from_slice(&out.stdout).unwrap()
+}
+
+/// The host's target triple, as rustc reports it.
+fn host_triple() -> String {
+    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
+    let out = Command::new(rustc)
+        .arg("-vV")
+        .output()
+        .expect("running rustc -vV");
+    String::from_utf8_lossy(&out.stdout)
+        .lines()
+        .find_map(|l| l.strip_prefix("host: "))
+        .expect("rustc -vV names the host")
+        .trim()
+        .to_owned()
 }
 
 /// Every package `root` reaches through normal and build dependencies.
