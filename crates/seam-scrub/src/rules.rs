@@ -616,7 +616,7 @@ pub(crate) static RULES: &[RuleDef] = &[
         &["npm_"],
         r"npm_[A-Za-z0-9]{36}",
         NotPlaceholder,
-        "//registry.npmjs.org/:_authToken=npm_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d",
+        "//npm.example.invalid/:_authToken=npm_u8jzPde0IgxLd6GncfBAepfJBd0Kh8oOOL8d",
         "npm_xxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxxx",
     ),
     def(
