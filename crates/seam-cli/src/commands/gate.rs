@@ -1,7 +1,6 @@
 //! `seam gate`: the gate as a local service; and `seam invoke --gate`, one
 //! call sent through it.
 
-use std::io::Read;
 use std::net::SocketAddr;
 use std::sync::Arc;
 use std::time::Duration;
@@ -155,20 +154,7 @@ pub fn invoke(
     turn: Option<String>,
     gate_url: Option<&str>,
 ) -> anyhow::Result<Exit> {
-    let text = if params == "-" {
-        let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .context("reading params from stdin")?;
-        s
-    } else {
-        params.to_owned()
-    };
-    let params: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        UsageError(format!(
-            "PARAMS_JSON is not valid JSON: {e} (give a JSON object, e.g. '{{\"path\": \"notes.txt\"}}')"
-        ))
-    })?;
+    let params = super::invoke::read_params(params)?;
     let endpoint = match gate_url {
         Some(url) => GateEndpoint::from_url(url, &ctx.seam_home).map_err(|e| match e {
             seam_agent::gate_client::GateClientError::BadUrl { .. } => {

@@ -43,20 +43,7 @@ pub fn run(
     turn: Option<String>,
     read_limit: u64,
 ) -> anyhow::Result<Exit> {
-    let text = if params == "-" {
-        let mut s = String::new();
-        std::io::stdin()
-            .read_to_string(&mut s)
-            .context("reading params from stdin")?;
-        s
-    } else {
-        params.to_owned()
-    };
-    let params: serde_json::Value = serde_json::from_str(&text).map_err(|e| {
-        UsageError(format!(
-            "PARAMS_JSON is not valid JSON: {e} (give a JSON object, e.g. '{{\"path\": \"notes.txt\"}}')"
-        ))
-    })?;
+    let params = read_params(params)?;
     let config = ToolboxConfig {
         files_read_max_bytes: read_limit,
         ..ToolboxConfig::default()
@@ -107,4 +94,23 @@ pub fn invoke_loop(
             .map_err(|_| anyhow::anyhow!("an invoke thread panicked"))??;
     }
     Ok(Exit::Ok)
+}
+
+/// `seam invoke`'s PARAMS_JSON: the argument itself, or stdin when it is `-`.
+pub fn read_params(params: &str) -> anyhow::Result<serde_json::Value> {
+    let text = if params == "-" {
+        let mut s = String::new();
+        std::io::stdin()
+            .read_to_string(&mut s)
+            .context("reading params from stdin")?;
+        s
+    } else {
+        params.to_owned()
+    };
+    serde_json::from_str(&text).map_err(|e| {
+        UsageError(format!(
+            "PARAMS_JSON is not valid JSON: {e} (give a JSON object, e.g. '{{\"path\": \"notes.txt\"}}')"
+        ))
+    })
+    .map_err(Into::into)
 }
