@@ -46,7 +46,6 @@ mod process;
 pub mod queue;
 mod repo_path;
 mod spec;
-mod time;
 mod tools;
 mod turn;
 

@@ -17,7 +17,7 @@ use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, pa
 use serde::{Deserialize, Serialize};
 
 use crate::git::{self, GitError};
-use crate::time::{now_ms, rfc3339};
+use seam_memory::time::{now_ms, rfc3339};
 
 const SCHEMA_VERSION: i64 = 1;
 const SCHEMA: &str = "

@@ -36,7 +36,7 @@ pub mod codebase;
 mod db;
 mod fts;
 mod notes;
-mod time;
+pub mod time;
 
 use std::path::{Path, PathBuf};
 

@@ -1,8 +1,8 @@
-//! Timestamps: milliseconds since the Unix epoch, shown as RFC 3339 UTC.
+//! Timestamps: milliseconds since the Unix epoch, shown as RFC 3339 UTC (the stores' format; seam-local's queue uses it too).
 
 use std::time::{SystemTime, UNIX_EPOCH};
 
-pub(crate) fn now_ms() -> i64 {
+pub fn now_ms() -> i64 {
     SystemTime::now()
         .duration_since(UNIX_EPOCH)
         .map(|d| i64::try_from(d.as_millis()).unwrap_or(i64::MAX))
@@ -10,7 +10,7 @@ pub(crate) fn now_ms() -> i64 {
 }
 
 /// `2026-05-01T12:34:56Z` for a time in milliseconds since the epoch.
-pub(crate) fn rfc3339(ms: i64) -> String {
+pub fn rfc3339(ms: i64) -> String {
     let secs = ms.div_euclid(1000);
     let days = secs.div_euclid(86_400);
     let rem = secs.rem_euclid(86_400);
