@@ -5,6 +5,11 @@
 //! HTTP and unwraps the envelope (the model sees `output`, never the
 //! governance metadata, which stays in the trace); [`LocalDispatch`] runs a
 //! local tool in-process on a blocking thread.
+//!
+//! Taint crosses the seam in one direction: a local tool whose answer carries the owner's
+//! data or text a model wrote in an earlier turn (`seam_local::taints_turn`) taints the
+//! gate's turn through [`ActionDispatch::taint`] before the model sees the answer; if the
+//! gate cannot be told, the answer is withheld.
 
 use std::future::Future;
 use std::pin::Pin;
@@ -18,6 +23,7 @@ use tokio::sync::Mutex;
 
 use crate::gate_client::{GateClient, GateClientError};
 use crate::registry::{Registry, Side};
+use seam_protocol::wire::TurnOpened;
 
 /// What came of one call.
 #[derive(Debug, Clone, PartialEq)]
@@ -85,18 +91,25 @@ pub trait ActionDispatch: Send + Sync {
         params: &'a Map<String, Value>,
         turn: &'a TurnInfo,
     ) -> DispatchFuture<'a>;
+
+    /// Taints the turn where the side that keeps taint can see it (the gate). A side that
+    /// keeps none has nothing to do.
+    fn taint<'a>(&'a self) -> Pin<Box<dyn Future<Output = Result<(), DispatchError>> + Send + 'a>> {
+        Box::pin(async { Ok(()) })
+    }
 }
 
 /// Governed calls: over HTTP to the gate, in the gate's turn.
 #[derive(Debug)]
 pub struct GateDispatch {
     client: Mutex<GateClient>,
-    turn: String,
+    turn: TurnOpened,
 }
 
 impl GateDispatch {
-    /// Calls go to `client` in the gate's turn `turn` (from `POST /v1/turns`).
-    pub fn new(client: GateClient, turn: String) -> GateDispatch {
+    /// Calls go to `client` in the gate's turn `turn` (from `POST /v1/turns`: its id and
+    /// the token that proves the caller holds it).
+    pub fn new(client: GateClient, turn: TurnOpened) -> GateDispatch {
         GateDispatch {
             client: Mutex::new(client),
             turn,
@@ -104,7 +117,7 @@ impl GateDispatch {
     }
 
     pub fn turn(&self) -> &str {
-        &self.turn
+        &self.turn.turn
     }
 
     /// Closes the gate's turn (its taint is forgotten with it).
@@ -154,6 +167,17 @@ impl ActionDispatch for GateDispatch {
             })
         })
     }
+
+    fn taint<'a>(&'a self) -> Pin<Box<dyn Future<Output = Result<(), DispatchError>> + Send + 'a>> {
+        Box::pin(async move {
+            self.client
+                .lock()
+                .await
+                .taint_turn(&self.turn)
+                .await
+                .map_err(DispatchError::from)
+        })
+    }
 }
 
 /// The local tools as dispatch needs them: a blocking call by name.
@@ -164,6 +188,12 @@ pub trait LocalToolbox: Send + Sync + 'static {
         tool: &str,
         params: &Map<String, Value>,
     ) -> Result<Value, LocalRefusal>;
+
+    /// Does an answer of this call carry the owner's data or text a model wrote in an
+    /// earlier turn (so it must taint the turn)?
+    fn taints(&self, _tool: &str, _params: &Map<String, Value>) -> bool {
+        false
+    }
 }
 
 /// Local calls: the agent's own tools, in-process.
@@ -186,6 +216,7 @@ impl<T: LocalToolbox> ActionDispatch for LocalDispatch<T> {
         turn: &'a TurnInfo,
     ) -> DispatchFuture<'a> {
         let tools = self.tools.clone();
+        let taints = self.tools.taints(tool, params);
         let (name, params, turn) = (tool.to_owned(), params.clone(), turn.clone());
         Box::pin(async move {
             let started = Instant::now();
@@ -204,7 +235,7 @@ impl<T: LocalToolbox> ActionDispatch for LocalDispatch<T> {
                     side: Some(Side::Local),
                     invocation_id: None,
                     result: CallResult::Output(v),
-                    tainted: false,
+                    tainted: taints,
                     scrubbed: Vec::new(),
                     elapsed: Duration::ZERO,
                 },
@@ -258,7 +289,24 @@ impl ActionDispatch for Router {
         turn: &'a TurnInfo,
     ) -> DispatchFuture<'a> {
         match self.registry.get(tool).map(|t| t.side) {
-            Some(Side::Local) => self.local.dispatch(tool, params, turn),
+            Some(Side::Local) => Box::pin(async move {
+                let mut outcome = self.local.dispatch(tool, params, turn).await?;
+                if outcome.ok() && outcome.tainted {
+                    // The gate learns of it before the model sees the answer.
+                    if let Err(e) = self.governed.taint().await {
+                        outcome = Outcome::refused(
+                            tool,
+                            Some(Side::Local),
+                            "failed",
+                            format!(
+                                "the answer carries the owner's data, and the turn could not \
+                                 be marked as tainted at the gate ({e}), so it is withheld"
+                            ),
+                        );
+                    }
+                }
+                Ok(outcome)
+            }),
             Some(Side::Governed) => self.governed.dispatch(tool, params, turn),
             None => {
                 let message = format!(
@@ -279,5 +327,9 @@ impl LocalToolbox for seam_local::LocalTools {
         params: &Map<String, Value>,
     ) -> Result<Value, LocalRefusal> {
         seam_local::LocalTools::call(self, turn, tool, params)
+    }
+
+    fn taints(&self, tool: &str, params: &Map<String, Value>) -> bool {
+        seam_local::taints_turn(tool, params)
     }
 }

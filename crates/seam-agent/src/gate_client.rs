@@ -13,6 +13,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
+use seam_protocol::wire::TurnOpened;
 use seam_protocol::{Answer, ToolSpec};
 use serde_json::{Value, json};
 
@@ -80,7 +81,20 @@ impl GateEndpoint {
 
 /// Reads the gate's bearer token from `seam_home`.
 pub fn read_token(seam_home: &Path) -> Result<String, GateClientError> {
-    let path = seam_home.join(TOKEN_FILE);
+    read_secret(&seam_home.join(TOKEN_FILE))
+}
+
+/// Where the gate keeps the turn opener in seam's home (the gate makes it at start).
+pub const OPENER_FILE: &str = "keys/turn-opener";
+
+/// Reads the turn opener from `seam_home`: only a process outside the agent's walls can
+/// (they never grant `keys/`).
+pub fn read_opener(seam_home: &Path) -> Result<String, GateClientError> {
+    read_secret(&seam_home.join(OPENER_FILE))
+}
+
+fn read_secret(path: &Path) -> Result<String, GateClientError> {
+    let path = path.to_path_buf();
     let text = std::fs::read_to_string(&path).map_err(|e| GateClientError::Token {
         path: path.clone(),
         reason: e.to_string(),
@@ -144,6 +158,9 @@ struct Reply {
 pub struct GateClient {
     endpoint: GateEndpoint,
     conn: Option<SendRequest<Full<Bytes>>>,
+    /// The turn opener, for the one client that may open turns (the launcher's own
+    /// process, never the agent's).
+    opener: Option<String>,
 }
 
 impl std::fmt::Debug for GateClient {
@@ -159,7 +176,16 @@ impl GateClient {
         GateClient {
             endpoint,
             conn: None,
+            opener: None,
         }
+    }
+
+    /// A client that presents the turn opener (read from seam's home at
+    /// `keys/turn-opener` by a process outside the agent's walls): it may open turns and
+    /// invoke without one.
+    pub fn with_opener(mut self, opener: String) -> GateClient {
+        self.opener = Some(opener);
+        self
     }
 
     pub fn endpoint(&self) -> &GateEndpoint {
@@ -168,31 +194,48 @@ impl GateClient {
 
     /// `GET /v1/health`.
     pub async fn health(&mut self) -> Result<Value, GateClientError> {
-        let r = self.request("GET", "/v1/health", Bytes::new()).await?;
+        let r = self
+            .request("GET", "/v1/health", Bytes::new(), None)
+            .await?;
         self.expect_json(r, 200)
     }
 
     /// `GET /v1/tools`.
     pub async fn tools(&mut self) -> Result<Vec<ToolSpec>, GateClientError> {
-        let r = self.request("GET", "/v1/tools", Bytes::new()).await?;
+        let r = self.request("GET", "/v1/tools", Bytes::new(), None).await?;
         let v = self.expect_json(r, 200)?;
         serde_json::from_value(v).map_err(|e| self.unexpected(200, e.to_string()))
     }
 
-    /// `POST /v1/turns`: a new turn's id.
-    pub async fn open_turn(&mut self) -> Result<String, GateClientError> {
-        let r = self.request("POST", "/v1/turns", Bytes::new()).await?;
+    /// `POST /v1/turns` (takes the opener, see [`GateClient::with_opener`]): a new turn's
+    /// id and token.
+    pub async fn open_turn(&mut self) -> Result<TurnOpened, GateClientError> {
+        let r = self
+            .request("POST", "/v1/turns", Bytes::new(), None)
+            .await?;
         let v = self.expect_json(r, 201)?;
-        v["turn"]
-            .as_str()
-            .map(str::to_owned)
-            .ok_or_else(|| self.unexpected(201, "no turn in the answer".into()))
+        serde_json::from_value(v).map_err(|e| self.unexpected(201, e.to_string()))
     }
 
     /// `DELETE /v1/turns/{id}`: the gate forgets the turn (and its taint).
-    pub async fn close_turn(&mut self, turn: &str) -> Result<(), GateClientError> {
-        let path = format!("/v1/turns/{turn}");
-        let r = self.request("DELETE", &path, Bytes::new()).await?;
+    pub async fn close_turn(&mut self, turn: &TurnOpened) -> Result<(), GateClientError> {
+        let path = format!("/v1/turns/{}", turn.turn);
+        let r = self
+            .request("DELETE", &path, Bytes::new(), Some(&turn.token))
+            .await?;
+        if r.status != 204 {
+            return Err(self.unexpected(r.status, error_message(&r.body)));
+        }
+        Ok(())
+    }
+
+    /// `POST /v1/turns/{id}/taint`: the turn is tainted from now on (a local tool handed
+    /// the model the owner's data, or text a model wrote in an earlier turn).
+    pub async fn taint_turn(&mut self, turn: &TurnOpened) -> Result<(), GateClientError> {
+        let path = format!("/v1/turns/{}/taint", turn.turn);
+        let r = self
+            .request("POST", &path, Bytes::new(), Some(&turn.token))
+            .await?;
         if r.status != 204 {
             return Err(self.unexpected(r.status, error_message(&r.body)));
         }
@@ -206,14 +249,15 @@ impl GateClient {
         &mut self,
         tool: &str,
         params: Value,
-        turn: Option<&str>,
+        turn: Option<&TurnOpened>,
     ) -> Result<Invoked, GateClientError> {
         let mut body = json!({"tool": tool, "params": params});
         if let Some(t) = turn {
-            body["turn"] = json!(t);
+            body["turn"] = json!(t.turn);
+            body["token"] = json!(t.token);
         }
         let r = self
-            .request("POST", "/v1/invoke", Bytes::from(body.to_string()))
+            .request("POST", "/v1/invoke", Bytes::from(body.to_string()), None)
             .await?;
         let answer: Answer = match serde_json::from_slice(&r.body) {
             Ok(a) => a,
@@ -287,6 +331,7 @@ impl GateClient {
         method: &str,
         path: &str,
         body: Bytes,
+        turn_token: Option<&str>,
     ) -> Result<Reply, GateClientError> {
         let http = |source| GateClientError::Http {
             endpoint: self.endpoint.to_string(),
@@ -313,6 +358,12 @@ impl GateClient {
             .header("content-type", "application/json");
         if let GateEndpoint::Tcp { token, .. } = &self.endpoint {
             req = req.header("authorization", format!("Bearer {token}"));
+        }
+        if let Some(opener) = &self.opener {
+            req = req.header(seam_protocol::wire::TURN_OPENER_HEADER, opener.as_str());
+        }
+        if let Some(t) = turn_token {
+            req = req.header(seam_protocol::wire::TURN_TOKEN_HEADER, t);
         }
         let req = req
             .body(Full::new(body))

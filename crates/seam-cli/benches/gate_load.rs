@@ -78,8 +78,9 @@ fn main() {
     let tasks: Vec<_> = (0..clients)
         .map(|_| {
             let endpoint = endpoint.clone();
+            let opener = seam_agent::gate_client::read_opener(&seam_home).unwrap();
             runtime.spawn(async move {
-                let mut client = GateClient::new(endpoint);
+                let mut client = GateClient::new(endpoint).with_opener(opener);
                 let mut latencies = Vec::with_capacity(calls);
                 let mut errors = 0usize;
                 for _ in 0..calls {

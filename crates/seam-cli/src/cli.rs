@@ -198,6 +198,14 @@ pub enum Command {
         #[arg(long)]
         require_confinement: bool,
     },
+    /// Internal: open a turn with the gate (reading the turn opener from seam's home) and
+    /// print its id and token as JSON. `seam ask` runs it as a process of its own before
+    /// the agent's walls go up, so the agent's process never holds the opener.
+    #[command(name = "__open-turn", hide = true)]
+    OpenTurn {
+        #[arg(long, value_name = "URL")]
+        gate_url: Option<String>,
+    },
     /// Test-only: call TOOL with PARAMS from many threads until killed,
     /// printing each invocation id once its answer is back (the crash test).
     #[command(name = "__invoke-loop", hide = true)]

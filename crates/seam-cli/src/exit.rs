@@ -17,10 +17,17 @@ pub enum Exit {
 #[error("{0}")]
 pub struct UsageError(pub String);
 
+/// Refused by policy: exit 3 with this message.
+#[derive(Debug, thiserror::Error)]
+#[error("{0}")]
+pub struct RefusedError(pub String);
+
 /// Prints an error (through the output module) and picks its exit code.
 pub fn report(err: &anyhow::Error) -> Exit {
     let code = if err.downcast_ref::<UsageError>().is_some() {
         Exit::Usage
+    } else if err.downcast_ref::<RefusedError>().is_some() {
+        Exit::Refused
     } else {
         Exit::Internal
     };

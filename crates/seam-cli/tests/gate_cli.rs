@@ -301,6 +301,7 @@ fn sigterm_with_calls_in_flight_loses_no_answered_call_and_leaves_a_verified_led
     o.write("project/small.txt", b"x\n");
     let gate = GateProcess::start(&o, &[]);
     let endpoint = GateEndpoint::unix_in(&o.seam_home);
+    let opener = seam_agent::gate_client::read_opener(&o.seam_home).unwrap();
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -312,8 +313,9 @@ fn sigterm_with_calls_in_flight_loses_no_answered_call_and_leaves_a_verified_led
         .map(|_| {
             let endpoint = endpoint.clone();
             let tx = answered_tx.clone();
+            let opener = opener.clone();
             runtime.spawn(async move {
-                let mut c = GateClient::new(endpoint);
+                let mut c = GateClient::new(endpoint).with_opener(opener);
                 let mut ids = Vec::new();
                 // call until the gate goes away
                 while let Ok(inv) = c

@@ -30,6 +30,7 @@ pub mod mcp;
 mod scrub_json;
 pub mod service;
 mod taint;
+pub use taint::TurnToken;
 mod toolbox;
 pub mod tools;
 

@@ -1,7 +1,37 @@
 //! Step 6: the gate, not the agent, remembers which turns are tainted.
+//!
+//! A turn is a capability, not a name: [`TaintBook::open`] hands out an id (public: the
+//! ledger and its stream show it) and a token (secret: only whoever opened the turn holds
+//! it). Naming a turn in a call, asking after it, tainting it or closing it takes the token,
+//! so a client that learns another session's turn id cannot close that turn (which would
+//! forget its taint) or run calls in it.
 
-use std::collections::HashSet;
+use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
+
+use sha2::{Digest as _, Sha256};
+use subtle::ConstantTimeEq as _;
+
+/// The secret half of a turn. Its `Debug` does not show it.
+#[derive(Clone, PartialEq, Eq)]
+pub struct TurnToken(String);
+
+impl TurnToken {
+    /// The token as the client sends it back.
+    pub fn secret(&self) -> &str {
+        &self.0
+    }
+
+    fn digest(secret: &str) -> [u8; 32] {
+        Sha256::digest(secret.as_bytes()).into()
+    }
+}
+
+impl std::fmt::Debug for TurnToken {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.write_str("TurnToken(…)")
+    }
+}
 
 /// The turns the gate opened, and the set of tainted turns. A turn enters the
 /// tainted set when a result carrying the owner's data or untrusted content is
@@ -14,7 +44,8 @@ pub(crate) struct TaintBook {
 
 #[derive(Debug, Default)]
 struct Turns {
-    open: HashSet<String>,
+    /// Open turns, each with the SHA-256 of its token (the token itself is not kept).
+    open: HashMap<String, [u8; 32]>,
     tainted: HashSet<String>,
 }
 
@@ -28,21 +59,37 @@ impl TaintBook {
     }
 
     /// Opens a turn under a fresh, unguessable id (a UUIDv7: time-ordered,
-    /// with 74 random bits) and returns the id.
-    pub(crate) fn open(&self) -> String {
+    /// with 74 random bits) and returns the id with the turn's token (32 random bytes).
+    pub(crate) fn open(&self) -> (String, TurnToken) {
         let id = format!("turn-{}", uuid::Uuid::now_v7());
-        self.lock().open.insert(id.clone());
-        id
+        let mut bytes = [0u8; 32];
+        // The OS's randomness; without it no turn can be opened safely.
+        getrandom::fill(&mut bytes).expect("the operating system's random number generator");
+        let token = TurnToken(hex::encode(bytes));
+        self.lock()
+            .open
+            .insert(id.clone(), TurnToken::digest(token.secret()));
+        (id, token)
     }
 
     pub(crate) fn is_open(&self, turn: &str) -> bool {
-        self.lock().open.contains(turn)
+        self.lock().open.contains_key(turn)
+    }
+
+    /// Is the turn open, and is `token` its token? (Compared in constant time.)
+    pub(crate) fn admits(&self, turn: &str, token: Option<&str>) -> bool {
+        let Some(token) = token else { return false };
+        let presented = TurnToken::digest(token);
+        self.lock()
+            .open
+            .get(turn)
+            .is_some_and(|d| bool::from(d.ct_eq(&presented)))
     }
 
     /// Forgets a turn. Returns false if it was not open.
     pub(crate) fn close(&self, turn: &str) -> bool {
         let mut turns = self.lock();
-        let was_open = turns.open.remove(turn);
+        let was_open = turns.open.remove(turn).is_some();
         if was_open {
             turns.tainted.remove(turn);
         }
@@ -64,7 +111,7 @@ mod tests {
     #[test]
     fn an_opened_turn_is_known_until_closed_and_closing_forgets_its_taint() {
         let book = TaintBook::default();
-        let t = book.open();
+        let (t, _) = book.open();
         assert!(t.starts_with("turn-"));
         assert!(book.is_open(&t));
         assert!(!book.is_tainted(&t));
@@ -74,7 +121,26 @@ mod tests {
         assert!(!book.is_open(&t));
         assert!(!book.is_tainted(&t));
         assert!(!book.close(&t), "a closed turn cannot be closed again");
-        assert_ne!(book.open(), book.open(), "ids are never reused");
+        assert_ne!(book.open().0, book.open().0, "ids are never reused");
+    }
+
+    #[test]
+    fn only_the_turns_own_token_admits_it() {
+        let book = TaintBook::default();
+        let (a, ta) = book.open();
+        let (b, tb) = book.open();
+        assert_ne!(ta, tb);
+        assert!(book.admits(&a, Some(ta.secret())));
+        assert!(!book.admits(&a, Some(tb.secret())), "another turn's token");
+        assert!(!book.admits(&a, None));
+        assert!(!book.admits(&a, Some("")));
+        assert!(!book.admits("turn-made-up", Some(ta.secret())));
+        assert!(!format!("{ta:?}").contains(ta.secret()));
+        book.close(&b);
+        assert!(
+            !book.admits(&b, Some(tb.secret())),
+            "a closed turn admits nobody"
+        );
     }
 
     #[test]

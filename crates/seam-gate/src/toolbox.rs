@@ -271,10 +271,28 @@ impl Toolbox {
         self.turns_required
     }
 
-    /// Opens a turn and returns its id (fresh, never reused). The gate records
-    /// its taint from here on; the caller cannot clear it.
-    pub fn open_turn(&self) -> String {
+    /// Opens a turn and returns its id (fresh, never reused) and its token (the secret a
+    /// client outside this process must present to call in, taint or close the turn). The
+    /// gate records its taint from here on; the caller cannot clear it.
+    pub fn open_turn(&self) -> (String, crate::taint::TurnToken) {
         self.taint.open()
+    }
+
+    /// Is the turn open, and is `token` its token? (A client outside the gate's process
+    /// names a turn by id and proves it holds the turn with the token.)
+    pub fn turn_admits(&self, turn: &str, token: Option<&str>) -> bool {
+        self.taint.admits(turn, token)
+    }
+
+    /// Taints an open turn from outside a call: the agent's local tools that hand the
+    /// model the owner's data, or text a model wrote in an earlier turn, say so here.
+    /// Returns false when the turn is not open (nothing is recorded then).
+    pub fn taint_turn(&self, turn: &str) -> bool {
+        if !self.taint.is_open(turn) {
+            return false;
+        }
+        self.taint.taint(turn);
+        true
     }
 
     /// Was this turn opened by [`Toolbox::open_turn`] and not closed since?
@@ -300,11 +318,33 @@ impl Toolbox {
     /// service picks it first, so an answer it gives up waiting for names the
     /// record the ledger will hold). The id must be fresh: a UUIDv7.
     pub fn call_as(&self, invocation_id: String, req: CallRequest) -> Result<Answer, GateError> {
+        self.call_governed(invocation_id, req, None)
+    }
+
+    /// [`Toolbox::call_as`] for a client outside the gate's process (the HTTP service's
+    /// caller): in a toolbox [requiring open turns](Toolbox::requiring_open_turns) the call
+    /// must name an open turn *and* present that turn's token, or it is refused
+    /// (`unknown_turn`) and recorded. An id alone, read off the ledger stream, is not enough.
+    pub fn call_as_client(
+        &self,
+        invocation_id: String,
+        req: CallRequest,
+        token: Option<&str>,
+    ) -> Result<Answer, GateError> {
+        self.call_governed(invocation_id, req, Some(token))
+    }
+
+    fn call_governed(
+        &self,
+        invocation_id: String,
+        req: CallRequest,
+        client_token: Option<Option<&str>>,
+    ) -> Result<Answer, GateError> {
         let mut fired = BTreeSet::new();
         let mut logged_params = req.params.clone();
         scrub_value(&self.scrubber, &mut logged_params, &mut fired);
 
-        let (version, answer) = match self.dispatch(&req) {
+        let (version, answer) = match self.dispatch(&req, client_token) {
             Ok((version, output, tainted)) => {
                 let mut output = output;
                 let mut out_fired = BTreeSet::new();
@@ -374,10 +414,15 @@ impl Toolbox {
     fn dispatch(
         &self,
         req: &CallRequest,
+        client_token: Option<Option<&str>>,
     ) -> Result<(&'static str, Value, bool), (&'static str, RefusalCode, String)> {
-        // the turn: in a gate that keeps turns, only one it opened
+        // the turn: in a gate that keeps turns, only one it opened (and, for a client
+        // outside this process, only with that turn's token)
         if self.turns_required {
-            let open = req.turn.as_deref().is_some_and(|t| self.taint.is_open(t));
+            let open = req.turn.as_deref().is_some_and(|t| match client_token {
+                None => self.taint.is_open(t),
+                Some(token) => self.taint.admits(t, token),
+            });
             if !open {
                 let version = self
                     .tools
@@ -385,11 +430,14 @@ impl Toolbox {
                     .map_or("", |r| r.tool.decl().version);
                 let message = match &req.turn {
                     Some(t) => format!(
-                        "turn {t:?} is not open in this gate: open a turn with POST /v1/turns \
-                         and name the id it returns"
+                        "turn {t:?} is not open in this gate, or the call did not present \
+                         its token: a turn is opened (POST /v1/turns, with the turn opener \
+                         in seam's home at keys/turn-opener) by whoever launched the agent, \
+                         and a call names its id and token"
                     ),
-                    None => "this call names no turn: open a turn with POST /v1/turns and \
-                             name the id it returns"
+                    None => "this call names no turn: a turn is opened (POST /v1/turns, with \
+                             the turn opener in seam's home at keys/turn-opener) by whoever \
+                             launched the agent, and a call names its id and token"
                         .to_owned(),
                 };
                 return Err((version, RefusalCode::UnknownTurn, message));

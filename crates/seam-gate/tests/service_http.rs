@@ -246,12 +246,30 @@ async fn tcp_needs_the_bearer_token() {
     let r = send(&tcp, "GET", "/v1/health", &[("authorization", &good)], "").await;
     assert_eq!(r.status, 200);
     gate.write("a.txt", b"a\n");
+    let call = json!({"tool":"files.read","params":{"path":"a.txt"}}).to_string();
     let r = send(
         &tcp,
         "POST",
         "/v1/invoke",
         &[("authorization", &good)],
-        json!({"tool":"files.read","params":{"path":"a.txt"}}).to_string(),
+        call.clone(),
+    )
+    .await;
+    assert_eq!(
+        r.status, 400,
+        "the token alone opens no turn (the agent holds it)"
+    );
+    assert_eq!(r.json()["refused"]["code"], "unknown_turn");
+    let opener = std::fs::read_to_string(gate.seam_home.join("keys/turn-opener")).unwrap();
+    let r = send(
+        &tcp,
+        "POST",
+        "/v1/invoke",
+        &[
+            ("authorization", &good),
+            ("seam-turn-opener", opener.trim()),
+        ],
+        call,
     )
     .await;
     assert_eq!(r.status, 200);
@@ -260,7 +278,7 @@ async fn tcp_needs_the_bearer_token() {
     let r = send(&gate.unix(), "GET", "/v1/health", &[], "").await;
     assert_eq!(r.status, 200);
     let stopped = gate.stop().await;
-    assert_eq!(stopped.records.len(), 1);
+    assert_eq!(stopped.records.len(), 2, "the refusal is recorded too");
 }
 
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]

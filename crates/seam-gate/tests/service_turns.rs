@@ -27,8 +27,14 @@ async fn a_read_taints_its_turn_which_then_refuses_egress_while_a_fresh_turn_ser
     assert_eq!(r.status, 200);
     assert_eq!(r.json()["tainted"], true);
     assert_eq!(r.header("seam-turn-tainted"), Some("true"));
+    let token = c.token(&turn);
     let s = c
-        .send("GET", &format!("/v1/turns/{turn}"), &[], "")
+        .send(
+            "GET",
+            &format!("/v1/turns/{turn}"),
+            &[("seam-turn-token", &token)],
+            "",
+        )
         .await
         .unwrap();
     assert_eq!(s.status, 200);
@@ -73,7 +79,12 @@ async fn a_read_taints_its_turn_which_then_refuses_egress_while_a_fresh_turn_ser
     // the caller cannot un-taint: closing forgets the turn, and every later
     // call naming it is refused as not open
     let d = c
-        .send("DELETE", &format!("/v1/turns/{turn}"), &[], "")
+        .send(
+            "DELETE",
+            &format!("/v1/turns/{turn}"),
+            &[("seam-turn-token", &token)],
+            "",
+        )
         .await
         .unwrap();
     assert_eq!(d.status, 204);
@@ -89,7 +100,12 @@ async fn a_read_taints_its_turn_which_then_refuses_egress_while_a_fresh_turn_ser
             .contains("not open")
     );
     let d = c
-        .send("DELETE", &format!("/v1/turns/{turn}"), &[], "")
+        .send(
+            "DELETE",
+            &format!("/v1/turns/{turn}"),
+            &[("seam-turn-token", &token)],
+            "",
+        )
         .await
         .unwrap();
     assert_eq!(d.status, 404);
@@ -131,7 +147,7 @@ async fn a_turn_the_gate_did_not_open_is_refused_with_a_clear_message() {
     assert_eq!(v["refused"]["code"], "unknown_turn");
     let msg = v["refused"]["message"].as_str().unwrap();
     assert!(
-        msg.contains("\"my-own-turn\"") && msg.contains("POST /v1/turns"),
+        msg.contains("\"my-own-turn\"") && msg.contains("POST /v1/turns") && msg.contains("token"),
         "{msg}"
     );
     let s = c
@@ -162,5 +178,105 @@ async fn taint_egress_allow_in_the_policy_keeps_the_way_out() {
         .invoke("test.egress", json!({"q": "x"}), Some(&turn))
         .await;
     assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    gate.stop().await;
+}
+
+/// Finding 3 of the security review: anyone on the gate's socket could open an untainted
+/// turn, call without one, or close another session's turn (its id is on the ledger
+/// stream). A client that holds neither the turn opener nor the turn's token (the agent)
+/// can do none of it, and the tainted turn stays tainted.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn a_client_without_the_opener_cannot_open_call_outside_or_close_a_turn() {
+    let gate = TestGate::start(|_| {}).await;
+    gate.write("private.txt", b"the owner's notes\n");
+    let mut launcher = Conn::open(&gate.unix()).await.unwrap();
+    let turn = launcher.open_turn().await;
+    let token = launcher.token(&turn);
+    // the agent holds the turn's id and token (its launcher handed them over)
+    let mut agent = Conn::open_as_agent(&gate.unix()).await.unwrap();
+    let read = json!({"tool": "files.read", "params": {"path": "private.txt"}, "turn": turn, "token": token});
+    let r = agent
+        .send("POST", "/v1/invoke", &[], read.to_string())
+        .await
+        .unwrap();
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.header("seam-turn-tainted"), Some("true"));
+
+    // a fresh turn: refused without the opener
+    let o = agent.send("POST", "/v1/turns", &[], "").await.unwrap();
+    assert_eq!(o.status, 403, "{}", String::from_utf8_lossy(&o.body));
+    assert!(String::from_utf8_lossy(&o.body).contains("keys/turn-opener"));
+    let o = agent
+        .send("POST", "/v1/turns", &[("seam-turn-opener", &token)], "")
+        .await
+        .unwrap();
+    assert_eq!(o.status, 403, "a turn's token is not the opener");
+    // no turn at all: refused, not a one-call turn
+    let r = agent
+        .invoke("test.egress", json!({"q": "notes"}), None)
+        .await;
+    assert_eq!(r.status, 400, "{}", String::from_utf8_lossy(&r.body));
+    assert_eq!(r.json()["refused"]["code"], "unknown_turn");
+    // the turn's id without its token (as read off the ledger stream)
+    let r = agent
+        .invoke("test.egress", json!({"q": "notes"}), Some(&turn))
+        .await;
+    assert_eq!(r.status, 400);
+    assert_eq!(r.json()["refused"]["code"], "unknown_turn");
+    for method in ["DELETE", "GET"] {
+        let d = agent
+            .send(method, &format!("/v1/turns/{turn}"), &[], "")
+            .await
+            .unwrap();
+        assert_eq!(d.status, 404, "{method} without the token");
+        let d = agent
+            .send(
+                method,
+                &format!("/v1/turns/{turn}"),
+                &[("seam-turn-token", "0000")],
+                "",
+            )
+            .await
+            .unwrap();
+        assert_eq!(d.status, 404, "{method} with a wrong token");
+    }
+    // the turn is still open and still tainted: egress in it is refused
+    let egress =
+        json!({"tool": "test.egress", "params": {"q": "notes"}, "turn": turn, "token": token});
+    let r = agent
+        .send("POST", "/v1/invoke", &[], egress.to_string())
+        .await
+        .unwrap();
+    assert_eq!(r.status, 403);
+    assert_eq!(r.json()["refused"]["code"], "tainted");
+    gate.stop().await;
+}
+
+/// Finding 2's gate side: a local tool that hands the model the owner's data taints the
+/// turn through the turn's own token; taint never leaves.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn the_holder_of_a_turn_can_taint_it_and_nobody_else_can() {
+    let gate = TestGate::start(|_| {}).await;
+    let mut launcher = Conn::open(&gate.unix()).await.unwrap();
+    let turn = launcher.open_turn().await;
+    let token = launcher.token(&turn);
+    let mut other = Conn::open_as_agent(&gate.unix()).await.unwrap();
+    let path = format!("/v1/turns/{turn}/taint");
+    let t = other.send("POST", &path, &[], "").await.unwrap();
+    assert_eq!(t.status, 404);
+    let r = launcher
+        .invoke("test.egress", json!({"q": "x"}), Some(&turn))
+        .await;
+    assert_eq!(r.status, 200, "an untainted turn still reaches out");
+    let t = other
+        .send("POST", &path, &[("seam-turn-token", &token)], "")
+        .await
+        .unwrap();
+    assert_eq!(t.status, 204, "{}", String::from_utf8_lossy(&t.body));
+    let r = launcher
+        .invoke("test.egress", json!({"q": "x"}), Some(&turn))
+        .await;
+    assert_eq!(r.status, 403);
+    assert_eq!(r.json()["refused"]["code"], "tainted");
     gate.stop().await;
 }

@@ -63,7 +63,8 @@ pub use git::GitError;
 pub use queue::{Decided, QueueError, QueueItem, ReturnQueue, Staged, Status, Verdict};
 pub use repo_path::RepoPath;
 pub use spec::{LOCAL_TOOL_VERSION, LOCAL_TOOLS, tool_specs};
-pub use turn::{GateCallRecord, LocalRefusal, StepRecord, TurnInfo};
+pub use tools::taints_turn;
+pub use turn::{Attachment, GateCallRecord, LocalRefusal, StepRecord, TurnInfo};
 
 use builder::{Repo, TurnBranch};
 

@@ -3,7 +3,6 @@
 //! knowledge graph) and `seer` (the queue and this turn's governed calls).
 
 use std::collections::{HashMap, HashSet, VecDeque};
-use std::io::Read;
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension};
@@ -34,45 +33,47 @@ pub(crate) fn context(turn: &TurnInfo, what: Option<&str>) -> Value {
     match what {
         Some("task") => json!({"task": task()}),
         Some("history") => json!({"steps": history()}),
-        Some("files") => json!({"files": attached(&turn.attached)}),
+        Some("files") => json!({"files": attached(&turn.attachments)}),
         _ => json!({
             "task": task(),
             "steps": history(),
-            "files": turn.attached.iter().map(|p| p.display().to_string()).collect::<Vec<_>>(),
+            "files": turn.attachments.iter().map(|a| a.path.as_str()).collect::<Vec<_>>(),
         }),
     }
 }
 
-/// The attached files' text: each opened without following a link, read up to
-/// its share of the budget.
-fn attached(files: &[std::path::PathBuf]) -> Vec<Value> {
-    use std::os::unix::fs::OpenOptionsExt;
+/// The attached files' text, up to each file's share of the budget.
+fn attached(files: &[crate::turn::Attachment]) -> Vec<Value> {
     let mut left = ATTACHED_TOTAL_BYTES;
     files
         .iter()
-        .map(|p| {
-            let name = p.display().to_string();
-            let file = std::fs::OpenOptions::new()
-                .read(true)
-                .custom_flags(
-                    rustix::fs::OFlags::NOFOLLOW.bits() as i32
-                        | rustix::fs::OFlags::NONBLOCK.bits() as i32,
-                )
-                .open(p);
-            let mut file = match file {
-                Ok(f) if f.metadata().map(|m| m.is_file()).unwrap_or(false) => f,
-                Ok(_) => return json!({"path": name, "error": "not a regular file"}),
-                Err(e) => return json!({"path": name, "error": e.to_string()}),
-            };
-            let size = file.metadata().map(|m| m.len()).unwrap_or(0);
-            let take = ATTACHED_FILE_BYTES.min(left);
-            let mut buf = Vec::new();
-            let _ = (&mut file).take(take as u64).read_to_end(&mut buf);
-            left -= buf.len();
-            let text = String::from_utf8_lossy(&buf).into_owned();
-            json!({"path": name, "bytes": size, "text": text, "cut": (buf.len() as u64) < size})
+        .map(|a| {
+            let mut take = a.text.len().min(ATTACHED_FILE_BYTES).min(left);
+            while !a.text.is_char_boundary(take) {
+                take -= 1;
+            }
+            left -= take;
+            let cut = a.cut || take < a.text.len();
+            json!({"path": a.path, "bytes": a.bytes, "text": &a.text[..take], "cut": cut})
         })
         .collect()
+}
+
+/// Does an answer of this local call carry the owner's data, or text a model wrote in an
+/// earlier turn? Such an answer taints the turn at the gate (DESIGN.md, taint), so that
+/// nothing it carries can leave through a tool that reaches the network: the attached
+/// files (`context` what=files), the queue's summaries (`seer` what=queue, the default),
+/// the knowledge graph's notes (`graph`), and a pending queue item's branch (`aesthesis`
+/// naming a branch). The task, this turn's steps and this turn's own branch do not.
+pub fn taints_turn(tool: &str, params: &serde_json::Map<String, Value>) -> bool {
+    let what = params.get("what").and_then(Value::as_str);
+    match tool {
+        "context" => what == Some("files"),
+        "seer" => what != Some("ledger"),
+        "graph" => true,
+        "aesthesis" => params.contains_key("branch"),
+        _ => false,
+    }
 }
 
 pub(crate) fn seer_queue(seam_home: &Path) -> Result<Value, LocalRefusal> {

@@ -1,8 +1,6 @@
 //! What the agent tells the local tools about the turn they run in, and what
 //! a refused local call looks like to the model.
 
-use std::path::PathBuf;
-
 use serde::{Deserialize, Serialize};
 
 /// The turn a local call belongs to, as the agent knows it.
@@ -12,12 +10,27 @@ pub struct TurnInfo {
     pub turn: String,
     /// The operator's task text.
     pub task: String,
-    /// Files the operator attached to the task.
-    pub attached: Vec<PathBuf>,
+    /// Files the operator attached to the task, as the gate read them for the launcher
+    /// (path admission, like `files.read`) before the agent's walls went up: the agent
+    /// itself holds no handle on them.
+    pub attachments: Vec<Attachment>,
     /// The steps so far.
     pub history: Vec<StepRecord>,
     /// The governed calls of this turn (for `seer`).
     pub gate_calls: Vec<GateCallRecord>,
+}
+
+/// One attached file, read by the gate.
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+pub struct Attachment {
+    /// The path as the operator gave it.
+    pub path: String,
+    /// The text the gate returned (scrubbed there, and again by the local tools).
+    pub text: String,
+    /// The file's size in bytes.
+    pub bytes: u64,
+    /// True when `text` is only the start of the file.
+    pub cut: bool,
 }
 
 /// One step of the turn so far.

@@ -3,20 +3,61 @@
 mod common;
 
 use common::{Fixture, params, turn};
-use seam_local::{GateCallRecord, ReturnQueue, Status, StepRecord, Verdict};
+use seam_local::{Attachment, GateCallRecord, ReturnQueue, Status, StepRecord, Verdict};
+
+fn seam_local_attached_cap() -> usize {
+    16 * 1024
+}
+
+/// Finding 2 of the security review (prompt injection alone): text a model parked in an
+/// earlier turn, served back by a local tool, must taint the turn, so it cannot then be
+/// searched out. Every local answer that carries earlier model text or the owner's data
+/// says so.
+#[test]
+fn local_answers_that_carry_earlier_text_or_the_owners_data_taint_the_turn() {
+    for (tool, p, taints) in [
+        ("seer", json!({"what": "queue"}), true),
+        ("seer", json!({}), true),
+        ("seer", json!({"what": "ledger"}), false),
+        ("graph", json!({"op": "search", "query": "x"}), true),
+        ("graph", json!({"op": "neighbors", "node": "x"}), true),
+        ("context", json!({"what": "files"}), true),
+        ("context", json!({}), false),
+        ("aesthesis", json!({"branch": "seam/t-1"}), true),
+        ("aesthesis", json!({}), false),
+        ("scribe", json!({"text": "x"}), false),
+        ("builder", json!({"op": "check"}), false),
+    ] {
+        assert_eq!(
+            seam_local::taints_turn(tool, &params(p.clone())),
+            taints,
+            "{tool} {p}"
+        );
+    }
+}
 use serde_json::json;
 
 #[test]
 fn context_gives_the_task_the_steps_and_the_attached_files() {
     let f = Fixture::new();
     let tools = f.tools();
-    let notes = f.dir.path().join("notes.txt");
-    std::fs::write(&notes, "attached words\n").unwrap();
-    let link = f.dir.path().join("link.txt");
-    std::os::unix::fs::symlink(&notes, &link).unwrap();
     let mut t = turn("ctx");
     t.task = "fix the parser; key AKIAZ4X7QW3RT5YU8IOP".into();
-    t.attached = vec![notes.clone(), link];
+    // what the gate read for the launcher; the agent holds no handle on the file
+    t.attachments = vec![
+        Attachment {
+            path: "notes.txt".into(),
+            text: "attached words\n".into(),
+            bytes: 15,
+            cut: false,
+        },
+        Attachment {
+            path: "big.txt".into(),
+            text: "é".repeat(20_000),
+            bytes: 40_000,
+            cut: false,
+        },
+    ];
     t.history = vec![StepRecord {
         tool: "files.read".into(),
         params: "path=a".into(),
@@ -39,11 +80,18 @@ fn context_gives_the_task_the_steps_and_the_attached_files() {
         .call(&t, "context", &params(json!({"what": "files"})))
         .unwrap();
     assert_eq!(out["files"][0]["text"], "attached words\n");
-    assert!(
-        out["files"][1].get("text").is_none(),
-        "a link is not followed: {}",
-        out["files"][1]
-    );
+    assert_eq!(out["files"][0]["cut"], false);
+    let big = out["files"][1]["text"].as_str().unwrap();
+    assert!(big.len() <= seam_local_attached_cap(), "cut to its share");
+    assert_eq!(out["files"][1]["cut"], true);
+    assert!(seam_local::taints_turn(
+        "context",
+        &params(json!({"what": "files"}))
+    ));
+    assert!(!seam_local::taints_turn(
+        "context",
+        &params(json!({"what": "task"}))
+    ));
     let out = tools.call(&t, "context", &params(json!({}))).unwrap();
     assert!(out.get("task").is_some() && out.get("steps").is_some());
 }

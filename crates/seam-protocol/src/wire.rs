@@ -10,17 +10,33 @@ use serde_json::Value;
 pub struct InvokeRequest {
     pub tool: String,
     pub params: Value,
-    /// A turn opened with `POST /v1/turns`. Without one, the gate opens a
-    /// turn for this call alone and closes it after (see the module doc).
+    /// A turn opened with `POST /v1/turns`. Without one, a client holding the turn
+    /// opener gets a turn for this call alone (closed after it); any other client is
+    /// refused (see the gate's service doc).
     #[serde(default, skip_serializing_if = "Option::is_none")]
     pub turn: Option<String>,
+    /// The turn's token, from [`TurnOpened`]: the id names the turn, the token proves the
+    /// caller holds it.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub token: Option<String>,
 }
 
-/// `POST /v1/turns` → 201 with this body.
-#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+/// `POST /v1/turns` → 201 with this body: the turn's id (public: the ledger shows it) and
+/// its token (secret: only the opener gets it). `Debug` does not show the token.
+#[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]
 #[serde(deny_unknown_fields)]
 pub struct TurnOpened {
     pub turn: String,
+    pub token: String,
+}
+
+impl std::fmt::Debug for TurnOpened {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("TurnOpened")
+            .field("turn", &self.turn)
+            .field("token", &"…")
+            .finish()
+    }
 }
 
 /// `GET /v1/turns/{id}` → 200 with this body.
@@ -54,6 +70,13 @@ pub struct Health {
 pub struct ErrorBody {
     pub error: String,
 }
+
+/// Request header: the turn opener (the secret in seam's home at `keys/turn-opener`),
+/// presented to open a turn or to invoke without one. The agent never holds it.
+pub const TURN_OPENER_HEADER: &str = "seam-turn-opener";
+/// Request header: a turn's token, presented to `GET`, `DELETE` or taint
+/// (`POST /v1/turns/{id}/taint`) that turn.
+pub const TURN_TOKEN_HEADER: &str = "seam-turn-token";
 
 /// Response header on every `/v1/invoke` answer: the turn the call ran in
 /// (the one named, or the one-call turn the gate opened).

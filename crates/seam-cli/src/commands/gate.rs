@@ -168,8 +168,18 @@ pub fn invoke(
         .enable_all()
         .build()
         .context("starting the client's runtime")?;
+    // The owner's own client: it presents the turn opener, so a call without --turn runs
+    // in a turn of its own. A --turn names a turn by id alone, which the gate refuses
+    // unless the call also holds that turn's token (only its opener has it).
     let mut client = GateClient::new(endpoint);
-    let invoked = runtime.block_on(client.invoke(tool, params, turn.as_deref()))?;
+    if let Ok(opener) = seam_agent::gate_client::read_opener(&ctx.seam_home) {
+        client = client.with_opener(opener);
+    }
+    let turn = turn.map(|t| seam_protocol::wire::TurnOpened {
+        turn: t,
+        token: String::new(),
+    });
+    let invoked = runtime.block_on(client.invoke(tool, params, turn.as_ref()))?;
     output::json(&invoked.answer);
     Ok(match &invoked.answer {
         Answer::Envelope(_) => Exit::Ok,

@@ -126,6 +126,10 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
             let ctx = Context::load(&cli.global)?;
             ledger::run(&ctx, cmd)
         }
+        Command::OpenTurn { gate_url } => {
+            let ctx = Context::load(&cli.global)?;
+            ask::open_turn::run(&ctx, gate_url.as_deref())
+        }
         Command::AgentAttack {
             model_url,
             read,

@@ -41,7 +41,7 @@ pub struct SeamMcpServer {
 impl SeamMcpServer {
     /// A session over `toolbox`, in a turn of its own (opened now, closed on drop).
     pub fn new(toolbox: Arc<Toolbox>) -> Self {
-        let turn = toolbox.open_turn();
+        let (turn, _token) = toolbox.open_turn();
         SeamMcpServer { toolbox, turn }
     }
 

@@ -12,6 +12,11 @@ use super::ServiceError;
 /// default policy: no governed tool can read it).
 pub const TOKEN_FILE: &str = "keys/gate.token";
 
+/// Where the turn opener lives, below seam's home: the secret that opens a turn (and lets
+/// a call run without one). The launcher of `seam ask` reads it before the agent's walls go
+/// up, in a process of its own; the agent's walls never grant `keys/`.
+pub const OPENER_FILE: &str = "keys/turn-opener";
+
 /// Random bytes in a token (shown as twice as many hex digits).
 const TOKEN_BYTES: usize = 32;
 
@@ -33,8 +38,18 @@ impl BearerToken {
     /// written to a new 0600 file in a 0700 `keys/`. An existing token file
     /// must be a regular file owned by this user and readable by nobody else.
     pub fn load_or_create(seam_home: &Path) -> Result<(BearerToken, bool), ServiceError> {
-        let path = seam_home.join(TOKEN_FILE);
-        let keys = path.parent().unwrap_or(seam_home);
+        Self::load_or_create_at(&seam_home.join(TOKEN_FILE))
+    }
+
+    /// The turn opener in `seam_home` ([`OPENER_FILE`]), made on first use like the token.
+    pub fn opener(seam_home: &Path) -> Result<BearerToken, ServiceError> {
+        Self::load_or_create_at(&seam_home.join(OPENER_FILE)).map(|(t, _)| t)
+    }
+
+    /// [`BearerToken::load_or_create`] for a secret file at `path`.
+    pub fn load_or_create_at(path: &Path) -> Result<(BearerToken, bool), ServiceError> {
+        let path = path.to_path_buf();
+        let keys = path.parent().unwrap_or(Path::new("."));
         if let Err(e) = std::fs::DirBuilder::new()
             .recursive(true)
             .mode(0o700)
@@ -129,6 +144,11 @@ impl BearerToken {
         // ct_eq of slices of different lengths is false without a data-dependent
         // early exit; the length of the token is public (64).
         bool::from(presented.trim_ascii().ct_eq(self.hex.as_bytes()))
+    }
+
+    /// Is this header value (the bare secret, no scheme) the token? Constant time.
+    pub fn is(&self, value: Option<&[u8]>) -> bool {
+        value.is_some_and(|v| bool::from(v.trim_ascii().ct_eq(self.hex.as_bytes())))
     }
 
     /// The token itself, for a client that has read the file.

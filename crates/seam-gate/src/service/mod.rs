@@ -7,10 +7,11 @@
 //! |---|---|
 //! | `GET /v1/health` | 200 [`Health`] |
 //! | `GET /v1/tools` | 200 `[ToolSpec]` |
-//! | `POST /v1/invoke` `{tool, params, turn?}` | the envelope or the refusal of DESIGN.md, see below |
-//! | `POST /v1/turns` | 201 [`TurnOpened`] `{"turn": id}` |
-//! | `GET /v1/turns/{id}` | 200 [`TurnState`] `{"turn", "tainted"}`, 404 if not open |
-//! | `DELETE /v1/turns/{id}` | 204, 404 if not open |
+//! | `POST /v1/invoke` `{tool, params, turn?, token?}` | the envelope or the refusal of DESIGN.md, see below |
+//! | `POST /v1/turns` + `seam-turn-opener` | 201 [`TurnOpened`] `{"turn": id, "token": secret}`; 403 without the opener |
+//! | `GET /v1/turns/{id}` + `seam-turn-token` | 200 [`TurnState`] `{"turn", "tainted"}`, 404 if not open or not its token |
+//! | `DELETE /v1/turns/{id}` + `seam-turn-token` | 204, 404 if not open or not its token |
+//! | `POST /v1/turns/{id}/taint` + `seam-turn-token` | 204: the turn is tainted from now on; 404 as above |
 //! | `GET /v1/ledger/stream` | 200 `text/event-stream`: one event per new ledger record |
 //!
 //! `POST /v1/invoke` answers with the status of its answer, and the body is
@@ -34,14 +35,19 @@
 //! # Turns
 //!
 //! The toolbox given to the service must be built with
-//! [`Toolbox::requiring_open_turns`]: a turn is an id the gate handed out
-//! (`POST /v1/turns`), and a call naming any other is refused (400, recorded).
-//! The gate, not the caller, records taint, and closing a turn forgets it, so
-//! no call can un-taint a turn. An invoke without a turn gets a turn of its
-//! own, opened for that one call and closed after it: it can be tainted by
-//! nothing before it and taints nothing after it. (Such a call could not have
-//! seen earlier results through the gate, which is what taint protects; the
-//! agent's own memory across calls is the agent's, see ARCHITECTURE.md.)
+//! [`Toolbox::requiring_open_turns`]. A turn is a capability the gate handed
+//! out: an id (public: the ledger and its stream show it) and a token (secret).
+//! Opening one takes the **turn opener**, a secret in `<seam_home>/keys/turn-opener`
+//! (owner-only, made on first start): `seam ask`'s launcher reads it in a process
+//! of its own before the agent's walls go up, and the walls never grant `keys/`,
+//! so a confined (even a compromised) agent can neither open a fresh, untainted
+//! turn nor call without one. A call names its turn's id and token, or it is
+//! refused (`unknown_turn`, 400, recorded); asking after, tainting or closing a
+//! turn takes its token too, so a client that read another session's turn id off
+//! the ledger stream cannot close that turn (closing forgets its taint). The gate,
+//! not the caller, records taint, and no call can un-taint a turn. An invoke
+//! without a turn, from a client presenting the opener (the owner's own CLI), gets
+//! a turn of its own, opened for that one call and closed after it.
 //!
 //! # Listening
 //!
@@ -90,10 +96,11 @@ use tokio_util::task::TaskTracker;
 
 use crate::toolbox::Toolbox;
 
-pub use auth::{BearerToken, TOKEN_FILE, token_path};
+pub use auth::{BearerToken, OPENER_FILE, TOKEN_FILE, token_path};
 pub use listen::{SOCKET_FILE, socket_path};
 pub use wire::{
-    ErrorBody, Health, InvokeRequest, TURN_HEADER, TURN_TAINTED_HEADER, TurnOpened, TurnState,
+    ErrorBody, Health, InvokeRequest, TURN_HEADER, TURN_OPENER_HEADER, TURN_TAINTED_HEADER,
+    TURN_TOKEN_HEADER, TurnOpened, TurnState,
 };
 
 /// The service's limits.
@@ -203,6 +210,8 @@ pub fn status_for_refusal(code: RefusalCode) -> StatusCode {
 #[derive(Debug)]
 pub(crate) struct AppState {
     toolbox: Arc<Toolbox>,
+    /// The secret that opens a turn (keys/turn-opener).
+    opener: BearerToken,
     limits: ServiceLimits,
     ledger_paths: LedgerPaths,
     /// Every blocking call, so shutdown can wait for them.
@@ -234,6 +243,7 @@ impl GateService {
         }
         let home = &self.options.seam_home;
         let (token, token_created) = BearerToken::load_or_create(home)?;
+        let opener = BearerToken::opener(home)?;
         let socket = listen::bind_socket(home)?;
         let tcp = match self.options.tcp {
             Some(addr) => match listen::bind_tcp(addr, self.options.allow_non_loopback).await {
@@ -254,6 +264,7 @@ impl GateService {
         };
         let state = Arc::new(AppState {
             toolbox: self.toolbox,
+            opener,
             limits: self.options.limits,
             ledger_paths: LedgerPaths::new(home),
             tracker: TaskTracker::new(),

@@ -15,7 +15,8 @@ use serde::Serialize;
 
 use super::auth::BearerToken;
 use super::wire::{
-    ErrorBody, Health, InvokeRequest, TURN_HEADER, TURN_TAINTED_HEADER, TurnOpened, TurnState,
+    ErrorBody, Health, InvokeRequest, TURN_HEADER, TURN_OPENER_HEADER, TURN_TAINTED_HEADER,
+    TURN_TOKEN_HEADER, TurnOpened, TurnState,
 };
 use super::{AppState, status_for_refusal, stream};
 use crate::toolbox::CallRequest;
@@ -28,6 +29,7 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/invoke", post(invoke))
         .route("/v1/turns", post(open_turn))
         .route("/v1/turns/{id}", get(turn_state).delete(close_turn))
+        .route("/v1/turns/{id}/taint", post(taint_turn))
         .route("/v1/ledger/stream", get(stream::ledger_stream))
         // MCP over streamable HTTP: the same toolbox, every call through Toolbox::call.
         .nest_service(
@@ -99,7 +101,7 @@ async fn not_found() -> Response {
     error(
         StatusCode::NOT_FOUND,
         "no such endpoint; the gate serves GET /v1/health, GET /v1/tools, POST /v1/invoke, \
-         POST /v1/turns, GET|DELETE /v1/turns/{id}, GET /v1/ledger/stream, MCP at /mcp",
+         POST /v1/turns, GET|DELETE /v1/turns/{id}, POST /v1/turns/{id}/taint, GET /v1/ledger/stream, MCP at /mcp",
     )
 }
 
@@ -206,25 +208,36 @@ async fn invoke(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bo
         }
     };
 
-    // A call without a turn runs in a turn of its own, opened and closed here.
-    let (turn, one_call) = match req.turn {
-        Some(t) => (t, false),
-        None => (state.toolbox.open_turn(), true),
+    // A call without a turn, from a client holding the turn opener, runs in a turn of its
+    // own, opened and closed here. Any other call must name a turn and its token.
+    let opener = state
+        .opener
+        .is(headers.get(TURN_OPENER_HEADER).map(HeaderValue::as_bytes));
+    let (turn, one_call) = match (req.turn, opener) {
+        (Some(t), _) => (Some(t), false),
+        (None, true) => (Some(state.toolbox.open_turn().0), true),
+        (None, false) => (None, false),
     };
+    let token = req.token;
     let invocation_id = uuid::Uuid::now_v7().to_string();
     let tool = req.tool.clone();
     let call = CallRequest {
         tool: req.tool,
         params: req.params,
-        turn: Some(turn.clone()),
+        turn: turn.clone(),
     };
+    let turn = turn.unwrap_or_default();
 
     let toolbox = state.toolbox.clone();
     let counters = state.clone();
     let (id, turn_in_call) = (invocation_id.clone(), turn.clone());
     counters.in_flight.fetch_add(1, Ordering::Relaxed);
     let task = state.tracker.spawn_blocking(move || {
-        let answer = toolbox.call_as(id, call);
+        let answer = if one_call {
+            toolbox.call_as(id, call)
+        } else {
+            toolbox.call_as_client(id, call, token.as_deref())
+        };
         let tainted = toolbox.is_tainted(&turn_in_call);
         if one_call {
             toolbox.close_turn(&turn_in_call);
@@ -289,23 +302,73 @@ fn set_turn_headers(response: &mut Response, turn: &str, tainted: bool) {
     );
 }
 
-async fn open_turn(State(state): State<Arc<AppState>>) -> Response {
-    let turn = state.toolbox.open_turn();
-    json(StatusCode::CREATED, &TurnOpened { turn })
+async fn open_turn(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+    if !state
+        .opener
+        .is(headers.get(TURN_OPENER_HEADER).map(HeaderValue::as_bytes))
+    {
+        return error(
+            StatusCode::FORBIDDEN,
+            format!(
+                "opening a turn takes the turn opener (header {TURN_OPENER_HEADER}: the secret \
+                 in seam's home at keys/turn-opener), which the agent does not hold: its turn \
+                 is opened for it by whoever launched it"
+            ),
+        );
+    }
+    let (turn, token) = state.toolbox.open_turn();
+    json(
+        StatusCode::CREATED,
+        &TurnOpened {
+            turn,
+            token: token.secret().to_owned(),
+        },
+    )
 }
 
-async fn turn_state(State(state): State<Arc<AppState>>, UrlPath(id): UrlPath<String>) -> Response {
-    if !state.toolbox.turn_known(&id) {
-        return error(StatusCode::NOT_FOUND, "no open turn has this id");
+/// Is `id` an open turn, and does the request present its token?
+fn holds_turn(state: &AppState, headers: &HeaderMap, id: &str) -> bool {
+    let token = headers.get(TURN_TOKEN_HEADER).and_then(|v| v.to_str().ok());
+    state.toolbox.turn_admits(id, token)
+}
+
+const NOT_HELD: &str = "no open turn has this id, or the request did not present its token \
+                        (header seam-turn-token)";
+
+async fn turn_state(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    UrlPath(id): UrlPath<String>,
+) -> Response {
+    if !holds_turn(&state, &headers, &id) {
+        return error(StatusCode::NOT_FOUND, NOT_HELD);
     }
     let tainted = state.toolbox.is_tainted(&id);
     json(StatusCode::OK, &TurnState { turn: id, tainted })
 }
 
-async fn close_turn(State(state): State<Arc<AppState>>, UrlPath(id): UrlPath<String>) -> Response {
-    if state.toolbox.close_turn(&id) {
+async fn close_turn(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    UrlPath(id): UrlPath<String>,
+) -> Response {
+    if holds_turn(&state, &headers, &id) && state.toolbox.close_turn(&id) {
         StatusCode::NO_CONTENT.into_response()
     } else {
-        error(StatusCode::NOT_FOUND, "no open turn has this id")
+        error(StatusCode::NOT_FOUND, NOT_HELD)
+    }
+}
+
+/// The agent's local tools that hand the model the owner's data, or text a model wrote
+/// in an earlier turn, taint the turn here. Taint only ever grows.
+async fn taint_turn(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    UrlPath(id): UrlPath<String>,
+) -> Response {
+    if holds_turn(&state, &headers, &id) && state.toolbox.taint_turn(&id) {
+        StatusCode::NO_CONTENT.into_response()
+    } else {
+        error(StatusCode::NOT_FOUND, NOT_HELD)
     }
 }

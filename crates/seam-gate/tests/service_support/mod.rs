@@ -257,13 +257,37 @@ impl Reply {
     }
 }
 
-/// One HTTP/1.1 connection (kept alive across requests).
+/// One HTTP/1.1 connection (kept alive across requests). Opened with [`Conn::open`], it is
+/// the owner's client: on the unix socket it presents the turn opener it read from the
+/// gate's home (`keys/turn-opener`, beside the socket), and it remembers the token of each
+/// turn it opened. [`Conn::open_as_agent`] is a client that holds neither.
 pub struct Conn {
     send: SendRequest<Full<Bytes>>,
+    opener: Option<String>,
+    tokens: std::collections::HashMap<String, String>,
 }
 
 impl Conn {
     pub async fn open(via: &Via) -> std::io::Result<Conn> {
+        let mut c = Self::open_as_agent(via).await?;
+        if let Via::Unix(socket) = via
+            && let Some(home) = socket.parent()
+        {
+            c.opener = std::fs::read_to_string(home.join("keys/turn-opener"))
+                .ok()
+                .map(|s| s.trim().to_owned());
+        }
+        Ok(c)
+    }
+
+    /// The token of a turn this connection opened.
+    pub fn token(&self, turn: &str) -> String {
+        self.tokens.get(turn).cloned().unwrap_or_default()
+    }
+
+    /// A client that holds no turn opener and no token (the agent, or anyone else on the
+    /// socket).
+    pub async fn open_as_agent(via: &Via) -> std::io::Result<Conn> {
         let send = match via {
             Via::Unix(p) => {
                 let s = tokio::net::UnixStream::connect(p).await?;
@@ -274,7 +298,11 @@ impl Conn {
                 handshake(s).await
             }
         };
-        Ok(Conn { send })
+        Ok(Conn {
+            send,
+            opener: None,
+            tokens: std::collections::HashMap::new(),
+        })
     }
 
     pub async fn send(
@@ -303,20 +331,40 @@ impl Conn {
         })
     }
 
+    /// An invoke; a turn this connection opened goes with its token, and the opener goes
+    /// with every call when this connection holds it.
     pub async fn invoke(&mut self, tool: &str, params: Value, turn: Option<&str>) -> Reply {
         let mut body = json!({"tool": tool, "params": params});
         if let Some(t) = turn {
             body["turn"] = json!(t);
+            if let Some(token) = self.tokens.get(t) {
+                body["token"] = json!(token);
+            }
         }
-        self.send("POST", "/v1/invoke", &[], body.to_string())
+        let opener = self.opener.clone();
+        let headers: Vec<(&str, &str)> = opener
+            .as_deref()
+            .map(|o| ("seam-turn-opener", o))
+            .into_iter()
+            .collect();
+        self.send("POST", "/v1/invoke", &headers, body.to_string())
             .await
             .unwrap()
     }
 
+    /// Opens a turn with this connection's opener and keeps its token.
     pub async fn open_turn(&mut self) -> String {
-        let r = self.send("POST", "/v1/turns", &[], "").await.unwrap();
+        let opener = self.opener.clone().unwrap_or_default();
+        let r = self
+            .send("POST", "/v1/turns", &[("seam-turn-opener", &opener)], "")
+            .await
+            .unwrap();
         assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
-        r.json()["turn"].as_str().unwrap().to_owned()
+        let v = r.json();
+        let turn = v["turn"].as_str().unwrap().to_owned();
+        self.tokens
+            .insert(turn.clone(), v["token"].as_str().unwrap().to_owned());
+        turn
     }
 }
 

@@ -57,6 +57,7 @@ pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<E
         endpoint,
         child,
         confinement,
+        turn,
         ..
     } = prepare(
         ctx,
@@ -117,7 +118,7 @@ pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<E
         };
         let mut client = GateClient::new(endpoint);
         match client
-            .invoke("files.read", json!({"path": path}), None)
+            .invoke("files.read", json!({"path": path}), Some(&turn))
             .await
         {
             Ok(invoked) => json!({

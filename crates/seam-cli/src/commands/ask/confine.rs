@@ -48,7 +48,6 @@ pub struct ConfineInputs<'a> {
     pub seam_home: &'a Path,
     /// The builder's repository (its top level), when there is one.
     pub repo: Option<&'a Path>,
-    pub attach: &'a [PathBuf],
     /// The model endpoint's URL.
     pub model_url: Option<&'a str>,
     /// The embedded model's file, read by the engine thread behind the walls.
@@ -338,12 +337,6 @@ pub fn plan(inputs: &ConfineInputs<'_>) -> anyhow::Result<AgentWall> {
         let real = m
             .canonicalize()
             .with_context(|| format!("the model file {}", m.display()))?;
-        places.push(place(real, PlaceAccess::Read));
-    }
-    for f in inputs.attach {
-        let real = f
-            .canonicalize()
-            .with_context(|| format!("the attached file {}", f.display()))?;
         places.push(place(real, PlaceAccess::Read));
     }
     for name in PROGRAMS {

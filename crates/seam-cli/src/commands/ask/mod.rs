@@ -19,6 +19,7 @@ pub(crate) mod confine;
 #[cfg(feature = "embedded")]
 mod embedded;
 mod gate_child;
+pub(crate) mod open_turn;
 
 use std::path::PathBuf;
 use std::sync::Arc;
@@ -108,6 +109,8 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
         endpoint,
         child,
         local,
+        turn: gate_turn,
+        attachments,
         ..
     } = prepared;
     let mut model = build_model(&args, &config, embedded)?;
@@ -127,11 +130,8 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
             Registry::new(seam_local::tool_specs(), governed)
                 .context("building the tool registry")?,
         );
-        let turn_id = client
-            .open_turn()
-            .await
-            .context("opening a turn with the gate")?;
-        let gate = GateDispatch::new(client, turn_id.clone());
+        let turn_id = gate_turn.turn.clone();
+        let gate = GateDispatch::new(client, gate_turn.clone());
         let router = Router::new(
             registry.clone(),
             Box::new(LocalDispatch::new(local.clone())),
@@ -140,7 +140,7 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
         let info = TurnInfo {
             turn: turn_id.clone(),
             task: args.task.clone(),
-            attached: args.attach.clone(),
+            attachments,
             ..TurnInfo::default()
         };
         output::notice(&format!(
@@ -171,7 +171,7 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
         let report = turn.run(info, &mut on_event).await;
         // The turn ends at the gate whatever happened in it.
         let mut closer = GateClient::new(endpoint);
-        let _ = closer.close_turn(&turn_id).await;
+        let _ = closer.close_turn(&gate_turn).await;
         let report = report?;
         let staged = local
             .finish_turn(&report.info)
@@ -330,12 +330,17 @@ pub(crate) struct Prepare<'a> {
     pub confine: ConfineMode,
 }
 
-/// The gate found or started, the local tools opened, the walls up.
+/// The gate found or started, the turn opened, the attachments read through the gate, the
+/// local tools opened, the walls up.
 pub(crate) struct Prepared {
     pub endpoint: GateEndpoint,
     pub child: Option<GateChild>,
     pub local: Arc<seam_local::LocalTools>,
     pub confinement: Confinement,
+    /// The turn, opened by `seam __open-turn` before the walls (the agent holds its token,
+    /// never the opener).
+    pub turn: seam_protocol::wire::TurnOpened,
+    pub attachments: Vec<seam_local::Attachment>,
 }
 
 /// Finds or starts the gate (on a runtime of the calling thread alone, dropped before the
@@ -375,6 +380,8 @@ pub(crate) fn prepare(ctx: &Context, global: &Global, p: &Prepare<'_>) -> anyhow
         };
         Ok::<_, anyhow::Error>((endpoint, child))
     })?;
+    let turn = open_turn::open_outside(&home, p.gate_url)?;
+    let attachments = single.block_on(read_attachments(&endpoint, &turn, p.attach))?;
     drop(single);
     let local = Arc::new(
         seam_local::LocalTools::open(seam_local::LocalConfig {
@@ -389,7 +396,6 @@ pub(crate) fn prepare(ctx: &Context, global: &Global, p: &Prepare<'_>) -> anyhow
         &confine::ConfineInputs {
             seam_home: &home,
             repo: local.repository(),
-            attach: p.attach,
             model_url: p.model_url,
             model_file: p.model_file,
             gate: &endpoint,
@@ -400,5 +406,56 @@ pub(crate) fn prepare(ctx: &Context, global: &Global, p: &Prepare<'_>) -> anyhow
         child,
         local,
         confinement,
+        turn,
+        attachments,
     })
+}
+
+/// Each attached file, read by the gate in the turn (`files.read`: path admission, so a
+/// protected or unlisted file is refused naming the real file, and the read taints the
+/// turn). The agent gets the text, never a handle on the file.
+async fn read_attachments(
+    endpoint: &GateEndpoint,
+    turn: &seam_protocol::wire::TurnOpened,
+    attach: &[PathBuf],
+) -> anyhow::Result<Vec<seam_local::Attachment>> {
+    let mut out = Vec::new();
+    if attach.is_empty() {
+        return Ok(out);
+    }
+    let mut client = GateClient::new(endpoint.clone());
+    for f in attach {
+        let path = std::path::absolute(f).with_context(|| format!("resolving {}", f.display()))?;
+        let invoked = client
+            .invoke(
+                "files.read",
+                serde_json::json!({"path": path.to_string_lossy()}),
+                Some(turn),
+            )
+            .await
+            .with_context(|| {
+                format!("reading the attached file {} through the gate", f.display())
+            })?;
+        match invoked.answer {
+            seam_protocol::Answer::Envelope(e) => {
+                let o = &e.output;
+                out.push(seam_local::Attachment {
+                    path: f.display().to_string(),
+                    text: o["text"].as_str().unwrap_or_default().to_owned(),
+                    bytes: o["size"].as_u64().unwrap_or(0),
+                    cut: o["truncated"].as_bool().unwrap_or(false),
+                });
+            }
+            seam_protocol::Answer::Refusal(r) => {
+                return Err(crate::exit::RefusedError(format!(
+                    "the attached file {} is refused ({}): {}",
+                    f.display(),
+                    r.refused.code.as_str(),
+                    r.refused.message
+                ))
+                .into());
+            }
+        }
+    }
+    Ok(out)
 }
