@@ -197,6 +197,12 @@ pub enum Command {
         repo: Option<PathBuf>,
         #[arg(long)]
         require_confinement: bool,
+        #[arg(long)]
+        attach: Vec<PathBuf>,
+        #[arg(long)]
+        gate_fresh_turn: bool,
+        #[arg(long)]
+        gate_close: Vec<String>,
     },
     /// Internal: open a turn with the gate (reading the turn opener from seam's home) and
     /// print its id and token as JSON. `seam ask` runs it as a process of its own before

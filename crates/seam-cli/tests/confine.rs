@@ -197,3 +197,146 @@ fn doctor_reports_the_agents_walls_the_policy_the_socket_and_the_ledger() {
         "one kernel, one answer"
     );
 }
+
+/// A `seam gate` serving the owner's home, stopped (SIGTERM) on drop.
+struct ServiceGate(std::process::Child);
+
+impl ServiceGate {
+    fn start(owner: &Owner) -> ServiceGate {
+        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("seam"))
+            .arg("gate")
+            .env_clear()
+            .env("HOME", &owner.home)
+            .env("SEAM_HOME", &owner.seam_home)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .current_dir(&owner.workspace)
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !(owner.seam_home.join("gate.sock").exists()
+            && owner.seam_home.join("keys/turn-opener").exists())
+        {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the gate did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        ServiceGate(child)
+    }
+}
+
+impl Drop for ServiceGate {
+    fn drop(&mut self) {
+        if let Some(pid) = rustix::process::Pid::from_raw(self.0.id() as i32) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+        let _ = self.0.wait();
+    }
+}
+
+/// Findings 2 and 3 of the security review, attacked from inside the agent's real walls:
+/// the confined agent cannot read the turn opener, open a fresh (untainted) turn, call
+/// without a turn, or close another session's turn whose id it knows; an attached file is
+/// read by the gate (not through the walls, which no longer grant it) and taints the turn
+/// from its start.
+#[test]
+fn the_confined_agent_cannot_open_leave_or_close_turns_and_an_attachment_taints_its_turn() {
+    let owner = Owner::new();
+    let attached = owner.write("project/notes.md", b"The launch moves to Thursday.\n");
+    let gate = ServiceGate::start(&owner);
+    // another session's turn, opened by its own launcher
+    let out = owner.seam().arg("__open-turn").output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let other: seam_protocol::wire::TurnOpened = serde_json::from_slice(&out.stdout).unwrap();
+    let opener = owner.seam_home.join("keys/turn-opener");
+
+    let out = owner
+        .seam()
+        .arg("__agent-attack")
+        .arg("--attach")
+        .arg(&attached)
+        .arg("--read")
+        .arg(&attached)
+        .arg("--read")
+        .arg(&opener)
+        .arg("--gate-fresh-turn")
+        .arg("--gate-close")
+        .arg(&other.turn)
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["confinement"]["filesystem"], true, "{report}");
+    denied_by_the_kernel(&report, "read", opener.to_str().unwrap());
+    denied_by_the_kernel(&report, "read", attached.to_str().unwrap());
+    let t = &report["turn_attacks"];
+    assert_eq!(t["open_turn"]["denied"], true, "{t}");
+    assert!(
+        t["open_turn"]["error"].as_str().unwrap().contains("403"),
+        "{t}"
+    );
+    assert_eq!(t["invoke_without_turn"]["denied"], true, "{t}");
+    assert_eq!(
+        t["invoke_without_turn"]["answer"]["refused"]["code"], "unknown_turn",
+        "{t}"
+    );
+    assert_eq!(t[format!("close {}", other.turn)]["denied"], true, "{t}");
+    assert_eq!(
+        t["own_turn_tainted"], true,
+        "the attachment, read by the gate in the turn, taints it: {t}"
+    );
+
+    // the other session's turn is still open for whoever holds its token
+    let runtime = tokio::runtime::Builder::new_current_thread()
+        .enable_all()
+        .build()
+        .unwrap();
+    let still = runtime.block_on(async {
+        seam_cli::gate_client::GateClient::new(seam_cli::gate_client::GateEndpoint::unix_in(
+            &owner.seam_home,
+        ))
+        .invoke("facts.get", serde_json::json!({"fact": "os"}), Some(&other))
+        .await
+        .unwrap()
+    });
+    assert_eq!(still.status, 200, "{:?}", still.answer);
+    drop(gate);
+}
+
+/// An attachment is admitted like a `files.read`: a protected file is refused, naming it,
+/// before any model is asked.
+#[test]
+fn a_protected_attachment_is_refused_naming_the_file() {
+    let owner = Owner::new();
+    let key = owner.write(".ssh/id_ed25519", b"-----BEGIN OPENSSH PRIVATE KEY-----\n");
+    let out = owner
+        .seam()
+        .args([
+            "ask",
+            "summarise it",
+            "--model-url",
+            "http://127.0.0.1:9/v1",
+        ])
+        .arg("--attach")
+        .arg(&key)
+        .output()
+        .unwrap();
+    let err = String::from_utf8_lossy(&out.stderr);
+    assert_eq!(out.status.code(), Some(3), "{err}");
+    assert!(
+        err.contains("id_ed25519") && err.contains("protected"),
+        "{err}"
+    );
+}

@@ -140,6 +140,9 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
             gate_read,
             repo,
             require_confinement,
+            attach,
+            gate_fresh_turn,
+            gate_close,
         } => {
             let ctx = Context::load(&cli.global)?;
             let args = ask::attack::AttackArgs {
@@ -152,6 +155,9 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
                 gate_read,
                 repo,
                 require: require_confinement,
+                attach,
+                gate_fresh_turn,
+                gate_close,
             };
             ask::attack::run(&ctx, &cli.global, args)
         }

@@ -36,6 +36,12 @@ pub struct AttackArgs {
     pub gate_read: Option<String>,
     pub repo: Option<PathBuf>,
     pub require: bool,
+    /// Files attached to the turn (read by the gate before the walls, as `seam ask` does).
+    pub attach: Vec<PathBuf>,
+    /// From inside: try to open a fresh turn, and to call without one.
+    pub gate_fresh_turn: bool,
+    /// From inside: try to close these turns (another session's, id known, token not).
+    pub gate_close: Vec<String>,
 }
 
 fn outcome(kind: &str, target: String, r: std::io::Result<()>) -> Value {
@@ -66,7 +72,7 @@ pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<E
             home: &home,
             gate_url: None,
             repo: args.repo.clone(),
-            attach: &[],
+            attach: &args.attach,
             model_url: args.model_url.as_deref(),
             model_file: None,
             confine: if args.require {
@@ -112,6 +118,53 @@ pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<E
         .enable_all()
         .build()
         .context("starting the runtime")?;
+    let turn_attacks = runtime.block_on(async {
+        let mut client = GateClient::new(endpoint.clone());
+        let mut out = serde_json::Map::new();
+        let state = |v: Result<(), seam_agent::gate_client::GateClientError>| match v {
+            Ok(()) => json!({"denied": false}),
+            Err(e) => json!({"denied": true, "error": e.to_string()}),
+        };
+        if args.gate_fresh_turn {
+            let opened = client.open_turn().await.map(drop);
+            out.insert("open_turn".into(), state(opened));
+            let invoked = client
+                .invoke("facts.get", json!({"fact": "os"}), None)
+                .await;
+            out.insert(
+                "invoke_without_turn".into(),
+                match invoked {
+                    Ok(i) => json!({
+                        "denied": i.status != 200,
+                        "status": i.status,
+                        "answer": serde_json::to_value(&i.answer).unwrap_or(Value::Null),
+                    }),
+                    Err(e) => json!({"denied": true, "error": e.to_string()}),
+                },
+            );
+        }
+        for id in &args.gate_close {
+            let other = seam_protocol::wire::TurnOpened {
+                turn: id.clone(),
+                token: String::new(),
+            };
+            let closed = client.close_turn(&other).await;
+            out.insert(format!("close {id}"), state(closed));
+        }
+        // The agent's own turn, as the gate keeps it (tainted by an attachment?).
+        let own = client
+            .invoke("facts.get", json!({"fact": "os"}), Some(&turn))
+            .await
+            .map(|i| i.turn_tainted);
+        out.insert(
+            "own_turn_tainted".into(),
+            match own {
+                Ok(t) => json!(t),
+                Err(e) => json!(e.to_string()),
+            },
+        );
+        Value::Object(out)
+    });
     let gate = runtime.block_on(async {
         let Some(path) = &args.gate_read else {
             return Value::Null;
@@ -135,6 +188,7 @@ pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<E
         "attempts": attempts,
         "env_present": env,
         "gate": gate,
+        "turn_attacks": turn_attacks,
     }));
     Ok(Exit::Ok)
 }
