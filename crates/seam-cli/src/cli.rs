@@ -91,6 +91,10 @@ pub enum Command {
         /// Most bytes of text files.read returns in one call.
         #[arg(long, env = "SEAM_READ_LIMIT", value_name = "BYTES", default_value_t = 1024 * 1024)]
         read_limit: u64,
+        /// Also stop when stdin reaches its end (`seam ask` starts its gate this way: its
+        /// agent, confined, may not signal a process outside its walls).
+        #[arg(long, hide = true)]
+        until_stdin_closes: bool,
     },
     /// Index a repository for memory.codebase: its files (as .gitignore
     /// allows), languages, symbols (Rust, Python, JavaScript, TypeScript, Go)
@@ -199,6 +203,12 @@ pub enum Command {
         require_confinement: bool,
         #[arg(long)]
         attach: Vec<PathBuf>,
+        #[arg(long)]
+        udp: Vec<u16>,
+        #[arg(long)]
+        signal: Vec<i32>,
+        #[arg(long)]
+        exec_via_loader: Vec<PathBuf>,
         #[arg(long)]
         gate_fresh_turn: bool,
         #[arg(long)]

@@ -340,3 +340,54 @@ fn a_protected_attachment_is_refused_naming_the_file() {
         "{err}"
     );
 }
+
+/// Findings 6 and 7 of the security review, from inside the agent's real walls: no UDP
+/// (seccomp), no signal to a process outside the walls (Landlock scope), and no program
+/// run through the ELF loader from a program directory the walls no longer let it read.
+#[test]
+fn the_confined_agent_sends_no_udp_no_signal_and_runs_nothing_through_the_loader() {
+    let owner = Owner::new();
+    let udp = std::net::UdpSocket::bind("127.0.0.1:0").unwrap();
+    udp.set_nonblocking(true).unwrap();
+    let port = udp.local_addr().unwrap().port().to_string();
+    let mut outsider = std::process::Command::new("sleep")
+        .arg("30")
+        .spawn()
+        .unwrap();
+    let pid = outsider.id().to_string();
+    let out = owner
+        .seam()
+        .args(["__agent-attack", "--udp", &port, "--signal", &pid])
+        .args(["--exec-via-loader", "/usr/bin/id"])
+        .args(["--read", "/usr/bin/id"])
+        .output()
+        .unwrap();
+    let _ = outsider.kill();
+    let _ = outsider.wait();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let walls = &report["confinement"];
+    assert_eq!(walls["filesystem"], true, "{walls}");
+    assert_eq!(walls["seccomp"], true, "seccomp is available here: {walls}");
+    let udp_try = attempt(&report, "udp", &port);
+    assert_eq!(udp_try["denied"], true, "{udp_try}");
+    assert_eq!(
+        udp_try["errno"].as_i64(),
+        Some(1),
+        "EPERM from seccomp: {udp_try}"
+    );
+    let mut buf = [0u8; 16];
+    assert!(udp.recv_from(&mut buf).is_err(), "no datagram arrived");
+    if walls["signals_scoped"] == true {
+        let s = attempt(&report, "signal", &pid);
+        assert_eq!(s["denied"], true, "{s}");
+        assert_eq!(s["errno"].as_i64(), Some(1), "EPERM from the scope: {s}");
+    }
+    denied_by_the_kernel(&report, "read", "/usr/bin/id");
+    let l = attempt(&report, "exec-via-loader", "/usr/bin/id");
+    assert_eq!(l["denied"], true, "{l}");
+}

@@ -8,8 +8,11 @@
 //! Every Landlock right the kernel's ABI knows is handled, so anything no rule allows is
 //! denied: no read, write or execute outside the named places; no TCP bind at all and TCP
 //! connect only to the named ports (ABI 4); no abstract unix socket outside the process's
-//! domain (ABI 6). Signals are not scoped: the agent must still be able to stop the gate it
-//! started.
+//! domain and no signal to a process outside it (ABI 6: the agent stops the gate it started
+//! by closing the gate's stdin, not with a signal). Then a seccomp filter
+//! ([`crate::seccomp::agent_program`], the same reviewed table as python.run's) refuses the
+//! calls the agent never needs and every socket but unix and TCP ones: no UDP, raw, netlink
+//! or packet socket, and no io_uring to go around the filter.
 
 use std::ffi::CString;
 use std::os::unix::ffi::OsStrExt as _;
@@ -55,6 +58,10 @@ pub struct WallApplied {
     pub network: bool,
     /// Abstract unix sockets outside the domain denied (ABI 6).
     pub abstract_unix_scoped: bool,
+    /// No signal reaches a process outside the agent's domain (ABI 6).
+    pub signals_scoped: bool,
+    /// The agent's seccomp filter is installed.
+    pub seccomp: bool,
     /// Places named that do not exist here (nothing to allow).
     pub absent: Vec<PathBuf>,
 }
@@ -179,7 +186,7 @@ impl AgentWall {
         let handled = landlock::handled_fs(abi);
         let handled_net = landlock::handled_net(abi);
         let scoped = if abi >= 6 {
-            landlock::SCOPE_ABSTRACT_UNIX_SOCKET
+            landlock::SCOPE_ABSTRACT_UNIX_SOCKET | landlock::SCOPE_SIGNAL
         } else {
             0
         };
@@ -203,11 +210,23 @@ impl AgentWall {
         let result = self.fill_and_restrict(ruleset, handled, handled_net != 0);
         sys::close(ruleset);
         let absent = result?;
+        // no_new_privs is set (Landlock needed it), so an unprivileged filter installs.
+        let seccomp = crate::seccomp::SUPPORTED && sys::seccomp_available();
+        if seccomp {
+            sys::seccomp_install(&crate::seccomp::agent_program()).map_err(|errno| {
+                WallError::Kernel {
+                    what: "installing the agent's seccomp filter",
+                    errno,
+                }
+            })?;
+        }
         Ok(WallApplied {
             abi,
             filesystem: true,
             network: handled_net != 0,
             abstract_unix_scoped: scoped != 0,
+            signals_scoped: scoped & landlock::SCOPE_SIGNAL != 0,
+            seccomp,
             absent,
         })
     }

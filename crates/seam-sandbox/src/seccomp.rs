@@ -10,8 +10,15 @@
 //! 3. each call in [`DENIED`] returns its errno;
 //! 4. `clone` with any namespace flag returns EPERM; `clone3` returns ENOSYS (its flags are in
 //!    memory a filter cannot read, and C libraries fall back to `clone`, which is checked);
-//! 5. `socket` and `socketpair` for any family but `AF_UNIX` return EAFNOSUPPORT;
+//! 5. `socket` and `socketpair` for any family but `AF_UNIX` return EAFNOSUPPORT — or, in
+//!    the agent's filter ([`Sockets::UnixAndTcp`]), `AF_INET`/`AF_INET6` are allowed for
+//!    `SOCK_STREAM` alone (TCP to the model: no UDP, no raw, no netlink, no packet sockets);
 //! 6. everything else is allowed.
+//!
+//! One table serves both walls: python.run's sandbox ([`program`]) and the `seam ask` agent
+//! process ([`agent_program`], installed by `agent_wall`). The agent runs git, dot and
+//! formatters, none of which needs a call in the table; `io_uring` is in it, which matters
+//! twice over for the agent: its socket operations would not pass through this filter.
 
 use libc::sock_filter;
 
@@ -131,6 +138,9 @@ const RET_ALLOW: u32 = 0x7fff_0000;
 const OFF_NR: u32 = 0;
 const OFF_ARCH: u32 = 4;
 const OFF_ARG0_LOW: u32 = 16;
+const OFF_ARG1_LOW: u32 = 24;
+// A &= k.
+const ALU_AND_K: u16 = 0x54;
 
 fn stmt(code: u16, k: u32) -> sock_filter {
     sock_filter {
@@ -149,9 +159,32 @@ fn errno(e: i32) -> sock_filter {
     stmt(RET_K, RET_ERRNO | (e as u32 & 0xffff))
 }
 
+/// Which sockets a filter lets a process make.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum Sockets {
+    /// `AF_UNIX` only (python.run: no network namespace route out exists anyway).
+    UnixOnly,
+    /// `AF_UNIX`, and TCP over IPv4/IPv6 (`SOCK_STREAM`): the agent's gate socket and model.
+    UnixAndTcp,
+}
+
+/// The low bits of `socket`'s type argument that name the type (the rest are flags such as
+/// `SOCK_NONBLOCK` and `SOCK_CLOEXEC`): the kernel's `SOCK_TYPE_MASK`.
+const SOCK_TYPE_MASK: u32 = 0xf;
+
+/// python.run's filter: [`program_for`] with [`Sockets::UnixOnly`].
+pub fn program() -> Vec<sock_filter> {
+    program_for(Sockets::UnixOnly)
+}
+
+/// The agent's filter: [`program_for`] with [`Sockets::UnixAndTcp`].
+pub fn agent_program() -> Vec<sock_filter> {
+    program_for(Sockets::UnixAndTcp)
+}
+
 /// The filter program, built from [`DENIED`] in the shape described in the module doc.
 #[cfg(any(target_arch = "x86_64", target_arch = "aarch64"))]
-pub fn program() -> Vec<sock_filter> {
+pub fn program_for(sockets: Sockets) -> Vec<sock_filter> {
     let mut p = vec![
         stmt(LD_W_ABS, OFF_ARCH),
         jump(JEQ_K, AUDIT_ARCH, 1, 0),
@@ -178,15 +211,43 @@ pub fn program() -> Vec<sock_filter> {
         errno(libc::EPERM),
         stmt(RET_K, RET_ALLOW),
     ]);
-    // socket / socketpair: AF_UNIX only.
-    for nr in [libc::SYS_socket, libc::SYS_socketpair] {
-        p.extend([
-            jump(JEQ_K, nr as u32, 0, 4),
-            stmt(LD_W_ABS, OFF_ARG0_LOW),
-            jump(JEQ_K, libc::AF_UNIX as u32, 0, 1),
-            stmt(RET_K, RET_ALLOW),
-            errno(libc::EAFNOSUPPORT),
-        ]);
+    match sockets {
+        // socket / socketpair: AF_UNIX only.
+        Sockets::UnixOnly => {
+            for nr in [libc::SYS_socket, libc::SYS_socketpair] {
+                p.extend([
+                    jump(JEQ_K, nr as u32, 0, 4),
+                    stmt(LD_W_ABS, OFF_ARG0_LOW),
+                    jump(JEQ_K, libc::AF_UNIX as u32, 0, 1),
+                    stmt(RET_K, RET_ALLOW),
+                    errno(libc::EAFNOSUPPORT),
+                ]);
+            }
+        }
+        // socketpair: AF_UNIX only. socket: AF_UNIX, or AF_INET/AF_INET6 with the type
+        // SOCK_STREAM (argument 1, its type bits).
+        Sockets::UnixAndTcp => {
+            p.extend([
+                jump(JEQ_K, libc::SYS_socketpair as u32, 0, 4),
+                stmt(LD_W_ABS, OFF_ARG0_LOW),
+                jump(JEQ_K, libc::AF_UNIX as u32, 0, 1),
+                stmt(RET_K, RET_ALLOW),
+                errno(libc::EAFNOSUPPORT),
+            ]);
+            p.extend([
+                jump(JEQ_K, libc::SYS_socket as u32, 0, 10),
+                stmt(LD_W_ABS, OFF_ARG0_LOW),
+                jump(JEQ_K, libc::AF_UNIX as u32, 7, 0),
+                jump(JEQ_K, libc::AF_INET as u32, 1, 0),
+                jump(JEQ_K, libc::AF_INET6 as u32, 0, 4),
+                stmt(LD_W_ABS, OFF_ARG1_LOW),
+                stmt(ALU_AND_K, SOCK_TYPE_MASK),
+                jump(JEQ_K, libc::SOCK_STREAM as u32, 2, 0),
+                errno(libc::EPERM),
+                errno(libc::EAFNOSUPPORT),
+                stmt(RET_K, RET_ALLOW),
+            ]);
+        }
     }
     p.push(stmt(RET_K, RET_ALLOW));
     p
@@ -194,7 +255,7 @@ pub fn program() -> Vec<sock_filter> {
 
 /// No filter for this architecture: the probe reports seccomp as missing.
 #[cfg(not(any(target_arch = "x86_64", target_arch = "aarch64")))]
-pub fn program() -> Vec<sock_filter> {
+pub fn program_for(_sockets: Sockets) -> Vec<sock_filter> {
     Vec::new()
 }
 
@@ -232,6 +293,78 @@ mod tests {
                 );
             }
         }
+    }
+
+    /// A classic-BPF interpreter for the few opcodes the programs use: the oracle the
+    /// agent's socket rule is checked against.
+    fn run(p: &[sock_filter], nr: i64, args: [u64; 2]) -> u32 {
+        let data = |off: u32| -> u32 {
+            match off {
+                OFF_NR => nr as u32,
+                OFF_ARCH => AUDIT_ARCH,
+                OFF_ARG0_LOW => args[0] as u32,
+                OFF_ARG1_LOW => args[1] as u32,
+                other => panic!("load of offset {other}"),
+            }
+        };
+        let (mut pc, mut a) = (0usize, 0u32);
+        loop {
+            let i = p[pc];
+            match i.code {
+                LD_W_ABS => a = data(i.k),
+                ALU_AND_K => a &= i.k,
+                RET_K => return i.k,
+                JEQ_K | JGE_K | JSET_K => {
+                    let hit = match i.code {
+                        JEQ_K => a == i.k,
+                        JGE_K => a >= i.k,
+                        _ => a & i.k != 0,
+                    };
+                    pc += usize::from(if hit { i.jt } else { i.jf });
+                }
+                other => panic!("opcode {other:#x}"),
+            }
+            pc += 1;
+        }
+    }
+
+    #[test]
+    fn the_agent_may_make_unix_and_tcp_sockets_and_nothing_else() {
+        let p = agent_program();
+        let sock = libc::SYS_socket;
+        let flags = (libc::SOCK_CLOEXEC | libc::SOCK_NONBLOCK) as u64;
+        let allow = |fam: i32, ty: i32| run(&p, sock, [fam as u64, ty as u64 | flags]);
+        assert_eq!(allow(libc::AF_UNIX, libc::SOCK_STREAM), RET_ALLOW);
+        assert_eq!(allow(libc::AF_UNIX, libc::SOCK_DGRAM), RET_ALLOW);
+        assert_eq!(allow(libc::AF_INET, libc::SOCK_STREAM), RET_ALLOW);
+        assert_eq!(allow(libc::AF_INET6, libc::SOCK_STREAM), RET_ALLOW);
+        let eperm = RET_ERRNO | libc::EPERM as u32;
+        let eafno = RET_ERRNO | libc::EAFNOSUPPORT as u32;
+        assert_eq!(allow(libc::AF_INET, libc::SOCK_DGRAM), eperm, "UDP");
+        assert_eq!(allow(libc::AF_INET6, libc::SOCK_DGRAM), eperm, "UDP6");
+        assert_eq!(allow(libc::AF_INET, libc::SOCK_RAW), eperm, "raw");
+        assert_eq!(allow(libc::AF_NETLINK, libc::SOCK_RAW), eafno, "netlink");
+        assert_eq!(allow(libc::AF_PACKET, libc::SOCK_RAW), eafno, "packet");
+        assert_eq!(
+            run(&p, libc::SYS_socketpair, [libc::AF_INET as u64, 1]),
+            eafno
+        );
+        assert_eq!(
+            run(&p, libc::SYS_socketpair, [libc::AF_UNIX as u64, 1]),
+            RET_ALLOW
+        );
+        assert_eq!(run(&p, libc::SYS_ptrace, [0, 0]), eperm);
+        assert_eq!(run(&p, libc::SYS_io_uring_setup, [0, 0]), eperm);
+        assert_eq!(run(&p, libc::SYS_read, [0, 0]), RET_ALLOW);
+        // python.run's filter is unchanged: no TCP
+        assert_eq!(
+            run(
+                &program(),
+                sock,
+                [libc::AF_INET as u64, libc::SOCK_STREAM as u64]
+            ),
+            eafno
+        );
     }
 
     #[test]

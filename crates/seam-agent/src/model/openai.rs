@@ -19,6 +19,10 @@ use super::{ChatModel, ChatRequest, Completion, ModelError, ModelFuture};
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct ModelEndpoint {
     base: String,
+    /// The host's address, resolved once ([`ModelEndpoint::pin`]): every connection goes
+    /// there, and no name is looked up again (behind the agent's walls DNS cannot work:
+    /// they allow no UDP socket).
+    pinned: Option<(String, std::net::SocketAddr)>,
 }
 
 impl ModelEndpoint {
@@ -50,7 +54,41 @@ impl ModelEndpoint {
         if !base.ends_with("/v1") {
             base.push_str("/v1");
         }
-        Ok(ModelEndpoint { base })
+        Ok(ModelEndpoint { base, pinned: None })
+    }
+
+    /// Resolves the host now (before the agent's walls go up) and pins the connection to
+    /// the first address; an IP literal needs nothing. Fails, naming the host, when the
+    /// name does not resolve.
+    pub fn pin(mut self) -> Result<ModelEndpoint, ModelError> {
+        use std::net::ToSocketAddrs as _;
+        let parsed = reqwest::Url::parse(&self.base).map_err(|e| ModelError::BadUrl {
+            url: self.base.clone(),
+            reason: e.to_string(),
+        })?;
+        let Some(host) = parsed.host_str() else {
+            return Ok(self);
+        };
+        if host.starts_with('[') || host.parse::<std::net::IpAddr>().is_ok() {
+            return Ok(self);
+        }
+        let host = host.to_owned();
+        let port = parsed.port_or_known_default().unwrap_or(80);
+        let addr = (host.as_str(), port)
+            .to_socket_addrs()
+            .ok()
+            .and_then(|mut a| a.next())
+            .ok_or_else(|| ModelError::BadUrl {
+                url: self.base.clone(),
+                reason: format!("the host {host} does not resolve to an address"),
+            })?;
+        self.pinned = Some((host, addr));
+        Ok(self)
+    }
+
+    /// The address the host was pinned to, if it was.
+    pub fn pinned(&self) -> Option<std::net::SocketAddr> {
+        self.pinned.as_ref().map(|(_, a)| *a)
     }
 
     /// The base URL, ending in `/v1`.
@@ -128,14 +166,16 @@ impl OpenAiClient {
         endpoint: ModelEndpoint,
         options: OpenAiOptions,
     ) -> Result<OpenAiClient, ModelError> {
-        let http = reqwest::Client::builder()
+        let mut builder = reqwest::Client::builder()
             .connect_timeout(options.connect_timeout)
-            .pool_idle_timeout(Duration::from_secs(30))
-            .build()
-            .map_err(|e| ModelError::BadUrl {
-                url: endpoint.base.clone(),
-                reason: format!("the HTTP client could not start: {e}"),
-            })?;
+            .pool_idle_timeout(Duration::from_secs(30));
+        if let Some((host, addr)) = &endpoint.pinned {
+            builder = builder.resolve(host, *addr);
+        }
+        let http = builder.build().map_err(|e| ModelError::BadUrl {
+            url: endpoint.base.clone(),
+            reason: format!("the HTTP client could not start: {e}"),
+        })?;
         Ok(OpenAiClient {
             model: options.model.clone(),
             endpoint,

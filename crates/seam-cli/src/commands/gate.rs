@@ -25,6 +25,29 @@ pub struct GateArgs {
     pub call_timeout_secs: u64,
     pub max_body_bytes: usize,
     pub read_limit: u64,
+    /// Stop (gracefully) when stdin reaches its end, as on SIGTERM.
+    pub until_stdin_closes: bool,
+}
+
+/// Resolves when stdin reaches its end (read on a thread of its own), or never.
+fn stdin_end(watch: bool) -> impl Future<Output = ()> + Send + 'static {
+    let (tx, rx) = tokio::sync::oneshot::channel::<()>();
+    if watch {
+        std::thread::spawn(move || {
+            use std::io::Read as _;
+            let mut sink = [0u8; 64];
+            let mut stdin = std::io::stdin();
+            while matches!(stdin.read(&mut sink), Ok(n) if n > 0) {}
+            let _ = tx.send(());
+        });
+    } else {
+        std::mem::forget(tx);
+    }
+    async move {
+        if rx.await.is_err() {
+            std::future::pending::<()>().await;
+        }
+    }
 }
 
 /// Serves until SIGTERM or SIGINT, then stops gracefully and closes the ledger.
@@ -102,8 +125,12 @@ pub fn serve(ctx: &Context, args: GateArgs) -> anyhow::Result<Exit> {
                  through it",
             );
         }
+        let stdin_closed = stdin_end(args.until_stdin_closes);
         let stop = async move {
-            let name = signals.next().await;
+            let name = tokio::select! {
+                name = signals.next() => name,
+                () = stdin_closed => "stdin closed",
+            };
             output::notice(&format!(
                 "{name}: stopping; finishing the calls in flight (send it again to stop now)"
             ));

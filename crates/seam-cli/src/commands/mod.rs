@@ -84,6 +84,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
             call_timeout,
             max_body,
             read_limit,
+            until_stdin_closes,
         } => {
             let ctx = Context::load(&cli.global)?;
             gate::serve(
@@ -94,6 +95,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
                     call_timeout_secs: call_timeout,
                     max_body_bytes: max_body,
                     read_limit,
+                    until_stdin_closes,
                 },
             )
         }
@@ -141,6 +143,9 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
             repo,
             require_confinement,
             attach,
+            udp,
+            signal,
+            exec_via_loader,
             gate_fresh_turn,
             gate_close,
         } => {
@@ -156,6 +161,9 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
                 repo,
                 require: require_confinement,
                 attach,
+                udp,
+                signal,
+                exec_via_loader,
                 gate_fresh_turn,
                 gate_close,
             };

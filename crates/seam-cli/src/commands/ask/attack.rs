@@ -38,6 +38,12 @@ pub struct AttackArgs {
     pub require: bool,
     /// Files attached to the turn (read by the gate before the walls, as `seam ask` does).
     pub attach: Vec<PathBuf>,
+    /// UDP datagrams to send to these loopback ports.
+    pub udp: Vec<u16>,
+    /// Processes (outside the walls) to send SIGCONT to.
+    pub signal: Vec<i32>,
+    /// Programs to run through the ELF loader (`ld-linux… PROGRAM`).
+    pub exec_via_loader: Vec<PathBuf>,
     /// From inside: try to open a fresh turn, and to call without one.
     pub gate_fresh_turn: bool,
     /// From inside: try to close these turns (another session's, id known, token not).
@@ -105,6 +111,40 @@ pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<E
             .status()
             .map(drop);
         attempts.push(outcome("exec", p.display().to_string(), r));
+    }
+    for port in &args.udp {
+        let r = std::net::UdpSocket::bind("127.0.0.1:0")
+            .and_then(|s| s.send_to(b"exfil", ("127.0.0.1", *port)))
+            .map(drop);
+        attempts.push(outcome("udp", port.to_string(), r));
+    }
+    for pid in &args.signal {
+        let r = rustix::process::Pid::from_raw(*pid)
+            .ok_or_else(|| std::io::Error::other("pid 0"))
+            .and_then(|p| {
+                rustix::process::kill_process(p, rustix::process::Signal::CONT)
+                    .map_err(std::io::Error::from)
+            });
+        attempts.push(outcome("signal", pid.to_string(), r));
+    }
+    for prog in &args.exec_via_loader {
+        let loader = ["/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"]
+            .into_iter()
+            .find(|l| std::path::Path::new(l).exists())
+            .unwrap_or("/lib64/ld-linux-x86-64.so.2");
+        let r = std::process::Command::new(loader)
+            .arg(prog)
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .status()
+            .and_then(|st| {
+                if st.success() {
+                    Ok(())
+                } else {
+                    Err(std::io::Error::other(format!("the loader failed: {st}")))
+                }
+            });
+        attempts.push(outcome("exec-via-loader", prog.display().to_string(), r));
     }
     let env: Value = args
         .env

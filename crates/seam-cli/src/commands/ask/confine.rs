@@ -3,20 +3,30 @@
 //! thread and what it starts later), `seam ask` strips credentials from its environment and
 //! restricts itself with Landlock:
 //!
-//! - **read-only**: the system (`/usr`, `/lib*`, `/bin`, `/sbin`, `/nix/store`), a short list
-//!   of `/etc` files (the loader's cache, name resolution, TLS roots, git's system config —
-//!   not `/etc/passwd`, not `/etc/shadow`), the seam binary, the builder's repository (its
-//!   working tree), each attached file by name;
+//! - **read-only**: the system's libraries and data (`/usr` and `/usr/local` but their
+//!   `bin`, `sbin`, `games` and `libexec`; `/lib*`; `/nix/store`), a short list of `/etc`
+//!   files (the loader's cache, name resolution, TLS roots, git's system config — not
+//!   `/etc/passwd`, not `/etc/shadow`), the seam binary, each program the local tools run,
+//!   the builder's repository (its working tree). Attached files are not among them: the
+//!   gate reads those for the launcher before the walls go up;
 //! - **read-write**: seam's `staging/` (worktrees, images, the agent's TMPDIR), `agent/` (the
 //!   return queue) and `memory/` (build records), and the repository's `.git` (worktree
 //!   metadata, the builder's objects) — nothing else of seam's home (not `keys/`, not the
 //!   ledger) and nothing else of the owner's home;
 //! - **execute**: only what the local tools run — `git` and its libexec directory, `dot`,
 //!   `rustfmt` (and, when it is a rustup proxy, the toolchains), `ruff` — each resolved on
-//!   PATH now, plus the ELF loader;
+//!   PATH now, plus the ELF loader. The loader runs any program the process can *read*, so
+//!   what bounds the programs code inside the agent can run is the read list: no program
+//!   directory is on it. (Executables that live among libraries, under `/usr/lib`, remain
+//!   readable, and so runnable through the loader.);
 //! - **network** (Landlock ABI 4): no TCP bind, TCP connect only to the model endpoint's port
 //!   and the gate's port when the gate is on TCP (the gate's unix socket needs no port);
-//! - **scope** (ABI 6): no abstract unix socket outside the agent.
+//! - **scope** (ABI 6): no abstract unix socket outside the agent, and no signal to a process
+//!   outside it (the gate child is stopped by closing its stdin);
+//! - **seccomp**: the table python.run's sandbox uses (no ptrace, no mounts or namespaces, no
+//!   keyring, no io_uring, …), and sockets only of the unix kind or TCP: no UDP, raw,
+//!   netlink or packet socket. The model's host is resolved before the walls (DNS needs UDP)
+//!   and its address pinned in the model client.
 //!
 //! Where a protection is unavailable, [`confine`] says so once (a notice) or, with
 //! `--require-confinement`, refuses. `--no-confine` skips all of it (debugging only).
@@ -62,6 +72,8 @@ pub struct Confinement {
     pub filesystem: bool,
     pub network: bool,
     pub abstract_unix_scoped: bool,
+    pub signals_scoped: bool,
+    pub seccomp: bool,
     /// Names of the variables removed (never their values).
     pub env_removed: Vec<String>,
     pub connect_ports: Vec<u16>,
@@ -169,6 +181,37 @@ fn on_path(name: &str) -> Option<PathBuf> {
         .map(|d| d.join(name))
         .find(|p| p.is_file())
         .and_then(|p| p.canonicalize().ok())
+}
+
+/// The directories of programs: not readable behind the walls (only the programs the local
+/// tools run are, one by one), because a program the agent can read, it can run through
+/// the ELF loader (`ld-linux-x86-64.so.2 /usr/bin/python3`) whatever the exec rules say.
+const PROGRAM_DIRS: [&str; 4] = ["bin", "sbin", "games", "libexec"];
+
+/// What of the system the agent reads: `/usr` and `/usr/local` but their program
+/// directories ([`PROGRAM_DIRS`]), the library directories at the root (on a merged-/usr
+/// system links into `/usr`), and `/nix/store`. Not `/bin` or `/sbin`.
+fn system_read_places() -> Vec<PathBuf> {
+    let mut out = Vec::new();
+    let mut below = |dir: &str, skip: &[&str]| {
+        let Ok(rd) = std::fs::read_dir(dir) else {
+            return;
+        };
+        for e in rd.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            if PROGRAM_DIRS.contains(&name.as_ref()) || skip.contains(&name.as_ref()) {
+                continue;
+            }
+            out.push(e.path());
+        }
+    };
+    below("/usr", &["local"]);
+    below("/usr/local", &[]);
+    for root in ["/lib", "/lib64", "/lib32", "/libx32", "/nix/store"] {
+        out.push(PathBuf::from(root));
+    }
+    out
 }
 
 /// The ELF loaders of this machine (an exec needs the right to execute its interpreter).
@@ -297,17 +340,8 @@ fn blank_initial_environment(names: &[OsString]) -> std::io::Result<usize> {
 pub fn plan(inputs: &ConfineInputs<'_>) -> anyhow::Result<AgentWall> {
     let place = |path: PathBuf, access| Place { path, access };
     let mut places = Vec::new();
-    for sys in [
-        "/usr",
-        "/lib",
-        "/lib64",
-        "/lib32",
-        "/libx32",
-        "/bin",
-        "/sbin",
-        "/nix/store",
-    ] {
-        places.push(place(sys.into(), PlaceAccess::Read));
+    for sys in system_read_places() {
+        places.push(place(sys, PlaceAccess::Read));
     }
     for f in ETC_FILES {
         places.push(place(f.into(), PlaceAccess::Read));
@@ -421,6 +455,13 @@ pub fn confine(mode: ConfineMode, inputs: &ConfineInputs<'_>) -> anyhow::Result<
             report.filesystem = applied.filesystem;
             report.network = applied.network;
             report.abstract_unix_scoped = applied.abstract_unix_scoped;
+            report.signals_scoped = applied.signals_scoped;
+            report.seccomp = applied.seccomp;
+            if !applied.seccomp {
+                report
+                    .missing
+                    .push("the agent's seccomp filter (seccomp is not available here)".into());
+            }
             if !applied.network {
                 report.missing.push(format!(
                     "network confinement (Landlock ABI {} has no network rules; ABI 4 does)",
@@ -476,10 +517,21 @@ pub fn doctor_report(
             .any(|p| p.name.starts_with(prefix) && p.active)
     };
     let v = abi.unwrap_or(0);
+    let seccomp = active("seccomp");
     let agent = vec![
         ("credentials stripped from the environment".to_owned(), true),
         (
-            "Landlock filesystem: read-only system and repository, writes only in staging, agent, memory and the repository's .git, runs only git, dot, rustfmt, ruff"
+            "Landlock filesystem: reads the system's libraries and data (no program directory), \
+             the seam binary, the programs below, and of the builder's repository its working \
+             tree and object store (never its .git config, hooks or refs); writes only seam's \
+             staging and agent directories (not memory/, keys/, the ledger, nor the repository)"
+                .to_owned(),
+            abi.is_some(),
+        ),
+        (
+            "Landlock exec: starts only git, dot, rustfmt, ruff (and the ELF loader); code \
+             already running in the agent can run what it can read, which is no program \
+             directory"
                 .to_owned(),
             abi.is_some(),
         ),
@@ -489,11 +541,19 @@ pub fn doctor_report(
             v >= 4,
         ),
         (
-            "Landlock scope: no abstract unix socket outside the agent".to_owned(),
+            "Landlock scope: no abstract unix socket and no signal outside the agent".to_owned(),
             v >= 6,
         ),
         (
-            "seccomp for the agent (not applied: the agent runs git and formatters)".to_owned(),
+            "seccomp for the agent: the reviewed deny table (no ptrace, mounts, namespaces, \
+             keyring, io_uring), sockets only unix or TCP (no UDP, raw, netlink, packet)"
+                .to_owned(),
+            seccomp,
+        ),
+        (
+            "not walled: TCP to the model's port on any address, and any pathname unix socket \
+             the owner can reach (Landlock and seccomp cannot tell them apart)"
+                .to_owned(),
             false,
         ),
     ];

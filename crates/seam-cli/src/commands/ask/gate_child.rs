@@ -2,8 +2,10 @@
 //!
 //! Its own process (never a thread of the agent): `seam gate` with the same
 //! home, policy and config, its output appended to `gate.log` in seam's home.
-//! It is stopped with SIGTERM (a graceful stop that closes the ledger) when
-//! the ask ends.
+//! It is stopped, gracefully (the ledger is closed), by closing its stdin
+//! when the ask ends: the agent's walls scope signals (Landlock ABI 6), so the
+//! confined agent could not send it SIGTERM, and if `seam ask` dies, the pipe
+//! closes and the gate stops too.
 
 use std::path::{Path, PathBuf};
 use std::process::{Child, Command, Stdio};
@@ -19,6 +21,8 @@ pub const LOG_FILE: &str = "gate.log";
 #[derive(Debug)]
 pub struct GateChild {
     child: Option<Child>,
+    /// The write end of the gate's stdin: dropping it stops the gate.
+    stdin: Option<std::process::ChildStdin>,
     log: PathBuf,
 }
 
@@ -49,10 +53,15 @@ impl GateChild {
         if let Some(c) = launch.config {
             cmd.arg("--config").arg(c);
         }
-        cmd.arg("gate").stdin(Stdio::null()).stdout(out).stderr(err);
-        let child = cmd.spawn().context("starting the gate (seam gate)")?;
+        cmd.args(["gate", "--until-stdin-closes"])
+            .stdin(Stdio::piped())
+            .stdout(out)
+            .stderr(err);
+        let mut child = cmd.spawn().context("starting the gate (seam gate)")?;
+        let stdin = child.stdin.take();
         let mut me = GateChild {
             child: Some(child),
+            stdin,
             log,
         };
         let mut client = GateClient::new(GateEndpoint::unix_in(launch.seam_home));
@@ -79,13 +88,13 @@ impl GateChild {
         }
     }
 
-    /// Stops the gate gracefully (SIGTERM), killing it if it takes too long.
+    /// Stops the gate gracefully (its stdin closed), killing it if it takes too long (a
+    /// kill the agent's walls may refuse: then the gate ends when this process does).
     pub fn stop(&mut self) -> anyhow::Result<()> {
+        drop(self.stdin.take());
         let Some(mut child) = self.child.take() else {
             return Ok(());
         };
-        let pid = rustix::process::Pid::from_child(&child);
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
         let deadline = Instant::now() + Duration::from_secs(10);
         loop {
             match child.try_wait() {

@@ -90,6 +90,16 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
     // the agent itself never reaches the network. It is loaded after, on a thread that
     // inherits them, with its file the one thing of the cache it may read.
     let embedded = embedded_model_file(&args, &config)?;
+    // A model server's host is resolved now, before the walls (which allow no UDP, so no
+    // DNS), and the client pinned to that address.
+    let model_endpoint = match args.model_url.clone().or_else(|| config.model.url.clone()) {
+        Some(url) if embedded.is_none() => Some(
+            ModelEndpoint::parse(&url)
+                .and_then(ModelEndpoint::pin)
+                .map_err(|e| UsageError(e.to_string()))?,
+        ),
+        _ => None,
+    };
     // The gate first, on a single-threaded runtime: it is started before the walls go up, so
     // it never inherits them, and the process still has one thread when they do.
     let prepared = prepare(
@@ -113,7 +123,7 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
         attachments,
         ..
     } = prepared;
-    let mut model = build_model(&args, &config, embedded)?;
+    let mut model = build_model(&args, &config, embedded, model_endpoint)?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -271,15 +281,14 @@ fn build_model(
     args: &AskArgs,
     config: &AgentConfig,
     embedded: Option<(String, PathBuf)>,
+    endpoint: Option<ModelEndpoint>,
 ) -> anyhow::Result<Box<dyn ChatModel>> {
     if let Some((name, path)) = embedded {
         return embedded_model(&name, &path);
     }
-    let url = args.model_url.clone().or_else(|| config.model.url.clone());
-    let Some(url) = url else {
+    let Some(endpoint) = endpoint else {
         return Err(UsageError("no model: give --model-url http://HOST:PORT".into()).into());
     };
-    let endpoint = ModelEndpoint::parse(&url).map_err(|e| UsageError(e.to_string()))?;
     let mut options = OpenAiOptions {
         model: args.model.clone().or_else(|| config.model.name.clone()),
         stream: !args.no_stream && config.model.stream.unwrap_or(true),
