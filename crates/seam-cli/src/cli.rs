@@ -287,6 +287,21 @@ pub enum LedgerCommand {
         /// instead of the home's own key: a copied ledger checked elsewhere.
         #[arg(long, value_name = "HEX|FILE")]
         pubkey: Option<String>,
+        /// Also hold the ledger to the newest signed head of its key in FILE
+        /// (kept with `seam ledger head --append FILE`): exit 4 when the ledger
+        /// ends before that head's seq or its record there has another hash
+        /// (the tail cut and an older head file put back).
+        #[arg(long, value_name = "FILE")]
+        against: Option<std::path::PathBuf>,
+    },
+    /// Verify the ledger, then print its signed head (key, generation, the
+    /// sealed seq and hash, the ceiling, the signature) as one line of JSON: an
+    /// anchor to keep outside seam's home, for `verify --against`.
+    Head {
+        /// Also append the line to FILE (made if missing), e.g. on another
+        /// machine's mount or a file only the operator can write.
+        #[arg(long, value_name = "FILE")]
+        append: Option<std::path::PathBuf>,
     },
     /// Print the last records, one line each.
     Tail {

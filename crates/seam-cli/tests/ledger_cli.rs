@@ -175,3 +175,72 @@ fn a_killed_gate_loses_no_answered_call() {
         );
     }
 }
+
+fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
+    std::fs::create_dir_all(to).unwrap();
+    for entry in std::fs::read_dir(from).unwrap() {
+        let entry = entry.unwrap();
+        std::fs::copy(entry.path(), to.join(entry.file_name())).unwrap();
+    }
+}
+
+#[test]
+fn head_append_and_verify_against_catch_an_older_ledger_put_back() {
+    let o = Owner::new();
+    invoke_n(&o, 2);
+    let ledger_dir = o.seam_home.join("ledger");
+    let snapshot = o.dir.path().join("snapshot");
+    copy_dir(&ledger_dir, &snapshot);
+    invoke_n(&o, 3);
+
+    let anchors = o.dir.path().join("anchors.jsonl");
+    let out = o
+        .seam()
+        .args(["ledger", "head", "--append"])
+        .arg(&anchors)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let printed = String::from_utf8(out.stdout).unwrap();
+    assert_eq!(printed.lines().count(), 1, "{printed}");
+    let head: serde_json::Value = serde_json::from_str(printed.trim()).unwrap();
+    assert_eq!(head["format"], "seam-ledger-anchor/v1");
+    assert_eq!(head["floor"]["seq"], 5);
+    assert_eq!(head["ceiling"]["seq"], 5);
+    assert_eq!(head["signature"].as_str().unwrap().len(), 128);
+    let pubkey = o.seam().args(["ledger", "pubkey"]).output().unwrap();
+    assert_eq!(
+        head["key"],
+        String::from_utf8(pubkey.stdout).unwrap().trim()
+    );
+    assert_eq!(
+        std::fs::read_to_string(&anchors).unwrap().trim(),
+        printed.trim()
+    );
+    let anchors_arg = anchors.to_str().unwrap();
+    let (code, text) = verify(&o, &["--against", anchors_arg]);
+    assert_eq!(code, 0, "{text}");
+    assert!(text.contains("not behind the anchor"), "{text}");
+
+    // The ledger as it was at 2 records put back: the tail is gone and the head is older.
+    std::fs::remove_dir_all(&ledger_dir).unwrap();
+    copy_dir(&snapshot, &ledger_dir);
+    let (code, text) = verify(&o, &[]);
+    assert_eq!(
+        code, 0,
+        "plain verify cannot see a consistent rollback: {text}"
+    );
+    assert!(text.contains("2 records"), "{text}");
+    let (code, text) = verify(&o, &["--against", anchors_arg]);
+    assert_eq!(code, 4, "{text}");
+    assert!(text.contains("FAILED at seq 3"), "{text}");
+    assert!(text.contains(anchors_arg), "{text}");
+    assert!(text.contains("up to seq 5"), "{text}");
+    assert!(text.contains("ends at seq 2"), "{text}");
+
+    // An anchor file that is not there is an error naming it.
+    let missing = o.dir.path().join("no-such-anchors");
+    let (code, text) = verify(&o, &["--against", missing.to_str().unwrap()]);
+    assert_eq!(code, 1, "{text}");
+    assert!(text.contains("no-such-anchors"), "{text}");
+}

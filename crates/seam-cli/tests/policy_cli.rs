@@ -90,3 +90,56 @@ fn show_prints_the_expanded_lists() {
         "{v}"
     );
 }
+
+#[test]
+fn show_prints_the_protected_patterns_as_enforced() {
+    let o = Owner::new();
+    o.write(
+        ".var/app/org.mozilla.firefox/.mozilla/firefox/profiles.ini",
+        b"[General]\n",
+    );
+    let policy = o.policy("[filesystem]\nprotected = [\"*.age\"]\n");
+    let out = o
+        .seam()
+        .arg("--policy")
+        .arg(&policy)
+        .args(["policy", "show"])
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(0), "{out:?}");
+    let text = String::from_utf8_lossy(&out.stdout);
+    let home = path_str(&o.home);
+    for shown in [
+        format!("{home}/.var/app/*/.mozilla  [built-in: ~/.var/app/*/.mozilla]"),
+        format!("now: {home}/.var/app/org.mozilla.firefox/.mozilla"),
+        "*.kdbx".to_owned(),
+        "/run/user/*/containers/auth.json".to_owned(),
+        format!("{home}/.config/rclone  [built-in: ~/.config/rclone]"),
+        "*.age".to_owned(),
+    ] {
+        assert!(text.contains(&shown), "{shown} missing from:\n{text}");
+    }
+    let out = o
+        .seam()
+        .arg("--policy")
+        .arg(&policy)
+        .args(["policy", "show", "--json"])
+        .output()
+        .unwrap();
+    let json: serde_json::Value = serde_json::from_slice(&out.stdout).unwrap();
+    let patterns = json["filesystem"]["protected_patterns"].as_array().unwrap();
+    assert!(
+        patterns
+            .iter()
+            .any(|p| p["pattern"] == "*.age" && p["kind"] == "file_name" && p["builtin"] == false)
+    );
+    let vkey = o.write("keys/work.kdbx", b"db");
+    let out = o
+        .seam()
+        .args(["policy", "check", "--access", "read"])
+        .arg(&vkey)
+        .output()
+        .unwrap();
+    assert_eq!(out.status.code(), Some(3), "{out:?}");
+    assert!(String::from_utf8_lossy(&out.stdout).contains(path_str(&vkey)));
+}

@@ -404,6 +404,8 @@ fn reconcile_head(
             failure: Box::new(failure),
         },
         VerifyError::Ledger(e) => e,
+        // Only `verify_against` holds a ledger to an anchor; opening never does.
+        VerifyError::Anchor(e) => unreachable!("opening a ledger met an anchor: {e}"),
     };
     if tip.seq == 0 && read_head_file(&paths.head_file)? == HeadFileState::Missing {
         return Ok((HeadWriter::create(&paths.head_file, key)?, None));

@@ -136,7 +136,12 @@
 //! indistinguishable from a crash before their commit. And a head rolled
 //! back *together with* the records after its ceiling cannot be told from an
 //! honest ledger: a head file only proves what it last said, not that it is
-//! the newest.
+//! the newest. An external anchor closes that: [`anchor`] (`seam ledger head`)
+//! gives the signed head as a line the operator keeps elsewhere
+//! ([`append_anchor`]), and [`verify_against`] fails when the ledger is behind
+//! the newest such line or disagrees with it at its seq (see the `anchor`
+//! module). What happened after the last anchor is still only as safe as the
+//! head file.
 //!
 //! # Reading
 //!
@@ -145,6 +150,7 @@
 //! `--pubkey`), [`LedgerReader::tail`], [`LedgerReader::records_after`] (poll
 //! it to follow), [`LedgerReader::records`] and [`Record::to_json_line`] (export).
 
+mod anchor;
 mod digest;
 mod error;
 mod fsutil;
@@ -160,6 +166,10 @@ mod verify;
 
 use std::path::Path;
 
+pub use anchor::{
+    ANCHOR_FORMAT, AnchorError, FileAnchor, HeadAnchor, MAX_ANCHOR_FILE_BYTES, append_anchor,
+    read_anchor_file,
+};
 pub use digest::{Ed25519Signature, HexParseError, Sha256Digest, canonical_json};
 pub use error::LedgerError;
 pub use head::{
@@ -218,4 +228,40 @@ pub fn verify(
         None => public_key(seam_home)?,
     };
     LedgerReader::open(seam_home)?.verify(&key)
+}
+
+/// The signed head of the ledger in seam's home as an external anchor (`seam ledger head`):
+/// the ledger is verified first (a ledger that does not verify is not anchored), then its
+/// head in force and its public key are returned. Keep [`HeadAnchor::to_json_line`] somewhere
+/// the ledger's host cannot rewrite ([`append_anchor`]).
+pub fn anchor(
+    seam_home: &Path,
+    pubkey: Option<&LedgerPublicKey>,
+) -> Result<HeadAnchor, VerifyError> {
+    let key = match pubkey {
+        Some(key) => *key,
+        None => public_key(seam_home)?,
+    };
+    let report = LedgerReader::open(seam_home)?.verify(&key)?;
+    Ok(HeadAnchor {
+        key,
+        head: report.signed_head,
+    })
+}
+
+/// [`verify`], then holds the ledger to the newest of its heads in the anchor file at
+/// `anchor_file` (`seam ledger verify --against FILE`; see [`read_anchor_file`] and
+/// [`LedgerReader::verify_against`]). Returns the report and the anchor used.
+pub fn verify_against(
+    seam_home: &Path,
+    pubkey: Option<&LedgerPublicKey>,
+    anchor_file: &Path,
+) -> Result<(VerifyReport, FileAnchor), VerifyError> {
+    let key = match pubkey {
+        Some(key) => *key,
+        None => public_key(seam_home)?,
+    };
+    let anchor = read_anchor_file(anchor_file, &key)?;
+    let report = LedgerReader::open(seam_home)?.verify_against(&key, &anchor.anchor)?;
+    Ok((report, anchor))
 }

@@ -5,13 +5,14 @@ use std::path::Path;
 
 use rusqlite::Connection;
 
+use crate::anchor::HeadAnchor;
 use crate::error::{LedgerError, sql_err};
 use crate::head::{HeadFileState, SignedHead, read_head_file};
 use crate::keys::LedgerPublicKey;
 use crate::paths::LedgerPaths;
 use crate::record::Record;
 use crate::store::{COLUMNS, decode_row, open_reader, row_or_err, rows_after};
-use crate::verify::{VerifyError, VerifyReport, verify_ledger};
+use crate::verify::{VerifyError, VerifyReport, check_against_anchor, verify_ledger};
 
 /// A read-only view of a ledger: for `verify`, `tail`, `--follow` and
 /// `export`, from any process, while a writer appends or not. Needs neither
@@ -65,6 +66,25 @@ impl LedgerReader {
     /// Nothing is written; it does not wait for a live writer.
     pub fn verify(&self, key: &LedgerPublicKey) -> Result<VerifyReport, VerifyError> {
         verify_ledger(&self.conn, &self.paths, key)
+    }
+
+    /// [`Self::verify`], then holds the ledger to an external anchor, a signed head kept
+    /// outside seam's home (see the `anchor` module), which catches what verification alone
+    /// cannot: the records cut after some seq and the head file of that time put back. Fails
+    /// with [`VerifyError::Anchor`] when the anchor is not signed by `key`, and with
+    /// [`BehindAnchor`](crate::FailureKind::BehindAnchor) when the ledger ends before the
+    /// anchor's seq or its signed head is of an older generation than the anchor's, and
+    /// [`AnchorMismatch`](crate::FailureKind::AnchorMismatch) when the record at the anchor's
+    /// seq does not have the anchor's hash. Every message names the anchor's seq and the
+    /// ledger's.
+    pub fn verify_against(
+        &self,
+        key: &LedgerPublicKey,
+        anchor: &HeadAnchor,
+    ) -> Result<VerifyReport, VerifyError> {
+        let report = verify_ledger(&self.conn, &self.paths, key)?;
+        check_against_anchor(&self.conn, &self.paths.db_file, key, &report, anchor)?;
+        Ok(report)
     }
 
     /// The last `n` records, oldest first. Not verified: use [`Self::verify`].

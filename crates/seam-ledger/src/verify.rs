@@ -6,6 +6,7 @@ use std::path::Path;
 use rusqlite::Connection;
 use serde::Serialize;
 
+use crate::anchor::{AnchorError, HeadAnchor};
 use crate::digest::Sha256Digest;
 use crate::error::{LedgerError, sql_err};
 use crate::fsutil::writer_is_live;
@@ -45,6 +46,12 @@ pub enum FailureKind {
     /// ceiling before it commits a batch, so no crash leaves records beyond
     /// it: the head file was rolled back to an older one.
     HeadBehind,
+    /// The ledger ends before an external anchor's seq, or its signed head is older than the
+    /// anchor's: records were cut off and an older head file put back (a consistent rollback).
+    BehindAnchor,
+    /// The record at an external anchor's seq does not have the anchor's hash: the ledger was
+    /// rewritten from there on.
+    AnchorMismatch,
 }
 
 impl fmt::Display for FailureKind {
@@ -59,6 +66,8 @@ impl fmt::Display for FailureKind {
             FailureKind::HeadMismatch => "head mismatch",
             FailureKind::Truncated => "truncated",
             FailureKind::HeadBehind => "head behind",
+            FailureKind::BehindAnchor => "behind the anchor",
+            FailureKind::AnchorMismatch => "anchor mismatch",
         })
     }
 }
@@ -104,6 +113,9 @@ pub enum VerifyError {
     Failed(VerifyFailure),
     #[error(transparent)]
     Ledger(#[from] LedgerError),
+    /// The anchor to verify against could not be read, or is not the ledger's.
+    #[error(transparent)]
+    Anchor(#[from] AnchorError),
 }
 
 fn failure(seq: u64, kind: FailureKind, message: String) -> VerifyError {
@@ -392,4 +404,72 @@ pub(crate) fn verify_ledger(
         unsealed: last.seq - head.floor.seq,
         writer_live,
     })
+}
+
+/// Holds a verified ledger to an external anchor (see
+/// [`crate::LedgerReader::verify_against`]); `report` is the ledger's own verification.
+pub(crate) fn check_against_anchor(
+    conn: &Connection,
+    db: &Path,
+    key: &LedgerPublicKey,
+    report: &VerifyReport,
+    anchor: &HeadAnchor,
+) -> Result<(), VerifyError> {
+    let at = anchor.seq();
+    if anchor.key != *key || !anchor.is_signed() {
+        return Err(VerifyError::Anchor(AnchorError::BadSignature {
+            origin: "the anchor".to_owned(),
+            generation: anchor.head.generation,
+            seq: at,
+            key: Box::new(*key),
+        }));
+    }
+    if report.records < at {
+        return Err(failure(
+            report.records + 1,
+            FailureKind::BehindAnchor,
+            format!(
+                "the anchor's signed head (generation {}) says records up to seq {at} were \
+                 committed, but the ledger ends at seq {} (its signed head is generation {}, \
+                 at seq {}): records {}..={at} were cut off and an older signed head put back",
+                anchor.head.generation,
+                report.records,
+                report.signed_head.generation,
+                report.head.seq,
+                report.records + 1,
+            ),
+        ));
+    }
+    let stored = stored_hash_at(conn, db, at)?;
+    if stored != Some(anchor.head.floor.hash) {
+        return Err(failure(
+            at,
+            FailureKind::AnchorMismatch,
+            format!(
+                "the anchor's signed head (generation {}) says record {at} has hash {}, the \
+                 ledger's record {at} has hash {} (the ledger ends at seq {}): the ledger was \
+                 rewritten from seq {at} or before",
+                anchor.head.generation,
+                anchor.head.floor.hash,
+                stored.map_or_else(|| "missing".to_owned(), |h| h.to_string()),
+                report.records,
+            ),
+        ));
+    }
+    if report.signed_head.generation < anchor.head.generation {
+        return Err(failure(
+            report.records + 1,
+            FailureKind::BehindAnchor,
+            format!(
+                "the ledger's signed head is generation {} (at seq {}), older than the anchor's \
+                 generation {} (at seq {at}; the ledger ends at seq {}): the head file was put \
+                 back to an older one, and what followed may have been cut off",
+                report.signed_head.generation,
+                report.head.seq,
+                anchor.head.generation,
+                report.records,
+            ),
+        ));
+    }
+    Ok(())
 }

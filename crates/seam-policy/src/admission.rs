@@ -44,8 +44,9 @@ use seam_protocol::RefusalCode;
 
 use crate::fsops::{self, kind_of};
 use crate::lexical;
-use crate::lists::{ResolvedLists, Rule, holding, is_kernel_tree};
+use crate::lists::{Protector, ResolvedLists, Rule, holding, is_kernel_tree};
 use crate::resolve::{MAX_LINK_HOPS, Outcome, resolve};
+use crate::rules::ProtectedRule;
 use crate::{Access, Decision, FileAccess, Policy};
 
 /// How long canonicalised lists are trusted before they are resolved again (a protected
@@ -547,16 +548,23 @@ fn allow_list(access: Access, lists: &ResolvedLists) -> &[Rule] {
     }
 }
 
-fn protected(real: &Path, rule: &Rule) -> PathRefusal {
-    let whose = if rule.spec.builtin {
+fn protected(real: &Path, by: Protector<'_>) -> PathRefusal {
+    let whose = if by.builtin() {
         "a built-in protected path, which no policy can open"
     } else {
         "listed under [filesystem] protected in the policy file"
     };
-    let under = if rule.spec.lexical == real || rule.canonical == real {
-        String::new()
-    } else {
-        format!(" (it lies under {})", rule.describe())
+    let under = match by {
+        Protector::Tree(rule) if rule.spec.lexical == real || rule.canonical == real => {
+            String::new()
+        }
+        Protector::Tree(rule) => format!(" (it lies under {})", rule.describe()),
+        Protector::Pattern(spec) => match &spec.rule {
+            ProtectedRule::FileName(glob) => {
+                format!(" (its name matches {glob}, which is protected wherever it is)")
+            }
+            rule => format!(" (it matches {rule}, where * stands for any name)"),
+        },
     };
     PathRefusal::new(
         RefusalCode::Protected,
@@ -686,7 +694,7 @@ fn find_protected_name(meta: &Metadata, lists: &ResolvedLists, budget: usize) ->
     let wanted = (meta.dev(), meta.ino());
     let mut seen = 0usize;
     let mut roots: Vec<&Path> = Vec::new();
-    for rule in &lists.protected {
+    for rule in lists.protected_trees() {
         for root in [rule.canonical.as_path(), rule.spec.lexical.as_path()] {
             if !roots.contains(&root) && !is_kernel_tree(root) {
                 roots.push(root);

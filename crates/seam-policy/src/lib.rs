@@ -3,7 +3,9 @@
 //! This crate owns three things:
 //! - the **policy** ([`Policy`]): a TOML file (or the embedded default) that gives every
 //!   [`Capability`] a [`Decision`] and holds the path lists — the read and write allow-lists and
-//!   the protected deny-list, which adds to a built-in list no file can shrink, and says whether a
+//!   the protected deny-list, which adds to a built-in list no file can shrink (its entries are
+//!   typed [`ProtectedRule`]s: a file or tree, a path with `*` names such as
+//!   `~/.var/app/*/.mozilla`, or a file name anywhere such as `*.kdbx`), and says whether a
 //!   tainted turn keeps its way out (`[taint] egress`, [`TaintEgress`]). Parsing is strict:
 //!   an unknown key or a bad value is an error naming the key and its line. [`EnforcedPolicy`] is
 //!   the policy as enforced (`seam policy show`);
@@ -29,6 +31,7 @@ pub mod lexical;
 mod lists;
 pub mod policy;
 mod resolve;
+pub mod rules;
 pub mod strict_toml;
 
 use std::fmt;
@@ -38,9 +41,11 @@ use serde::Serialize;
 
 pub use admission::{AdmittedFile, AdmittedPath, PathAdmission, PathRefusal};
 pub use policy::{
-    EnforcedDecisions, EnforcedFilesystem, EnforcedOrigin, EnforcedPath, EnforcedPolicy,
-    EnforcedTaint, Policy, PolicyError, PolicyOrigin, TaintEgress,
+    EnforcedDecisions, EnforcedFilesystem, EnforcedOrigin, EnforcedPath, EnforcedPattern,
+    EnforcedPatternKind, EnforcedPolicy, EnforcedTaint, Policy, PolicyError, PolicyOrigin,
+    TaintEgress,
 };
+pub use rules::{NameGlob, ProtectedRule, RuleError, WildcardPath};
 
 /// A policy decision. Ordered so that the strictest of several wins: `max()`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

@@ -6,6 +6,7 @@ use std::path::{Path, PathBuf};
 
 use crate::lexical::is_within;
 use crate::resolve::canonical_form;
+use crate::rules::{ProtectedRule, WILDCARD_MATCHES_MAX};
 
 /// A list entry as the policy holds it: as written, and expanded (lexically clean, absolute).
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -16,6 +17,75 @@ pub(crate) struct RuleSpec {
     pub lexical: PathBuf,
     /// Part of seam's built-in list (protected entries only): no policy file can remove it.
     pub builtin: bool,
+}
+
+/// A protected entry as the policy holds it: as written, and parsed.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub(crate) struct ProtectedSpec {
+    /// As written in the policy file, or the built-in entry (e.g. `~/.ssh`, `*.kdbx`).
+    pub written: String,
+    pub rule: ProtectedRule,
+    /// Part of seam's built-in list: no policy file can remove it.
+    pub builtin: bool,
+}
+
+/// A protected entry with what it stands for on disk now: the one tree of a path entry, the
+/// matches of a wildcard entry (up to [`WILDCARD_MATCHES_MAX`]), nothing for a name pattern.
+#[derive(Debug, Clone)]
+pub(crate) struct ProtectedEntry {
+    pub spec: ProtectedSpec,
+    pub trees: Vec<Rule>,
+}
+
+impl ProtectedEntry {
+    fn resolve(spec: &ProtectedSpec) -> ProtectedEntry {
+        let tree = |lexical: PathBuf| {
+            Rule::resolve(&RuleSpec {
+                written: spec.written.clone(),
+                lexical,
+                builtin: spec.builtin,
+            })
+        };
+        let trees = match &spec.rule {
+            ProtectedRule::Path(path) => vec![tree(path.clone())],
+            ProtectedRule::Wildcard(pattern) => pattern
+                .expand(WILDCARD_MATCHES_MAX)
+                .into_iter()
+                .map(tree)
+                .collect(),
+            ProtectedRule::FileName(_) => Vec::new(),
+        };
+        ProtectedEntry {
+            spec: spec.clone(),
+            trees,
+        }
+    }
+}
+
+/// What protects a path: one tree on disk, or a pattern its name matches.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Protector<'a> {
+    /// A path entry, or a wildcard entry's match (its `written` is the pattern).
+    Tree(&'a Rule),
+    /// A wildcard entry with no match on disk holding it (yet), or a name pattern.
+    Pattern(&'a ProtectedSpec),
+}
+
+impl Protector<'_> {
+    /// The entry as written (`~/.ssh`, `~/.var/app/*/.mozilla`, `*.kdbx`).
+    pub fn written(&self) -> &str {
+        match self {
+            Protector::Tree(rule) => &rule.spec.written,
+            Protector::Pattern(spec) => &spec.written,
+        }
+    }
+
+    pub fn builtin(&self) -> bool {
+        match self {
+            Protector::Tree(rule) => rule.spec.builtin,
+            Protector::Pattern(spec) => spec.builtin,
+        }
+    }
 }
 
 /// A list entry with where it leads now.
@@ -93,7 +163,7 @@ pub(crate) struct ResolvedLists {
     pub write: Vec<Rule>,
     /// `Access::Source`: the workspace root.
     pub source: Vec<Rule>,
-    pub protected: Vec<Rule>,
+    pub protected: Vec<ProtectedEntry>,
     /// `(device, inode)` of every protected entry that exists and of what its tree holds (up to
     /// [`PROTECTED_INDEX_PER_TREE`] entries a tree, [`PROTECTED_INDEX_TOTAL`] in all): the same
     /// file under another name (a hard link, a bind mount) is still protected.
@@ -105,10 +175,12 @@ impl ResolvedLists {
         read: &[RuleSpec],
         write: &[RuleSpec],
         source: &[RuleSpec],
-        protected: &[RuleSpec],
+        protected: &[ProtectedSpec],
     ) -> ResolvedLists {
-        let protected: Vec<Rule> = protected.iter().map(Rule::resolve).collect();
-        let protected_ids = index_protected(&protected);
+        let protected: Vec<ProtectedEntry> =
+            protected.iter().map(ProtectedEntry::resolve).collect();
+        let trees: Vec<&Rule> = protected.iter().flat_map(|e| &e.trees).collect();
+        let protected_ids = index_protected(&trees);
         ResolvedLists {
             read: read.iter().map(Rule::resolve).collect(),
             write: write.iter().map(Rule::resolve).collect(),
@@ -118,9 +190,23 @@ impl ResolvedLists {
         }
     }
 
-    /// The protected entry that holds `path`, if any.
-    pub fn protecting(&self, path: &Path) -> Option<&Rule> {
-        self.protected.iter().find(|r| r.holds(path))
+    /// The protected entry that holds `path`, if any: by a tree on disk (lexical or canonical
+    /// form), else by the entry's pattern.
+    pub fn protecting(&self, path: &Path) -> Option<Protector<'_>> {
+        self.protected.iter().find_map(|entry| {
+            if let Some(rule) = entry.trees.iter().find(|r| r.holds(path)) {
+                return Some(Protector::Tree(rule));
+            }
+            match &entry.spec.rule {
+                ProtectedRule::Path(_) => None,
+                rule => rule.holds(path).then_some(Protector::Pattern(&entry.spec)),
+            }
+        })
+    }
+
+    /// Every protected tree on disk: the path entries and the wildcard entries' matches.
+    pub fn protected_trees(&self) -> impl Iterator<Item = &Rule> {
+        self.protected.iter().flat_map(|e| &e.trees)
     }
 }
 
@@ -137,7 +223,7 @@ pub(crate) fn is_kernel_tree(path: &Path) -> bool {
 
 /// Indexes the protected entries and, breadth first and within the budgets, what their trees
 /// hold (links inside are not followed).
-fn index_protected(rules: &[Rule]) -> HashMap<(u64, u64), ProtectedId> {
+fn index_protected(rules: &[&Rule]) -> HashMap<(u64, u64), ProtectedId> {
     let mut ids = HashMap::new();
     for rule in rules {
         if let Some(id) = rule.identity {

@@ -10,7 +10,10 @@
 //! [filesystem]
 //! read = ["~", "~/notes"]         # allow-list for reads (replaces the default list)
 //! write = ["~/project"]           # allow-list for writes (replaces the default list)
-//! protected = ["~/secrets"]       # added to the built-in protected list
+//! protected = ["~/secrets",       # added to the built-in protected list: a file or a tree,
+//!     "~/vaults/*/key.age",       # a path in which a "*" stands for any run of characters
+//!                                 # in one name,
+//!     "*.age"]                    # or a name without "/", protected wherever it is
 //!
 //! [taint]
 //! egress = "deny"                 # deny | allow: may a tainted turn still reach the network?
@@ -32,7 +35,8 @@ use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
 use crate::lexical::{clean_absolute, normalise_str};
-use crate::lists::{ResolvedLists, Rule, RuleSpec};
+use crate::lists::{ProtectedEntry, ProtectedSpec, ResolvedLists, Rule, RuleSpec};
+use crate::rules::{ProtectedRule, WildcardPath};
 use crate::strict_toml::{entries_in_order, line_column, suggestion, type_name};
 use crate::{Capability, Decision, PolicyEnv};
 
@@ -73,38 +77,144 @@ impl TaintEgress {
 }
 
 /// Protected in every policy, relative to the owner's home: keys, password stores, cloud and
-/// registry credentials, browser and mail profiles. No policy file can remove one.
+/// registry credentials, browser and mail profiles. No policy file can remove one. Each is a
+/// file or a directory tree, at the place the tool's own documentation gives (quoted next to
+/// it; `$XDG_CONFIG_HOME` is taken at its default, `~/.config`, and `$XDG_DATA_HOME` at
+/// `~/.local/share`). See also [`BUILTIN_PROTECTED_WILDCARDS_IN_HOME`] (sandboxed apps' copies),
+/// [`BUILTIN_PROTECTED_WILDCARDS_SYSTEM`] and [`BUILTIN_PROTECTED_FILE_NAMES`].
 pub const BUILTIN_PROTECTED_IN_HOME: &[&str] = &[
-    ".ssh",
-    ".gnupg",
-    ".password-store",
-    ".local/share/keyrings",
-    ".aws",
-    ".config/gcloud",
-    ".azure",
-    ".kube",
-    ".docker/config.json",
-    ".netrc",
-    ".git-credentials",
-    ".config/git/credentials",
-    ".pgpass",
-    ".config/gh/hosts.yml",
-    ".config/hub",
-    ".npmrc",
-    ".pypirc",
-    ".cargo/credentials",
-    ".cargo/credentials.toml",
-    ".vault-token",
-    ".terraform.d/credentials.tfrc.json",
-    ".pki",
-    ".mozilla",
-    ".thunderbird",
-    "snap/firefox/common/.mozilla",
-    ".config/google-chrome",
-    ".config/chromium",
-    ".config/BraveSoftware",
-    ".config/microsoft-edge",
-    ".config/vivaldi",
+    // --- keys and password stores
+    ".ssh",                  // ssh(1): "~/.ssh/id_rsa … contains the private key"
+    ".gnupg",                // gpg(1): "~/.gnupg … the default home directory"
+    ".password-store",       // pass(1): "PASSWORD_STORE_DIR … default ~/.password-store"
+    ".local/share/keyrings", // gnome-keyring / Seahorse: "~/.local/share/keyrings/*.keyring"
+    ".gnome2/keyrings",      // gnome-keyring before 3.0: "~/.gnome2/keyrings"
+    ".local/share/kwalletd", // KWallet (KF5): "~/.local/share/kwalletd/kdewallet.kwl"
+    ".config/Bitwarden",     // Bitwarden desktop, "Storage": "~/.config/Bitwarden/data.json"
+    ".config/Bitwarden CLI", // Bitwarden CLI, "Storage": "~/.config/Bitwarden CLI/data.json"
+    ".config/1Password",     // 1Password for Linux: data in "~/.config/1Password"
+    ".config/op",            // 1Password CLI: "~/.config/op/config"
+    ".config/sops",          // sops: age keys in "$XDG_CONFIG_HOME/sops/age/keys.txt"
+    ".authinfo",             // Emacs auth-source: auth-sources "~/.authinfo"
+    ".authinfo.gpg",         // Emacs auth-source: auth-sources "~/.authinfo.gpg"
+    // --- wallets
+    ".electrum",          // Electrum FAQ: wallets in "~/.electrum/wallets"
+    ".bitcoin",           // Bitcoin Core: default datadir on Linux "~/.bitcoin/" (wallets/)
+    ".ethereum/keystore", // geth, "Managing accounts": keys in "~/.ethereum/keystore"
+    // --- cloud, cluster and infrastructure credentials
+    ".aws",                               // AWS CLI: "~/.aws/credentials", "~/.aws/config"
+    ".config/gcloud",                     // gcloud: configuration in "~/.config/gcloud"
+    ".boto",                              // gsutil: credentials in "~/.boto"
+    ".azure",                             // Azure CLI: "~/.azure" (AZURE_CONFIG_DIR)
+    ".oci",                               // OCI CLI: "~/.oci/config" and its API keys
+    ".config/doctl",                      // doctl: "~/.config/doctl/config.yaml"
+    ".s3cfg",                             // s3cmd: "~/.s3cfg"
+    ".config/rclone",                     // rclone config: "~/.config/rclone/rclone.conf"
+    ".rclone.conf",                       // rclone config: the older "~/.rclone.conf"
+    ".kube",                              // kubectl: "~/.kube/config" (KUBECONFIG)
+    ".config/helm/registry", // helm registry login: "~/.config/helm/registry/config.json"
+    ".vault-token",          // Vault: token helper writes "~/.vault-token"
+    ".terraform.d/credentials.tfrc.json", // terraform login: "~/.terraform.d/credentials.tfrc.json"
+    ".terraformrc",          // Terraform CLI config (credentials blocks): "~/.terraformrc"
+    // --- container registries
+    ".docker/config.json", // docker login: credentials in "~/.docker/config.json"
+    ".config/containers/auth.json", // containers-auth.json(5): "$HOME/.config/containers/auth.json"
+    // --- forges, git and package registries
+    ".netrc",                     // curl, git, ftp: "~/.netrc"
+    ".git-credentials",           // git-credential-store(1): "~/.git-credentials"
+    ".config/git/credentials",    // git-credential-store(1): "$XDG_CONFIG_HOME/git/credentials"
+    ".config/gh/hosts.yml",       // gh: "hosts.yml" in "$XDG_CONFIG_HOME/gh"
+    ".config/glab-cli",           // glab: "~/.config/glab-cli/config.yml"
+    ".config/hub",                // hub(1): "~/.config/hub"
+    ".npmrc",                     // npmrc(5): per-user config "~/.npmrc" (auth tokens)
+    ".pypirc",                    // PyPA, "The .pypirc file": "$HOME/.pypirc"
+    ".cargo/credentials",         // Cargo: "$CARGO_HOME/credentials" (before 1.46)
+    ".cargo/credentials.toml",    // Cargo: "$CARGO_HOME/credentials.toml"
+    ".gem/credentials",           // RubyGems: API key in "~/.gem/credentials"
+    ".config/composer/auth.json", // Composer: "auth.json" in COMPOSER_HOME "~/.config/composer"
+    ".m2/settings.xml",           // Maven: user settings "${user.home}/.m2/settings.xml"
+    ".m2/settings-security.xml",  // Maven password encryption: "~/.m2/settings-security.xml"
+    ".gradle/gradle.properties",  // Gradle: "GRADLE_USER_HOME/gradle.properties" (credentials)
+    ".nuget/NuGet/NuGet.Config",  // NuGet: user config "~/.nuget/NuGet/NuGet.Config"
+    // --- databases
+    ".pgpass", // libpq, "The Password File": "~/.pgpass"
+    // --- mail
+    ".msmtprc",               // msmtp(1): "~/.msmtprc"
+    ".config/msmtp",          // msmtp(1): "$XDG_CONFIG_HOME/msmtp/config"
+    ".mbsyncrc",              // mbsync(1): "~/.mbsyncrc"
+    ".config/isyncrc",        // mbsync(1) 1.5: "$XDG_CONFIG_HOME/isyncrc"
+    ".fetchmailrc",           // fetchmail(1): "~/.fetchmailrc" (holds passwords)
+    ".thunderbird",           // Thunderbird profiles: "~/.thunderbird/"
+    ".local/share/evolution", // Evolution: mail and accounts in "~/.local/share/evolution"
+    ".config/evolution",      // Evolution: account sources in "~/.config/evolution"
+    // --- messengers
+    ".config/Signal",               // Signal Desktop: data in "~/.config/Signal"
+    ".config/Element",              // Element Desktop: data in "~/.config/Element"
+    ".config/Riot",                 // Element Desktop before its rename: "~/.config/Riot"
+    ".local/share/TelegramDesktop", // Telegram Desktop: session in "~/.local/share/TelegramDesktop"
+    // --- browsers (profiles hold saved logins, cookies and their keys)
+    ".pki",                           // NSS shared database: "~/.pki/nssdb"
+    ".mozilla",                       // Firefox profiles: "~/.mozilla/firefox/"
+    ".librewolf",                     // LibreWolf profiles: "~/.librewolf/"
+    "snap/firefox/common/.mozilla",   // Firefox snap: profiles in "~/snap/firefox/common/.mozilla"
+    "snap/chromium/common/chromium",  // Chromium snap: "~/snap/chromium/common/chromium"
+    ".config/google-chrome", // Chromium docs, "User Data Directory": "~/.config/google-chrome"
+    ".config/google-chrome-beta", // ibid.: "~/.config/google-chrome-beta"
+    ".config/google-chrome-unstable", // ibid.: "~/.config/google-chrome-unstable"
+    ".config/chromium",      // ibid.: "~/.config/chromium"
+    ".config/BraveSoftware", // Brave: "~/.config/BraveSoftware/Brave-Browser"
+    ".config/microsoft-edge", // Edge: "~/.config/microsoft-edge"
+    ".config/microsoft-edge-beta", // Edge Beta: "~/.config/microsoft-edge-beta"
+    ".config/microsoft-edge-dev", // Edge Dev: "~/.config/microsoft-edge-dev"
+    ".config/vivaldi",       // Vivaldi: "~/.config/vivaldi"
+    ".config/vivaldi-snapshot", // Vivaldi Snapshot: "~/.config/vivaldi-snapshot"
+    ".config/opera",         // Opera: profile ("Login Data") in "~/.config/opera"
+    ".config/opera-beta",    // Opera beta: "~/.config/opera-beta"
+];
+
+/// Protected in every policy, relative to the owner's home, where a `*` in a name stands for
+/// any run of characters: the same stores as sandboxed apps keep them (a Flatpak app's
+/// `$XDG_CONFIG_HOME` is `~/.var/app/ID/config` and its `$XDG_DATA_HOME` `~/.var/app/ID/data`,
+/// flatpak(1); a Snap's `$HOME` is `~/snap/NAME/REVISION` and `$SNAP_USER_COMMON`
+/// `~/snap/NAME/common`, snap environment variables), and KDE 4's KWallet in `~/.kde*`.
+pub const BUILTIN_PROTECTED_WILDCARDS_IN_HOME: &[&str] = &[
+    ".kde*/share/apps/kwallet", // KWallet (KDE 4): "~/.kde/share/apps/kwallet", "~/.kde4/…"
+    ".var/app/*/.mozilla",      // Firefox Flatpak (org.mozilla.firefox): "~/.var/app/…/.mozilla"
+    ".var/app/*/.thunderbird",  // Thunderbird Flatpak (org.mozilla.Thunderbird)
+    ".var/app/*/.librewolf",    // LibreWolf Flatpak (io.gitlab.librewolf-community)
+    ".var/app/*/config/google-chrome", // Chrome Flatpak (com.google.Chrome)
+    ".var/app/*/config/chromium", // Chromium Flatpak (org.chromium.Chromium)
+    ".var/app/*/config/BraveSoftware", // Brave Flatpak (com.brave.Browser)
+    ".var/app/*/config/microsoft-edge", // Edge Flatpak (com.microsoft.Edge)
+    ".var/app/*/config/vivaldi", // Vivaldi Flatpak (com.vivaldi.Vivaldi)
+    ".var/app/*/config/opera",  // Opera Flatpak (com.opera.Opera)
+    ".var/app/*/config/Signal", // Signal Flatpak (org.signal.Signal)
+    ".var/app/*/config/Element", // Element Flatpak (im.riot.Riot)
+    ".var/app/*/config/Bitwarden", // Bitwarden Flatpak (com.bitwarden.desktop)
+    ".var/app/*/data/keyrings", // libsecret in a Flatpak: "$XDG_DATA_HOME/keyrings" (file backend)
+    ".var/app/*/data/evolution", // Evolution Flatpak (org.gnome.Evolution)
+    "snap/*/*/.mozilla",        // Firefox snap, in "$HOME" or "$SNAP_USER_COMMON"
+    "snap/*/*/.thunderbird",    // Thunderbird snap
+    "snap/*/*/.config/BraveSoftware", // Brave snap: "~/snap/brave/current/.config/BraveSoftware"
+    "snap/*/*/.config/opera",   // Opera snap
+    "snap/*/*/.config/Signal",  // Signal Desktop snap (signal-desktop)
+    "snap/*/*/.config/Bitwarden", // Bitwarden snap
+];
+
+/// Protected in every policy, absolute, where a `*` in a name stands for any run of characters.
+pub const BUILTIN_PROTECTED_WILDCARDS_SYSTEM: &[&str] = &[
+    // containers-auth.json(5): "${XDG_RUNTIME_DIR}/containers/auth.json" (the default;
+    // $XDG_RUNTIME_DIR is /run/user/UID, pam_systemd(8)), and "/run/containers/${UID}/auth.json".
+    "/run/user/*/containers/auth.json",
+    "/run/containers/*/auth.json",
+];
+
+/// Protected in every policy wherever they are: files (or directories) whose name matches,
+/// ASCII letters folded (`Passwords.KDBX` too).
+pub const BUILTIN_PROTECTED_FILE_NAMES: &[&str] = &[
+    "*.kdbx",   // KeePass 2.x, KeePassXC database
+    "*.kdb",    // KeePass 1.x database
+    "*.psafe3", // Password Safe database
 ];
 
 /// Protected in every policy: the kernel's file systems that expose the memory and the
@@ -163,7 +273,7 @@ pub struct Policy {
     python_run_unsandboxed: bool,
     read: Vec<RuleSpec>,
     write: Vec<RuleSpec>,
-    protected: Vec<RuleSpec>,
+    protected: Vec<ProtectedSpec>,
     lists: Arc<ResolvedLists>,
 }
 
@@ -230,24 +340,12 @@ impl Policy {
                 env.seam_home.join(DEFAULT_WRITE_IN_SEAM_HOME),
             )]
         });
-        let mut protected: Vec<RuleSpec> =
-            BUILTIN_PROTECTED_IN_HOME
-                .iter()
-                .map(|rel| builtin_spec(&format!("~/{rel}"), env.owner_home.join(rel)))
-                .chain(BUILTIN_PROTECTED_IN_SEAM_HOME.iter().map(|rel| {
-                    builtin_spec(&format!("(seam home)/{rel}"), env.seam_home.join(rel))
-                }))
-                .chain(
-                    BUILTIN_PROTECTED_SYSTEM
-                        .iter()
-                        .map(|abs| builtin_spec(abs, PathBuf::from(abs))),
-                )
-                .collect();
+        let mut protected = builtin_protected(&env);
         if let Some(path) = policy_path {
-            protected.push(builtin_spec("(the policy file in use)", path));
+            protected.push(builtin_path("(the policy file in use)", path));
         }
         for spec in file.protected {
-            if !protected.iter().any(|p| p.lexical == spec.lexical) {
+            if !protected.iter().any(|p| p.rule == spec.rule) {
                 protected.push(spec);
             }
         }
@@ -312,10 +410,29 @@ impl Policy {
         &self.lists
     }
 
+    /// The protected entry (as written: `~/.ssh`, `~/.var/app/*/.mozilla`, `*.kdbx`) that holds
+    /// `path`, a clean absolute path, by its name or, for a tree on disk now, where it leads.
+    /// Not a decision about a file (that is [`crate::PathAdmission`]): it says which entry a
+    /// refusal comes from.
+    pub fn protecting_entry(&self, path: &Path) -> Option<String> {
+        let lists = self.resolve_lists();
+        lists.protecting(path).map(|by| by.written().to_owned())
+    }
+
     /// The policy as enforced: effective decisions, expanded and canonicalised lists.
     pub fn enforced(&self) -> EnforcedPolicy {
         let lists = &self.lists;
         let paths = |rules: &[Rule]| rules.iter().map(EnforcedPath::from_rule).collect();
+        let mut protected = Vec::new();
+        let mut protected_patterns = Vec::new();
+        for entry in &lists.protected {
+            match &entry.spec.rule {
+                ProtectedRule::Path(_) => {
+                    protected.extend(entry.trees.iter().map(EnforcedPath::from_rule));
+                }
+                _ => protected_patterns.push(EnforcedPattern::from_entry(entry)),
+            }
+        }
         EnforcedPolicy {
             origin: match &self.origin {
                 PolicyOrigin::Builtin => EnforcedOrigin::Builtin,
@@ -339,10 +456,66 @@ impl Policy {
             filesystem: EnforcedFilesystem {
                 read: paths(&lists.read),
                 write: paths(&lists.write),
-                protected: paths(&lists.protected),
+                protected,
+                protected_patterns,
             },
             source: paths(&lists.source),
         }
+    }
+}
+
+/// The built-in protected list for `env`, parsed: the entries in the owner's home, in seam's
+/// home, the system's, the wildcard entries, then the file-name patterns.
+fn builtin_protected(env: &PolicyEnv) -> Vec<ProtectedSpec> {
+    let in_home = BUILTIN_PROTECTED_IN_HOME
+        .iter()
+        .map(|rel| builtin_path(&format!("~/{rel}"), env.owner_home.join(rel)));
+    let in_seam_home = BUILTIN_PROTECTED_IN_SEAM_HOME
+        .iter()
+        .map(|rel| builtin_path(&format!("(seam home)/{rel}"), env.seam_home.join(rel)));
+    let system = BUILTIN_PROTECTED_SYSTEM
+        .iter()
+        .map(|abs| builtin_path(abs, PathBuf::from(abs)));
+    let wildcards = BUILTIN_PROTECTED_WILDCARDS_IN_HOME
+        .iter()
+        .map(|rel| format!("~/{rel}"))
+        .chain(
+            BUILTIN_PROTECTED_WILDCARDS_SYSTEM
+                .iter()
+                .map(|abs| (*abs).to_owned()),
+        )
+        .map(|written| {
+            let rule = WildcardPath::parse(&written, &env.owner_home)
+                .map(ProtectedRule::Wildcard)
+                .unwrap_or_else(|e| panic!("built-in protected entry {written}: {e}"));
+            ProtectedSpec {
+                written,
+                rule,
+                builtin: true,
+            }
+        });
+    let names = BUILTIN_PROTECTED_FILE_NAMES.iter().map(|pattern| {
+        let rule = ProtectedRule::file_name(pattern)
+            .unwrap_or_else(|e| panic!("built-in protected entry {pattern}: {e}"));
+        ProtectedSpec {
+            written: (*pattern).to_owned(),
+            rule,
+            builtin: true,
+        }
+    });
+    in_home
+        .chain(in_seam_home)
+        .chain(system)
+        .chain(wildcards)
+        .chain(names)
+        .collect()
+}
+
+fn builtin_path(written: &str, path: PathBuf) -> ProtectedSpec {
+    ProtectedSpec {
+        written: written.to_owned(),
+        rule: ProtectedRule::Path(path),
+        builtin: true,
     }
 }
 
@@ -373,7 +546,7 @@ struct PolicyFile {
     decisions: Vec<(Capability, Decision)>,
     read: Option<Vec<RuleSpec>>,
     write: Option<Vec<RuleSpec>>,
-    protected: Vec<RuleSpec>,
+    protected: Vec<ProtectedSpec>,
     taint_egress: Option<TaintEgress>,
     python_run_unsandboxed: bool,
 }
@@ -596,6 +769,7 @@ impl PolicyFile {
                 ));
             };
             let mut specs: Vec<RuleSpec> = Vec::new();
+            let mut protected: Vec<ProtectedSpec> = Vec::new();
             for item in items.iter() {
                 let Some(written) = item.get_ref().as_str() else {
                     return Err(src.error(
@@ -607,6 +781,31 @@ impl PolicyFile {
                         ),
                     ));
                 };
+                if name == "protected" && written.contains('*') {
+                    let rule = if written.contains('/') {
+                        WildcardPath::parse(written, &env.owner_home).map(ProtectedRule::Wildcard)
+                    } else {
+                        ProtectedRule::file_name(written)
+                    }
+                    .map_err(|e| {
+                        src.error(
+                            item.span(),
+                            Some(dotted.clone()),
+                            format!(
+                                "bad pattern \"{}\" in [filesystem] protected: {e}",
+                                written.escape_debug()
+                            ),
+                        )
+                    })?;
+                    if !protected.iter().any(|p| p.rule == rule) {
+                        protected.push(ProtectedSpec {
+                            written: written.to_owned(),
+                            rule,
+                            builtin: false,
+                        });
+                    }
+                    continue;
+                }
                 let lexical = normalise_str(written, &env.owner_home, None).map_err(|e| {
                     src.error(
                         item.span(),
@@ -617,6 +816,17 @@ impl PolicyFile {
                         ),
                     )
                 })?;
+                if name == "protected" {
+                    let rule = ProtectedRule::Path(lexical);
+                    if !protected.iter().any(|p| p.rule == rule) {
+                        protected.push(ProtectedSpec {
+                            written: written.to_owned(),
+                            rule,
+                            builtin: false,
+                        });
+                    }
+                    continue;
+                }
                 if !specs.iter().any(|s| s.lexical == lexical) {
                     specs.push(RuleSpec {
                         written: written.to_owned(),
@@ -628,7 +838,7 @@ impl PolicyFile {
             match name {
                 "read" => self.read = Some(specs),
                 "write" => self.write = Some(specs),
-                _ => self.protected = specs,
+                _ => self.protected = protected,
             }
         }
         Ok(())
@@ -718,8 +928,54 @@ pub struct EnforcedTaint {
 pub struct EnforcedFilesystem {
     pub read: Vec<EnforcedPath>,
     pub write: Vec<EnforcedPath>,
-    /// Built-in entries first, then the policy file's.
+    /// The protected files and trees: built-in entries first, then the policy file's.
     pub protected: Vec<EnforcedPath>,
+    /// The protected entries that are patterns (wildcard paths, file names anywhere):
+    /// built-in entries first, then the policy file's.
+    pub protected_patterns: Vec<EnforcedPattern>,
+}
+
+/// What kind of pattern a protected entry is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum EnforcedPatternKind {
+    /// A path whose names may hold a `*`: every match, and what is under it.
+    Wildcard,
+    /// A name, wherever it is (ASCII letters in any case): such a file, or a directory and what
+    /// is under it.
+    FileName,
+}
+
+/// One protected pattern as enforced.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnforcedPattern {
+    pub kind: EnforcedPatternKind,
+    /// The pattern with `~` expanded (`/home/o/.var/app/*/.mozilla`), or the name (`*.kdbx`).
+    pub pattern: String,
+    /// As written in the policy file, or the built-in entry.
+    pub written: String,
+    /// A built-in entry: no policy file removes it.
+    pub builtin: bool,
+    /// What a wildcard matched on disk when the policy was loaded, each also enforced as a
+    /// protected tree (links followed, by `(device, inode)` too); paths that match later are
+    /// refused by name, and as trees once the lists are refreshed.
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    pub matches: Vec<EnforcedPath>,
+}
+
+impl EnforcedPattern {
+    fn from_entry(entry: &ProtectedEntry) -> EnforcedPattern {
+        EnforcedPattern {
+            kind: match entry.spec.rule {
+                ProtectedRule::FileName(_) => EnforcedPatternKind::FileName,
+                _ => EnforcedPatternKind::Wildcard,
+            },
+            pattern: entry.spec.rule.to_string(),
+            written: entry.spec.written.clone(),
+            builtin: entry.spec.builtin,
+            matches: entry.trees.iter().map(EnforcedPath::from_rule).collect(),
+        }
+    }
 }
 
 /// One list entry as enforced.
@@ -831,6 +1087,37 @@ impl EnforcedPolicy {
             &self.filesystem.protected,
             true,
         );
+        let _ = writeln!(
+            out,
+            "\nprotected patterns: never read or written, at any autonomy level (a \"*\" stands for any run of characters in one name):"
+        );
+        for p in &self.filesystem.protected_patterns {
+            match p.kind {
+                EnforcedPatternKind::Wildcard => {
+                    let _ = write!(out, "  {}", p.pattern);
+                }
+                EnforcedPatternKind::FileName => {
+                    let _ = write!(
+                        out,
+                        "  {}  (a file or directory of that name anywhere, letters in any case)",
+                        p.pattern
+                    );
+                }
+            }
+            if p.builtin {
+                let _ = write!(out, "  [built-in: {}]", p.written);
+            } else if p.written != p.pattern {
+                let _ = write!(out, "  (written \"{}\")", p.written);
+            }
+            out.push('\n');
+            for m in &p.matches {
+                let _ = write!(out, "      now: {}", m.path);
+                if let Some(canonical) = &m.canonical {
+                    let _ = write!(out, " -> {canonical} (a link: both are enforced)");
+                }
+                out.push('\n');
+            }
+        }
         out
     }
 }

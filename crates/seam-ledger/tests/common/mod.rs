@@ -65,6 +65,7 @@ pub fn failure(result: Result<VerifyReport, VerifyError>) -> VerifyFailure {
     match result {
         Err(VerifyError::Failed(f)) => f,
         Err(VerifyError::Ledger(e)) => panic!("verify could not read the ledger: {e}"),
+        Err(VerifyError::Anchor(e)) => panic!("verify could not use the anchor: {e}"),
         Ok(report) => panic!("verify passed on a tampered ledger: {report:?}"),
     }
 }
