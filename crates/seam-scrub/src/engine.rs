@@ -129,6 +129,10 @@ const GATE_WORDS: &[&str] = &[
     "-----BEGIN ",
     "PuTTY-User-Key-File-",
     "://",
+    // Command lines whose password may be a plain word (`mysql -psecret`).
+    "mysql",
+    "mariadb",
+    "sshpass",
 ];
 
 /// Words that wake the context detector, besides the providers' names.
@@ -877,6 +881,13 @@ pub(crate) fn passes(check: Check, secret: &[u8]) -> bool {
             github_checksum_ok(secret)
                 || (!value::is_placeholder(secret) && value::looks_random(secret))
         }
+        Check::PlainPassword => {
+            secret.len() >= 4
+                && !value::is_variable_reference(secret)
+                && !value::is_placeholder(secret)
+                && !secret.starts_with(b"<")
+        }
+        Check::PasswordLike => value::credential_value(secret, true),
         Check::UserPassword => {
             let Some(colon) = secret.iter().position(|&b| b == b':') else {
                 return false;

@@ -151,6 +151,96 @@ fn a_secret_repeated_on_its_line_is_redacted_everywhere() {
     assert_eq!(r.hits.len(), 2);
 }
 
+#[test]
+fn extended_private_keys_of_every_slip132_version_are_redacted() {
+    let s = Scrubber::new();
+    for key in [
+        "tprv8ZgxMBicQKsPfMNJ2WqDUsPdgRYQGFu9Eei6u5gPuQYCDFPKPyR1Z38zk4GUwWEbZnQnYuf5tTmvCfuVcrvDiVF1gYn9BDHVvJs6YN4xt91",
+        "yprvABrGsX5C9janttNB9xPPytMZYJA4E2KzWtB4R7vRekWGAgz2tePzsewcmzTneXFGBMpy64buY43ueeXytoXziiJcUceHeZ5vEE1iVQnkRLH",
+        "zprvAWgYBBk7JR8GjyUCKdEwgFZZtHyt5mYKjtLZYa7Az3HNgcxMw7Pak8fkwGMfF2aDrdDV6k89osSaZkKgzt8vogBMYkW2jFTn8skYSjms2Fk",
+        "uprv8tXDerPXZ1QsWGYCJXJwANDoANK7pcxbFpc8CsrzXnRuGK2zPREGBcS3hUp9JaMvnAitWqZpRBjSuSEDWg3ePU2VSV2SGKrCa2zKvGNnCDV",
+        "vprv9DMUxX4ShgxMKxajwvEWZZMgEiSvqyt4dansXi1vAb6oRRyphPGHbAxpAHCCCyyHKk42CxgeWsaUFAnpEredMXUiKtC5pw2u5bE4Lzof6sh",
+        "ZprvAhadJRUYsNgeApwstqKSDi2xwQhBaL3MaNK7srtzRoGMjHxf8QBCxGu7cF6CYakt8kB8LEcTmckzbxT4rGGpTbnW2ygAkyiDvqyBpwPyrSJ",
+    ] {
+        let r = s.scrub(&format!("\"{key}\""));
+        assert_eq!(r.text, "\"[REDACTED:bip32-extended-private-key]\"", "{key}");
+    }
+    // A placeholder of the right length and alphabet is not a key.
+    let filler = format!("xprv{}", "X".repeat(107));
+    assert_eq!(s.scrub(&filler).text, filler);
+}
+
+#[test]
+fn netrc_and_config_passwords_are_redacted_and_prose_is_not() {
+    let s = Scrubber::new();
+    for (text, redacted) in [
+        (
+            "machine api.example.org login bob password hunter",
+            "machine api.example.org login bob password [REDACTED:netrc-password]",
+        ),
+        (
+            "machine imap.example.org port 993 login bob password s3same0pen",
+            "machine imap.example.org port 993 login bob password [REDACTED:netrc-password]",
+        ),
+        (
+            "default login anonymous password guestpass",
+            "default login anonymous password [REDACTED:netrc-password]",
+        ),
+        (
+            "  password Zq8v2LkP9sXw",
+            "  password [REDACTED:config-password-line]",
+        ),
+        ("Pass Tr0ub4dor&3", "Pass [REDACTED:config-password-line]"),
+    ] {
+        assert_eq!(s.scrub(text).text, redacted, "{text}");
+    }
+    for prose in [
+        "the password is stored in the keychain",
+        "Password accepted",
+        "password changed",
+        "every machine needs a password of its own",
+        "machine example.org login bob password $NETRC_PASSWORD",
+        "    pass  # nothing to do",
+        "PassCmd \"pass show mail\"",
+    ] {
+        assert_eq!(s.scrub(prose).text, prose, "{prose}");
+    }
+}
+
+#[test]
+fn passwords_glued_to_dash_p_are_redacted_only_on_their_command_lines() {
+    let s = Scrubber::new();
+    for (text, redacted) in [
+        (
+            "mysql -uroot -psecretive app",
+            "mysql -uroot -p[REDACTED:cli-password-flag] app",
+        ),
+        (
+            "$ mysqldump -u backup -p'Zq8v2Lk' --all-databases",
+            "$ mysqldump -u backup -p'[REDACTED:cli-password-flag]' --all-databases",
+        ),
+        (
+            "mariadb --user=app --password=hunter22 -h db",
+            "mariadb --user=app --password=[REDACTED:cli-password-flag] -h db",
+        ),
+        (
+            "sshpass -p 'opensesame' ssh root@host",
+            "sshpass -p '[REDACTED:cli-password-flag]' ssh root@host",
+        ),
+    ] {
+        assert_eq!(s.scrub(text).text, redacted, "{text}");
+    }
+    for other in [
+        "python -m http.server -p8080",
+        "mysql -uroot -p app",
+        "mysql -uroot -p$MYSQL_PWD app",
+        "mkdir -p build && mysql --version",
+        "ssh -p2222 host",
+    ] {
+        assert_eq!(s.scrub(other).text, other, "{other}");
+    }
+}
+
 const STREAM_TEXT: &str = "build started\nAWS_ACCESS_KEY_ID=AKIAZDOCIS2JHTLGMXGE\npassword: Zq8v2LkP9sXw\n\
 -----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5oYdtd8fD2WuOoAoGCCqGSM49\n-----END EC PRIVATE KEY-----\n\
 slack: xoxb-781236542736-2364535789652-GkwFDQoHqzXDVsC6GzqYUypD done";
