@@ -27,6 +27,7 @@ mod blocks;
 mod context;
 mod engine;
 mod known;
+mod normalise;
 mod providers;
 mod rules;
 mod stream;
@@ -36,7 +37,7 @@ use std::fmt;
 use std::io::Write;
 use std::sync::{Arc, LazyLock};
 
-pub use known::{KNOWN_VALUE_SHAPE, MIN_KNOWN_VALUE_LEN, SecretValue};
+pub use known::{KNOWN_VALUE_SHAPE, MIN_KNOWN_VALUE_LEN, PART_LEN, SecretValue};
 pub use stream::{ScrubWriter, StreamScrubber};
 
 use engine::ENGINE;
