@@ -129,6 +129,10 @@ const GATE_WORDS: &[&str] = &[
     "-----BEGIN ",
     "PuTTY-User-Key-File-",
     "://",
+    // Command lines whose password may be a plain word (`mysql -psecret`).
+    "mysql",
+    "mariadb",
+    "sshpass",
 ];
 
 /// Words that wake the context detector, besides the providers' names.
@@ -241,32 +245,25 @@ impl Engine {
     pub(crate) fn scan(&self, text: &[u8], known: Option<&KnownSet>) -> Vec<Span> {
         let mut spans = Vec::new();
         let mut start = 0;
-        for cut in forced_cuts(text) {
-            self.scan_region(text, start, cut, known, &mut spans);
+        let cuts = forced_cuts(text);
+        for &cut in &cuts {
+            self.scan_region(text, start, cut, &mut spans);
             start = cut;
         }
-        self.scan_region(text, start, text.len(), known, &mut spans);
+        self.scan_region(text, start, text.len(), &mut spans);
+        // Known values are searched in the normalised text, whose matches may cross lines.
+        if let Some(k) = known {
+            spans.extend(k.find(text, &cuts).into_iter().map(|f| Span {
+                start: f.start,
+                end: f.end,
+                shape: KNOWN_VALUE_SHAPE,
+                rank: RANK_KNOWN,
+            }));
+        }
         merge(spans)
     }
 
-    fn scan_region(
-        &self,
-        text: &[u8],
-        rs: usize,
-        re: usize,
-        known: Option<&KnownSet>,
-        spans: &mut Vec<Span>,
-    ) {
-        if let Some(k) = known {
-            for m in k.automaton.find_iter(Input::new(text).span(rs..re)) {
-                spans.push(Span {
-                    start: m.start(),
-                    end: m.end(),
-                    shape: KNOWN_VALUE_SHAPE,
-                    rank: RANK_KNOWN,
-                });
-            }
-        }
+    fn scan_region(&self, text: &[u8], rs: usize, re: usize, spans: &mut Vec<Span>) {
         let first = spans.len();
         let mut ran = vec![0u32; self.rules.len() + 1];
         let mut stamp = 0u32;
@@ -877,6 +874,13 @@ pub(crate) fn passes(check: Check, secret: &[u8]) -> bool {
             github_checksum_ok(secret)
                 || (!value::is_placeholder(secret) && value::looks_random(secret))
         }
+        Check::PlainPassword => {
+            secret.len() >= 4
+                && !value::is_variable_reference(secret)
+                && !value::is_placeholder(secret)
+                && !secret.starts_with(b"<")
+        }
+        Check::PasswordLike => value::credential_value(secret, true),
         Check::UserPassword => {
             let Some(colon) = secret.iter().position(|&b| b == b':') else {
                 return false;

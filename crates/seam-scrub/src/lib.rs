@@ -4,10 +4,34 @@
 //! **What it owns.** The published shape set ([`shapes`]): a stable id, a one-line description
 //! and a category for each kind of credential it recognises; redaction of those shapes
 //! (`[REDACTED:<shape-id>]` in place of the secret itself, every other byte unchanged,
-//! overlapping matches merged); removal of *known values* by identity in their raw, base64,
-//! base64url, URL-encoded and hex forms ([`Scrubber::with_known_values`]); and streaming
-//! redaction ([`StreamScrubber`], [`ScrubWriter`]) that gives exactly the one-shot result
-//! however the text is split.
+//! overlapping matches merged); removal of *known values* by identity
+//! ([`Scrubber::with_known_values`], below); and streaming redaction ([`StreamScrubber`],
+//! [`ScrubWriter`]) that gives exactly the one-shot result however the text is split.
+//!
+//! **Known values.** A known value is searched for as it is; in base64 and base64url at each
+//! of the three alignments it can have inside a longer encoded text (`base64("user:" +
+//! token)`), and in base32 at each of its five, by the characters of the encoding that depend
+//! on the value alone (a match is widened to the whole encoded run); URL-encoded and fully
+//! percent-encoded (`%XX` for every byte, either case); in hex; and by its parts: any run of
+//! [`PART_LEN`] (10) or more consecutive bytes of a value of at least twice that length that
+//! looks machine-made, extended as far as the text agrees with the value, so either half of a
+//! token goes. All of it is matched in the *normalised* text: line breaks and soft breaks
+//! (`=` or `\` before a break) dropped, `\uXXXX`, `\xXX` and HTML character references
+//! decoded, default-ignorable characters (zero-width, soft hyphen, BOM, variation
+//! selectors…) dropped and compatibility forms folded (NFKD, which has NFKC's equivalence);
+//! the normaliser keeps a map back to the original bytes, so a redaction covers exactly the
+//! original bytes that carried the value. Out of reach, and said so in the published shape:
+//! an encoding (hex, base64, base32) of only part of a value, parts of a value shorter than
+//! twice [`PART_LEN`], parts made of words, other escapes
+//! (quoted-printable `=XX`, octal, Punycode, ROT13…), a value with its characters reordered
+//! or interleaved with others, and anything compressed, encrypted or hashed.
+//!
+//! **Why the shapes are not normalised.** The shape matchers read the text as it is: their
+//! keywords, contexts and line structure (a secret never spans lines) are what make them
+//! precise, and joining lines or decoding escapes would let a value borrow a context from the
+//! next line. A shape hidden by an escape is left to the keeper's known values. The
+//! normaliser runs only when the scrubber has known values; its fast path copies runs of
+//! plain ASCII whole.
 //!
 //! **How it is designed.** One pass: an Aho-Corasick automaton over every keyword (provider
 //! prefixes such as `ghp_` or `AKIA`, credential words such as `token` or `password`, the
@@ -27,6 +51,7 @@ mod blocks;
 mod context;
 mod engine;
 mod known;
+mod normalise;
 mod providers;
 mod rules;
 mod stream;
@@ -36,7 +61,7 @@ use std::fmt;
 use std::io::Write;
 use std::sync::{Arc, LazyLock};
 
-pub use known::{KNOWN_VALUE_SHAPE, MIN_KNOWN_VALUE_LEN, SecretValue};
+pub use known::{KNOWN_VALUE_SHAPE, MIN_KNOWN_VALUE_LEN, PART_LEN, SecretValue};
 pub use stream::{ScrubWriter, StreamScrubber};
 
 use engine::ENGINE;
@@ -148,7 +173,7 @@ static SHAPES: LazyLock<Vec<Shape>> = LazyLock::new(|| {
         .collect();
     v.push(Shape {
         id: KNOWN_VALUE_SHAPE,
-        description: "a value the scrubber was given to remove by identity, raw or base64, base64url, URL-encoded or hex",
+        description: "a value the scrubber was given to remove by identity: raw, base64/base64url/base32 at any alignment, URL- or fully percent-encoded, hex, or any machine-made run of 10+ of its bytes; after dropping line breaks and invisible characters, decoding \\u/\\x escapes and HTML references, and NFKC folding. Not caught: an encoding (hex, base64, base32) of only part of it, part of a value under 20 bytes, other escapes (quoted-printable =XX, octal, punycode), reordered or interleaved characters, compression, encryption, hashing",
         category: Category::Known,
     });
     v

@@ -21,6 +21,12 @@ pub(crate) enum Check {
     Random,
     /// A `user:password` pair: the password must not be a placeholder or a variable.
     UserPassword,
+    /// A password in a fixed place of a fixed format: it must not be a placeholder, a
+    /// variable reference or shorter than four bytes, but may be a plain word.
+    PlainPassword,
+    /// A password with only a weak context around it: it must also not be a plain
+    /// lower-case word (see `value::credential_value`).
+    PasswordLike,
 }
 
 /// One shape found by a regex.
@@ -77,13 +83,22 @@ impl RuleDef {
         self.precheck = Some(precheck);
         self
     }
+
+    /// The same rule with no test of the bytes either side of the secret (for a secret
+    /// glued to a flag, `-pS3cret`).
+    const fn unbounded(mut self) -> RuleDef {
+        self.bounded = false;
+        self
+    }
 }
 
 use Category::{
     Ai, Chat, Cloud, ConnectionString, Generic, Key, Observability, PackageRegistry, Payment, Saas,
     SourceHosting,
 };
-use Check::{Format, GithubChecksum, NotPlaceholder, Random, UserPassword};
+use Check::{
+    Format, GithubChecksum, NotPlaceholder, PasswordLike, PlainPassword, Random, UserPassword,
+};
 
 /// Every regex shape. Order matters only for reporting: when two shapes cover the same bytes,
 /// the earlier row names the merged redaction.
@@ -414,6 +429,16 @@ pub(crate) static RULES: &[RuleDef] = &[
         Format,
         "AGE-SECRET-KEY-1R0V3ZXUPYU5V3U70SVUG68EU5Y0MYDN8FHFSGAWXEL2W2ME46VK59HP4AU",
         "AGE-SECRET-KEY-1",
+    ),
+    def(
+        "bip32-extended-private-key",
+        Key,
+        "BIP32 / SLIP-132 extended private key (xprv, tprv, yprv, zprv, uprv, vprv, Yprv, Zprv, Uprv, Vprv + 107 base-58 characters)",
+        &["xprv", "tprv", "yprv", "zprv", "uprv", "vprv", "Yprv", "Zprv", "Uprv", "Vprv"],
+        r"[xtyzuvYZUV]prv[1-9A-HJ-NP-Za-km-z]{107}",
+        Random,
+        "wallet: xprv9s21ZrQH143K3jVrxCAsvFQNrjdouSacdg39FyEZsFwUFrztyGcX3NZSYwHLfK9Dr4VebsaZaSyH5qq48QXdkD72GdEtpK5iVECovb8AJio",
+        "xpub: xpub6CUGRUonZSQ4TWtTMmzXdrXDtypWKiKrhko4egpiMZbpiaQL2jkwSB1icqYh2cfDfVxdx4df189oLKnC5fSwqPfgyP3hooxujYzAu3fDVmz",
     ),
     // ---------------------------------------------------------------- source hosting
     def(
@@ -1525,6 +1550,42 @@ pub(crate) static RULES: &[RuleDef] = &[
         "curl -k -X POST -I -u \"SRVC_JENKINS:${APPID}\"",
     ),
     def(
+        "netrc-password",
+        Generic,
+        "password VALUE on a netrc / authinfo line (machine HOST … password VALUE, or default … password VALUE)",
+        &["machine", "default"],
+        r"(?:^|\s)(?:machine\s+\S+|default)(?:\s+\S+\s+\S+)*?\s+(?:password|passwd)\s+(?P<s>\S+)",
+        PlainPassword,
+        "machine git.example.org login deploy password hunter2go",
+        "machine git.example.org login deploy password $NETRC_PASSWORD",
+    )
+    .with_precheck(precheck::password_word),
+    def(
+        "config-password-line",
+        Generic,
+        "a config line that is only password|passwd|pass VALUE (netrc's multi-line form, msmtp, mbsync's Pass); the value must not be a plain word",
+        // `pass` alone: the longer words are not keywords of their own, or they would hide
+        // it from the context detector (the keyword search is leftmost-longest).
+        &["pass"],
+        r"^\s*(?i:password|passwd|pass)[ \t]+(?P<s>\S+)\s*$",
+        PasswordLike,
+        "    password Zq8v2LkP9sXw",
+        "Password accepted",
+    )
+    .with_precheck(precheck::starts_with_pass),
+    def(
+        "cli-password-flag",
+        ConnectionString,
+        "password glued to -p (or --password=) on a mysql, mariadb or mysqldump command line, or after sshpass -p",
+        &["mysql", "mariadb", "sshpass"],
+        r#"(?:(?:^|[\s;&|(`'"/])(?:mysql|mariadb)(?:dump|admin|import|check|show|pump|sh|-dump|-admin|-import|-check|-show)?(?:\s+[^\s;&|]+)*?\s+(?:-p|--password=)|(?:^|[\s;&|(`'"/])sshpass(?:\s+-[a-oq-zA-Z]\S*)*\s+-p\s*)['"]?(?P<s>[^\s'"]+)"#,
+        PlainPassword,
+        "mysql -uroot -pS3cretive -h db.internal app",
+        "mysql -uroot -p -h db.internal app",
+    )
+    .with_precheck(precheck::dash_p)
+    .unbounded(),
+    def(
         "authorization-header",
         Generic,
         "HTTP Authorization header credentials (Bearer/Basic/Token …)",
@@ -1596,6 +1657,25 @@ pub(crate) mod precheck {
                     .rev()
                     .all(|&b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
             })
+    }
+
+    /// `password` or `passwd`: the netrc rule's pattern names one of them.
+    pub(crate) fn password_word(line: &[u8]) -> bool {
+        memchr::memmem::find(line, b"passw").is_some()
+    }
+
+    /// The line's first word starts with `pass`, in any case.
+    pub(crate) fn starts_with_pass(line: &[u8]) -> bool {
+        let start = line
+            .iter()
+            .position(|b| !b.is_ascii_whitespace())
+            .unwrap_or(line.len());
+        line.len() >= start + 4 && line[start..start + 4].eq_ignore_ascii_case(b"pass")
+    }
+
+    /// `-p`: every match of the command-line rule has one (`-p`, `--password=`, `sshpass -p`).
+    pub(crate) fn dash_p(line: &[u8]) -> bool {
+        memchr::memmem::find(line, b"-p").is_some()
     }
 
     /// `@`: the credentials in a URL end at one.

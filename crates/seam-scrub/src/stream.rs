@@ -12,6 +12,7 @@ use memchr::{memmem, memrchr};
 
 use crate::blocks::{self, Outcome, PEM_BEGIN, PUTTY_BEGIN};
 use crate::engine::forced_cuts;
+use crate::known::KnownSet;
 use crate::{Hit, Scrubber};
 
 /// A scrubber for text that arrives in pieces.
@@ -44,7 +45,7 @@ impl StreamScrubber {
     /// bytes that are now safe to pass on.
     pub fn push_bytes(&mut self, chunk: &[u8]) -> Vec<u8> {
         self.pending.extend_from_slice(chunk);
-        let cut = safe_prefix(&self.pending);
+        let cut = safe_prefix(&self.pending, self.scrubber.known.as_deref());
         self.emit(cut)
     }
 
@@ -92,15 +93,35 @@ fn into_string(bytes: Vec<u8>) -> String {
 /// The longest prefix of `pending` that can be scrubbed now with the same result as if the
 /// whole text were known: up to the last line break or forced cut, but not past the start of
 /// a key block whose end has not arrived.
-fn safe_prefix(pending: &[u8]) -> usize {
+///
+/// With known values, also not past the start of a known value that reaches the cut, or of
+/// text before the cut that begins one (known values are matched across line breaks): the
+/// held text goes back to the start of that line (or region).
+fn safe_prefix(pending: &[u8], known: Option<&KnownSet>) -> usize {
     let cuts = forced_cuts(pending);
     let mut cut = memrchr(b'\n', pending).map_or(0, |i| i + 1);
     if let Some(&last) = cuts.last() {
         cut = cut.max(last);
     }
-    // Holding back from a block's line may cut an earlier block: repeat until nothing moves.
+    // Holding back from a block's line may cut an earlier block, or a known value: repeat
+    // until nothing moves.
     loop {
-        let hold = hold_for_blocks(pending, &cuts, cut);
+        let mut hold = hold_for_blocks(pending, &cuts, cut);
+        if let Some(k) = known
+            && hold > 0
+        {
+            let from = k.hold_from(pending, &cuts, hold);
+            if from < hold {
+                let line_start = memrchr(b'\n', &pending[..from]).map_or(0, |i| i + 1);
+                let last_cut = cuts
+                    .iter()
+                    .copied()
+                    .filter(|&c| c <= from)
+                    .max()
+                    .unwrap_or(0);
+                hold = line_start.max(last_cut);
+            }
+        }
         if hold == cut {
             return cut;
         }

@@ -151,6 +151,96 @@ fn a_secret_repeated_on_its_line_is_redacted_everywhere() {
     assert_eq!(r.hits.len(), 2);
 }
 
+#[test]
+fn extended_private_keys_of_every_slip132_version_are_redacted() {
+    let s = Scrubber::new();
+    for key in [
+        "tprv8ZgxMBicQKsPfMNJ2WqDUsPdgRYQGFu9Eei6u5gPuQYCDFPKPyR1Z38zk4GUwWEbZnQnYuf5tTmvCfuVcrvDiVF1gYn9BDHVvJs6YN4xt91",
+        "yprvABrGsX5C9janttNB9xPPytMZYJA4E2KzWtB4R7vRekWGAgz2tePzsewcmzTneXFGBMpy64buY43ueeXytoXziiJcUceHeZ5vEE1iVQnkRLH",
+        "zprvAWgYBBk7JR8GjyUCKdEwgFZZtHyt5mYKjtLZYa7Az3HNgcxMw7Pak8fkwGMfF2aDrdDV6k89osSaZkKgzt8vogBMYkW2jFTn8skYSjms2Fk",
+        "uprv8tXDerPXZ1QsWGYCJXJwANDoANK7pcxbFpc8CsrzXnRuGK2zPREGBcS3hUp9JaMvnAitWqZpRBjSuSEDWg3ePU2VSV2SGKrCa2zKvGNnCDV",
+        "vprv9DMUxX4ShgxMKxajwvEWZZMgEiSvqyt4dansXi1vAb6oRRyphPGHbAxpAHCCCyyHKk42CxgeWsaUFAnpEredMXUiKtC5pw2u5bE4Lzof6sh",
+        "ZprvAhadJRUYsNgeApwstqKSDi2xwQhBaL3MaNK7srtzRoGMjHxf8QBCxGu7cF6CYakt8kB8LEcTmckzbxT4rGGpTbnW2ygAkyiDvqyBpwPyrSJ",
+    ] {
+        let r = s.scrub(&format!("\"{key}\""));
+        assert_eq!(r.text, "\"[REDACTED:bip32-extended-private-key]\"", "{key}");
+    }
+    // A placeholder of the right length and alphabet is not a key.
+    let filler = format!("xprv{}", "X".repeat(107));
+    assert_eq!(s.scrub(&filler).text, filler);
+}
+
+#[test]
+fn netrc_and_config_passwords_are_redacted_and_prose_is_not() {
+    let s = Scrubber::new();
+    for (text, redacted) in [
+        (
+            "machine api.example.org login bob password hunter",
+            "machine api.example.org login bob password [REDACTED:netrc-password]",
+        ),
+        (
+            "machine imap.example.org port 993 login bob password s3same0pen",
+            "machine imap.example.org port 993 login bob password [REDACTED:netrc-password]",
+        ),
+        (
+            "default login anonymous password guestpass",
+            "default login anonymous password [REDACTED:netrc-password]",
+        ),
+        (
+            "  password Zq8v2LkP9sXw",
+            "  password [REDACTED:config-password-line]",
+        ),
+        ("Pass Tr0ub4dor&3", "Pass [REDACTED:config-password-line]"),
+    ] {
+        assert_eq!(s.scrub(text).text, redacted, "{text}");
+    }
+    for prose in [
+        "the password is stored in the keychain",
+        "Password accepted",
+        "password changed",
+        "every machine needs a password of its own",
+        "machine example.org login bob password $NETRC_PASSWORD",
+        "    pass  # nothing to do",
+        "PassCmd \"pass show mail\"",
+    ] {
+        assert_eq!(s.scrub(prose).text, prose, "{prose}");
+    }
+}
+
+#[test]
+fn passwords_glued_to_dash_p_are_redacted_only_on_their_command_lines() {
+    let s = Scrubber::new();
+    for (text, redacted) in [
+        (
+            "mysql -uroot -psecretive app",
+            "mysql -uroot -p[REDACTED:cli-password-flag] app",
+        ),
+        (
+            "$ mysqldump -u backup -p'Zq8v2Lk' --all-databases",
+            "$ mysqldump -u backup -p'[REDACTED:cli-password-flag]' --all-databases",
+        ),
+        (
+            "mariadb --user=app --password=hunter22 -h db",
+            "mariadb --user=app --password=[REDACTED:cli-password-flag] -h db",
+        ),
+        (
+            "sshpass -p 'opensesame' ssh root@host",
+            "sshpass -p '[REDACTED:cli-password-flag]' ssh root@host",
+        ),
+    ] {
+        assert_eq!(s.scrub(text).text, redacted, "{text}");
+    }
+    for other in [
+        "python -m http.server -p8080",
+        "mysql -uroot -p app",
+        "mysql -uroot -p$MYSQL_PWD app",
+        "mkdir -p build && mysql --version",
+        "ssh -p2222 host",
+    ] {
+        assert_eq!(s.scrub(other).text, other, "{other}");
+    }
+}
+
 const STREAM_TEXT: &str = "build started\nAWS_ACCESS_KEY_ID=AKIAZDOCIS2JHTLGMXGE\npassword: Zq8v2LkP9sXw\n\
 -----BEGIN EC PRIVATE KEY-----\nMHcCAQEEIBkg4LVWM9nuwNSk3yByxZpYRTBnVJk5oYdtd8fD2WuOoAoGCCqGSM49\n-----END EC PRIVATE KEY-----\n\
 slack: xoxb-781236542736-2364535789652-GkwFDQoHqzXDVsC6GzqYUypD done";
@@ -266,7 +356,146 @@ fn known_values_reach_the_stream_too() {
     let mut st = s.stream();
     let mut out = st.push("the phrase is correct hor");
     out.push_str(&st.push("se battery\n"));
-    assert_eq!(out, "the phrase is [REDACTED:known-value]\n");
+    // A line that ends in a known value is held until the next shows whether it goes on.
+    assert_eq!(out, "");
+    out.push_str(&st.push("next\n"));
+    assert_eq!(out, "the phrase is [REDACTED:known-value]\nnext\n");
+    out.push_str(&st.finish());
+    assert_eq!(out, "the phrase is [REDACTED:known-value]\nnext\n");
+}
+
+/// A machine-made token as a keeper would hand it over.
+const TOKEN: &str = "tK9vQ2mZ8xL4pR7wB3nC6yH1jF5sD0gA";
+
+fn known_scrubber() -> Scrubber {
+    Scrubber::with_known_values([TOKEN]).expect("scrubber")
+}
+
+/// `text` with `form` in it: the known scrubber removes all of `form`, and the scrubber
+/// without known values does not (so it is the known-value path that found it).
+fn assert_known_form_removed(form: &str, text: &str) {
+    let plain = Scrubber::new().scrub(text);
+    assert!(
+        plain.text.contains(form),
+        "the shapes alone already catch {text:?}"
+    );
+    let r = known_scrubber().scrub(text);
+    assert!(!r.text.contains(form), "{form:?} survived in {:?}", r.text);
+    assert_eq!(r.shapes(), [KNOWN_VALUE_SHAPE], "{text:?} → {:?}", r.text);
+}
+
+#[test]
+fn known_values_are_found_in_base64_at_every_alignment() {
+    use base64::Engine as _;
+    use base64::engine::general_purpose::{STANDARD, URL_SAFE_NO_PAD};
+    for prefix in ["", "u:", "us:", "bob:", "admin:", "x", "\u{ff}?"] {
+        let inner = format!("{prefix}{TOKEN}!?>");
+        for encoded in [STANDARD.encode(&inner), URL_SAFE_NO_PAD.encode(&inner)] {
+            assert_known_form_removed(&encoded, &format!("echo {encoded} | base64 -d"));
+            let r = known_scrubber().scrub(&format!("echo {encoded} | base64 -d"));
+            // The whole encoded run goes, not only its middle.
+            assert_eq!(
+                r.text, "echo [REDACTED:known-value] | base64 -d",
+                "{prefix:?}"
+            );
+        }
+    }
+}
+
+#[test]
+fn known_values_are_found_in_base32_at_every_alignment() {
+    for prefix in ["", "a", "ab", "abc", "abcd"] {
+        let encoded = data_encoding::BASE32.encode(format!("{prefix}{TOKEN}").as_bytes());
+        assert_known_form_removed(&encoded, &format!("otp {encoded} end"));
+        let lower = encoded.to_ascii_lowercase();
+        assert_known_form_removed(&lower, &format!("otp {lower} end"));
+    }
+}
+
+#[test]
+fn known_values_are_found_fully_percent_encoded() {
+    for upper in [true, false] {
+        let encoded: String = TOKEN
+            .bytes()
+            .map(|b| {
+                if upper {
+                    format!("%{b:02X}")
+                } else {
+                    format!("%{b:02x}")
+                }
+            })
+            .collect();
+        assert_known_form_removed(&encoded, &format!("GET /?q={encoded} HTTP/1.1"));
+    }
+}
+
+#[test]
+fn either_half_of_a_known_value_is_removed() {
+    let (first, second) = TOKEN.split_at(TOKEN.len() / 2);
+    for half in [first, second] {
+        let text = format!("part: {half} end");
+        let r = known_scrubber().scrub(&text);
+        assert_eq!(r.text, "part: [REDACTED:known-value] end", "{half}");
+    }
+    // A run is extended as far as the text agrees with the value.
+    let r = known_scrubber().scrub(&format!("x{}y", &TOKEN[3..29]));
+    assert_eq!(r.text, "x[REDACTED:known-value]y");
+    // Shorter runs are left alone, and so are values too short to have parts.
+    let short = &TOKEN[..PART_LEN - 1];
+    assert_eq!(known_scrubber().scrub(short).text, short);
+    let s = Scrubber::with_known_values(["Zq8v2LkP9sXwT4mB7n"]).expect("scrubber");
+    assert_eq!(s.scrub("Zq8v2LkP9sXw").text, "Zq8v2LkP9sXw");
+}
+
+#[test]
+fn a_known_value_split_over_lines_is_removed_over_the_break() {
+    let (a, b) = TOKEN.split_at(7);
+    for brk in ["\n", "\r\n", "=\n", "\\\n"] {
+        let text = format!("key {a}{brk}{b} done");
+        let r = known_scrubber().scrub(&text);
+        assert_eq!(r.text, "key [REDACTED:known-value] done", "{brk:?}");
+    }
+}
+
+#[test]
+fn invisible_characters_inside_a_known_value_do_not_hide_it() {
+    for invisible in [
+        "\u{200b}", "\u{200d}", "\u{ad}", "\u{feff}", "\u{fe0f}", "\u{2060}",
+    ] {
+        let (a, b) = TOKEN.split_at(5);
+        let (b, c) = b.split_at(9);
+        let text = format!("v={a}{invisible}{b}{invisible}{c};");
+        let r = known_scrubber().scrub(&text);
+        assert_eq!(r.text, "v=[REDACTED:known-value];", "{invisible:?}");
+    }
+}
+
+#[test]
+fn escaped_and_entity_encoded_known_values_are_removed() {
+    let each = |f: &dyn Fn(char) -> String| TOKEN.chars().map(f).collect::<String>();
+    let forms = [
+        each(&|c| format!("\\u{:04x}", u32::from(c))),
+        each(&|c| format!("\\u{:04X}", u32::from(c))),
+        each(&|c| format!("\\x{:02x}", u32::from(c))),
+        each(&|c| format!("&#{};", u32::from(c))),
+        each(&|c| format!("&#x{:x};", u32::from(c))),
+        // Fullwidth forms fold to ASCII (NFKC's equivalence).
+        each(&|c| char::from_u32(u32::from(c) + 0xFEE0).map_or(c.to_string(), String::from)),
+    ];
+    for form in forms {
+        let text = format!("{{\"out\": \"{form}\"}}");
+        let r = known_scrubber().scrub(&text);
+        assert_eq!(r.text, "{\"out\": \"[REDACTED:known-value]\"}", "{form}");
+    }
+    // A value with a character that needs an escape, written escaped.
+    let s = Scrubber::with_known_values(["p&ss\"w0rd/x"]).expect("scrubber");
+    for text in [
+        "p&amp;ss&quot;w0rd/x",
+        "p&ss\\\"w0rd\\/x",
+        "p\\u0026ss\\u0022w0rd/x",
+    ] {
+        assert_eq!(s.scrub(text).text, "[REDACTED:known-value]", "{text}");
+    }
 }
 
 #[test]
@@ -302,6 +531,88 @@ mod properties {
         "eyJhbGciOiJIUzI1NiJ9.eyJzdWIiOiIxMjM0NTY3ODkwIn0.SflKxwRJSMeKKF2QT4fw",
         "secret",
     ];
+
+    /// Pieces around a known value: the value whole, cut, disguised, and text that begins it.
+    const KNOWN_PIECES: &[&str] = &[
+        "hello ",
+        "\n",
+        "tK9vQ2mZ8xL4pR7wB3nC6yH1jF5sD0gA",
+        "tK9vQ2mZ8x",
+        "L4pR7wB3nC6y",
+        "H1jF5sD0gA",
+        "tK9\u{200b}vQ",
+        "\\u0074K9v",
+        "&#116;K9",
+        "=\n",
+        "\\\n",
+        "\r\n",
+        "dEs5dlEybVo4eEw0cFI3d0IzbkM2eUgxakY1c0QwZ0E=",
+        "é",
+        "\\",
+        "&",
+    ];
+
+    /// A disguise of one character of the value (see `normalise`).
+    fn disguise(c: char, how: u8) -> String {
+        match how % 7 {
+            0 | 1 => c.to_string(),
+            2 => format!("\\u{:04x}", u32::from(c)),
+            3 => format!("&#{};", u32::from(c)),
+            4 => format!("{c}\u{200b}"),
+            5 => format!("{c}\n"),
+            _ => format!("{c}=\n"),
+        }
+    }
+
+    proptest! {
+        #[test]
+        fn streaming_equals_one_shot_with_known_values(
+            picks in proptest::collection::vec(0..KNOWN_PIECES.len(), 0..20),
+            splits in proptest::collection::vec(any::<prop::sample::Index>(), 0..6),
+        ) {
+            let text: String = picks.iter().map(|&i| KNOWN_PIECES[i]).collect();
+            let s = known_scrubber();
+            let whole = s.scrub(&text);
+            let mut cuts: Vec<usize> = splits.iter().map(|i| i.index(text.len() + 1)).collect();
+            cuts.sort_unstable();
+            let mut st = s.stream();
+            let mut out = Vec::new();
+            let mut last = 0;
+            for c in cuts {
+                out.extend(st.push_bytes(&text.as_bytes()[last..c]));
+                last = c;
+            }
+            out.extend(st.push_bytes(&text.as_bytes()[last..]));
+            out.extend(st.finish_bytes());
+            prop_assert_eq!(String::from_utf8_lossy(&out).into_owned(), whole.text.clone(), "{:?}", text);
+            prop_assert_eq!(st.hits(), whole.hits.as_slice());
+        }
+
+        /// The plain oracle for the map back to the original: the value, each character
+        /// disguised at random, between random words, is redacted over a range that holds
+        /// every byte of the disguised value that stands for a character.
+        #[test]
+        fn a_disguised_known_value_is_redacted_over_its_original_bytes(
+            before in "[a-z ]{0,10}",
+            hows in proptest::collection::vec(any::<u8>(), 32),
+            after in "[a-z ]{0,10}",
+        ) {
+            let disguised: String = TOKEN
+                .chars()
+                .zip(hows.iter())
+                .map(|(c, &h)| disguise(c, h))
+                .collect();
+            let text = format!("{before}<{disguised}>{after}");
+            let r = known_scrubber().scrub(&text);
+            let start = before.len() + 1;
+            // The last character's bytes (its trailing invisible or break may stay).
+            let last = disguise('A', hows[31]);
+            let end = start + disguised.len() - (last.len() - last.trim_end_matches(['\u{200b}', '\n', '=']).len());
+            let covering = r.hits.iter().any(|h| h.start <= start && end <= h.end);
+            prop_assert!(covering, "{:?} → {:?} {:?}", text, r.text, r.hits);
+            prop_assert!(r.hits.iter().all(|h| h.start >= before.len() && h.end <= text.len() - after.len()));
+        }
+    }
 
     proptest! {
         #[test]
