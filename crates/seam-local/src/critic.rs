@@ -6,7 +6,8 @@
 //! scrubber knows fails), then the configured check command in the worktree
 //! with a timeout (not run when an earlier finding already failed the branch;
 //! a non-zero exit or a timeout fails). For a note: its size and secrets. The
-//! verdict and a summary are recorded in build memory (`memory.build`).
+//! verdict and a summary are recorded in the agent's build records
+//! (`<seam_home>/agent/builds.sqlite`, which `memory.build` reads).
 
 use std::path::Path;
 use std::time::Duration;
@@ -247,14 +248,16 @@ pub(crate) fn critique_note(
     }
 }
 
-/// Records the Critic's run in build memory (`memory.build` reads it).
+/// Records the Critic's run in the agent's build records,
+/// `<seam_home>/agent/builds.sqlite` (`memory.build` reads them, marked as
+/// the agent's).
 pub(crate) fn record(
     seam_home: &Path,
     scrubber: &Scrubber,
     what: &str,
     report: &CriticReport,
 ) -> Result<i64, seam_memory::MemoryError> {
-    let mut builds = MemoryHome::new(seam_home).builds()?;
+    let mut builds = MemoryHome::new(seam_home).agent_builds()?;
     let command = match &report.check {
         Some(c) => format!("critic {what}: {}", c.command),
         None => format!("critic {what}"),

@@ -37,6 +37,7 @@
 //! confinement is what bounds them.
 
 mod aesthesis;
+mod apply;
 mod builder;
 pub mod critic;
 mod git;
@@ -155,8 +156,12 @@ struct TurnState {
 #[derive(Debug)]
 pub struct LocalTools {
     config: LocalConfig,
-    /// The builder's repository, or why there is none.
+    /// The top level of the operator's repository, when there is one.
+    root: Option<PathBuf>,
+    /// What the builder knows of it, or why the builder is unavailable.
     repo: Result<Repo, String>,
+    /// Held while a turn's branch is made (and the staging repository tidied).
+    opening: Mutex<()>,
     scrubber: Scrubber,
     validators: HashMap<String, Validator>,
     turns: Mutex<HashMap<String, Arc<Mutex<TurnState>>>>,
@@ -188,23 +193,20 @@ fn required<'a>(
 }
 
 impl LocalTools {
-    /// Sets the tools up: finds the repository, compiles the schemas, and
-    /// opens (creating) the queue so a broken home shows now, not mid-turn.
+    /// Sets the tools up: learns what the builder needs of the operator's
+    /// repository (read-only: its top level, the current branch, HEAD's
+    /// commit and its object directories), compiles the schemas, and opens
+    /// (creating) the queue so a broken home shows now, not mid-turn.
+    ///
+    /// The launcher calls this before the agent's walls go up: it is the only
+    /// time seam-local runs git in the operator's repository on the agent's
+    /// behalf.
     pub fn open(config: LocalConfig) -> Result<LocalTools, LocalError> {
         let start = match &config.repo {
             Some(r) => r.clone(),
             None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
         };
-        let repo = match git::toplevel(&start) {
-            Ok(root) => Ok(Repo {
-                self_source: guard::is_seam_source(&root),
-                root,
-            }),
-            Err(e) => Err(format!(
-                "no git repository at {} for the builder ({e})",
-                start.display()
-            )),
-        };
+        let (root, repo) = builder::learn(&config.seam_home.join("staging"), &start);
         let mut validators = HashMap::new();
         for spec in tool_specs() {
             let v =
@@ -217,16 +219,47 @@ impl LocalTools {
         ReturnQueue::open(&config.seam_home)?;
         Ok(LocalTools {
             config,
+            root,
             repo,
+            opening: Mutex::new(()),
             scrubber: Scrubber::new(),
             validators,
             turns: Mutex::new(HashMap::new()),
         })
     }
 
-    /// The repository the builder works on, if there is one.
+    /// The top level of the operator's repository the builder works on, if
+    /// there is one (also when the builder is unavailable on it, e.g. on a
+    /// detached HEAD: [`LocalTools::builder_unavailable`] says why).
     pub fn repository(&self) -> Option<&Path> {
-        self.repo.as_ref().ok().map(|r| r.root.as_path())
+        self.root.as_deref()
+    }
+
+    /// The operator's object directories, absolute: the repository's own
+    /// (`git rev-parse --git-path objects`) and those its
+    /// `objects/info/alternates` lists. The agent must be able to READ these,
+    /// and nothing else of the operator's `.git` (no write anywhere in it):
+    /// the staging repository borrows the base commit's objects from them.
+    /// Empty when the builder is unavailable.
+    pub fn repository_objects(&self) -> Vec<PathBuf> {
+        self.repo
+            .as_ref()
+            .map(|r| r.objects.clone())
+            .unwrap_or_default()
+    }
+
+    /// The staging repository the builder's branches live in,
+    /// `<seam_home>/staging/repos/<slug>.git` (made on the first branch), when
+    /// the builder is available. It is under [`LocalTools::staging`], which
+    /// the agent writes.
+    pub fn staging_repository(&self) -> Option<&Path> {
+        self.repo.as_ref().ok().map(|r| r.staging_repo.as_path())
+    }
+
+    /// Why the builder is unavailable (no repository, a detached HEAD, no
+    /// commit yet), or `None` when it is available.
+    pub fn builder_unavailable(&self) -> Option<&str> {
+        self.repo.as_ref().err().map(String::as_str)
     }
 
     /// True when the builder's repository is seam's own source.
@@ -346,6 +379,7 @@ impl LocalTools {
         let state = self.turn_state(&turn.turn);
         let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
         if state.branch.is_none() {
+            let _opening = self.opening.lock().unwrap_or_else(|p| p.into_inner());
             state.branch = Some(builder::open_branch(&self.staging(), repo, &turn.turn)?);
         }
         let b = state.branch.as_mut().expect("made above");
@@ -372,7 +406,8 @@ impl LocalTools {
         let run =
             critic::run_check(argv, &b.worktree, self.config.check_timeout, &self.scrubber)
                 .map_err(|e| refusal("failed", format!("cannot run `{}`: {e}", argv.join(" "))))?;
-        if let Ok(mut builds) = seam_memory::MemoryHome::new(&self.config.seam_home).builds() {
+        if let Ok(mut builds) = seam_memory::MemoryHome::new(&self.config.seam_home).agent_builds()
+        {
             let _ = builds.record(
                 &self.scrubber,
                 &seam_memory::NewBuildRecord {
@@ -531,8 +566,9 @@ impl LocalTools {
         let mut items = Vec::new();
         if let (Some(b), Ok(repo)) = (state.branch, &self.repo) {
             if b.commits == 0 {
-                builder::discard(repo, &b)?;
+                builder::discard(&b)?;
             } else {
+                let tip = git::rev(&b.worktree, "HEAD")?;
                 let report = critic::critique_branch(
                     &critic,
                     &self.scrubber,
@@ -561,6 +597,8 @@ impl LocalTools {
                         worktree: b.worktree.clone(),
                         base: b.base.clone(),
                         target: b.target.clone(),
+                        staging_repo: b.staging_repo.clone(),
+                        tip,
                         commits: b.commits,
                         files: report.files.clone(),
                     },
