@@ -34,7 +34,7 @@
 use std::io::Read;
 use std::os::fd::OwnedFd;
 use std::os::unix::ffi::OsStrExt;
-use std::path::{Component, Path};
+use std::path::{Component, Path, PathBuf};
 use std::process::Stdio;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
@@ -111,6 +111,64 @@ impl<'a> Item<'a> {
     }
 }
 
+/// How the operator's git sees objects: its own only, the staging
+/// repository's too (while listing and packing what to copy), or a
+/// quarantine of the copied objects over its own (while checking them).
+#[derive(Clone, Copy)]
+enum Sees<'a> {
+    Own,
+    Staging(&'a Path),
+    Quarantine { incoming: &'a Path, own: &'a Path },
+}
+
+/// The operator's git in the operator's repository, seeing what `sees` says.
+#[derive(Clone, Copy)]
+struct OpGit<'a> {
+    repo: &'a Path,
+    sees: Sees<'a>,
+}
+
+impl<'a> OpGit<'a> {
+    fn cmd(&self) -> std::process::Command {
+        let mut cmd = git::command(self.repo);
+        match self.sees {
+            Sees::Own => {}
+            Sees::Staging(objects) => {
+                // No commit-graph or multi-pack index the agent could have
+                // written there is believed.
+                for c in ["core.commitGraph=false", "core.multiPackIndex=false"] {
+                    cmd.arg("-c").arg(c);
+                }
+                cmd.env("GIT_ALTERNATE_OBJECT_DIRECTORIES", alternate_env(objects));
+            }
+            Sees::Quarantine { incoming, own } => {
+                cmd.env("GIT_OBJECT_DIRECTORY", incoming)
+                    .env("GIT_ALTERNATE_OBJECT_DIRECTORIES", alternate_env(own))
+                    .env("GIT_QUARANTINE_PATH", incoming);
+            }
+        }
+        cmd
+    }
+
+    fn bytes(&self, args: &[&str]) -> Result<Vec<u8>, GitError> {
+        git::run_bytes(self.cmd(), self.repo, args, None)
+    }
+
+    fn text(&self, args: &[&str]) -> Result<String, GitError> {
+        self.bytes(args)
+            .map(|b| String::from_utf8_lossy(&b).into_owned())
+    }
+
+    fn test(&self, args: &[&str]) -> Result<bool, GitError> {
+        git::run_test(self.cmd(), self.repo, args)
+    }
+
+    /// True when `a` is an ancestor of (or is) `b`.
+    fn ancestor(&self, a: &str, b: &str) -> Result<bool, GitError> {
+        self.test(&["merge-base", "--is-ancestor", a, b])
+    }
+}
+
 /// Approves a branch item: see the module doc.
 pub(crate) fn approve_branch(id: i64, home: &Path, staged: &Staged) -> Result<String, QueueError> {
     let Some(it) = Item::of(id, staged) else {
@@ -145,11 +203,13 @@ pub(crate) fn approve_branch(id: i64, home: &Path, staged: &Staged) -> Result<St
         .join("objects");
     let g = it.git();
     let repo = it.repo;
-    if !git::git_test(
+    let own = OpGit {
         repo,
-        &["check-ref-format", &format!("refs/heads/{}", it.target)],
-    )
-    .map_err(&g)?
+        sees: Sees::Own,
+    };
+    if !own
+        .test(&["check-ref-format", &format!("refs/heads/{}", it.target)])
+        .map_err(&g)?
     {
         return Err(it.apply(format!(
             "its target {:?} is not a branch name: the item was altered; reject it",
@@ -164,61 +224,47 @@ pub(crate) fn approve_branch(id: i64, home: &Path, staged: &Staged) -> Result<St
         ))
     })?;
     let tip = it.tip;
+    let moved = || QueueError::TargetMoved {
+        id,
+        target: it.target.to_owned(),
+        base: it.base.to_owned(),
+        now: now.clone(),
+    };
     // Refuse early, seeing the staging objects: the target moved.
-    let seen = Some(staging_objects.as_path());
-    if !ancestor(repo, &now, tip, seen).map_err(|e| {
+    let staging = OpGit {
+        repo,
+        sees: Sees::Staging(&staging_objects),
+    };
+    if !staging.ancestor(&now, tip).map_err(|e| {
         it.apply(format!(
             "the branch's tip {tip:.12} cannot be read from {} ({e}): reject this item",
             staging_objects.display()
         ))
     })? {
-        return Err(QueueError::TargetMoved {
-            id,
-            target: it.target.to_owned(),
-            base: it.base.to_owned(),
-            now,
-        });
+        return Err(moved());
     }
     if tip != now {
-        copy_objects(repo, &staging_objects, tip, &now).map_err(|e| {
+        let objects = git::objects_dir(repo).map_err(&g)?;
+        let incoming = Quarantine::make(&objects).map_err(|e| it.apply(e))?;
+        let checked = OpGit {
+            repo,
+            sees: Sees::Quarantine {
+                incoming: &incoming.dir,
+                own: &objects,
+            },
+        };
+        copy_objects(&staging, &checked, tip, &now).map_err(|e| {
             it.apply(format!(
                 "bringing the branch's commits over from {} failed: {e}",
                 staging_objects.display()
             ))
         })?;
+        check(&it, &checked, &now, &moved)?;
+        incoming.migrate(&objects).map_err(|e| it.apply(e))?;
     }
-    // From here on, only the operator's own objects.
-    git::git(repo, &["rev-list", "--objects", "--quiet", tip, "--not", &now]).map_err(|e| {
-        it.apply(format!(
-            "after the copy, the commits up to {tip:.12} are not all in {} ({e}): nothing was moved; reject this item",
-            repo.display()
-        ))
-    })?;
-    let kind = git::git(repo, &["cat-file", "-t", tip]).map_err(&g)?;
-    if kind.trim() != "commit" {
-        return Err(it.apply(format!(
-            "its tip {tip:.12} is a {}, not a commit: the item was altered; reject it",
-            kind.trim()
-        )));
-    }
-    if !ancestor(repo, it.base, tip, None).map_err(&g)? {
-        return Err(it.apply(format!(
-            "its base {:.12} is not an ancestor of its tip {tip:.12}: the item was altered; reject it",
-            it.base
-        )));
-    }
-    if !ancestor(repo, &now, tip, None).map_err(&g)? {
-        return Err(QueueError::TargetMoved {
-            id,
-            target: it.target.to_owned(),
-            base: it.base.to_owned(),
-            now,
-        });
-    }
-    check_content(&it, &now).map_err(|e| match e {
-        Check::Refused(why) => it.refuse(why),
-        Check::Git(source) => QueueError::Git { id, source },
-    })?;
+    // The objects are the operator's own now; the same checks, once more, on
+    // what the fast-forward will use.
+    check(&it, &own, &now, &moved)?;
     match git::worktree_of(repo, it.target).map_err(&g)? {
         // The target is checked out somewhere (the operator's working tree):
         // a fast-forward merge there moves the branch and its files together.
@@ -232,15 +278,12 @@ pub(crate) fn approve_branch(id: i64, home: &Path, staged: &Staged) -> Result<St
             })?;
         }
         None => {
-            git::git(
-                repo,
-                &[
-                    "update-ref",
-                    &format!("refs/heads/{}", it.target),
-                    tip,
-                    &now,
-                ],
-            )
+            own.text(&[
+                "update-ref",
+                &format!("refs/heads/{}", it.target),
+                tip,
+                &now,
+            ])
             .map_err(&g)?;
         }
     }
@@ -249,6 +292,103 @@ pub(crate) fn approve_branch(id: i64, home: &Path, staged: &Staged) -> Result<St
         message.push_str(&format!("; {why}"));
     }
     Ok(message)
+}
+
+/// The checks of the module doc, seeing objects as `git` does.
+fn check(
+    it: &Item<'_>,
+    git: &OpGit<'_>,
+    now: &str,
+    moved: &dyn Fn() -> QueueError,
+) -> Result<(), QueueError> {
+    let tip = it.tip;
+    let g = it.git();
+    git.text(&["rev-list", "--objects", "--quiet", tip, "--not", now])
+        .map_err(|e| {
+            it.apply(format!(
+                "the commits up to {tip:.12} are not all in {} ({e}): nothing was moved; reject this item",
+                it.repo.display()
+            ))
+        })?;
+    let kind = git.text(&["cat-file", "-t", tip]).map_err(&g)?;
+    if kind.trim() != "commit" {
+        return Err(it.apply(format!(
+            "its tip {tip:.12} is a {}, not a commit: the item was altered; reject it",
+            kind.trim()
+        )));
+    }
+    if !git.ancestor(it.base, tip).map_err(&g)? {
+        return Err(it.apply(format!(
+            "its base {:.12} is not an ancestor of its tip {tip:.12}: the item was altered; reject it",
+            it.base
+        )));
+    }
+    if !git.ancestor(now, tip).map_err(&g)? {
+        return Err(moved());
+    }
+    check_content(git, it.repo, tip, now).map_err(|e| match e {
+        Check::Refused(why) => it.refuse(why),
+        Check::Git(source) => QueueError::Git { id: it.id, source },
+    })
+}
+
+/// A directory of the operator's objects where the copied pack waits, seen
+/// over the repository's own objects, until the checks pass (git's own
+/// quarantine for a push works the same way). Removed when dropped.
+struct Quarantine {
+    dir: PathBuf,
+}
+
+impl Quarantine {
+    fn make(objects: &Path) -> Result<Quarantine, String> {
+        let nanos = std::time::SystemTime::now()
+            .duration_since(std::time::UNIX_EPOCH)
+            .map_or(0, |d| d.subsec_nanos());
+        let dir = objects.join(format!("incoming-seam-{}-{nanos:09}", std::process::id()));
+        use std::os::unix::fs::DirBuilderExt;
+        std::fs::DirBuilder::new()
+            .mode(0o700)
+            .create(&dir)
+            .and_then(|()| std::fs::create_dir(dir.join("pack")))
+            .map_err(|e| format!("cannot create {}: {e}", dir.display()))?;
+        Ok(Quarantine { dir })
+    }
+
+    /// Moves the checked pack into `objects/pack` (the index last: a pack
+    /// is seen once its index is there).
+    fn migrate(&self, objects: &Path) -> Result<(), String> {
+        let from = self.dir.join("pack");
+        let to = objects.join("pack");
+        let mut names: Vec<std::ffi::OsString> = std::fs::read_dir(&from)
+            .map_err(|e| format!("cannot read {}: {e}", from.display()))?
+            .filter_map(|e| e.ok().map(|e| e.file_name()))
+            .collect();
+        names.sort_by_key(|n| {
+            (
+                Path::new(n).extension().is_some_and(|e| e == "idx"),
+                n.clone(),
+            )
+        });
+        if !to.is_dir() {
+            std::fs::create_dir_all(&to)
+                .map_err(|e| format!("cannot create {}: {e}", to.display()))?;
+        }
+        for n in names {
+            let (a, b) = (from.join(&n), to.join(&n));
+            if b.exists() {
+                continue; // the same pack, by its name's hash
+            }
+            std::fs::rename(&a, &b)
+                .map_err(|e| format!("cannot move {} to {}: {e}", a.display(), b.display()))?;
+        }
+        Ok(())
+    }
+}
+
+impl Drop for Quarantine {
+    fn drop(&mut self) {
+        let _ = std::fs::remove_dir_all(&self.dir);
+    }
 }
 
 /// Rejects a branch item: removes its worktree directory (never running git
@@ -442,53 +582,16 @@ fn alternate_env(dir: &Path) -> String {
     }
 }
 
-/// The settings of the operator's git while it sees the staging objects: no
-/// commit-graph or multi-pack index (files the agent could have written
-/// there) is believed.
-const SEEING: &[&str] = &["core.commitGraph=false", "core.multiPackIndex=false"];
-
-fn seeing(repo: &Path, alternate: Option<&Path>) -> std::process::Command {
-    let mut cmd = git::command(repo);
-    if let Some(alt) = alternate {
-        for c in SEEING {
-            cmd.arg("-c").arg(c);
-        }
-        cmd.env("GIT_ALTERNATE_OBJECT_DIRECTORIES", alternate_env(alt));
-    }
-    cmd
-}
-
-/// True when `a` is an ancestor of (or is) `b`, in `repo`, seeing
-/// `alternate`'s objects too when given.
-fn ancestor(repo: &Path, a: &str, b: &str, alternate: Option<&Path>) -> Result<bool, GitError> {
-    let args = ["merge-base", "--is-ancestor", a, b];
-    let out = seeing(repo, alternate)
-        .args(args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(GitError::Spawn)?;
-    match out.status.code() {
-        Some(0) => Ok(true),
-        Some(1) => Ok(false),
-        _ => Err(git::failed(repo, &args, &out.stderr)),
-    }
-}
-
-/// Copies every object reachable from `tip` and not from `now` out of
-/// `objects` into `repo`: `rev-list --objects | pack-objects --stdout`, seeing
-/// `objects`, into `index-pack --stdin --strict`, which does not.
-fn copy_objects(repo: &Path, objects: &Path, tip: &str, now: &str) -> Result<(), GitError> {
-    let list_args = ["rev-list", "--objects", tip, "--not", now];
-    let list = seeing(repo, Some(objects))
-        .args(list_args)
-        .stdin(Stdio::null())
-        .output()
-        .map_err(GitError::Spawn)?;
-    if !list.status.success() {
-        return Err(git::failed(repo, &list_args, &list.stderr));
-    }
+/// Copies every object reachable from `tip` and not from `now`: `rev-list
+/// --objects | pack-objects --stdout` as `from` sees them, into `index-pack
+/// --stdin --strict` as `into` does (which stores each object verified by its
+/// hash, and checks it as fsck would).
+fn copy_objects(from: &OpGit<'_>, into: &OpGit<'_>, tip: &str, now: &str) -> Result<(), GitError> {
+    let repo = from.repo;
+    let list = from.bytes(&["rev-list", "--objects", tip, "--not", now])?;
     let pack_args = ["pack-objects", "--stdout", "-q"];
-    let mut pack = seeing(repo, Some(objects))
+    let mut pack = from
+        .cmd()
         .args(pack_args)
         .stdin(Stdio::piped())
         .stdout(Stdio::piped())
@@ -496,10 +599,9 @@ fn copy_objects(repo: &Path, objects: &Path, tip: &str, now: &str) -> Result<(),
         .spawn()
         .map_err(GitError::Spawn)?;
     let feed = pack.stdin.take().map(|mut stdin| {
-        let bytes = list.stdout;
         std::thread::spawn(move || {
             use std::io::Write;
-            let _ = stdin.write_all(&bytes);
+            let _ = stdin.write_all(&list);
         })
     });
     let pack_out = pack.stdout.take().expect("piped");
@@ -510,7 +612,8 @@ fn copy_objects(repo: &Path, objects: &Path, tip: &str, now: &str) -> Result<(),
         e
     });
     let index_args = ["index-pack", "--stdin", "--strict"];
-    let index = git::command(repo)
+    let index = into
+        .cmd()
         .args(index_args)
         .stdin(Stdio::from(pack_out))
         .stdout(Stdio::null())
@@ -546,24 +649,18 @@ impl From<GitError> for Check {
 /// What the branch changes from `now` to its tip, read from the operator's
 /// objects: refused when it adds a program-running attribute, a link, a
 /// submodule, a protected path, or a secret by shape.
-fn check_content(it: &Item<'_>, now: &str) -> Result<(), Check> {
-    let repo = it.repo;
-    let tip = it.tip;
-    let raw = git::git_bytes(
-        repo,
-        &[
-            "diff-tree",
-            "-r",
-            "-z",
-            "--raw",
-            "--no-renames",
-            "--no-ext-diff",
-            "--no-textconv",
-            now,
-            tip,
-        ],
-        None,
-    )?;
+fn check_content(git: &OpGit<'_>, repo: &Path, tip: &str, now: &str) -> Result<(), Check> {
+    let raw = git.bytes(&[
+        "diff-tree",
+        "-r",
+        "-z",
+        "--raw",
+        "--no-renames",
+        "--no-ext-diff",
+        "--no-textconv",
+        now,
+        tip,
+    ])?;
     let self_source = is_seam_source(repo);
     let mut fields = raw.split(|b| *b == 0).filter(|f| !f.is_empty());
     let mut refusals: Vec<String> = Vec::new();
@@ -595,11 +692,11 @@ fn check_content(it: &Item<'_>, now: &str) -> Result<(), Check> {
         }
         let last = path.rsplit('/').next().unwrap_or(&path);
         if last.eq_ignore_ascii_case(".gitattributes") {
-            let new = git::git(repo, &["cat-file", "blob", new_sha])?;
+            let new = git.text(&["cat-file", "blob", new_sha])?;
             let old = if old_sha.bytes().all(|b| b == b'0') {
                 String::new()
             } else {
-                git::git(repo, &["cat-file", "blob", old_sha])?
+                git.text(&["cat-file", "blob", old_sha])?
             };
             refusals.extend(program_attributes(&path, &old, &new));
         }
@@ -608,21 +705,17 @@ fn check_content(it: &Item<'_>, now: &str) -> Result<(), Check> {
         return Err(Check::Refused(refusals.join("; ")));
     }
     let scrubber = Scrubber::new();
-    let diff = git::git_bytes(
-        repo,
-        &[
-            "diff",
-            "--no-color",
-            "--no-ext-diff",
-            "--no-textconv",
-            "--no-renames",
-            "--text",
-            "-U0",
-            now,
-            tip,
-        ],
-        None,
-    )?;
+    let diff = git.bytes(&[
+        "diff",
+        "--no-color",
+        "--no-ext-diff",
+        "--no-textconv",
+        "--no-renames",
+        "--text",
+        "-U0",
+        now,
+        tip,
+    ])?;
     if diff.len() > MAX_DIFF_READ {
         return Err(Check::Refused(format!(
             "its diff is {} bytes, over the {MAX_DIFF_READ} approval reads",
@@ -654,7 +747,7 @@ fn check_content(it: &Item<'_>, now: &str) -> Result<(), Check> {
         }
     }
     flush(&file, &mut added, &mut found);
-    let messages = git::git(repo, &["log", "--format=%B", tip, "--not", now])?;
+    let messages = git.text(&["log", "--format=%B", tip, "--not", now])?;
     let shapes = scrubber.scrub(&messages).shapes();
     if !shapes.is_empty() {
         found.push(format!("{} in a commit message", shapes.join(", ")));

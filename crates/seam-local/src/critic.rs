@@ -2,7 +2,9 @@
 //!
 //! For a builder branch, in order: the diff's size (over the limit fails), the
 //! paths it changes (a protected name, or seam's core when the repository is
-//! seam's own source, fails), secrets in the lines it adds (any shape the
+//! seam's own source, fails), a `.gitattributes` that gains a filter, diff or
+//! merge driver (git would run a program for it; approval refuses it too),
+//! secrets in the lines it adds (any shape the
 //! scrubber knows fails), then the configured check command in the worktree
 //! with a timeout (not run when an earlier finding already failed the branch;
 //! a non-zero exit or a timeout fails). For a note: its size and secrets. The
@@ -129,6 +131,18 @@ pub(crate) fn critique_branch(
             }
             Err(r) => findings.push(r.message),
         }
+    }
+    for f in files.iter().filter(|f| {
+        f.rsplit('/')
+            .next()
+            .is_some_and(|n| n.eq_ignore_ascii_case(".gitattributes"))
+    }) {
+        let Ok(new) = git::git(worktree, &["cat-file", "blob", &format!("HEAD:{f}")]) else {
+            continue; // deleted
+        };
+        let old = git::git(worktree, &["cat-file", "blob", &format!("{base}:{f}")])
+            .unwrap_or_default();
+        findings.extend(crate::apply::program_attributes(f, &old, &new));
     }
     let links = git::git(
         worktree,

@@ -130,7 +130,17 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
 /// Runs git in `dir`; true when it exits 0, false when it exits 1 (the
 /// `--is-ancestor` / `--quiet` answers); an error otherwise.
 pub fn git_test(dir: &Path, args: &[&str]) -> Result<bool, GitError> {
-    let out = command(dir)
+    run_test(command(dir), dir, args)
+}
+
+/// Runs git in `dir` and returns its stdout as bytes.
+pub fn git_bytes(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, GitError> {
+    run_bytes(command(dir), dir, args, input)
+}
+
+/// [`git_test`] with a command of the caller's (made by [`command`]).
+pub(crate) fn run_test(mut cmd: Command, dir: &Path, args: &[&str]) -> Result<bool, GitError> {
+    let out = cmd
         .args(args)
         .stdin(Stdio::null())
         .output()
@@ -142,10 +152,14 @@ pub fn git_test(dir: &Path, args: &[&str]) -> Result<bool, GitError> {
     }
 }
 
-/// Runs git in `dir` and returns its stdout as bytes.
-pub fn git_bytes(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, GitError> {
+/// [`git_bytes`] with a command of the caller's (made by [`command`]).
+pub(crate) fn run_bytes(
+    mut cmd: Command,
+    dir: &Path,
+    args: &[&str],
+    input: Option<&[u8]>,
+) -> Result<Vec<u8>, GitError> {
     use std::io::Write;
-    let mut cmd = command(dir);
     cmd.args(args)
         .stdin(if input.is_some() {
             Stdio::piped()
