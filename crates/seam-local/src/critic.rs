@@ -140,8 +140,8 @@ pub(crate) fn critique_branch(
         let Ok(new) = git::git(worktree, &["cat-file", "blob", &format!("HEAD:{f}")]) else {
             continue; // deleted
         };
-        let old = git::git(worktree, &["cat-file", "blob", &format!("{base}:{f}")])
-            .unwrap_or_default();
+        let old =
+            git::git(worktree, &["cat-file", "blob", &format!("{base}:{f}")]).unwrap_or_default();
         findings.extend(crate::apply::program_attributes(f, &old, &new));
     }
     let links = git::git(
@@ -157,6 +157,7 @@ pub(crate) fn critique_branch(
             "diff",
             "--no-color",
             "--no-ext-diff",
+            "--no-textconv",
             "--no-renames",
             base,
             "HEAD",

@@ -10,31 +10,69 @@
 //! Design. [`LocalTools::call`] validates params against the tool's schema
 //! (`additionalProperties: false`), runs the tool synchronously, and scrubs
 //! every string of the answer by secret shape before the model sees it. Effects
-//! are staged, never applied: the builder writes to a branch `seam/<turn>-<n>`
-//! in a git worktree of its own under `<seam_home>/staging/worktrees/`
-//! (never the operator's working tree, index or branches); paths are relative
-//! to the repository, checked by text (no `..`, no absolute path, nothing in
-//! `.git`) and walked with `O_NOFOLLOW` so no link leads out; protected names
-//! (keys, credentials, CI) are refused; and on seam's own source (see
-//! [`guard`]) the `self.modify` decision governs every path (`deny` refuses the
-//! builder outright, `ask`/`allow` stage) and the core partition can never
-//! change. Notes and diagrams are held for the turn. [`LocalTools::finish_turn`]
-//! puts the turn's branch (one item), notes and diagrams through the Critic and
-//! into the queue, and records each verdict in build memory (`memory.build`).
-//! The queue decides in one SQLite write transaction: approve fast-forwards the
-//! target branch (refused if it moved), reject deletes branch and worktree.
+//! are staged, never applied.
+//!
+//! What the builder touches, exactly:
+//! - **in the launcher, before the walls** ([`LocalTools::open`]): git,
+//!   read-only, in the operator's repository, to learn its top level
+//!   ([`LocalTools::repository`]), the current branch (the target; a detached
+//!   HEAD or no commit leaves the builder unavailable, and
+//!   [`LocalTools::builder_unavailable`] says why), HEAD's commit (the base)
+//!   and its object directories with their alternates
+//!   ([`LocalTools::repository_objects`]: all the agent must be able to read
+//!   of the operator's `.git`, and it must write none of it);
+//! - **inside the agent**: a bare staging repository
+//!   `<seam_home>/staging/repos/<slug>.git` ([`LocalTools::staging_repository`],
+//!   made on first use, its `objects/info/alternates` naming the operator's
+//!   object directories so the base is there without a copy) and one worktree
+//!   per turn under `<seam_home>/staging/worktrees/`, on a branch
+//!   `seam/<turn>-<n>` of the staging repository. Nothing else: never the
+//!   operator's working tree, index, refs, config or hooks. Opening a branch
+//!   also forgets, in the staging repository, the worktrees and `seam/*`
+//!   branches the operator decided;
+//! - **in the operator's `approve`** (outside every wall; see `apply`): the
+//!   operator's git in the operator's repository only, never in the staging
+//!   repository (the agent writes its config, hooks and attributes), with no
+//!   global or system config and every config-driven program off. The
+//!   branch's objects are copied in through a quarantine, checked there
+//!   (present and connected, base and target its ancestors, no `.gitattributes`
+//!   gaining a filter, diff or merge driver, no link, submodule, protected path
+//!   or secret by shape, read from the objects and not from the agent-written
+//!   row), and only then kept and the target fast-forwarded; `reject` removes
+//!   the worktree directory without following links.
+//!
+//! The agent's git reads neither the owner's `~/.gitconfig` nor the system's
+//! config (the walls deny them, and git would die on the refusal), and takes
+//! the builder's identity. Paths are relative to the repository, checked by
+//! text (no `..`, no absolute path, nothing in `.git`) and walked with
+//! `O_NOFOLLOW` so no link leads out; protected names (keys, credentials, CI)
+//! are refused; and on seam's own source (see [`guard`]) the `self.modify`
+//! decision governs every path (`deny` refuses the builder outright,
+//! `ask`/`allow` stage) and the core partition can never change. Notes and
+//! diagrams are held for the turn. [`LocalTools::finish_turn`] puts the
+//! turn's branch (one item, recording its tip), notes and diagrams through
+//! the Critic and into the queue, and records each verdict in the agent's
+//! build records (`<seam_home>/agent/builds.sqlite`, beside the queue; not
+//! the gate's `memory/`). The queue decides in one SQLite write transaction.
 //!
 //! What it must never do: depend on `seam-gate`, `seam-sandbox` or
 //! `seam-keeper` (it lives in the agent, which holds no credentials); write
-//! outside seam's staging and its own database, or move any branch but its
-//! own `seam/…` ones (only the operator's `approve` moves a target branch);
-//! follow a link out of a worktree; take a check command from the repository
-//! (the operator configures it: a branch is the model's work); apply anything
-//! the Critic failed; print.
+//! outside seam's staging and its own database (`<seam_home>/agent/`), or move
+//! any branch but its own `seam/…` ones in the staging repository (only the
+//! operator's `approve` moves a target branch); run git in the operator's
+//! repository after [`LocalTools::open`]; follow a link out of a worktree;
+//! take a check command from the repository (the operator configures it: a
+//! branch is the model's work); apply anything the Critic or approval's own
+//! checks failed; print.
 //!
-//! Weak spot to know: the check command and the linters run the branch's code
-//! (a build script, a test) with the agent process's own rights; the agent's
-//! confinement is what bounds them.
+//! Weak spots to know: the check command and the linters run the branch's
+//! code (a build script, a test) with the agent process's own rights; the
+//! agent's confinement is what bounds them. The base is HEAD when the tools
+//! were opened: a commit the operator makes later shows at approval as a
+//! moved target. The queue row names the operator's repository and target
+//! branch, and the agent can rewrite both: approval only fast-forwards (a
+//! branch name, checked), but it trusts `repo` to be the repository the
+//! operator meant — `seam queue show` prints it.
 
 mod aesthesis;
 mod apply;

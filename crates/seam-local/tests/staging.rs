@@ -463,3 +463,25 @@ fn an_item_from_an_older_seam_is_refused_at_approve() {
     );
     q.reject(item.id).unwrap();
 }
+
+#[test]
+fn a_detached_head_leaves_the_builder_unavailable_and_says_why() {
+    let f = Fixture::new();
+    let head = f.head("HEAD");
+    git(&f.repo(), &["checkout", "-q", "--detach", &head]);
+    let tools = f.tools();
+    assert_eq!(tools.repository(), Some(f.repo().as_path()));
+    assert!(tools.repository_objects().is_empty());
+    assert!(tools.staging_repository().is_none());
+    let why = tools.builder_unavailable().unwrap();
+    assert!(why.contains("detached HEAD"), "{why}");
+    let e = tools
+        .call(
+            &turn("d"),
+            "builder",
+            &params(json!({"op": "write", "path": "a.txt", "content": "a\n"})),
+        )
+        .unwrap_err();
+    assert_eq!(e.code, "unavailable");
+    assert!(e.message.contains("detached HEAD"), "{e}");
+}
