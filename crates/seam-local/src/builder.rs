@@ -1,8 +1,17 @@
 //! The builder: one branch `seam/<turn>-<n>` per turn, in a worktree of its
 //! own under `<seam_home>/staging/worktrees/`, started from the commit the
-//! operator's branch was on. It writes, patches and deletes files there and
-//! commits each change; it never touches the operator's working tree, index or
-//! branches (approval, in the queue, is the operator's act).
+//! operator's branch was on when the tools were opened.
+//!
+//! The branch lives in a **staging repository** of seam's, a bare
+//! `<seam_home>/staging/repos/<slug>.git` whose `objects/info/alternates`
+//! lists the operator's object directories: the base commit and all of its
+//! history are readable there without a copy, and nothing the builder does
+//! writes to the operator's repository. What the builder needs from the
+//! operator's repository (its top level, the branch, the base commit, the
+//! object directories) is learnt once, read-only, by [`learn`] in the launcher
+//! before the agent's walls go up; after that the builder runs git only in the
+//! staging repository and its worktrees. Approval, in the queue, is the
+//! operator's act (see `apply`).
 
 use std::path::{Path, PathBuf};
 
@@ -13,12 +22,92 @@ use crate::git::{self, GitError};
 use crate::guard::guarded;
 use crate::repo_path::{self, RepoPath};
 
-/// The repository the builder works on.
+/// The repository the builder works on, as the launcher learnt it.
 #[derive(Debug, Clone)]
 pub(crate) struct Repo {
+    /// The operator's repository's top level.
     pub root: PathBuf,
     /// seam's own source (see `guard`).
     pub self_source: bool,
+    /// The operator's branch (HEAD's) that an approved branch fast-forwards.
+    pub target: String,
+    /// The commit HEAD was on.
+    pub base: String,
+    /// The operator's object directories (its own, then its alternates):
+    /// all the agent may read of the operator's `.git`.
+    pub objects: Vec<PathBuf>,
+    /// `sha1` or `sha256`.
+    pub object_format: String,
+    /// The staging repository, `<seam_home>/staging/repos/<slug>.git`.
+    pub staging_repo: PathBuf,
+}
+
+/// The top level of the repository holding `start`, if there is one, and
+/// what the builder needs from it, or why the builder is unavailable. Runs
+/// git read-only in the operator's repository: the launcher's call, before
+/// the walls.
+pub(crate) fn learn(staging: &Path, start: &Path) -> (Option<PathBuf>, Result<Repo, String>) {
+    let root = match git::toplevel(start) {
+        Ok(root) => root,
+        Err(e) => {
+            return (
+                None,
+                Err(format!(
+                    "no git repository at {} for the builder ({e})",
+                    start.display()
+                )),
+            );
+        }
+    };
+    let learnt = (|| {
+        let target = git::current_branch(&root)
+            .map_err(|e| e.to_string())?
+            .ok_or_else(|| {
+                format!(
+                    "the repository {} is on a detached HEAD: the builder stages against a branch (switch to one and start seam again)",
+                    root.display()
+                )
+            })?;
+        let base = git::rev(&root, "HEAD").map_err(|_| {
+            format!(
+                "the repository {} has no commit yet: the builder starts from one (commit, then start seam again)",
+                root.display()
+            )
+        })?;
+        let own = git::objects_dir(&root).map_err(|e| e.to_string())?;
+        let own = std::fs::canonicalize(&own).unwrap_or(own);
+        let mut objects = vec![own.clone()];
+        objects.extend(git::alternates(&own));
+        let object_format = git::object_format(&root).unwrap_or_else(|_| "sha1".to_owned());
+        Ok(Repo {
+            self_source: crate::guard::is_seam_source(&root),
+            staging_repo: staging
+                .join("repos")
+                .join(format!("{}.git", repo_slug(&root))),
+            root: root.clone(),
+            target,
+            base,
+            objects,
+            object_format,
+        })
+    })();
+    (Some(root), learnt)
+}
+
+/// A directory name for the repository at `root`: its last name and a hash
+/// of the whole path (FNV-1a; a name, not a security property).
+pub(crate) fn repo_slug(root: &Path) -> String {
+    let mut h: u64 = 0xcbf2_9ce4_8422_2325;
+    for b in root.as_os_str().as_encoded_bytes() {
+        h ^= u64::from(*b);
+        h = h.wrapping_mul(0x0000_0100_0000_01b3);
+    }
+    let name = root
+        .file_name()
+        .map(|n| turn_slug(&n.to_string_lossy()))
+        .unwrap_or_else(|| "repo".to_owned());
+    let name: String = name.chars().take(40).collect();
+    format!("{name}-{h:016x}")
 }
 
 /// A turn's branch, once the builder made it.
@@ -28,6 +117,7 @@ pub(crate) struct TurnBranch {
     pub worktree: PathBuf,
     pub base: String,
     pub target: String,
+    pub staging_repo: PathBuf,
     pub commits: usize,
 }
 
@@ -52,48 +142,105 @@ pub(crate) fn turn_slug(turn: &str) -> String {
     if s.is_empty() { "turn".to_owned() } else { s }
 }
 
-/// Makes the turn's branch and worktree.
+/// Makes (on first use) the staging repository: bare, no templates, the
+/// operator's object format, and `objects/info/alternates` naming the
+/// operator's object directories (written every time, so it follows them).
+/// Then forgets what the operator decided: worktrees whose directories the
+/// queue removed, and `seam/*` branches no worktree has checked out.
+fn staging_repo(repo: &Repo) -> Result<(), LocalRefusal> {
+    let sr = &repo.staging_repo;
+    let parent = sr.parent().unwrap_or(sr);
+    make_private_dir(parent)?;
+    if std::fs::symlink_metadata(sr).is_err() {
+        let format = format!("--object-format={}", repo.object_format);
+        git::git(
+            parent,
+            &[
+                "init",
+                "--bare",
+                "--quiet",
+                "--template=",
+                &format,
+                &sr.to_string_lossy(),
+            ],
+        )
+        .map_err(failed)?;
+    }
+    let info = sr.join("objects").join("info");
+    make_private_dir(&info)?;
+    let mut list = String::new();
+    for dir in &repo.objects {
+        list.push_str(&dir.to_string_lossy());
+        list.push('\n');
+    }
+    let alternates = info.join("alternates");
+    std::fs::write(&alternates, list).map_err(|e| {
+        LocalRefusal::new(
+            "failed",
+            format!("cannot write {}: {e}", alternates.display()),
+        )
+    })?;
+    if !git::git_test(
+        sr,
+        &["cat-file", "-e", &format!("{}^{{commit}}", repo.base)],
+    )
+    .unwrap_or(false)
+    {
+        return Err(LocalRefusal::new(
+            "unavailable",
+            format!(
+                "the base commit {:.12} cannot be read through {} (it lists {}): the agent needs read access to the operator's object directories (LocalTools::repository_objects)",
+                repo.base,
+                alternates.display(),
+                repo.objects
+                    .iter()
+                    .map(|p| p.display().to_string())
+                    .collect::<Vec<_>>()
+                    .join(", ")
+            ),
+        ));
+    }
+    git::git(sr, &["worktree", "prune"]).map_err(failed)?;
+    let live = git::checked_out(sr).map_err(failed)?;
+    for b in git::seam_branches(sr).map_err(failed)? {
+        if !live.contains(&b) {
+            git::git(sr, &["branch", "-D", "-q", &b]).map_err(failed)?;
+        }
+    }
+    Ok(())
+}
+
+/// Makes the turn's branch and worktree, in the staging repository.
 pub(crate) fn open_branch(
     staging: &Path,
     repo: &Repo,
     turn: &str,
 ) -> Result<TurnBranch, LocalRefusal> {
-    let root = &repo.root;
-    let target = git::current_branch(root).map_err(failed)?.ok_or_else(|| {
-        LocalRefusal::new(
-            "unavailable",
-            format!(
-                "the repository {} is on a detached HEAD: the builder stages against a branch",
-                root.display()
-            ),
-        )
-    })?;
-    let base = git::rev(root, "HEAD").map_err(|_| {
-        LocalRefusal::new(
-            "unavailable",
-            format!("the repository {} has no commit yet", root.display()),
-        )
-    })?;
+    staging_repo(repo)?;
+    let sr = &repo.staging_repo;
     let dir = staging.join("worktrees");
     make_private_dir(&dir)?;
     let slug = turn_slug(turn);
     for n in 1..=1000 {
         let branch = format!("seam/{slug}-{n}");
         let worktree = dir.join(format!("{slug}-{n}"));
-        if worktree.exists() || git::branch_exists(root, &branch).map_err(failed)? {
+        if std::fs::symlink_metadata(&worktree).is_ok()
+            || git::branch_exists(sr, &branch).map_err(failed)?
+        {
             continue;
         }
         let wt = worktree.to_string_lossy();
         git::git(
-            root,
-            &["worktree", "add", "--quiet", "-b", &branch, &wt, &base],
+            sr,
+            &["worktree", "add", "--quiet", "-b", &branch, &wt, &repo.base],
         )
         .map_err(failed)?;
         return Ok(TurnBranch {
             branch,
             worktree,
-            base,
-            target,
+            base: repo.base.clone(),
+            target: repo.target.clone(),
+            staging_repo: sr.clone(),
             commits: 0,
         });
     }
@@ -283,11 +430,13 @@ fn undo(wt: &Path) -> Result<(), GitError> {
     Ok(())
 }
 
-/// Removes a branch's worktree and the branch (a turn that changed nothing).
-pub(crate) fn discard(repo: &Repo, b: &TurnBranch) -> Result<(), GitError> {
+/// Removes a branch's worktree and the branch (a turn that changed nothing),
+/// in the staging repository.
+pub(crate) fn discard(b: &TurnBranch) -> Result<(), GitError> {
+    let sr = &b.staging_repo;
     if b.worktree.exists() {
         git::git(
-            &repo.root,
+            sr,
             &[
                 "worktree",
                 "remove",
@@ -297,9 +446,9 @@ pub(crate) fn discard(repo: &Repo, b: &TurnBranch) -> Result<(), GitError> {
             ],
         )?;
     }
-    git::git(&repo.root, &["worktree", "prune"])?;
-    if git::branch_exists(&repo.root, &b.branch)? {
-        git::git(&repo.root, &["branch", "-D", "-q", &b.branch])?;
+    git::git(sr, &["worktree", "prune"])?;
+    if git::branch_exists(sr, &b.branch)? {
+        git::git(sr, &["branch", "-D", "-q", &b.branch])?;
     }
     Ok(())
 }

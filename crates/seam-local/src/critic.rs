@@ -2,11 +2,14 @@
 //!
 //! For a builder branch, in order: the diff's size (over the limit fails), the
 //! paths it changes (a protected name, or seam's core when the repository is
-//! seam's own source, fails), secrets in the lines it adds (any shape the
+//! seam's own source, fails), a `.gitattributes` that gains a filter, diff or
+//! merge driver (git would run a program for it; approval refuses it too),
+//! secrets in the lines it adds (any shape the
 //! scrubber knows fails), then the configured check command in the worktree
 //! with a timeout (not run when an earlier finding already failed the branch;
 //! a non-zero exit or a timeout fails). For a note: its size and secrets. The
-//! verdict and a summary are recorded in build memory (`memory.build`).
+//! verdict and a summary are recorded in the agent's build records
+//! (`<seam_home>/agent/builds.sqlite`, which `memory.build` reads).
 
 use std::path::Path;
 use std::time::Duration;
@@ -129,6 +132,18 @@ pub(crate) fn critique_branch(
             Err(r) => findings.push(r.message),
         }
     }
+    for f in files.iter().filter(|f| {
+        f.rsplit('/')
+            .next()
+            .is_some_and(|n| n.eq_ignore_ascii_case(".gitattributes"))
+    }) {
+        let Ok(new) = git::git(worktree, &["cat-file", "blob", &format!("HEAD:{f}")]) else {
+            continue; // deleted
+        };
+        let old =
+            git::git(worktree, &["cat-file", "blob", &format!("{base}:{f}")]).unwrap_or_default();
+        findings.extend(crate::apply::program_attributes(f, &old, &new));
+    }
     let links = git::git(
         worktree,
         &["diff", "--summary", "--no-renames", base, "HEAD"],
@@ -142,6 +157,7 @@ pub(crate) fn critique_branch(
             "diff",
             "--no-color",
             "--no-ext-diff",
+            "--no-textconv",
             "--no-renames",
             base,
             "HEAD",
@@ -247,14 +263,16 @@ pub(crate) fn critique_note(
     }
 }
 
-/// Records the Critic's run in build memory (`memory.build` reads it).
+/// Records the Critic's run in the agent's build records,
+/// `<seam_home>/agent/builds.sqlite` (`memory.build` reads them, marked as
+/// the agent's).
 pub(crate) fn record(
     seam_home: &Path,
     scrubber: &Scrubber,
     what: &str,
     report: &CriticReport,
 ) -> Result<i64, seam_memory::MemoryError> {
-    let mut builds = MemoryHome::new(seam_home).builds()?;
+    let mut builds = MemoryHome::new(seam_home).agent_builds()?;
     let command = match &report.check {
         Some(c) => format!("critic {what}: {}", c.command),
         None => format!("critic {what}"),

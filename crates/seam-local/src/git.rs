@@ -1,6 +1,20 @@
 //! The git CLI, run the same careful way every time: no hooks, no signing, no
 //! prompts, no pathspec magic, a fixed identity, and none of the caller's
 //! `GIT_*` variables that would point it at another repository.
+//!
+//! Neither the owner's global config (`~/.gitconfig`) nor the system's is
+//! read (`GIT_CONFIG_GLOBAL=/dev/null`, `GIT_CONFIG_NOSYSTEM=1`, and
+//! `GIT_ATTR_NOSYSTEM=1` for attributes): inside the agent's walls git could
+//! not read them anyway and would die on the refusal, and outside them (the
+//! operator's `approve`) they are not what the approval should depend on.
+//! Every config key that names a program git would run is switched off on the
+//! command line, where a repository's own config cannot undo it: hooks,
+//! fsmonitor, pager, editors, askpass, ssh, proxy, credential helpers,
+//! external diff, the attributes file, submodule recursion, automatic gc and
+//! maintenance, and every transport (`protocol.allow=never`). What remains are
+//! the filter, diff and merge drivers a repository's attributes name; the
+//! operator's side refuses a branch that adds such an attribute before git
+//! ever checks it out (see `apply`).
 
 use std::path::{Path, PathBuf};
 use std::process::{Command, Stdio};
@@ -22,44 +36,81 @@ pub enum GitError {
 pub const BUILDER_NAME: &str = "seam builder";
 pub const BUILDER_EMAIL: &str = "builder@seam.invalid";
 
-fn command(dir: &Path) -> Command {
+/// The `-c` settings on every git command: each switches off a program git
+/// would otherwise take from a config file.
+const SETTINGS: &[&str] = &[
+    "core.hooksPath=/dev/null",
+    "core.fsmonitor=false",
+    "core.pager=cat",
+    "core.editor=:",
+    "sequence.editor=:",
+    "core.askPass=",
+    "core.sshCommand=",
+    "core.gitProxy=",
+    "core.attributesFile=/dev/null",
+    "credential.helper=",
+    "diff.external=",
+    "commit.gpgsign=false",
+    "tag.gpgsign=false",
+    "merge.verifySignatures=false",
+    "submodule.recurse=false",
+    "gc.auto=0",
+    "maintenance.auto=false",
+    "protocol.allow=never",
+    "advice.detachedHead=false",
+    "init.defaultBranch=main",
+];
+
+/// The caller's variables that would point git at another repository, other
+/// objects, another config or a program.
+const CLEARED: &[&str] = &[
+    "GIT_DIR",
+    "GIT_WORK_TREE",
+    "GIT_INDEX_FILE",
+    "GIT_OBJECT_DIRECTORY",
+    "GIT_ALTERNATE_OBJECT_DIRECTORIES",
+    "GIT_COMMON_DIR",
+    "GIT_CEILING_DIRECTORIES",
+    "GIT_NAMESPACE",
+    "GIT_SHALLOW_FILE",
+    "GIT_REPLACE_REF_BASE",
+    "GIT_CONFIG",
+    "GIT_CONFIG_SYSTEM",
+    "GIT_CONFIG_PARAMETERS",
+    "GIT_CONFIG_COUNT",
+    "GIT_TEMPLATE_DIR",
+    "GIT_EXTERNAL_DIFF",
+    "GIT_DIFF_OPTS",
+    "GIT_EDITOR",
+    "GIT_SEQUENCE_EDITOR",
+    "GIT_PAGER",
+    "GIT_ASKPASS",
+    "GIT_SSH",
+    "GIT_SSH_COMMAND",
+    "GIT_PROXY_COMMAND",
+    "GIT_AUTHOR_NAME",
+    "GIT_AUTHOR_EMAIL",
+    "GIT_COMMITTER_NAME",
+    "GIT_COMMITTER_EMAIL",
+];
+
+/// git in `dir`, set up as the module doc says.
+pub(crate) fn command(dir: &Path) -> Command {
     let mut cmd = Command::new("git");
     cmd.arg("-C").arg(dir);
-    for c in [
-        "core.hooksPath=/dev/null",
-        "commit.gpgsign=false",
-        "tag.gpgsign=false",
-        "core.fsmonitor=false",
-        "core.pager=cat",
-        "advice.detachedHead=false",
-        "init.defaultBranch=main",
-    ] {
+    for c in SETTINGS {
         cmd.arg("-c").arg(c);
     }
     cmd.arg("-c").arg(format!("user.name={BUILDER_NAME}"));
     cmd.arg("-c").arg(format!("user.email={BUILDER_EMAIL}"));
-    for var in [
-        "GIT_DIR",
-        "GIT_WORK_TREE",
-        "GIT_INDEX_FILE",
-        "GIT_OBJECT_DIRECTORY",
-        "GIT_ALTERNATE_OBJECT_DIRECTORIES",
-        "GIT_COMMON_DIR",
-        "GIT_CEILING_DIRECTORIES",
-        "GIT_NAMESPACE",
-        "GIT_CONFIG_PARAMETERS",
-        "GIT_CONFIG_COUNT",
-        "GIT_EXTERNAL_DIFF",
-        "GIT_DIFF_OPTS",
-        "GIT_EDITOR",
-        "GIT_AUTHOR_NAME",
-        "GIT_AUTHOR_EMAIL",
-        "GIT_COMMITTER_NAME",
-        "GIT_COMMITTER_EMAIL",
-    ] {
+    for var in CLEARED {
         cmd.env_remove(var);
     }
-    cmd.env("GIT_LITERAL_PATHSPECS", "1")
+    cmd.env("GIT_CONFIG_GLOBAL", "/dev/null")
+        .env("GIT_CONFIG_NOSYSTEM", "1")
+        .env("GIT_ATTR_NOSYSTEM", "1")
+        .env("GIT_NO_REPLACE_OBJECTS", "1")
+        .env("GIT_LITERAL_PATHSPECS", "1")
         .env("GIT_TERMINAL_PROMPT", "0")
         .env("GIT_OPTIONAL_LOCKS", "0")
         .env("LC_ALL", "C");
@@ -79,7 +130,17 @@ pub fn git(dir: &Path, args: &[&str]) -> Result<String, GitError> {
 /// Runs git in `dir`; true when it exits 0, false when it exits 1 (the
 /// `--is-ancestor` / `--quiet` answers); an error otherwise.
 pub fn git_test(dir: &Path, args: &[&str]) -> Result<bool, GitError> {
-    let out = command(dir)
+    run_test(command(dir), dir, args)
+}
+
+/// Runs git in `dir` and returns its stdout as bytes.
+pub fn git_bytes(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, GitError> {
+    run_bytes(command(dir), dir, args, input)
+}
+
+/// [`git_test`] with a command of the caller's (made by [`command`]).
+pub(crate) fn run_test(mut cmd: Command, dir: &Path, args: &[&str]) -> Result<bool, GitError> {
+    let out = cmd
         .args(args)
         .stdin(Stdio::null())
         .output()
@@ -91,10 +152,14 @@ pub fn git_test(dir: &Path, args: &[&str]) -> Result<bool, GitError> {
     }
 }
 
-/// Runs git in `dir` and returns its stdout as bytes.
-pub fn git_bytes(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Result<Vec<u8>, GitError> {
+/// [`git_bytes`] with a command of the caller's (made by [`command`]).
+pub(crate) fn run_bytes(
+    mut cmd: Command,
+    dir: &Path,
+    args: &[&str],
+    input: Option<&[u8]>,
+) -> Result<Vec<u8>, GitError> {
     use std::io::Write;
-    let mut cmd = command(dir);
     cmd.args(args)
         .stdin(if input.is_some() {
             Stdio::piped()
@@ -123,7 +188,7 @@ pub fn git_bytes(dir: &Path, args: &[&str], input: Option<&[u8]>) -> Result<Vec<
     Ok(out.stdout)
 }
 
-fn failed(dir: &Path, args: &[&str], stderr: &[u8]) -> GitError {
+pub(crate) fn failed(dir: &Path, args: &[&str], stderr: &[u8]) -> GitError {
     let mut stderr = String::from_utf8_lossy(stderr).trim().to_owned();
     if stderr.len() > 2000 {
         let mut end = 2000;
@@ -197,4 +262,90 @@ pub fn worktree_of(dir: &Path, branch: &str) -> Result<Option<PathBuf>, GitError
         }
     }
     Ok(None)
+}
+
+/// The repository's object directory, absolute (`git rev-parse --git-path
+/// objects`: the common directory's `objects`, also from a linked worktree).
+pub fn objects_dir(dir: &Path) -> Result<PathBuf, GitError> {
+    let out = git(
+        dir,
+        &[
+            "rev-parse",
+            "--path-format=absolute",
+            "--git-path",
+            "objects",
+        ],
+    )?;
+    let p = PathBuf::from(out.trim_end_matches('\n'));
+    Ok(if p.is_absolute() { p } else { dir.join(p) })
+}
+
+/// The repository's object format (`sha1`, `sha256`).
+pub fn object_format(dir: &Path) -> Result<String, GitError> {
+    Ok(git(dir, &["rev-parse", "--show-object-format"])?
+        .trim()
+        .to_owned())
+}
+
+/// The object directories `objects` lists in its `info/alternates`, and
+/// theirs, as git follows them (relative entries are relative to the
+/// directory that lists them; git stops at depth 5).
+pub fn alternates(objects: &Path) -> Vec<PathBuf> {
+    let mut out: Vec<PathBuf> = Vec::new();
+    let mut todo = vec![(objects.to_path_buf(), 0usize)];
+    while let Some((dir, depth)) = todo.pop() {
+        if depth >= 5 {
+            continue;
+        }
+        let Ok(text) = std::fs::read_to_string(dir.join("info").join("alternates")) else {
+            continue;
+        };
+        for line in text.lines() {
+            let line = line.trim_end_matches('\r');
+            if line.is_empty() || line.starts_with('#') {
+                continue;
+            }
+            let p = dir.join(line);
+            let p = std::fs::canonicalize(&p).unwrap_or(p);
+            if p != objects && !out.contains(&p) {
+                out.push(p.clone());
+                todo.push((p, depth + 1));
+            }
+        }
+    }
+    out
+}
+
+/// True when `s` is a full object id in lowercase hex (40 for SHA-1, 64 for
+/// SHA-256).
+pub fn is_full_oid(s: &str) -> bool {
+    (s.len() == 40 || s.len() == 64)
+        && s.bytes()
+            .all(|b| b.is_ascii_digit() || (b'a'..=b'f').contains(&b))
+}
+
+/// The `seam/*` branches of `dir`'s repository.
+pub fn seam_branches(dir: &Path) -> Result<Vec<String>, GitError> {
+    Ok(git(
+        dir,
+        &[
+            "for-each-ref",
+            "--format=%(refname:short)",
+            "refs/heads/seam/",
+        ],
+    )?
+    .lines()
+    .filter(|l| !l.is_empty())
+    .map(str::to_owned)
+    .collect())
+}
+
+/// The branches checked out in some worktree of `dir`'s repository.
+pub fn checked_out(dir: &Path) -> Result<Vec<String>, GitError> {
+    let list = git(dir, &["worktree", "list", "--porcelain", "-z"])?;
+    Ok(list
+        .split('\0')
+        .filter_map(|f| f.strip_prefix("branch refs/heads/"))
+        .map(str::to_owned)
+        .collect())
 }

@@ -10,33 +10,72 @@
 //! Design. [`LocalTools::call`] validates params against the tool's schema
 //! (`additionalProperties: false`), runs the tool synchronously, and scrubs
 //! every string of the answer by secret shape before the model sees it. Effects
-//! are staged, never applied: the builder writes to a branch `seam/<turn>-<n>`
-//! in a git worktree of its own under `<seam_home>/staging/worktrees/`
-//! (never the operator's working tree, index or branches); paths are relative
-//! to the repository, checked by text (no `..`, no absolute path, nothing in
-//! `.git`) and walked with `O_NOFOLLOW` so no link leads out; protected names
-//! (keys, credentials, CI) are refused; and on seam's own source (see
-//! [`guard`]) the `self.modify` decision governs every path (`deny` refuses the
-//! builder outright, `ask`/`allow` stage) and the core partition can never
-//! change. Notes and diagrams are held for the turn. [`LocalTools::finish_turn`]
-//! puts the turn's branch (one item), notes and diagrams through the Critic and
-//! into the queue, and records each verdict in build memory (`memory.build`).
-//! The queue decides in one SQLite write transaction: approve fast-forwards the
-//! target branch (refused if it moved), reject deletes branch and worktree.
+//! are staged, never applied.
+//!
+//! What the builder touches, exactly:
+//! - **in the launcher, before the walls** ([`LocalTools::open`]): git,
+//!   read-only, in the operator's repository, to learn its top level
+//!   ([`LocalTools::repository`]), the current branch (the target; a detached
+//!   HEAD or no commit leaves the builder unavailable, and
+//!   [`LocalTools::builder_unavailable`] says why), HEAD's commit (the base)
+//!   and its object directories with their alternates
+//!   ([`LocalTools::repository_objects`]: all the agent must be able to read
+//!   of the operator's `.git`, and it must write none of it);
+//! - **inside the agent**: a bare staging repository
+//!   `<seam_home>/staging/repos/<slug>.git` ([`LocalTools::staging_repository`],
+//!   made on first use, its `objects/info/alternates` naming the operator's
+//!   object directories so the base is there without a copy) and one worktree
+//!   per turn under `<seam_home>/staging/worktrees/`, on a branch
+//!   `seam/<turn>-<n>` of the staging repository. Nothing else: never the
+//!   operator's working tree, index, refs, config or hooks. Opening a branch
+//!   also forgets, in the staging repository, the worktrees and `seam/*`
+//!   branches the operator decided;
+//! - **in the operator's `approve`** (outside every wall; see `apply`): the
+//!   operator's git in the operator's repository only, never in the staging
+//!   repository (the agent writes its config, hooks and attributes), with no
+//!   global or system config and every config-driven program off. The
+//!   branch's objects are copied in through a quarantine, checked there
+//!   (present and connected, base and target its ancestors, no `.gitattributes`
+//!   gaining a filter, diff or merge driver, no link, submodule, protected path
+//!   or secret by shape, read from the objects and not from the agent-written
+//!   row), and only then kept and the target fast-forwarded; `reject` removes
+//!   the worktree directory without following links.
+//!
+//! The agent's git reads neither the owner's `~/.gitconfig` nor the system's
+//! config (the walls deny them, and git would die on the refusal), and takes
+//! the builder's identity. Paths are relative to the repository, checked by
+//! text (no `..`, no absolute path, nothing in `.git`) and walked with
+//! `O_NOFOLLOW` so no link leads out; protected names (keys, credentials, CI)
+//! are refused; and on seam's own source (see [`guard`]) the `self.modify`
+//! decision governs every path (`deny` refuses the builder outright,
+//! `ask`/`allow` stage) and the core partition can never change. Notes and
+//! diagrams are held for the turn. [`LocalTools::finish_turn`] puts the
+//! turn's branch (one item, recording its tip), notes and diagrams through
+//! the Critic and into the queue, and records each verdict in the agent's
+//! build records (`<seam_home>/agent/builds.sqlite`, beside the queue; not
+//! the gate's `memory/`). The queue decides in one SQLite write transaction.
 //!
 //! What it must never do: depend on `seam-gate`, `seam-sandbox` or
 //! `seam-keeper` (it lives in the agent, which holds no credentials); write
-//! outside seam's staging and its own database, or move any branch but its
-//! own `seam/…` ones (only the operator's `approve` moves a target branch);
-//! follow a link out of a worktree; take a check command from the repository
-//! (the operator configures it: a branch is the model's work); apply anything
-//! the Critic failed; print.
+//! outside seam's staging and its own database (`<seam_home>/agent/`), or move
+//! any branch but its own `seam/…` ones in the staging repository (only the
+//! operator's `approve` moves a target branch); run git in the operator's
+//! repository after [`LocalTools::open`]; follow a link out of a worktree;
+//! take a check command from the repository (the operator configures it: a
+//! branch is the model's work); apply anything the Critic or approval's own
+//! checks failed; print.
 //!
-//! Weak spot to know: the check command and the linters run the branch's code
-//! (a build script, a test) with the agent process's own rights; the agent's
-//! confinement is what bounds them.
+//! Weak spots to know: the check command and the linters run the branch's
+//! code (a build script, a test) with the agent process's own rights; the
+//! agent's confinement is what bounds them. The base is HEAD when the tools
+//! were opened: a commit the operator makes later shows at approval as a
+//! moved target. The queue row names the operator's repository and target
+//! branch, and the agent can rewrite both: approval only fast-forwards (a
+//! branch name, checked), but it trusts `repo` to be the repository the
+//! operator meant — `seam queue show` prints it.
 
 mod aesthesis;
+mod apply;
 mod builder;
 pub mod critic;
 mod git;
@@ -156,8 +195,12 @@ struct TurnState {
 #[derive(Debug)]
 pub struct LocalTools {
     config: LocalConfig,
-    /// The builder's repository, or why there is none.
+    /// The top level of the operator's repository, when there is one.
+    root: Option<PathBuf>,
+    /// What the builder knows of it, or why the builder is unavailable.
     repo: Result<Repo, String>,
+    /// Held while a turn's branch is made (and the staging repository tidied).
+    opening: Mutex<()>,
     scrubber: Scrubber,
     validators: HashMap<String, Validator>,
     turns: Mutex<HashMap<String, Arc<Mutex<TurnState>>>>,
@@ -189,23 +232,20 @@ fn required<'a>(
 }
 
 impl LocalTools {
-    /// Sets the tools up: finds the repository, compiles the schemas, and
-    /// opens (creating) the queue so a broken home shows now, not mid-turn.
+    /// Sets the tools up: learns what the builder needs of the operator's
+    /// repository (read-only: its top level, the current branch, HEAD's
+    /// commit and its object directories), compiles the schemas, and opens
+    /// (creating) the queue so a broken home shows now, not mid-turn.
+    ///
+    /// The launcher calls this before the agent's walls go up: it is the only
+    /// time seam-local runs git in the operator's repository on the agent's
+    /// behalf.
     pub fn open(config: LocalConfig) -> Result<LocalTools, LocalError> {
         let start = match &config.repo {
             Some(r) => r.clone(),
             None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
         };
-        let repo = match git::toplevel(&start) {
-            Ok(root) => Ok(Repo {
-                self_source: guard::is_seam_source(&root),
-                root,
-            }),
-            Err(e) => Err(format!(
-                "no git repository at {} for the builder ({e})",
-                start.display()
-            )),
-        };
+        let (root, repo) = builder::learn(&config.seam_home.join("staging"), &start);
         let mut validators = HashMap::new();
         for spec in tool_specs() {
             let v =
@@ -218,16 +258,47 @@ impl LocalTools {
         ReturnQueue::open(&config.seam_home)?;
         Ok(LocalTools {
             config,
+            root,
             repo,
+            opening: Mutex::new(()),
             scrubber: Scrubber::new(),
             validators,
             turns: Mutex::new(HashMap::new()),
         })
     }
 
-    /// The repository the builder works on, if there is one.
+    /// The top level of the operator's repository the builder works on, if
+    /// there is one (also when the builder is unavailable on it, e.g. on a
+    /// detached HEAD: [`LocalTools::builder_unavailable`] says why).
     pub fn repository(&self) -> Option<&Path> {
-        self.repo.as_ref().ok().map(|r| r.root.as_path())
+        self.root.as_deref()
+    }
+
+    /// The operator's object directories, absolute: the repository's own
+    /// (`git rev-parse --git-path objects`) and those its
+    /// `objects/info/alternates` lists. The agent must be able to READ these,
+    /// and nothing else of the operator's `.git` (no write anywhere in it):
+    /// the staging repository borrows the base commit's objects from them.
+    /// Empty when the builder is unavailable.
+    pub fn repository_objects(&self) -> Vec<PathBuf> {
+        self.repo
+            .as_ref()
+            .map(|r| r.objects.clone())
+            .unwrap_or_default()
+    }
+
+    /// The staging repository the builder's branches live in,
+    /// `<seam_home>/staging/repos/<slug>.git` (made on the first branch), when
+    /// the builder is available. It is under [`LocalTools::staging`], which
+    /// the agent writes.
+    pub fn staging_repository(&self) -> Option<&Path> {
+        self.repo.as_ref().ok().map(|r| r.staging_repo.as_path())
+    }
+
+    /// Why the builder is unavailable (no repository, a detached HEAD, no
+    /// commit yet), or `None` when it is available.
+    pub fn builder_unavailable(&self) -> Option<&str> {
+        self.repo.as_ref().err().map(String::as_str)
     }
 
     /// True when the builder's repository is seam's own source.
@@ -347,6 +418,7 @@ impl LocalTools {
         let state = self.turn_state(&turn.turn);
         let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
         if state.branch.is_none() {
+            let _opening = self.opening.lock().unwrap_or_else(|p| p.into_inner());
             state.branch = Some(builder::open_branch(&self.staging(), repo, &turn.turn)?);
         }
         let b = state.branch.as_mut().expect("made above");
@@ -373,7 +445,8 @@ impl LocalTools {
         let run =
             critic::run_check(argv, &b.worktree, self.config.check_timeout, &self.scrubber)
                 .map_err(|e| refusal("failed", format!("cannot run `{}`: {e}", argv.join(" "))))?;
-        if let Ok(mut builds) = seam_memory::MemoryHome::new(&self.config.seam_home).builds() {
+        if let Ok(mut builds) = seam_memory::MemoryHome::new(&self.config.seam_home).agent_builds()
+        {
             let _ = builds.record(
                 &self.scrubber,
                 &seam_memory::NewBuildRecord {
@@ -532,8 +605,9 @@ impl LocalTools {
         let mut items = Vec::new();
         if let (Some(b), Ok(repo)) = (state.branch, &self.repo) {
             if b.commits == 0 {
-                builder::discard(repo, &b)?;
+                builder::discard(&b)?;
             } else {
+                let tip = git::rev(&b.worktree, "HEAD")?;
                 let report = critic::critique_branch(
                     &critic,
                     &self.scrubber,
@@ -562,6 +636,8 @@ impl LocalTools {
                         worktree: b.worktree.clone(),
                         base: b.base.clone(),
                         target: b.target.clone(),
+                        staging_repo: b.staging_repo.clone(),
+                        tip,
                         commits: b.commits,
                         files: report.files.clone(),
                     },

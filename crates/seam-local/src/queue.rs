@@ -2,11 +2,18 @@
 //! `<seam_home>/agent/local.sqlite` (with the agent's approved notes and the
 //! knowledge graph, which approved notes add to).
 //!
-//! An item is `pending` until the operator decides: `approved` (a branch is
-//! fast-forwarded into its target and its worktree and branch removed; a note
-//! becomes permanent; an image is kept) or `rejected` (branch and worktree
-//! deleted; note discarded; image deleted). A decision is final, and it is
+//! An item is `pending` until the operator decides: `approved` (a branch's
+//! commits are copied from the staging repository into the operator's and its
+//! target fast-forwarded, after checks of its own, then its worktree removed:
+//! see `apply`; a note becomes permanent; an image is kept) or `rejected` (the
+//! worktree deleted, the branch left for the builder to forget in its staging
+//! repository; note discarded; image deleted). A decision is final, and it is
 //! taken inside one write transaction, so two operators cannot both decide.
+//!
+//! The queue's file is the agent's to write: nothing in a row is trusted at
+//! approval (paths are checked to lie under seam's staging, object ids by
+//! their form, and the branch's content is read from its objects, not from
+//! the row's preview or verdict).
 
 use std::fs::{DirBuilder, OpenOptions};
 use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
@@ -16,7 +23,8 @@ use std::time::Duration;
 use rusqlite::{Connection, OpenFlags, OptionalExtension, TransactionBehavior, params};
 use serde::{Deserialize, Serialize};
 
-use crate::git::{self, GitError};
+use crate::apply;
+use crate::git::GitError;
 use seam_memory::time::{now_ms, rfc3339};
 
 const SCHEMA_VERSION: i64 = 1;
@@ -163,13 +171,24 @@ impl Verdict {
 pub enum Staged {
     /// A builder branch in its own worktree.
     Branch {
+        /// The operator's repository (its top level).
         repo: PathBuf,
+        /// The branch, in the staging repository (never in `repo`).
         branch: String,
         worktree: PathBuf,
         /// The commit the branch started from.
         base: String,
         /// The operator's branch it fast-forwards on approval.
         target: String,
+        /// The staging repository holding the branch's objects
+        /// (`<seam_home>/staging/repos/<slug>.git`); empty in an item staged
+        /// by an older seam, which approve refuses.
+        #[serde(default)]
+        staging_repo: PathBuf,
+        /// The branch's last commit when the turn ended, full hex; empty in
+        /// an older item.
+        #[serde(default)]
+        tip: String,
         commits: usize,
         files: Vec<String>,
     },
@@ -234,6 +253,8 @@ pub struct Decided {
 pub struct ReturnQueue {
     conn: Connection,
     path: PathBuf,
+    /// seam's home, whose `staging/` holds what the items name.
+    home: PathBuf,
 }
 
 /// `<seam_home>/agent/local.sqlite`.
@@ -266,7 +287,11 @@ impl ReturnQueue {
                 source,
             })?;
         let conn = Connection::open(&path).map_err(sql(&path, "opening"))?;
-        let mut q = ReturnQueue { conn, path };
+        let mut q = ReturnQueue {
+            conn,
+            path,
+            home: seam_home.to_owned(),
+        };
         q.init()?;
         Ok(q)
     }
@@ -400,11 +425,10 @@ impl ReturnQueue {
             });
         }
         let message = match (&item.staged, to) {
-            (Staged::Branch { .. }, Status::Approved) => approve_branch(id, &item.staged)?,
-            (Staged::Branch { .. }, _) => {
-                discard_branch(id, &item.staged)?;
-                "branch and worktree deleted".to_owned()
+            (Staged::Branch { .. }, Status::Approved) => {
+                apply::approve_branch(id, &self.home, &item.staged)?
             }
+            (Staged::Branch { .. }, _) => apply::discard_branch(id, &self.home, &item.staged),
             (Staged::Note { title, text }, Status::Approved) => {
                 let note = add_note(&tx, id, title, text).map_err(sql(&path, "keeping a note"))?;
                 format!("note kept (note {note}) and added to the graph")
@@ -428,16 +452,8 @@ impl ReturnQueue {
                 format!("image kept at {}", path.display())
             }
             (Staged::Image { path: file }, _) => {
-                match std::fs::remove_file(file) {
-                    Ok(()) => {}
-                    Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-                    Err(e) => {
-                        return Err(QueueError::Apply {
-                            id,
-                            message: format!("cannot delete {}: {e}", file.display()),
-                        });
-                    }
-                }
+                apply::remove_image(&self.home, file)
+                    .map_err(|message| QueueError::Apply { id, message })?;
                 "image deleted".to_owned()
             }
         };
@@ -512,90 +528,6 @@ fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<QueueItem> {
         preview: r.get(9)?,
         staged,
     })
-}
-
-/// Fast-forwards the target branch to the item's branch, then removes the
-/// worktree and the branch.
-fn approve_branch(id: i64, staged: &Staged) -> Result<String, QueueError> {
-    let Staged::Branch {
-        repo,
-        branch,
-        base,
-        target,
-        ..
-    } = staged
-    else {
-        unreachable!("approve_branch is called on branches");
-    };
-    let g = |source| QueueError::Git { id, source };
-    if !git::branch_exists(repo, branch).map_err(g)? {
-        return Err(QueueError::Apply {
-            id,
-            message: format!("the branch {branch} is gone from {}", repo.display()),
-        });
-    }
-    let tip = git::rev(repo, &format!("refs/heads/{branch}")).map_err(g)?;
-    let now = git::rev(repo, &format!("refs/heads/{target}")).map_err(|_| QueueError::Apply {
-        id,
-        message: format!("the target branch {target} no longer exists"),
-    })?;
-    if now != *base
-        && !git::git_test(repo, &["merge-base", "--is-ancestor", &now, &tip]).map_err(g)?
-    {
-        return Err(QueueError::TargetMoved {
-            id,
-            target: target.clone(),
-            base: base.clone(),
-            now,
-        });
-    }
-    match git::worktree_of(repo, target).map_err(g)? {
-        // The target is checked out somewhere (the operator's working tree):
-        // a fast-forward merge there moves the branch and its files together.
-        Some(tree) => {
-            git::git(&tree, &["merge", "--ff-only", "--no-edit", "-q", &tip]).map_err(|e| {
-                QueueError::Apply {
-                    id,
-                    message: format!(
-                        "the fast-forward of {target} in {} failed (uncommitted changes there in the same files?): {e}",
-                        tree.display()
-                    ),
-                }
-            })?;
-        }
-        None => {
-            git::git(
-                repo,
-                &["update-ref", &format!("refs/heads/{target}"), &tip, &now],
-            )
-            .map_err(g)?;
-        }
-    }
-    discard_branch(id, staged)?;
-    Ok(format!("{target} fast-forwarded to {tip:.12}"))
-}
-
-/// Removes the item's worktree and branch (each if still there).
-fn discard_branch(id: i64, staged: &Staged) -> Result<(), QueueError> {
-    let Staged::Branch {
-        repo,
-        branch,
-        worktree,
-        ..
-    } = staged
-    else {
-        return Ok(());
-    };
-    let g = |source| QueueError::Git { id, source };
-    if worktree.exists() {
-        let wt = worktree.to_string_lossy();
-        git::git(repo, &["worktree", "remove", "--force", "--force", &wt]).map_err(g)?;
-    }
-    git::git(repo, &["worktree", "prune"]).map_err(g)?;
-    if git::branch_exists(repo, branch).map_err(g)? {
-        git::git(repo, &["branch", "-D", "-q", branch]).map_err(g)?;
-    }
-    Ok(())
 }
 
 /// Keeps a note and adds it to the graph: a `note` node, and a `mentions`

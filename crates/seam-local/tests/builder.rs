@@ -41,15 +41,22 @@ fn a_change_lands_on_its_branch_and_main_is_untouched() {
     assert!(!f.repo().join("src/new.rs").exists());
     assert!(f.repo().join("README.md").exists());
     assert_eq!(git(&f.repo(), &["status", "--porcelain"]), "");
-    // Two commits on the branch, by the builder.
+    // Two commits on the branch, by the builder, in the staging repository;
+    // the operator's repository holds no seam branch.
+    let staging = f.staging();
+    assert!(staging.starts_with(f.home().join("staging").join("repos")));
     assert_eq!(
-        git(&f.repo(), &["rev-list", "--count", "main..seam/t1-1"]),
+        git(
+            &staging,
+            &["rev-list", "--count", &format!("{main_before}..seam/t1-1")]
+        ),
         "2"
     );
     assert_eq!(
-        git(&f.repo(), &["log", "-1", "--format=%s", "seam/t1-1"]),
+        git(&staging, &["log", "-1", "--format=%s", "seam/t1-1"]),
         "drop readme"
     );
+    assert_eq!(f.branches(), vec!["main".to_owned()]);
     let items = tools.finish_turn(&t).unwrap();
     assert_eq!(items.len(), 1);
     assert_eq!(items[0].kind, "branch");
@@ -68,7 +75,7 @@ fn approve_fast_forwards_the_target_and_cleans_up() {
         .call(&t, "builder", &params(json!({"op": "write", "path": "src/lib.rs", "content": "pub fn one() -> u32 {\n    2\n}\n"})))
         .unwrap();
     let (_, worktree) = tools.turn_branch("t2").unwrap();
-    let tip = f.head("seam/t2-1");
+    let tip = f.staged("seam/t2-1");
     let item = tools.finish_turn(&t).unwrap().remove(0);
     let mut q = ReturnQueue::open(&f.home()).unwrap();
     let d = q.approve(item.id).unwrap();
@@ -111,7 +118,7 @@ fn approve_into_a_target_not_checked_out_moves_only_the_ref() {
             &params(json!({"op": "write", "path": "x.txt", "content": "x\n"})),
         )
         .unwrap();
-    let tip = f.head("seam/t-side-1");
+    let tip = f.staged("seam/t-side-1");
     let item = tools.finish_turn(&t).unwrap().remove(0);
     // The operator switched away from main before approving.
     git(&f.repo(), &["switch", "-q", "-c", "other"]);
@@ -276,8 +283,15 @@ fn the_critic_fails_a_change_that_fails_the_check() {
         Err(QueueError::CriticRejected { .. })
     ));
     assert_eq!(f.head("main"), main_before);
-    // The verdict is in build memory, where memory.build reads it.
-    let builds = seam_memory::MemoryHome::new(&f.home()).builds().unwrap();
+    // The verdict is in the agent's build records, where memory.build reads
+    // it; nothing of the agent's is in the gate's memory.
+    let memory = seam_memory::MemoryHome::new(&f.home());
+    assert_eq!(
+        memory.agent_builds_path(),
+        f.home().join("agent").join("builds.sqlite")
+    );
+    assert!(!memory.builds_path().exists());
+    let builds = memory.agent_builds().unwrap();
     let runs = builds.all_summaries(10).unwrap().runs;
     assert!(
         runs.iter().any(|r| r.kind == "critic"

@@ -113,6 +113,29 @@ impl MemoryHome {
         BuildMemory::open(&p).map(Some)
     }
 
+    /// The agent's own build records (the Critic's runs and `builder check`):
+    /// `<seam_home>/agent/builds.sqlite`, beside the agent's other data and
+    /// outside `memory/` (the gate's stores, which the agent cannot reach).
+    /// The same [`BuildMemory`] as [`MemoryHome::builds_path`], another file.
+    pub fn agent_builds_path(&self) -> PathBuf {
+        let seam_home = self.dir.parent().unwrap_or(&self.dir);
+        seam_home.join("agent").join("builds.sqlite")
+    }
+
+    /// The agent's build records, created (owner-only) when they do not exist.
+    pub fn agent_builds(&self) -> Result<BuildMemory, MemoryError> {
+        BuildMemory::open(&self.agent_builds_path())
+    }
+
+    /// The agent's build records if they exist; `None` creates nothing.
+    pub fn existing_agent_builds(&self) -> Result<Option<BuildMemory>, MemoryError> {
+        let p = self.agent_builds_path();
+        if !p.exists() {
+            return Ok(None);
+        }
+        BuildMemory::open(&p).map(Some)
+    }
+
     /// The operator's notes, created (owner-only) when they do not exist.
     pub fn notes(&self) -> Result<OperatorNotes, MemoryError> {
         OperatorNotes::open(&self.notes_path())

@@ -73,6 +73,19 @@ impl Fixture {
         git(&self.repo(), &["rev-parse", rev])
     }
 
+    /// The staging repository the builder's branches live in.
+    pub fn staging(&self) -> PathBuf {
+        self.tools()
+            .staging_repository()
+            .expect("the builder is available")
+            .to_path_buf()
+    }
+
+    /// A revision in the staging repository.
+    pub fn staged(&self, rev: &str) -> String {
+        git(&self.staging(), &["rev-parse", rev])
+    }
+
     pub fn branches(&self) -> Vec<String> {
         git(&self.repo(), &["branch", "--format=%(refname:short)"])
             .lines()
