@@ -65,7 +65,9 @@ impl MemoryBuild {
                 taints: true,
                 egress: false,
             },
-            stores: StorePool::new(home, |h: &MemoryHome| h.existing_builds()),
+            // The agent's Critic and `builder check` write these records in the agent's
+            // own directory (agent/builds.sqlite): agent-authored text, so an answer taints.
+            stores: StorePool::new(home, |h: &MemoryHome| h.existing_agent_builds()),
         }
     }
 }

@@ -7,12 +7,14 @@
 //!   `bin`, `sbin`, `games` and `libexec`; `/lib*`; `/nix/store`), a short list of `/etc`
 //!   files (the loader's cache, name resolution, TLS roots, git's system config — not
 //!   `/etc/passwd`, not `/etc/shadow`), the seam binary, each program the local tools run,
-//!   the builder's repository (its working tree). Attached files are not among them: the
+//!   the object directories of the builder's repository (which the builder's staging
+//!   repository borrows as alternates) — not its working tree, and nothing else of its
+//!   `.git` (no config, hooks, refs or attributes). Attached files are not among them: the
 //!   gate reads those for the launcher before the walls go up;
-//! - **read-write**: seam's `staging/` (worktrees, images, the agent's TMPDIR), `agent/` (the
-//!   return queue) and `memory/` (build records), and the repository's `.git` (worktree
-//!   metadata, the builder's objects) — nothing else of seam's home (not `keys/`, not the
-//!   ledger) and nothing else of the owner's home;
+//! - **read-write**: seam's `staging/` (the builder's staging repositories and worktrees,
+//!   images, the agent's TMPDIR) and `agent/` (the return queue, the Critic's build records)
+//!   — nothing else of seam's home (not `memory/`, the gate's stores; not `keys/`; not the
+//!   ledger), nothing of the operator's repository and nothing else of the owner's home;
 //! - **execute**: only what the local tools run — `git` and its libexec directory, `dot`,
 //!   `rustfmt` (and, when it is a rustup proxy, the toolchains), `ruff` — each resolved on
 //!   PATH now, plus the ELF loader. The loader runs any program the process can *read*, so
@@ -56,8 +58,10 @@ pub enum ConfineMode {
 #[derive(Debug, Clone)]
 pub struct ConfineInputs<'a> {
     pub seam_home: &'a Path,
-    /// The builder's repository (its top level), when there is one.
-    pub repo: Option<&'a Path>,
+    /// The object directories of the builder's repository (its own and its alternates'),
+    /// read-only: the staging repository borrows them; nothing else of the operator's
+    /// repository is in the walls.
+    pub repo_objects: &'a [PathBuf],
     /// The model endpoint's URL.
     pub model_url: Option<&'a str>,
     /// The embedded model's file, read by the engine thread behind the walls.
@@ -84,8 +88,11 @@ pub struct Confinement {
     pub missing: Vec<String>,
 }
 
-/// The seam home subdirectories the agent writes.
-pub const AGENT_DIRS: [&str; 3] = ["staging", "agent", "memory"];
+/// The seam home subdirectories the agent writes: its staging (worktrees, the staging
+/// repositories, images, TMPDIR) and its own data (the return queue, its build records).
+/// Not `memory/` (the gate's stores: the operator's notes, the codebase index), not `keys/`,
+/// not the ledger.
+pub const AGENT_DIRS: [&str; 2] = ["staging", "agent"];
 
 /// Programs the local tools run, looked up on PATH.
 const PROGRAMS: [&str; 4] = ["git", "dot", "rustfmt", "ruff"];
@@ -248,23 +255,6 @@ fn loaders() -> Vec<PathBuf> {
     found
 }
 
-/// The repository's git directory shared by its worktrees (`.git`), absolute.
-fn git_common_dir(repo: &Path) -> Option<PathBuf> {
-    let out = std::process::Command::new("git")
-        .arg("-C")
-        .arg(repo)
-        .args(["rev-parse", "--path-format=absolute", "--git-common-dir"])
-        .stderr(std::process::Stdio::null())
-        .output()
-        .ok()?;
-    if !out.status.success() {
-        return None;
-    }
-    let text = String::from_utf8(out.stdout).ok()?;
-    let p = PathBuf::from(text.trim_end_matches('\n'));
-    p.is_absolute().then_some(p)
-}
-
 fn git_exec_path(git: &Path) -> Option<PathBuf> {
     let out = std::process::Command::new(git)
         .arg("--exec-path")
@@ -361,11 +351,8 @@ pub fn plan(inputs: &ConfineInputs<'_>) -> anyhow::Result<AgentWall> {
     }
     std::fs::create_dir_all(agent_tmp(inputs.seam_home))
         .context("creating the agent's TMPDIR in staging")?;
-    if let Some(repo) = inputs.repo {
-        places.push(place(repo.to_path_buf(), PlaceAccess::Read));
-        if let Some(git_dir) = git_common_dir(repo) {
-            places.push(place(git_dir, PlaceAccess::ReadWrite));
-        }
+    for objects in inputs.repo_objects {
+        places.push(place(objects.clone(), PlaceAccess::Read));
     }
     if let Some(m) = inputs.model_file {
         let real = m

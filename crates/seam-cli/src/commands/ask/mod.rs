@@ -404,7 +404,7 @@ pub(crate) fn prepare(ctx: &Context, global: &Global, p: &Prepare<'_>) -> anyhow
         p.confine,
         &confine::ConfineInputs {
             seam_home: &home,
-            repo: local.repository(),
+            repo_objects: &local.repository_objects(),
             model_url: p.model_url,
             model_file: p.model_file,
             gate: &endpoint,
