@@ -636,8 +636,10 @@ fn governed_tool(
             declared.insert(parse_location(place), *u);
         }
     }
-    let leaves = schema_walk::leaves(&schema)
+    let mut leaves = schema_walk::leaves(&schema)
         .map_err(|e| format!("its input schema cannot be governed: {e}"))?;
+    // A path-like place is named first: it is the one most worth the operator's word.
+    leaves.sort_by_key(|l| l.kind);
     let mut implicit_uris = Vec::new();
     for leaf in &leaves {
         let covered = declared.keys().any(|d| {
