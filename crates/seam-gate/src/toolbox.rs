@@ -1,4 +1,9 @@
 //! `Toolbox::call`: the single dispatch of the gate.
+//!
+//! A tool's schema is read by one walk ([`schema_walk`]): it closes and checks every object
+//! and finds every place a path can be, behind any combinator or `$ref`. A path parameter is
+//! a place in the params (`path`, `req/path`, `files/*`); every string at or below it is
+//! admitted, a `file:` URI as the path it names (percent-decoded).
 
 pub(crate) mod schema_walk;
 
@@ -898,6 +903,88 @@ mod tests {
         );
         assert!(matches!(
             check_decl(&nested),
+            Err(GateError::BadSchema { .. })
+        ));
+    }
+
+    #[test]
+    fn file_uris_name_paths_and_other_uris_do_not() {
+        assert_eq!(
+            file_uri_path("file:///h/o/%2Essh/config"),
+            Some(Ok(PathBuf::from("/h/o/.ssh/config")))
+        );
+        assert_eq!(
+            file_uri_path("FILE://localhost/h/x"),
+            Some(Ok(PathBuf::from("/h/x")))
+        );
+        assert!(matches!(
+            file_uri_path("file://elsewhere/h/x"),
+            Some(Err(_))
+        ));
+        assert!(matches!(file_uri_path("file:///h/x?y"), Some(Err(_))));
+        assert_eq!(file_uri_path("https://example.org/x"), None);
+        assert_eq!(file_uri_path("~/notes/file:x"), None);
+        assert_eq!(uri_scheme("https://x"), Some("https"));
+        assert_eq!(uri_scheme("c:/x"), None);
+        assert_eq!(uri_scheme("/a:b"), None);
+    }
+
+    #[test]
+    fn every_string_at_a_place_is_found() {
+        let params = json!({"req": {"file_name": "a", "n": 1},
+                            "files": ["b", "c"], "map": {"x": "d", "y": null}});
+        let mut found = Vec::new();
+        for p in ["req/file_name", "files", "map/*", "nowhere/x"] {
+            strings_at(&params, &parse_location(p), &mut Vec::new(), &mut found);
+        }
+        let found: Vec<(String, &str)> = found
+            .into_iter()
+            .map(|(at, s)| (location_text(&at), s))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                ("req/file_name".to_owned(), "a"),
+                ("files/0".to_owned(), "b"),
+                ("files/1".to_owned(), "c"),
+                ("map/x".to_owned(), "d"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_path_behind_a_ref_must_be_declared_where_it_is() {
+        let schema = json!({"type":"object","additionalProperties":false,
+            "properties":{"req":{"$ref":"#/$defs/R"}},
+            "$defs":{"R":{"type":"object","additionalProperties":false,
+                "properties":{"file_name":{"type":"string"}}}}});
+        let d = decl(schema.clone(), vec![]);
+        assert!(
+            matches!(check_decl(&d), Err(GateError::UndeclaredPath { field, .. }) if field == "req/file_name")
+        );
+        let ok = decl(
+            schema.clone(),
+            vec![PathParam {
+                field: "req/file_name",
+                access: Access::Owner(FileAccess::Read),
+            }],
+        );
+        check_decl(&ok).unwrap();
+        let nowhere = decl(
+            schema,
+            vec![
+                PathParam {
+                    field: "req/file_name",
+                    access: Access::Owner(FileAccess::Read),
+                },
+                PathParam {
+                    field: "req/other",
+                    access: Access::Owner(FileAccess::Read),
+                },
+            ],
+        );
+        assert!(matches!(
+            check_decl(&nowhere),
             Err(GateError::BadSchema { .. })
         ));
     }

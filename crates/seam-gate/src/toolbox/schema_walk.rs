@@ -215,10 +215,21 @@ impl<'r> Walker<'r, '_> {
                 self.node(v, at(key), location.clone(), name, cond, d)?;
             }
         }
-        if let Some(Value::Object(deps)) = obj.get("dependentSchemas") {
-            for (k, v) in deps {
-                let p = format!("{}/{}", at("dependentSchemas"), escape(k));
-                self.node(v, p, location.clone(), name, condition, d)?;
+        // `dependencies` is draft 7's `dependentSchemas` (an array there lists names only)
+        for key in ["dependentSchemas", "dependencies"] {
+            if let Some(Value::Object(deps)) = obj.get(key) {
+                for (k, v) in deps {
+                    let p = format!("{}/{}", at(key), escape(k));
+                    self.node(v, p, location.clone(), name, condition, d)?;
+                }
+            }
+        }
+        for key in ["$dynamicRef", "$recursiveRef"] {
+            if let Some(r) = obj.get(key) {
+                return Err(SchemaError::NonLocalRef {
+                    at: at(key),
+                    reference: r.as_str().unwrap_or_default().to_owned(),
+                });
             }
         }
         for key in ["$defs", "definitions"] {
@@ -390,6 +401,7 @@ const STRUCTURE: &[&str] = &[
     "then",
     "else",
     "dependentSchemas",
+    "dependencies",
 ];
 
 /// Formats that say a string is not a path.
@@ -586,6 +598,11 @@ mod tests {
         let remote = json!({"properties": {"a": {"$ref": "https://example.org/s.json"}}});
         assert!(matches!(
             leaves(&remote),
+            Err(SchemaError::NonLocalRef { .. })
+        ));
+        let dynamic = json!({"properties": {"a": {"$dynamicRef": "#meta"}}});
+        assert!(matches!(
+            leaves(&dynamic),
             Err(SchemaError::NonLocalRef { .. })
         ));
         let dangling = json!({"properties": {"a": {"$ref": "#/$defs/Nope"}}});
