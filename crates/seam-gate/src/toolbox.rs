@@ -1,7 +1,15 @@
 //! `Toolbox::call`: the single dispatch of the gate.
+//!
+//! A tool's schema is read by one walk ([`schema_walk`]): it closes and checks every object
+//! and finds every place a path can be, behind any combinator or `$ref`. A path parameter is
+//! a place in the params (`path`, `req/path`, `files/*`); every string at or below it is
+//! admitted, a `file:` URI as the path it names (percent-decoded).
+
+pub(crate) mod schema_walk;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsStr;
+use std::path::PathBuf;
 use std::sync::Arc;
 
 use seam_policy::{
@@ -15,11 +23,25 @@ use sha2::{Digest, Sha256};
 use crate::ledger_hook::{CallOutcome, CallRecord, LedgerHook};
 use crate::scrub_json::{scrub_string, scrub_value};
 use crate::taint::TaintBook;
+use schema_walk::{LeafKind, location_text, parse_location};
+
+/// The names of the built-in tools ([`crate::tools::builtin`]): no other tool may take one.
+pub const BUILTIN_TOOL_NAMES: &[&str] = &[
+    "files.read",
+    "web.search",
+    "facts.get",
+    "memory.codebase",
+    "memory.build",
+    "memory.operator",
+    "python.run",
+];
 
 /// A path parameter of a tool and what the tool does with it.
 #[derive(Debug, Clone, Copy)]
 pub struct PathParam {
-    /// The top-level params field holding the path.
+    /// Where the path is in the params: a top-level field (`path`), or a location below one,
+    /// its segments joined by `/`, `*` standing for any array item or object key
+    /// (`req/path`, `files/*`). Every string at or below that place is admitted.
     pub field: &'static str,
     pub access: Access,
 }
@@ -73,7 +95,10 @@ pub enum Admitted {
 #[derive(Debug)]
 pub struct ToolCall {
     params: Value,
-    admitted: HashMap<&'static str, Admitted>,
+    /// By the place each path was at (`path`, `req/path`, `files/0`).
+    admitted: HashMap<String, Admitted>,
+    /// The places whose value was a `file:` URI where the schema asks for a URI.
+    file_uris: BTreeSet<String>,
 }
 
 impl ToolCall {
@@ -108,6 +133,20 @@ impl ToolCall {
     pub fn take_admitted(&mut self, field: &str) -> Option<Admitted> {
         self.admitted.remove(field)
     }
+
+    /// Takes everything admitted, by the place each path was at (segments joined by `/`,
+    /// escaped as in a JSON pointer: `req/path`, `files/0`), in the order of those places.
+    pub fn take_all_admitted(&mut self) -> Vec<(String, Admitted)> {
+        let mut all: Vec<_> = self.admitted.drain().collect();
+        all.sort_by(|a, b| a.0.cmp(&b.0));
+        all
+    }
+
+    /// Was the value at `place` a `file:` URI, in a place the schema says holds a URI? (A tool
+    /// handing it on gives a `file:` URI of the admitted path.)
+    pub fn was_file_uri(&self, place: &str) -> bool {
+        self.file_uris.contains(place)
+    }
 }
 
 /// A tool's own refusal while running (after admission).
@@ -131,6 +170,18 @@ impl ToolFailure {
 pub trait GovernedTool: Send + Sync + std::fmt::Debug {
     fn decl(&self) -> &ToolDecl;
     fn run(&self, call: ToolCall) -> Result<Value, ToolFailure>;
+
+    /// Places in the params (as [`PathParam::field`]) that look like paths and are declared
+    /// not to be (an upstream's operator says so in the config). None for a built-in tool.
+    fn not_paths(&self) -> &[String] {
+        &[]
+    }
+
+    /// Does a URI that is not a `file:` one, in a place the schema says holds a URI, go to the
+    /// tool unchanged? Only for a tool that cannot read files; otherwise it is refused.
+    fn takes_non_file_uris(&self) -> bool {
+        false
+    }
 }
 
 /// One call as it reaches the gate.
@@ -177,6 +228,8 @@ pub enum GateError {
 struct Registered {
     tool: Box<dyn GovernedTool>,
     validator: jsonschema::Validator,
+    /// The places the schema says hold a URI.
+    uris: Vec<Vec<String>>,
 }
 
 /// The governed toolbox. Build one per gate; share it behind `Arc`.
@@ -215,14 +268,20 @@ impl Toolbox {
         let mut map = BTreeMap::new();
         for tool in tools {
             let decl = tool.decl();
-            check_decl(decl)?;
+            check_decl_with(decl, tool.not_paths())?;
             let validator =
                 jsonschema::validator_for(&decl.schema).map_err(|e| GateError::BadSchema {
                     tool: decl.name.to_owned(),
                     reason: e.to_string(),
                 })?;
+            let uris = uri_places(decl)?;
             let name = decl.name;
-            if map.insert(name, Registered { tool, validator }).is_some() {
+            let reg = Registered {
+                tool,
+                validator,
+                uris,
+            };
+            if map.insert(name, reg).is_some() {
                 return Err(GateError::DuplicateTool(name.to_owned()));
             }
         }
@@ -540,33 +599,67 @@ impl Toolbox {
 
         // 3. path admission
         let mut admitted = HashMap::new();
+        let mut file_uris = BTreeSet::new();
         for p in &decl.paths {
-            let Some(raw) = req.params.get(p.field) else {
-                continue;
-            };
-            let Some(raw) = raw.as_str() else {
-                return Err(refuse(
-                    RefusalCode::InvalidParams,
-                    format!("{} of {} must be a string", p.field, decl.name),
-                ));
-            };
-            let raw = OsStr::new(raw);
-            let result = match p.access {
-                Access::Owner(FileAccess::Read) => self
-                    .admission
-                    .open_read(p.access, raw)
-                    .map(Admitted::ReadFile),
-                Access::Source => self.admit_source(raw),
-                Access::Owner(FileAccess::Write) => self
-                    .admission
-                    .admitted_path(p.access, raw)
-                    .map(Admitted::WritePath),
-            };
-            match result {
-                Ok(a) => {
-                    admitted.insert(p.field, a);
+            let mut found = Vec::new();
+            strings_at(
+                &req.params,
+                &parse_location(p.field),
+                &mut Vec::new(),
+                &mut found,
+            );
+            for (place, raw) in found {
+                let key = location_text(&place);
+                let uri_place = reg.uris.iter().any(|u| place_matches(u, &place));
+                let path: PathBuf = match file_uri_path(raw) {
+                    Some(Ok(path)) => {
+                        if uri_place {
+                            file_uris.insert(key.clone());
+                        }
+                        path
+                    }
+                    Some(Err(why)) => {
+                        return Err(refuse(
+                            RefusalCode::InvalidPath,
+                            format!("{key} of {} is {why}", decl.name),
+                        ));
+                    }
+                    None if uri_place && uri_scheme(raw).is_some() => {
+                        if reg.tool.takes_non_file_uris() {
+                            continue;
+                        }
+                        return Err(refuse(
+                            RefusalCode::InvalidPath,
+                            format!(
+                                "{key} of {} is a {}: URI, and {} can read files: only a \
+                                 file: URI (admitted as the path it names) or a path is taken \
+                                 there",
+                                decl.name,
+                                uri_scheme(raw).unwrap_or_default(),
+                                decl.name
+                            ),
+                        ));
+                    }
+                    None => PathBuf::from(raw),
+                };
+                let raw = path.as_os_str();
+                let result = match p.access {
+                    Access::Owner(FileAccess::Read) => self
+                        .admission
+                        .open_read(p.access, raw)
+                        .map(Admitted::ReadFile),
+                    Access::Source => self.admit_source(raw),
+                    Access::Owner(FileAccess::Write) => self
+                        .admission
+                        .admitted_path(p.access, raw)
+                        .map(Admitted::WritePath),
+                };
+                match result {
+                    Ok(a) => {
+                        admitted.insert(key, a);
+                    }
+                    Err(r) => return Err(refuse(r.code, r.message)),
                 }
-                Err(r) => return Err(refuse(r.code, r.message)),
             }
         }
 
@@ -574,6 +667,7 @@ impl Toolbox {
         let call = ToolCall {
             params: req.params.clone(),
             admitted,
+            file_uris,
         };
         match reg.tool.run(call) {
             Ok(output) => Ok((decl.version, output, decl.taints)),
@@ -600,109 +694,178 @@ impl Toolbox {
     }
 }
 
+/// Every string at or below the places `pattern` names in `value`, with the place it is at.
+fn strings_at<'v>(
+    value: &'v Value,
+    pattern: &[String],
+    at: &mut Vec<String>,
+    out: &mut Vec<(Vec<String>, &'v str)>,
+) {
+    let Some((first, rest)) = pattern.split_first() else {
+        match value {
+            Value::String(s) => out.push((at.clone(), s)),
+            Value::Array(items) => {
+                for (i, v) in items.iter().enumerate() {
+                    at.push(i.to_string());
+                    strings_at(v, pattern, at, out);
+                    at.pop();
+                }
+            }
+            Value::Object(m) => {
+                for (k, v) in m {
+                    at.push(k.clone());
+                    strings_at(v, pattern, at, out);
+                    at.pop();
+                }
+            }
+            _ => {}
+        }
+        return;
+    };
+    let mut go = |seg: String, v: &'v Value, at: &mut Vec<String>| {
+        at.push(seg);
+        strings_at(v, rest, at, out);
+        at.pop();
+    };
+    match value {
+        Value::Object(m) if first == schema_walk::ANY => {
+            for (k, v) in m {
+                go(k.clone(), v, at);
+            }
+        }
+        Value::Array(items) if first == schema_walk::ANY => {
+            for (i, v) in items.iter().enumerate() {
+                go(i.to_string(), v, at);
+            }
+        }
+        Value::Object(m) => {
+            if let Some(v) = m.get(first) {
+                go(first.clone(), v, at);
+            }
+        }
+        Value::Array(items) => {
+            if let Some(v) = first.parse::<usize>().ok().and_then(|i| items.get(i)) {
+                go(first.clone(), v, at);
+            }
+        }
+        _ => {}
+    }
+}
+
+/// Does the concrete `place` (`files/0`) fall in the schema's `pattern` (`files/*`)?
+fn place_matches(pattern: &[String], place: &[String]) -> bool {
+    pattern.len() == place.len()
+        && pattern
+            .iter()
+            .zip(place)
+            .all(|(p, c)| p == schema_walk::ANY || p == c)
+}
+
+/// Does the declared `field` cover the schema's `place` (it is the place or above it)?
+fn covers(field: &[String], place: &[String]) -> bool {
+    field.len() <= place.len() && field.iter().zip(place).all(|(f, p)| f == p)
+}
+
+/// The scheme of a URI (`https`), or `None` for text that does not start with one.
+fn uri_scheme(text: &str) -> Option<&str> {
+    let (scheme, _) = text.split_once(':')?;
+    let mut chars = scheme.chars();
+    let ok = chars.next().is_some_and(|c| c.is_ascii_alphabetic())
+        && chars.all(|c| c.is_ascii_alphanumeric() || matches!(c, '+' | '-' | '.'))
+        // one letter is a drive, not a scheme
+        && scheme.len() > 1;
+    ok.then_some(scheme)
+}
+
+/// The path a `file:` URI names (percent-decoded); `None` for text that is not one.
+fn file_uri_path(text: &str) -> Option<Result<PathBuf, String>> {
+    if !uri_scheme(text).is_some_and(|s| s.eq_ignore_ascii_case("file")) {
+        return None;
+    }
+    let parsed = match url::Url::parse(text) {
+        Ok(u) => u,
+        Err(e) => return Some(Err(format!("not a valid file: URI ({e})"))),
+    };
+    if parsed.query().is_some() || parsed.fragment().is_some() {
+        return Some(Err(
+            "a file: URI with a query or a fragment, which names no one file".to_owned(),
+        ));
+    }
+    match parsed.host_str() {
+        None | Some("") | Some("localhost") => {}
+        Some(host) => {
+            return Some(Err(format!(
+                "a file: URI on another host ({host:?}); only this machine's files are admitted"
+            )));
+        }
+    }
+    Some(
+        parsed
+            .to_file_path()
+            .map_err(|()| "a file: URI that names no path".to_owned()),
+    )
+}
+
+/// The places of `decl`'s schema that hold a URI.
+fn uri_places(decl: &ToolDecl) -> Result<Vec<Vec<String>>, GateError> {
+    let leaves = schema_walk::leaves(&decl.schema).map_err(|e| GateError::BadSchema {
+        tool: decl.name.to_owned(),
+        reason: e.to_string(),
+    })?;
+    Ok(leaves
+        .into_iter()
+        .filter(|l| l.kind == LeafKind::Uri)
+        .map(|l| l.location)
+        .collect())
+}
+
 /// Names that mark a parameter as a path: such a parameter must declare its access.
+#[cfg(test)]
 pub(crate) fn is_path_like(name: &str) -> bool {
-    let n = name.to_ascii_lowercase();
-    const EXACT: &[&str] = &[
-        "path",
-        "paths",
-        "file",
-        "files",
-        "filename",
-        "dir",
-        "directory",
-        "folder",
-        "cwd",
-        "root",
-        "dest",
-        "destination",
-        "src",
-        "source",
-        "target",
-    ];
-    EXACT.contains(&n.as_str())
-        || n.ends_with("_path")
-        || n.ends_with("_file")
-        || n.ends_with("dir")
-        || n.ends_with("path")
+    schema_walk::name_kind(name).is_some()
 }
 
 /// The toolbox's own rules for a declaration.
+#[cfg(test)]
 pub(crate) fn check_decl(decl: &ToolDecl) -> Result<(), GateError> {
+    check_decl_with(decl, &[])
+}
+
+/// [`check_decl`], with the places the tool declares are not paths.
+pub(crate) fn check_decl_with(decl: &ToolDecl, not_paths: &[String]) -> Result<(), GateError> {
     let bad = |reason: String| GateError::BadSchema {
         tool: decl.name.to_owned(),
         reason,
     };
-    check_closed(&decl.schema, "#").map_err(bad)?;
-    let mut fields = Vec::new();
-    collect_path_like(&decl.schema, "", &mut fields);
-    for field in fields {
-        if !decl.paths.iter().any(|p| p.field == field) {
+    schema_walk::check_closed(&decl.schema).map_err(bad)?;
+    let leaves = schema_walk::leaves(&decl.schema).map_err(|e| bad(e.to_string()))?;
+    let declared: Vec<Vec<String>> = decl.paths.iter().map(|p| parse_location(p.field)).collect();
+    let exempt: Vec<Vec<String>> = not_paths.iter().map(|f| parse_location(f)).collect();
+    for leaf in leaves {
+        if leaf.kind == LeafKind::Unclassified {
+            continue;
+        }
+        let covered = declared
+            .iter()
+            .chain(&exempt)
+            .any(|d| covers(d, &leaf.location));
+        if !covered {
             return Err(GateError::UndeclaredPath {
                 tool: decl.name.to_owned(),
-                field,
+                field: location_text(&leaf.location),
             });
         }
     }
-    for p in &decl.paths {
-        let declared = decl
-            .schema
-            .get("properties")
-            .and_then(|props| props.get(p.field))
-            .is_some();
-        if !declared {
+    let places = schema_walk::locations(&decl.schema).map_err(|e| bad(e.to_string()))?;
+    for (p, at) in decl.paths.iter().zip(&declared) {
+        if at.is_empty() || !places.contains(at) {
             return Err(bad(format!(
-                "declares an access for {:?}, which is not a top-level property",
+                "declares an access for {:?}, which is no place in its params schema",
                 p.field
             )));
         }
     }
     Ok(())
-}
-
-/// Every object schema must say `additionalProperties: false`.
-fn check_closed(schema: &Value, at: &str) -> Result<(), String> {
-    let Some(obj) = schema.as_object() else {
-        return Ok(());
-    };
-    let is_object =
-        obj.get("type").and_then(Value::as_str) == Some("object") || obj.contains_key("properties");
-    if is_object && obj.get("additionalProperties") != Some(&Value::Bool(false)) {
-        return Err(format!(
-            "{at}: an object schema without additionalProperties: false"
-        ));
-    }
-    if let Some(props) = obj.get("properties").and_then(Value::as_object) {
-        for (k, v) in props {
-            check_closed(v, &format!("{at}/properties/{k}"))?;
-        }
-    }
-    if let Some(items) = obj.get("items") {
-        check_closed(items, &format!("{at}/items"))?;
-    }
-    Ok(())
-}
-
-/// Path-like property names, as JSON pointers below the root (`path`, `a/path`).
-fn collect_path_like(schema: &Value, prefix: &str, out: &mut Vec<String>) {
-    let Some(props) = schema.get("properties").and_then(Value::as_object) else {
-        return;
-    };
-    for (k, v) in props {
-        let name = if prefix.is_empty() {
-            k.clone()
-        } else {
-            format!("{prefix}/{k}")
-        };
-        let format_path = v.get("format").and_then(Value::as_str) == Some("path");
-        if is_path_like(k) || format_path {
-            out.push(name.clone());
-        }
-        collect_path_like(v, &name, out);
-        if let Some(items) = v.get("items") {
-            collect_path_like(items, &name, out);
-        }
-    }
 }
 
 #[cfg(test)]
@@ -734,6 +897,14 @@ mod tests {
         let policy = Policy::builtin(env);
         let tools = crate::tools::builtin(&ToolboxConfig::default(), &policy);
         assert!(!tools.is_empty());
+        let mut names: Vec<&str> = tools.iter().map(|t| t.decl().name).collect();
+        let mut listed = BUILTIN_TOOL_NAMES.to_vec();
+        names.sort_unstable();
+        listed.sort_unstable();
+        assert_eq!(
+            names, listed,
+            "BUILTIN_TOOL_NAMES is not the built-in tools"
+        );
         for t in &tools {
             check_decl(t.decl()).unwrap_or_else(|e| panic!("{}: {e}", t.decl().name));
             jsonschema::validator_for(&t.decl().schema).unwrap();
@@ -780,6 +951,88 @@ mod tests {
         );
         assert!(matches!(
             check_decl(&nested),
+            Err(GateError::BadSchema { .. })
+        ));
+    }
+
+    #[test]
+    fn file_uris_name_paths_and_other_uris_do_not() {
+        assert_eq!(
+            file_uri_path("file:///h/o/%2Essh/config"),
+            Some(Ok(PathBuf::from("/h/o/.ssh/config")))
+        );
+        assert_eq!(
+            file_uri_path("FILE://localhost/h/x"),
+            Some(Ok(PathBuf::from("/h/x")))
+        );
+        assert!(matches!(
+            file_uri_path("file://elsewhere/h/x"),
+            Some(Err(_))
+        ));
+        assert!(matches!(file_uri_path("file:///h/x?y"), Some(Err(_))));
+        assert_eq!(file_uri_path("https://example.org/x"), None);
+        assert_eq!(file_uri_path("~/notes/file:x"), None);
+        assert_eq!(uri_scheme("https://x"), Some("https"));
+        assert_eq!(uri_scheme("c:/x"), None);
+        assert_eq!(uri_scheme("/a:b"), None);
+    }
+
+    #[test]
+    fn every_string_at_a_place_is_found() {
+        let params = json!({"req": {"file_name": "a", "n": 1},
+                            "files": ["b", "c"], "map": {"x": "d", "y": null}});
+        let mut found = Vec::new();
+        for p in ["req/file_name", "files", "map/*", "nowhere/x"] {
+            strings_at(&params, &parse_location(p), &mut Vec::new(), &mut found);
+        }
+        let found: Vec<(String, &str)> = found
+            .into_iter()
+            .map(|(at, s)| (location_text(&at), s))
+            .collect();
+        assert_eq!(
+            found,
+            vec![
+                ("req/file_name".to_owned(), "a"),
+                ("files/0".to_owned(), "b"),
+                ("files/1".to_owned(), "c"),
+                ("map/x".to_owned(), "d"),
+            ]
+        );
+    }
+
+    #[test]
+    fn a_path_behind_a_ref_must_be_declared_where_it_is() {
+        let schema = json!({"type":"object","additionalProperties":false,
+            "properties":{"req":{"$ref":"#/$defs/R"}},
+            "$defs":{"R":{"type":"object","additionalProperties":false,
+                "properties":{"file_name":{"type":"string"}}}}});
+        let d = decl(schema.clone(), vec![]);
+        assert!(
+            matches!(check_decl(&d), Err(GateError::UndeclaredPath { field, .. }) if field == "req/file_name")
+        );
+        let ok = decl(
+            schema.clone(),
+            vec![PathParam {
+                field: "req/file_name",
+                access: Access::Owner(FileAccess::Read),
+            }],
+        );
+        check_decl(&ok).unwrap();
+        let nowhere = decl(
+            schema,
+            vec![
+                PathParam {
+                    field: "req/file_name",
+                    access: Access::Owner(FileAccess::Read),
+                },
+                PathParam {
+                    field: "req/other",
+                    access: Access::Owner(FileAccess::Read),
+                },
+            ],
+        );
+        assert!(matches!(
+            check_decl(&nowhere),
             Err(GateError::BadSchema { .. })
         ));
     }

@@ -433,3 +433,291 @@ fn an_upstream_that_cannot_start_is_reported_not_fatal() {
     assert!(why.contains("seam-no-such-mcp-server"), "{why}");
     assert!(up.tools.is_empty());
 }
+
+// ---- paths an upstream hides (tests/mcp/files_server.py) and names it forges
+// (tests/mcp/names_server.py) ----
+
+fn script(name: &str) -> String {
+    Path::new(env!("CARGO_MANIFEST_DIR"))
+        .join("tests/mcp")
+        .join(name)
+        .display()
+        .to_string()
+}
+
+/// The owner's protected files the attacks go for, with a line the answer must never hold.
+const SSH_CONFIG_LINE: &str = "Host bastion-7f3a";
+const AWS_CONFIG_LINE: &str = "role_arn = arn:aws:iam::000000000000:role/owner-7f3a";
+
+fn protected_files(h: &Home) -> (String, String) {
+    std::fs::write(
+        h.owner.join(".ssh/config"),
+        format!("{SSH_CONFIG_LINE}\n  User owner\n"),
+    )
+    .unwrap();
+    std::fs::create_dir_all(h.owner.join(".aws")).unwrap();
+    std::fs::write(
+        h.owner.join(".aws/config"),
+        format!("[profile x]\n{AWS_CONFIG_LINE}\n"),
+    )
+    .unwrap();
+    (
+        h.owner.join(".ssh/config").display().to_string(),
+        h.owner.join(".aws/config").display().to_string(),
+    )
+}
+
+fn files_config(calls: &Path, extra: &str) -> GateConfig {
+    config(&format!(
+        "[[mcp.upstream]]\nname = \"files\"\ncommand = \"python3\"\nargs = [{:?}, {:?}]\n\
+         egress = false\n{extra}",
+        script("files_server.py"),
+        calls.display().to_string(),
+    ))
+}
+
+/// Every attack on a protected file through a place FastMCP's schemas hide a path in.
+fn attacks(ssh: &str, aws: &str) -> Vec<(&'static str, Value)> {
+    let ssh_uri = format!("file://{}", ssh.replace('.', "%2E"));
+    vec![
+        ("files.read_model", json!({"req": {"file_name": ssh}})),
+        (
+            "files.read_model",
+            json!({"req": {"file_name": aws, "max_lines": 5}}),
+        ),
+        ("files.read_optional", json!({"location": ssh})),
+        ("files.read_uri", json!({"uri": format!("file://{ssh}")})),
+        ("files.read_uri", json!({"uri": ssh_uri})),
+        (
+            "files.read_map",
+            json!({"entries": {"a": "~/notes/hello.txt", "b": aws}}),
+        ),
+    ]
+}
+
+fn assert_never_leaked(a: &Answer) {
+    let text = serde_json::to_string(a).unwrap();
+    assert!(
+        !text.contains(SSH_CONFIG_LINE) && !text.contains(AWS_CONFIG_LINE),
+        "a protected file was read: {text}"
+    );
+}
+
+#[test]
+fn an_undeclared_path_behind_ref_anyof_uri_or_pattern_properties_withholds_the_tool() {
+    require_python_mcp();
+    let h = home();
+    let (ssh, aws) = protected_files(&h);
+    let calls = h.ws.join("calls.txt");
+    // The operator has said nothing of these tools' params.
+    let cfg = files_config(&calls, "");
+    let mut up = start(&h, &cfg);
+    let report = up.reports[0].clone();
+    assert!(report.started.is_ok(), "{:?}", report.started);
+    let tb = toolbox(&h, &mut up, Arc::default());
+    for (tool, params) in attacks(&ssh, &aws) {
+        let a = call(&tb, tool, params, "t");
+        assert_never_leaked(&a);
+        let (code, message) = refusal(&a);
+        assert_eq!(code, RefusalCode::UnknownTool, "{tool}: {message}");
+    }
+    assert_eq!(
+        calls_received(&calls),
+        0,
+        "a withheld tool reached the upstream"
+    );
+    // Each is withheld naming the place (a JSON pointer) and the config key to declare it.
+    let why = |tool: &str| match &report.tools.iter().find(|t| t.name == tool).unwrap().state {
+        ToolState::Withheld(why) => why.clone(),
+        other => panic!("{tool} is not withheld: {other:?}"),
+    };
+    for (tool, place) in [
+        ("files.read_model", "req/file_name"),
+        ("files.read_optional", "location"),
+        ("files.read_uri", "uri"),
+        ("files.read_map", "entries/*"),
+    ] {
+        let why = why(tool);
+        let short = tool.strip_prefix("files.").unwrap();
+        assert!(why.contains(&format!("/{place}")), "{tool}: {why}");
+        assert!(
+            why.contains(&format!("[mcp.upstream.params] \"{short}/{place}\"")),
+            "{tool}: {why}"
+        );
+    }
+}
+
+#[test]
+fn a_declared_hidden_path_is_admitted_before_the_upstream_sees_it() {
+    require_python_mcp();
+    let h = home();
+    let (ssh, aws) = protected_files(&h);
+    let calls = h.ws.join("calls.txt");
+    let cfg = files_config(
+        &calls,
+        "[mcp.upstream.params]\n\
+         \"read_model/req/file_name\" = \"path-read\"\n\
+         \"read_optional/location\" = \"path-read\"\n\
+         \"read_uri/uri\" = \"path-read\"\n\
+         \"read_map/entries/*\" = \"path-read\"\n",
+    );
+    let mut up = start(&h, &cfg);
+    for t in &up.reports[0].tools {
+        assert_eq!(t.state, ToolState::Governed, "{}", t.name);
+    }
+    let ledger = Arc::new(Recorded::default());
+    let tb = toolbox(&h, &mut up, ledger.clone());
+    for (tool, params) in attacks(&ssh, &aws) {
+        let a = call(&tb, tool, params.clone(), "t");
+        assert_never_leaked(&a);
+        let (code, message) = refusal(&a);
+        assert_eq!(code, RefusalCode::Protected, "{tool} {params}: {message}");
+    }
+    assert_eq!(
+        calls_received(&calls),
+        0,
+        "a refused call reached the upstream"
+    );
+
+    // A URI that is not file: in a tool that reads files is refused too.
+    let (code, message) = refusal(&call(
+        &tb,
+        "files.read_uri",
+        json!({"uri": "https://example.org/x"}),
+        "t",
+    ));
+    assert_eq!(code, RefusalCode::InvalidPath, "{message}");
+    assert_eq!(calls_received(&calls), 0);
+
+    // Admitted: the upstream gets the real path (a file: URI for a URI) and answers.
+    let hello = h.owner.join("notes/hello.txt");
+    for (tool, params) in [
+        (
+            "files.read_model",
+            json!({"req": {"file_name": "~/notes/hello.txt"}}),
+        ),
+        (
+            "files.read_optional",
+            json!({"location": "~/notes/hello.txt"}),
+        ),
+        ("files.read_optional", json!({"location": null})),
+        (
+            "files.read_uri",
+            json!({"uri": format!("file://{}", hello.display())}),
+        ),
+        (
+            "files.read_map",
+            json!({"entries": {"a": "~/notes/hello.txt"}}),
+        ),
+    ] {
+        let a = call(&tb, tool, params.clone(), "t");
+        let text = text_of(&a);
+        let expected = if params["location"].is_null() && tool == "files.read_optional" {
+            "(no file)"
+        } else {
+            "hello from the notes"
+        };
+        assert!(text.contains(expected), "{tool} {params}: {text}");
+    }
+    assert_eq!(calls_received(&calls), 5);
+}
+
+#[test]
+fn a_uri_in_an_upstream_that_reads_no_files_is_admitted_only_as_a_file() {
+    require_python_mcp();
+    let h = home();
+    let (ssh, _) = protected_files(&h);
+    let calls = h.ws.join("calls.txt");
+    // The operator says this upstream reads no files, and declares nothing for read_uri.
+    let cfg = files_config(
+        &calls,
+        "reads_files = false\n[mcp.upstream.params]\n\
+         \"read_model/req/file_name\" = \"path-read\"\n\
+         \"read_optional/location\" = \"path-read\"\n",
+    );
+    let mut up = start(&h, &cfg);
+    let state = |name: &str| {
+        up.reports[0]
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap()
+            .state
+            .clone()
+    };
+    assert_eq!(state("files.read_uri"), ToolState::Governed);
+    let tb = toolbox(&h, &mut up, Arc::default());
+    let a = call(
+        &tb,
+        "files.read_uri",
+        json!({"uri": format!("file://{ssh}")}),
+        "t",
+    );
+    assert_never_leaked(&a);
+    assert_eq!(refusal(&a).0, RefusalCode::Protected);
+    assert_eq!(calls_received(&calls), 0);
+    // Any other URI goes through as it is.
+    let a = call(
+        &tb,
+        "files.read_uri",
+        json!({"uri": "https://example.org/x"}),
+        "t",
+    );
+    assert_eq!(text_of(&a), "(not a file: https)");
+    assert_eq!(calls_received(&calls), 1);
+}
+
+#[test]
+fn a_bad_or_colliding_tool_name_is_refused_for_that_tool_only() {
+    require_python_mcp();
+    let h = home();
+    let calls = h.ws.join("calls.txt");
+    // Named "files", the server's tool "read" would be the built-in files.read.
+    let cfg = config(&format!(
+        "[[mcp.upstream]]\nname = \"files\"\ncommand = \"python3\"\nargs = [{:?}, {:?}]\n\
+         egress = false\n",
+        script("names_server.py"),
+        calls.display().to_string(),
+    ));
+    let mut up = start(&h, &cfg);
+    let report = &up.reports[0];
+    assert!(report.started.is_ok(), "{:?}", report.started);
+    let state = |name: &str| {
+        report
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .unwrap_or_else(|| panic!("{name:?} not reported: {:?}", report.tools))
+            .state
+            .clone()
+    };
+    assert_eq!(state("files.ok"), ToolState::Governed);
+    let refused = |name: &str, reason: &str| match state(name) {
+        ToolState::Withheld(why) => {
+            assert!(why.contains("its name is refused"), "{name:?}: {why}");
+            assert!(why.contains(reason), "{name:?}: {why}");
+            assert!(!why.contains('\n'), "{name:?}: {why}");
+        }
+        other => panic!("{name:?} is not refused: {other:?}"),
+    };
+    refused("files.read", "built-in");
+    refused("files.list\nfiles.read  governed", "'\\n'");
+    refused(&format!("files.{}", "x".repeat(65)), "64");
+    refused("files..hidden", "starts with '.'");
+
+    // The toolbox is built, with the built-in files.read and the upstream's good tool.
+    let tb = toolbox(&h, &mut up, Arc::default());
+    let specs = tb.specs();
+    assert!(specs.iter().all(|s| !s.name.contains('\n')), "{specs:?}");
+    let files_read = specs.iter().find(|s| s.name == "files.read").unwrap();
+    assert!(!files_read.version.starts_with("mcp-"), "{files_read:?}");
+    let a = call(&tb, "files.read", json!({"path": "~/notes/hello.txt"}), "t");
+    assert!(
+        serde_json::to_string(&a)
+            .unwrap()
+            .contains("hello from the notes"),
+        "{a:?}"
+    );
+    assert_eq!(text_of(&call(&tb, "files.ok", json!({}), "t")), "called ok");
+    assert_eq!(std::fs::read_to_string(&calls).unwrap(), "ok\n");
+}

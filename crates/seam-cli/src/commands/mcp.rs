@@ -133,20 +133,23 @@ fn print_reports(reports: &[UpstreamReport], as_json: bool) {
         output::json(&lines);
         return;
     }
+    // Every piece an upstream (or its failure) wrote is shown on one line: a tool name with a
+    // newline in it must not forge a line of this list.
+    let one = |t: &str| seam_term::on_one_line(t.as_bytes());
     let mut text = String::new();
     for s in &lines {
         match s.error {
-            Some(e) => text.push_str(&format!("{}  not available: {e}\n", s.server)),
+            Some(e) => text.push_str(&format!("{}  not available: {}\n", s.server, one(e))),
             None => text.push_str(&format!("{}  {} tools\n", s.server, s.tools.len())),
         }
         for t in &s.tools {
             match &t.detail {
-                Some(d) => text.push_str(&format!("  {}  {}: {d}\n", t.name, t.state)),
-                None => text.push_str(&format!("  {}  {}\n", t.name, t.state)),
+                Some(d) => text.push_str(&format!("  {}  {}: {}\n", one(t.name), t.state, one(d))),
+                None => text.push_str(&format!("  {}  {}\n", one(t.name), t.state)),
             }
         }
         for n in s.notes {
-            text.push_str(&format!("  note: {n}\n"));
+            text.push_str(&format!("  note: {}\n", one(n)));
         }
     }
     if lines.is_empty() {
@@ -187,13 +190,16 @@ pub fn accept(ctx: &Context, server: &str, as_json: bool) -> anyhow::Result<Exit
                 changed += 1;
                 text.push_str(&format!(
                     "accepted {} (changed: {})\n",
-                    t.name,
+                    seam_term::on_one_line(t.name.as_bytes()),
                     c.join(", ")
                 ));
             }
             ToolState::New => {
                 changed += 1;
-                text.push_str(&format!("accepted {} (new)\n", t.name));
+                text.push_str(&format!(
+                    "accepted {} (new)\n",
+                    seam_term::on_one_line(t.name.as_bytes())
+                ));
             }
             _ => {}
         }

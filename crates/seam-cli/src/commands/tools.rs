@@ -18,11 +18,15 @@ pub fn run(ctx: &Context, as_json: bool) -> anyhow::Result<Exit> {
         output::json(&specs);
         return Ok(Exit::Ok);
     }
+    // An upstream's names and descriptions are its own text: each is shown on one line.
+    let one = |t: &str| seam_term::on_one_line(t.as_bytes());
     let mut text = String::new();
     for spec in &specs {
         text.push_str(&format!(
             "{} (v{})  {}\n",
-            spec.name, spec.version, spec.description
+            one(&spec.name),
+            one(&spec.version),
+            one(&spec.description)
         ));
         let required: Vec<&str> = spec
             .input_schema
@@ -43,7 +47,12 @@ pub fn run(ctx: &Context, as_json: bool) -> anyhow::Result<Exit> {
                     "?"
                 };
                 let desc = p.get("description").and_then(Value::as_str).unwrap_or("");
-                text.push_str(&format!("    {name}{opt}: {ty}  {desc}\n"));
+                text.push_str(&format!(
+                    "    {}{opt}: {}  {}\n",
+                    one(name),
+                    one(ty),
+                    one(desc)
+                ));
             }
         }
     }

@@ -9,14 +9,30 @@
 //! capability = "allow"                      # allow | ask | deny for every tool (default allow)
 //! egress = false                            # required: does it reach the network?
 //! timeout_s = 30                            # one call, seconds (default 30, at most 300)
+//! reads_files = true                        # can it read files? (default: see below)
 //!
 //! [mcp.upstream.tools.read_text_file]       # per tool: optional
 //! capability = "allow"                      # overrides the server's
-//! paths = { path = "read" }                 # path-like params: read | write | source
+//! paths = { path = "read" }                 # top-level path params: read | write | source
+//!
+//! [mcp.upstream.params]                     # any place in a tool's params, "TOOL/PLACE"
+//! "read_note/req/file_name" = "path-read"   # path-read | path-write | path-source
+//! "search/query" = "not-a-path"             # a string that is not a path
+//! "tag_all/tags/*" = "not-a-path"           # `*`: any array item or object key
 //! ```
 //!
-//! An upstream tool whose input schema has a path-like parameter (the toolbox's own rule)
-//! without an entry in `paths` is withheld: it never enters the toolbox.
+//! A PLACE is where a value sits in the tool's params, as the segments of a JSON pointer
+//! below the root (`~1` for a `/` in a name, `~0` for a `~`), `*` standing for any array item
+//! or any key of an object; seam's messages name each place in this form.
+//!
+//! An upstream tool whose input schema has a path-like string anywhere (by its name, e.g.
+//! `path`, `file_name`, `location`, `*_dir`, or its `format`, e.g. `path`; a `uri`/`url` or
+//! `format: uri` is one when the upstream reads files) without a declaration is withheld: it
+//! never enters the toolbox. In an upstream that reads files, so is a tool with a string
+//! seam cannot classify (not path-like, not a fixed value, not a date or an address), until
+//! the config says what it is. An upstream reads files when `reads_files = true`, or, with
+//! no `reads_files`, when the config declares a path for any of its tools or any of its tools'
+//! schemas has a path-like string.
 
 use std::collections::BTreeMap;
 use std::ops::Range;
@@ -54,6 +70,29 @@ pub struct UpstreamConfig {
     pub timeout: Duration,
     /// Per-tool settings, by the upstream's own tool name.
     pub tools: BTreeMap<String, UpstreamToolConfig>,
+    /// `reads_files`: `None` when the config does not say (seam infers it).
+    pub reads_files: Option<bool>,
+    /// `[mcp.upstream.params]`: by tool, by place (segments joined by `/`), what it is.
+    pub params: BTreeMap<String, BTreeMap<String, ParamUse>>,
+}
+
+/// What a place in a tool's params is, as `[mcp.upstream.params]` declares it.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum ParamUse {
+    /// A path, with what the tool does with it.
+    Path(Access),
+    /// Not a path: the value goes to the upstream as it is.
+    NotAPath,
+}
+
+/// The name of a [`ParamUse`] in the config file.
+pub fn param_use_name(u: ParamUse) -> &'static str {
+    match u {
+        ParamUse::Path(Access::Owner(FileAccess::Read)) => "path-read",
+        ParamUse::Path(Access::Owner(FileAccess::Write)) => "path-write",
+        ParamUse::Path(Access::Source) => "path-source",
+        ParamUse::NotAPath => "not-a-path",
+    }
 }
 
 /// `[mcp.upstream.tools.NAME]`.
@@ -84,7 +123,10 @@ const UPSTREAM_KEYS: &[&str] = &[
     "egress",
     "timeout_s",
     "tools",
+    "reads_files",
+    "params",
 ];
+const PARAM_USES: &[&str] = &["path-read", "path-write", "path-source", "not-a-path"];
 const TOOL_KEYS: &[&str] = &["capability", "paths"];
 const DECISIONS: &[&str] = &["allow", "ask", "deny"];
 const ACCESSES: &[&str] = &["read", "write", "source"];
@@ -210,6 +252,8 @@ fn parse_upstream(
     let mut egress = None;
     let mut timeout = DEFAULT_UPSTREAM_TIMEOUT;
     let mut tools = BTreeMap::new();
+    let mut reads_files = None;
+    let mut params: BTreeMap<String, BTreeMap<String, ParamUse>> = BTreeMap::new();
     for (key, value) in entries_in_order(table) {
         let k: &str = key.get_ref();
         let dotted = format!("mcp.upstream.{k}");
@@ -312,6 +356,55 @@ fn parse_upstream(
                 };
                 timeout = Duration::from_secs_f64(secs);
             }
+            "reads_files" => {
+                let DeValue::Boolean(b) = value.get_ref() else {
+                    return Err(bad(format!(
+                        "bad value for \"reads_files\": expected true or false, found {}",
+                        type_name(value.get_ref())
+                    )));
+                };
+                reads_files = Some(*b);
+            }
+            "params" => {
+                let DeValue::Table(entries) = value.get_ref() else {
+                    return Err(bad(format!(
+                        "bad value for \"params\": expected a table \
+                         ([mcp.upstream.params] \"TOOL/PLACE\" = \"path-read\"), found {}",
+                        type_name(value.get_ref())
+                    )));
+                };
+                for (k, use_) in entries_in_order(entries) {
+                    let k: &str = k.get_ref();
+                    let here = |message: String| {
+                        src.error(
+                            use_.span(),
+                            Some(format!("mcp.upstream.params.{k}")),
+                            message,
+                        )
+                    };
+                    let Some((tool, place)) = k.split_once('/').filter(|(t, p)| {
+                        !t.is_empty() && !p.is_empty() && !p.split('/').any(str::is_empty)
+                    }) else {
+                        return Err(here(format!(
+                            "bad key \"{k}\" in [mcp.upstream.params]: expected \"TOOL/PLACE\", \
+                             the tool's name, then where the value is in its params \
+                             (\"read_note/req/file_name\", \"tag_all/tags/*\")"
+                        )));
+                    };
+                    let word = use_.get_ref().as_str().unwrap_or("");
+                    let parsed = parse_param_use(word).ok_or_else(|| {
+                        here(format!(
+                            "bad value for \"{k}\" in [mcp.upstream.params]: expected one of {}{}",
+                            quoted(PARAM_USES),
+                            suggestion(word, PARAM_USES)
+                        ))
+                    })?;
+                    params
+                        .entry(tool.to_owned())
+                        .or_default()
+                        .insert(place.to_owned(), parsed);
+                }
+            }
             "tools" => {
                 let DeValue::Table(per_tool) = value.get_ref() else {
                     return Err(bad(format!(
@@ -364,7 +457,19 @@ fn parse_upstream(
         egress,
         timeout,
         tools,
+        reads_files,
+        params,
     })
+}
+
+fn parse_param_use(word: &str) -> Option<ParamUse> {
+    match word {
+        "path-read" => Some(ParamUse::Path(Access::Owner(FileAccess::Read))),
+        "path-write" => Some(ParamUse::Path(Access::Owner(FileAccess::Write))),
+        "path-source" => Some(ParamUse::Path(Access::Source)),
+        "not-a-path" => Some(ParamUse::NotAPath),
+        _ => None,
+    }
 }
 
 fn parse_tool(
@@ -484,6 +589,34 @@ mod tests {
         assert_eq!(fs.timeout, Duration::from_secs(5));
         assert!(ups[1].egress);
         assert_eq!(ups[1].capability, Decision::Allow);
+        assert_eq!(fs.reads_files, None);
+    }
+
+    #[test]
+    fn params_name_a_tool_and_a_place() {
+        let c = parse(
+            "[[mcp.upstream]]\nname = \"m\"\ncommand = \"x\"\negress = false\nreads_files = true\n\
+             [mcp.upstream.params]\n\"read_model/req/file_name\" = \"path-read\"\n\
+             \"tag/tags/*\" = \"not-a-path\"\n",
+        )
+        .unwrap();
+        let m = &c.mcp.upstreams[0];
+        assert_eq!(m.reads_files, Some(true));
+        assert_eq!(
+            m.params["read_model"]["req/file_name"],
+            ParamUse::Path(Access::Owner(FileAccess::Read))
+        );
+        assert_eq!(m.params["tag"]["tags/*"], ParamUse::NotAPath);
+        let err = |t: &str| parse(t).unwrap_err().to_string();
+        let head = "[[mcp.upstream]]\nname = \"m\"\ncommand = \"x\"\negress = false\n";
+        let e = err(&format!(
+            "{head}[mcp.upstream.params]\n\"read_model\" = \"path-read\"\n"
+        ));
+        assert!(e.contains("TOOL/PLACE"), "{e}");
+        let e = err(&format!(
+            "{head}[mcp.upstream.params]\n\"t/a\" = \"path\"\n"
+        ));
+        assert!(e.contains("not-a-path"), "{e}");
     }
 
     #[test]

@@ -16,9 +16,16 @@
 //! - every declared path parameter is replaced by the real path the toolbox admitted, so the
 //!   upstream opens the file seam decided about, not the name the model wrote.
 //!
-//! A tool whose schema has a path-like parameter without an access declaration is withheld:
-//! it fails the toolbox's own check (`check_decl`), never enters the toolbox, and the report
-//! says why. Every upstream tool taints the turn (its result is content from outside);
+//! A tool whose schema has a path-like string anywhere (found by the toolbox's one schema
+//! walk: through every combinator and `$ref`) without a declaration is withheld: it fails the
+//! toolbox's own check (`check_decl`), never enters the toolbox, and the report says why. In
+//! an upstream that reads files (see [`config`](super::config)), so is a tool with a string
+//! the walk cannot classify, until `[mcp.upstream.params]` says what it is. A `file:` URI is
+//! admitted as the path it names; in a tool that reads files, any other URI is refused.
+//!
+//! An upstream's tool names are its own text: a name that is not 1 to 64 of `A-Z a-z 0-9 _ . -`
+//! (not starting with `.`), or that makes a governed name a built-in tool (or an earlier tool
+//! of the same server) has, is refused for that tool only, and the report says why. Every upstream tool taints the turn (its result is content from outside);
 //! an upstream declared `egress = true` is closed in a tainted turn, like `web.search`.
 //!
 //! Confinement: an upstream runs with an empty environment (PATH, HOME, the locale, and the
@@ -42,10 +49,13 @@ use seam_policy::{Capability, Decision, FileAccess};
 use seam_protocol::RefusalCode;
 use serde_json::Value;
 
-use super::config::{McpConfig, UpstreamConfig};
+use super::config::{McpConfig, ParamUse, UpstreamConfig};
 use super::fingerprint::{AcceptedDefinitions, DefinitionStatus, FingerprintError, ToolDefinition};
+pub use crate::toolbox::schema_walk::SchemaError;
+use crate::toolbox::schema_walk::{self, LeafKind, location_text, parse_location};
 use crate::toolbox::{
-    Admitted, GateError, GovernedTool, PathParam, ToolCall, ToolDecl, ToolFailure, check_decl,
+    Admitted, BUILTIN_TOOL_NAMES, GateError, GovernedTool, PathParam, ToolCall, ToolDecl,
+    ToolFailure, check_decl_with,
 };
 
 /// How long starting one upstream (spawn, initialize, list tools) may take.
@@ -450,35 +460,60 @@ fn one_line(description: Option<&str>) -> String {
 
 /// `schema` with `additionalProperties: false` on every object schema, as the toolbox
 /// requires: a parameter the upstream would take but did not declare is refused by seam.
-pub fn close_schema(schema: &mut Value) {
-    let Some(obj) = schema.as_object_mut() else {
-        return;
-    };
-    let is_object =
-        obj.get("type").and_then(Value::as_str) == Some("object") || obj.contains_key("properties");
-    if is_object {
-        obj.insert("additionalProperties".into(), Value::Bool(false));
+/// (The toolbox's one schema walk: every combinator, `$defs` and `$ref`.)
+pub fn close_schema(schema: &mut Value) -> Result<(), SchemaError> {
+    schema_walk::close_schema(schema)
+}
+
+/// The most bytes an upstream's tool name may have.
+pub const MAX_TOOL_NAME: usize = 64;
+
+/// An upstream's tool name: 1 to 64 of `A-Z a-z 0-9 _ . -`, not starting with a dot.
+pub fn check_tool_name(name: &str) -> Result<(), String> {
+    if name.is_empty() {
+        return Err("the name is empty".to_owned());
     }
-    if let Some(Value::Object(props)) = obj.get_mut("properties") {
-        for v in props.values_mut() {
-            close_schema(v);
-        }
+    if name.len() > MAX_TOOL_NAME {
+        return Err(format!(
+            "the name is {} bytes long, more than the {MAX_TOOL_NAME} a tool name may have",
+            name.len()
+        ));
     }
-    for key in ["items", "not"] {
-        if let Some(v) = obj.get_mut(key) {
-            close_schema(v);
-        }
+    if let Some(c) = name
+        .chars()
+        .find(|c| !(c.is_ascii_alphanumeric() || matches!(c, '_' | '.' | '-')))
+    {
+        return Err(format!(
+            "the name has the character {:?}; a tool name is made of A-Z, a-z, 0-9, '_', '.' \
+             and '-'",
+            c
+        ));
     }
-    for key in ["anyOf", "oneOf", "allOf", "prefixItems"] {
-        if let Some(Value::Array(items)) = obj.get_mut(key) {
-            items.iter_mut().for_each(close_schema);
-        }
+    if name.starts_with('.') {
+        return Err("the name starts with '.'".to_owned());
     }
-    for key in ["$defs", "definitions"] {
-        if let Some(Value::Object(defs)) = obj.get_mut(key) {
-            defs.values_mut().for_each(close_schema);
-        }
+    Ok(())
+}
+
+/// Does this upstream read files? Its config says, or: a path declared for any of its tools,
+/// or a path-like string in any of its tools' schemas.
+fn reads_files(cfg: &UpstreamConfig, defs: &[ToolDefinition]) -> bool {
+    if let Some(said) = cfg.reads_files {
+        return said;
     }
+    let declared = cfg.tools.values().any(|t| !t.paths.is_empty())
+        || cfg
+            .params
+            .values()
+            .flat_map(|m| m.values())
+            .any(|u| matches!(u, ParamUse::Path(_)));
+    declared
+        || defs.iter().any(|d| {
+            schema_walk::leaves(&d.input_schema)
+                .map(|ls| ls.iter().any(|l| l.kind == LeafKind::Path))
+                // a schema seam cannot walk: count it as one that may name files
+                .unwrap_or(true)
+        })
 }
 
 /// Compares `defs` with the accepted ones and makes the governed tools.
@@ -514,11 +549,39 @@ fn govern(
             ));
         }
     }
+    let files = reads_files(cfg, &defs);
+    let mut taken: Vec<String> = Vec::new();
     for def in defs {
         let governed = format!("{}.{}", cfg.name, def.name);
+        let refused_name = check_tool_name(&def.name)
+            .err()
+            .or_else(|| {
+                BUILTIN_TOOL_NAMES.contains(&governed.as_str()).then(|| {
+                    format!(
+                        "its governed name {governed} is the name of a built-in tool; the \
+                         built-in keeps it"
+                    )
+                })
+            })
+            .or_else(|| {
+                taken.contains(&governed).then(|| {
+                    format!(
+                        "{:?} lists two tools named {governed}; the first keeps the name",
+                        cfg.name
+                    )
+                })
+            });
+        if let Some(why) = refused_name {
+            report.tools.push(ToolReport {
+                name: governed,
+                state: ToolState::Withheld(format!("its name is refused: {why}")),
+            });
+            continue;
+        }
+        taken.push(governed.clone());
         let status = accepted.status(&def);
         let (tool, state) = match status {
-            DefinitionStatus::Accepted => match governed_tool(cfg, &server, &def) {
+            DefinitionStatus::Accepted => match governed_tool(cfg, &server, &def, files) {
                 Ok(t) => (Some(t), ToolState::Governed),
                 Err(why) => (None, ToolState::Withheld(why)),
             },
@@ -557,17 +620,80 @@ fn governed_tool(
     cfg: &UpstreamConfig,
     server: &Arc<UpstreamServer>,
     def: &ToolDefinition,
+    reads_files: bool,
 ) -> Result<UpstreamTool, String> {
     let mut schema = def.input_schema.clone();
-    close_schema(&mut schema);
-    let declared = cfg.tools.get(&def.name).map(|t| &t.paths);
-    let paths: Vec<PathParam> = declared
-        .into_iter()
-        .flatten()
-        .map(|(field, access)| PathParam {
-            field: leak(field.clone()),
-            access: *access,
+    close_schema(&mut schema).map_err(|e| format!("its input schema cannot be governed: {e}"))?;
+    // What the config says of each place: `tools.X.paths` (top-level) and `params` ("X/PLACE").
+    let mut declared: BTreeMap<Vec<String>, ParamUse> = BTreeMap::new();
+    if let Some(t) = cfg.tools.get(&def.name) {
+        for (field, access) in &t.paths {
+            declared.insert(vec![field.clone()], ParamUse::Path(*access));
+        }
+    }
+    if let Some(places) = cfg.params.get(&def.name) {
+        for (place, u) in places {
+            declared.insert(parse_location(place), *u);
+        }
+    }
+    let mut leaves = schema_walk::leaves(&schema)
+        .map_err(|e| format!("its input schema cannot be governed: {e}"))?;
+    // A path-like place is named first: it is the one most worth the operator's word.
+    leaves.sort_by_key(|l| l.kind);
+    let mut implicit_uris = Vec::new();
+    for leaf in &leaves {
+        let covered = declared.keys().any(|d| {
+            d.len() <= leaf.location.len() && d.iter().zip(&leaf.location).all(|(a, b)| a == b)
+        });
+        if covered {
+            continue;
+        }
+        let place = location_text(&leaf.location);
+        let key = format!("\"{}/{place}\"", def.name);
+        let (what, suggested) = match (leaf.kind, reads_files) {
+            (LeafKind::Path, _) => ("looks like a path", "\"path-read\""),
+            (LeafKind::Uri, true) => (
+                "is a URI (a file: one names a path) and the upstream reads files",
+                "\"path-read\"",
+            ),
+            (LeafKind::Uri, false) => {
+                // An upstream that reads no files: a file: URI here is still admitted (read)
+                // first, and any other URI goes through as it is.
+                implicit_uris.push(place);
+                continue;
+            }
+            (LeafKind::Unclassified, true) => (
+                "is a string seam cannot classify (it may name a file) and the upstream reads \
+                 files",
+                "\"not-a-path\"",
+            ),
+            (LeafKind::Unclassified, false) => continue,
+        };
+        return Err(format!(
+            "its parameter at /{place} {what}, and the config says nothing of it: add \
+             [mcp.upstream.params] {key} = {suggested} (one of \"path-read\", \"path-write\", \
+             \"path-source\", \"not-a-path\") to [[mcp.upstream]] {:?}",
+            cfg.name
+        ));
+    }
+    let mut paths: Vec<PathParam> = declared
+        .iter()
+        .filter_map(|(place, u)| match u {
+            ParamUse::Path(access) => Some(PathParam {
+                field: leak(location_text(place)),
+                access: *access,
+            }),
+            ParamUse::NotAPath => None,
         })
+        .collect();
+    paths.extend(implicit_uris.into_iter().map(|place| PathParam {
+        field: leak(place),
+        access: seam_policy::Access::Owner(FileAccess::Read),
+    }));
+    let not_paths: Vec<String> = declared
+        .iter()
+        .filter(|(_, u)| **u == ParamUse::NotAPath)
+        .map(|(place, _)| location_text(place))
         .collect();
     let writes = paths
         .iter()
@@ -583,15 +709,14 @@ fn governed_tool(
         taints: true,
         egress: cfg.egress,
     };
-    match check_decl(&decl) {
+    match check_decl_with(&decl, &not_paths) {
         Ok(()) => {}
         Err(GateError::UndeclaredPath { field, .. }) => {
             return Err(format!(
-                "its parameter {field:?} looks like a path and the config declares no access \
-                 for it: add [mcp.upstream.tools.{}] paths = {{ {} = \"read\" }} (or \
-                 \"write\", \"source\")",
-                def.name,
-                field.split('/').next().unwrap_or(&field)
+                "its parameter at /{field} looks like a path and the config declares no access \
+                 for it: add [mcp.upstream.params] \"{}/{field}\" = \"path-read\" (or \
+                 \"path-write\", \"path-source\", \"not-a-path\")",
+                def.name
             ));
         }
         Err(e) => return Err(e.to_string()),
@@ -605,6 +730,8 @@ fn governed_tool(
         decision: cfg.decision_for(&def.name),
         pending: None,
         server: server.clone(),
+        not_paths,
+        reads_files,
     })
 }
 
@@ -641,6 +768,8 @@ fn pending_tool(
         decision: Decision::Deny,
         pending: Some(pending),
         server: server.clone(),
+        not_paths: Vec::new(),
+        reads_files: true,
     }
 }
 
@@ -666,6 +795,10 @@ pub struct UpstreamTool {
     decision: Decision,
     pending: Option<Pending>,
     server: Arc<UpstreamServer>,
+    /// Places the config declares are not paths.
+    not_paths: Vec<String>,
+    /// The upstream reads files: no `file:` URI reaches it except one seam admitted.
+    reads_files: bool,
 }
 
 impl UpstreamTool {
@@ -678,6 +811,14 @@ impl UpstreamTool {
 impl GovernedTool for UpstreamTool {
     fn decl(&self) -> &ToolDecl {
         &self.decl
+    }
+
+    fn not_paths(&self) -> &[String] {
+        &self.not_paths
+    }
+
+    fn takes_non_file_uris(&self) -> bool {
+        !self.reads_files
     }
 
     fn run(&self, mut call: ToolCall) -> Result<Value, ToolFailure> {
@@ -731,27 +872,44 @@ impl GovernedTool for UpstreamTool {
                 ));
             }
         }
-        let mut args = match call.params() {
-            Value::Object(m) => m.clone(),
+        let mut args = call.params().clone();
+        let admitted = call.take_all_admitted();
+        // No file: URI reaches an upstream that reads files unless seam admitted it.
+        if self.reads_files
+            && let Some(place) = file_uri_outside(&args, &admitted)
+        {
+            return Err(ToolFailure::new(
+                RefusalCode::InvalidPath,
+                format!(
+                    "{} holds a file: URI at /{place}, a place declared not to be a path; \
+                     {server:?} reads files, so it gets no file: URI seam did not admit",
+                    self.decl.name
+                ),
+            ));
+        }
+        // The upstream gets the real path seam admitted, never the name the caller wrote.
+        for (place, a) in admitted {
+            let real: PathBuf = match a {
+                Admitted::ReadFile(f) => f.real,
+                Admitted::WritePath(a) | Admitted::Directory(a) => a.real,
+            };
+            let text = if call.was_file_uri(&place) {
+                url::Url::from_file_path(&real).ok().map(String::from)
+            } else {
+                real.to_str().map(str::to_owned)
+            };
+            let Some(text) = text else {
+                return Err(ToolFailure::new(
+                    RefusalCode::InvalidPath,
+                    format!("/{place} of {} is not UTF-8", self.decl.name),
+                ));
+            };
+            set_at(&mut args, &parse_location(&place), Value::String(text));
+        }
+        let args = match args {
+            Value::Object(m) => m,
             _ => JsonObject::new(),
         };
-        // The upstream gets the real path seam admitted, never the name the caller wrote.
-        for p in &self.decl.paths {
-            let real: Option<PathBuf> = match call.take_admitted(p.field) {
-                Some(Admitted::ReadFile(f)) => Some(f.real),
-                Some(Admitted::WritePath(a)) | Some(Admitted::Directory(a)) => Some(a.real),
-                None => None,
-            };
-            if let Some(real) = real {
-                let Some(text) = real.to_str() else {
-                    return Err(ToolFailure::new(
-                        RefusalCode::InvalidPath,
-                        format!("{} of {} is not UTF-8", p.field, self.decl.name),
-                    ));
-                };
-                args.insert(p.field.to_owned(), Value::String(text.to_owned()));
-            }
-        }
         let result = self
             .server
             .call(&self.upstream_name, args)
@@ -778,6 +936,51 @@ impl GovernedTool for UpstreamTool {
             out.insert("structured_content".into(), s);
         }
         Ok(Value::Object(out))
+    }
+}
+
+/// The first place in `args` (not one of `admitted`) holding a `file:` URI.
+fn file_uri_outside(args: &Value, admitted: &[(String, Admitted)]) -> Option<String> {
+    fn go(v: &Value, at: &mut Vec<String>, admitted: &[(String, Admitted)]) -> Option<String> {
+        match v {
+            Value::String(s) => {
+                let scheme = s.split_once(':').map(|(a, _)| a);
+                let place = location_text(at);
+                (scheme.is_some_and(|a| a.eq_ignore_ascii_case("file"))
+                    && !admitted.iter().any(|(p, _)| *p == place))
+                .then_some(place)
+            }
+            Value::Array(items) => items.iter().enumerate().find_map(|(i, v)| {
+                at.push(i.to_string());
+                let r = go(v, at, admitted);
+                at.pop();
+                r
+            }),
+            Value::Object(m) => m.iter().find_map(|(k, v)| {
+                at.push(k.clone());
+                let r = go(v, at, admitted);
+                at.pop();
+                r
+            }),
+            _ => None,
+        }
+    }
+    go(args, &mut Vec::new(), admitted)
+}
+
+/// Puts `new` at `place` in `value` (a place the toolbox found a string at).
+fn set_at(value: &mut Value, place: &[String], new: Value) {
+    let Some((first, rest)) = place.split_first() else {
+        *value = new;
+        return;
+    };
+    let next = match value {
+        Value::Object(m) => m.get_mut(first),
+        Value::Array(items) => first.parse::<usize>().ok().and_then(|i| items.get_mut(i)),
+        _ => None,
+    };
+    if let Some(v) = next {
+        set_at(v, rest, new);
     }
 }
 
@@ -810,7 +1013,7 @@ mod tests {
             "c":{"type":"array","items":{"type":"object","properties":{}}},
             "d":{"anyOf":[{"type":"object"},{"type":"null"}]}},
             "$defs":{"x":{"type":"object"}}});
-        close_schema(&mut s);
+        close_schema(&mut s).unwrap();
         assert_eq!(s["additionalProperties"], json!(false));
         assert_eq!(s["properties"]["a"]["additionalProperties"], json!(false));
         assert_eq!(
