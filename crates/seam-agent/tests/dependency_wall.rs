@@ -102,3 +102,59 @@ fn the_agent_reaches_no_crate_that_touches_the_world() {
         assert!(cli.contains(f), "the check would not see {f}");
     }
 }
+
+/// `seam-memory` holds the gate's stores (the operator's notes, the codebase index with the
+/// raw text of other repositories) and the agent's own build records. The agent-side crates
+/// may use exactly this of it: `MemoryHome::new(home).agent_builds()` (the build records in
+/// the agent's own directory, `agent/builds.sqlite`), the record types `NewBuildRecord`,
+/// `RunKind`, `MemoryError`, and `seam_memory::time`. Nothing that opens the gate's stores,
+/// which the agent's walls no longer grant.
+#[test]
+fn the_agent_side_uses_only_its_own_build_records_of_seam_memory() {
+    const GATE_STORES: [&str; 9] = [
+        "CodebaseIndex",
+        "OperatorNotes",
+        "existing_codebase",
+        "existing_notes",
+        "existing_builds(",
+        "codebase_path",
+        "notes_path",
+        "builds_path",
+        "MemoryHome::dir",
+    ];
+    let root = std::path::Path::new(env!("CARGO_MANIFEST_DIR")).join("..");
+    let mut seen_memory_home = 0;
+    for krate in ["seam-agent", "seam-action", "seam-local"] {
+        let mut stack = vec![root.join(krate).join("src")];
+        while let Some(dir) = stack.pop() {
+            for e in std::fs::read_dir(&dir).unwrap().flatten() {
+                let p = e.path();
+                if p.is_dir() {
+                    stack.push(p);
+                    continue;
+                }
+                if p.extension().is_none_or(|x| x != "rs") {
+                    continue;
+                }
+                let text = std::fs::read_to_string(&p).unwrap();
+                for bad in GATE_STORES {
+                    assert!(!text.contains(bad), "{} uses {bad}", p.display());
+                }
+                let mut rest = text.as_str();
+                while let Some(at) = rest.find("MemoryHome::new(") {
+                    let tail = &rest[at..];
+                    let stmt = &tail[..tail.find(';').unwrap_or(tail.len())];
+                    assert!(
+                        stmt.contains(".agent_builds()") && !stmt.contains(".builds()"),
+                        "{}: a MemoryHome used for something else than the agent's own build \
+                         records: {stmt}",
+                        p.display()
+                    );
+                    seen_memory_home += 1;
+                    rest = &tail[1..];
+                }
+            }
+        }
+    }
+    assert!(seen_memory_home > 0, "the check would not see a use");
+}

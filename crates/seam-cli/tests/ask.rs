@@ -344,6 +344,12 @@ fn without_constraint_no_schema_is_sent() {
 #[test]
 fn a_code_change_by_the_builder_reaches_the_return_queue() {
     let owner = owner_with_notes();
+    // Nearly every developer has one; the agent's walls deny git that file, so the
+    // agent's git must not read it (it once made every builder call fail).
+    owner.write(
+        ".gitconfig",
+        b"[user]\n\tname = Owner\n\temail = owner@example.invalid\n[core]\n\tpager = less\n",
+    );
     let git = |args: &[&str]| {
         let out = std::process::Command::new("git")
             .args([
@@ -397,4 +403,23 @@ fn a_code_change_by_the_builder_reaches_the_return_queue() {
     assert_eq!(items.len(), 1, "{items:?}");
     assert_eq!(items[0]["kind"], "branch");
     assert_eq!(items[0]["status"], "pending");
+    // The branch lives in seam's staging, not in the operator's repository.
+    assert_eq!(git(&["branch", "--list", "seam/*"]), "");
+    let config_before = std::fs::read(owner.workspace.join(".git/config")).unwrap();
+    let id = items[0]["id"].to_string();
+    let out = owner.seam().args(["queue", "approve", &id]).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert_ne!(git(&["rev-parse", "HEAD"]), before, "approve fast-forwarded main");
+    assert_eq!(
+        std::fs::read_to_string(owner.workspace.join("TODO.md")).unwrap(),
+        "- bring the blue folder\n"
+    );
+    assert_eq!(
+        std::fs::read(owner.workspace.join(".git/config")).unwrap(),
+        config_before
+    );
 }

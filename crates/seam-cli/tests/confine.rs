@@ -391,3 +391,68 @@ fn the_confined_agent_sends_no_udp_no_signal_and_runs_nothing_through_the_loader
     let l = attempt(&report, "exec-via-loader", "/usr/bin/id");
     assert_eq!(l["denied"], true, "{l}");
 }
+
+/// Finding 1 of the security review, from inside the agent's real walls: the agent holds
+/// no handle on the operator's `.git` (it once planted a filter in `.git/config` and
+/// `.git/info/attributes` that the operator's approve then ran, and a pre-commit hook), nor
+/// on the repository's working tree; it reads only the object store its staging repository
+/// borrows.
+#[test]
+fn the_confined_agent_cannot_touch_the_operators_git_directory() {
+    let owner = Owner::new();
+    let repo = &owner.workspace;
+    owner.write("project/README.md", b"hello\n");
+    let git = |args: &[&str]| {
+        let out = std::process::Command::new("git")
+            .args(["-c", "user.name=O", "-c", "user.email=o@example.invalid"])
+            .args(args)
+            .current_dir(repo)
+            .env("HOME", &owner.home)
+            .output()
+            .unwrap();
+        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    };
+    git(&["init", "-q", "-b", "main"]);
+    git(&["add", "README.md"]);
+    git(&["commit", "-q", "-m", "one"]);
+    let blob = git(&["rev-parse", "HEAD:README.md"]);
+    let object = repo.join(".git/objects").join(&blob[..2]).join(&blob[2..]);
+    assert!(object.exists());
+    let dot_git = repo.join(".git");
+    let config = dot_git.join("config");
+    let before = std::fs::read(&config).unwrap();
+    let out = owner
+        .seam()
+        .arg("__agent-attack")
+        .arg("--repo")
+        .arg(repo)
+        .arg("--write")
+        .arg(&config)
+        .arg("--write")
+        .arg(dot_git.join("hooks/pre-commit"))
+        .arg("--write")
+        .arg(dot_git.join("info/attributes"))
+        .arg("--write")
+        .arg(dot_git.join("seam-filter"))
+        .arg("--read")
+        .arg(&config)
+        .arg("--read")
+        .arg(repo.join("README.md"))
+        .arg("--read")
+        .arg(&object)
+        .output()
+        .unwrap();
+    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["confinement"]["filesystem"], true, "{report}");
+    for w in ["config", "hooks/pre-commit", "info/attributes", "seam-filter"] {
+        denied_by_the_kernel(&report, "write", dot_git.join(w).to_str().unwrap());
+    }
+    denied_by_the_kernel(&report, "read", config.to_str().unwrap());
+    denied_by_the_kernel(&report, "read", repo.join("README.md").to_str().unwrap());
+    allowed(&report, "read", object.to_str().unwrap());
+    assert_eq!(std::fs::read(&config).unwrap(), before);
+    assert!(!dot_git.join("hooks/pre-commit").exists());
+    assert!(!dot_git.join("seam-filter").exists());
+}
