@@ -354,7 +354,7 @@ fn nothing_indexed_is_said_and_nothing_is_created() {
 #[test]
 fn memory_build_summaries_search_get() {
     let s = setup(false);
-    let mut builds = s.memory.builds().unwrap();
+    let mut builds = s.memory.agent_builds().unwrap();
     for (i, summary) in ["ok", "E0425 cannot find value", "ok"].iter().enumerate() {
         builds
             .record(
