@@ -41,6 +41,16 @@
 //!   row), and only then kept and the target fast-forwarded; `reject` removes
 //!   the worktree directory without following links.
 //!
+//! `builder append` and `builder replace` are the edits a small model can
+//! write where it cannot reproduce a whole file or a diff: they read the file
+//! as it is on the branch (walked like a write, never through a link; UTF-8
+//! text only; at most `max_file_bytes`, before and after), change it in
+//! memory (text added on lines of its own; one exact snippet, found once, for
+//! another), keep the file's own line endings, and write and commit it like
+//! `write`. A missing file is made by `append` and refused by `replace`.
+//! When a call is read otherwise than written (`content` as append's text, an
+//! LF snippet in a CRLF file), the answer's `note` says so.
+//!
 //! The agent's git reads neither the owner's `~/.gitconfig` nor the system's
 //! config (the walls deny them, and git would die on the refusal), and takes
 //! the builder's identity. Paths are relative to the repository, checked by
@@ -415,7 +425,13 @@ impl LocalTools {
                 let path = required(params, "path", "for append")?;
                 // `content` is what write takes: read it as the text.
                 let text = match (str_param(params, "text"), str_param(params, "content")) {
-                    (Some(t), _) => t,
+                    (Some(t), Some(_)) => {
+                        notes.push(
+                            "params.content is not used by append: it adds params.text".to_owned(),
+                        );
+                        t
+                    }
+                    (Some(t), None) => t,
                     (None, Some(c)) => {
                         notes.push("read params.content as the text to append".to_owned());
                         c

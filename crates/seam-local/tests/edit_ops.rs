@@ -114,6 +114,22 @@ fn append_reads_content_as_the_text_and_says_so() {
     );
     assert_eq!(out["note"], "read params.content as the text to append");
     assert_eq!(staged_file(&tools, "a3", "README.md"), b"hello\nmore\n");
+    let out = ok(
+        &tools,
+        "a3",
+        json!({"op": "append", "path": "README.md", "text": "last", "content": "ignored"}),
+    );
+    assert!(
+        out["note"]
+            .as_str()
+            .unwrap()
+            .contains("params.content is not used"),
+        "{out}"
+    );
+    assert_eq!(
+        staged_file(&tools, "a3", "README.md"),
+        b"hello\nmore\nlast\n"
+    );
     // Neither: named, and no branch made for it.
     let e = refused(&tools, "a3b", json!({"op": "append", "path": "README.md"}));
     assert_eq!(e.code, "invalid_params");
@@ -341,7 +357,7 @@ fn edits_pass_the_same_path_walls_as_write() {
     for (path, code) in [
         ("../escape.txt", "invalid_path"),
         ("src/../../escape.txt", "invalid_path"),
-        ("/tmp/escape.txt", "invalid_path"),
+        ("/abs/escape.txt", "invalid_path"),
         (".git/config", "invalid_path"),
         (".env", "not_allowed"),
         (".github/workflows/ci.yml", "not_allowed"),
