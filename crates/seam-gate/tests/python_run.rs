@@ -453,3 +453,76 @@ fn more_files_or_bytes_than_the_limits_are_refused_naming_them() {
     }
     assert!(!tb.is_tainted("t"), "a refused call shows nothing");
 }
+
+#[test]
+fn the_files_are_found_in_every_form_of_string_literal() {
+    let o = Owner::new();
+    for name in ["r", "b", "t", "f", "p", "d", "c", "i"] {
+        o.write(&format!("ws/data/{name}.txt"), name.as_bytes());
+    }
+    let tb = o.toolbox();
+    let code = r#"from pathlib import Path
+x = 'i'
+parts = [
+    open(r'data/r.txt').read(),
+    open(b'data/b.txt').read(),
+    open("""data/t.txt""").read(),
+    open(f'data/f.txt').read(),
+    Path("data/p.txt").read_text(),
+    open('data/\x64.txt').read(),
+]
+# open('data/c.txt')
+try:
+    open(f'data/{x}.txt')
+except OSError:
+    parts.append('-')
+print(''.join(parts))
+"#;
+    let env = ran(call(&tb, json!({ "code": code })));
+    assert_eq!(env.output["stdout"], "rbtfpd-\n", "{}", env.output);
+    let mut names: Vec<&str> = env.output["owner_files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["inside"].as_str().unwrap())
+        .collect();
+    names.sort_unstable();
+    assert_eq!(
+        names,
+        ["b", "d", "f", "p", "r", "t"].map(|n| format!("/scratch/data/{n}.txt"))
+    );
+}
+
+#[test]
+fn an_unsandboxed_run_is_shown_the_same_files_in_its_working_directory() {
+    let o = Owner::new();
+    o.write("ws/data/runs.csv", CSV.as_bytes());
+    let p = {
+        let env = PolicyEnv {
+            owner_home: o.home(),
+            seam_home: o.dir.path().join("seam"),
+            workspace_root: o.ws(),
+        };
+        Arc::new(
+            Policy::from_toml_str(
+                "[capabilities]\n\"python.run\" = \"allow-unsandboxed\"\n",
+                Path::new("p.toml"),
+                env,
+            )
+            .unwrap(),
+        )
+    };
+    let tb = toolbox_with(
+        Arc::clone(&p),
+        PythonRun::with_sandbox(&p, sandbox_without_landlock()),
+    );
+    let code = "import csv, os\n\
+                print(sum(float(r['amount']) for r in csv.DictReader(open('data/runs.csv'))))\n\
+                print(oct(os.stat('data/runs.csv').st_mode & 0o777))";
+    let Answer::Envelope(env) = call(&tb, json!({ "code": code })) else {
+        panic!("refused")
+    };
+    assert_eq!(env.output["sandboxed"], false);
+    assert_eq!(env.output["stdout"], "6.75\n0o444\n", "{}", env.output);
+    assert!(env.tainted);
+}

@@ -72,6 +72,8 @@ const MAX_STDIN: u64 = 1 << 20;
 const MAX_OWNER_FILES: usize = seam_sandbox::MAX_READ_ONLY_FILES;
 /// Most bytes of the owner's files one run is shown, in all.
 const MAX_OWNER_BYTES: u64 = seam_sandbox::MAX_READ_ONLY_BYTES;
+/// Most names of the code that path admission is asked about (each is a lookup).
+const MAX_NAMES_ASKED: usize = 256;
 
 #[derive(Debug)]
 pub struct PythonRun {
@@ -298,10 +300,19 @@ fn owner_files(
     let mut owner = OwnerFiles::default();
     let mut total: u64 = 0;
     let mut targets: Vec<String> = Vec::new();
+    let mut asked = 0;
     for lit in literals::string_literals(code) {
         if !looks_like_a_file(&lit) {
             continue;
         }
+        if asked == MAX_NAMES_ASKED {
+            owner.notes.push(format!(
+                "only the first {MAX_NAMES_ASKED} file names of the code were looked up; \
+                 {lit} and those after it were not made available"
+            ));
+            break;
+        }
+        asked += 1;
         // In the sandbox `~` is its home, the working directory.
         let inside_name = lit.strip_prefix("~/").unwrap_or(&lit);
         // A scratch file of the call is what the code means by that name.
