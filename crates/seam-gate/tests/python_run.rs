@@ -272,13 +272,13 @@ fn only_a_call_given_an_owner_file_taints_the_turn() {
     o.write("ws/amount", b"not a name the scan asks about");
     let tb = o.toolbox();
     // literals that are no file names, and a scratch file that shadows an owner file
-    let code = "print('%.2f' % 2, 'amount', open('data.csv').read(), 'n/a')";
+    let code = "print('%.2f' % 2, 'amount', open('data.csv').read(), 'n/a', 'x/../data.csv')";
     let env = ran(call(
         &tb,
         json!({"code": code, "scratch_files": [{"name": "data.csv", "text": "the model's"}]}),
     ));
     assert_eq!(
-        env.output["stdout"], "2.00 amount the model's n/a\n",
+        env.output["stdout"], "2.00 amount the model's n/a x/../data.csv\n",
         "{}",
         env.output
     );

@@ -315,11 +315,6 @@ fn owner_files(
         asked += 1;
         // In the sandbox `~` is its home, the working directory.
         let inside_name = lit.strip_prefix("~/").unwrap_or(&lit);
-        // A scratch file of the call is what the code means by that name.
-        let in_scratch = inside_name.strip_prefix("./").unwrap_or(inside_name);
-        if scratch.iter().any(|f| f.name == in_scratch) {
-            continue;
-        }
         let inside = match sandbox.read_only_target(inside_name) {
             Ok(inside) => inside,
             Err(why) => {
@@ -329,7 +324,9 @@ fn owner_files(
                 continue;
             }
         };
-        if targets.contains(&inside) {
+        // A scratch file of the call is what the code means by a name that leads there.
+        let shadowed = |f: &ScratchFile| inside.strip_prefix("/scratch/") == Some(&f.name);
+        if targets.contains(&inside) || scratch.iter().any(shadowed) {
             continue;
         }
         let admitted = match call.open_owner_file(OsStr::new(&lit)) {
