@@ -407,13 +407,21 @@ fn a_code_change_by_the_builder_reaches_the_return_queue() {
     assert_eq!(git(&["branch", "--list", "seam/*"]), "");
     let config_before = std::fs::read(owner.workspace.join(".git/config")).unwrap();
     let id = items[0]["id"].to_string();
-    let out = owner.seam().args(["queue", "approve", &id]).output().unwrap();
+    let out = owner
+        .seam()
+        .args(["queue", "approve", &id])
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_ne!(git(&["rev-parse", "HEAD"]), before, "approve fast-forwarded main");
+    assert_ne!(
+        git(&["rev-parse", "HEAD"]),
+        before,
+        "approve fast-forwarded main"
+    );
     assert_eq!(
         std::fs::read_to_string(owner.workspace.join("TODO.md")).unwrap(),
         "- bring the blue folder\n"

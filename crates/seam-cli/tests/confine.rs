@@ -410,7 +410,11 @@ fn the_confined_agent_cannot_touch_the_operators_git_directory() {
             .env("HOME", &owner.home)
             .output()
             .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
         String::from_utf8_lossy(&out.stdout).trim().to_owned()
     };
     git(&["init", "-q", "-b", "main"]);
@@ -443,10 +447,19 @@ fn the_confined_agent_cannot_touch_the_operators_git_directory() {
         .arg(&object)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["confinement"]["filesystem"], true, "{report}");
-    for w in ["config", "hooks/pre-commit", "info/attributes", "seam-filter"] {
+    for w in [
+        "config",
+        "hooks/pre-commit",
+        "info/attributes",
+        "seam-filter",
+    ] {
         denied_by_the_kernel(&report, "write", dot_git.join(w).to_str().unwrap());
     }
     denied_by_the_kernel(&report, "read", config.to_str().unwrap());
