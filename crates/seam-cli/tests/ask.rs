@@ -350,26 +350,7 @@ fn a_code_change_by_the_builder_reaches_the_return_queue() {
         ".gitconfig",
         b"[user]\n\tname = Owner\n\temail = owner@example.invalid\n[core]\n\tpager = less\n",
     );
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args([
-                "-c",
-                "user.name=Owner",
-                "-c",
-                "user.email=owner@example.invalid",
-            ])
-            .args(args)
-            .current_dir(&owner.workspace)
-            .env("HOME", &owner.home)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    };
+    let git = |args: &[&str]| owner.git(args);
     git(&["init", "-q", "-b", "main"]);
     git(&["add", "notes.md"]);
     git(&["commit", "-q", "-m", "notes"]);
