@@ -848,12 +848,6 @@ fn uri_places(decl: &ToolDecl) -> Result<Vec<Vec<String>>, GateError> {
         .collect())
 }
 
-/// Names that mark a parameter as a path: such a parameter must declare its access.
-#[cfg(test)]
-pub(crate) fn is_path_like(name: &str) -> bool {
-    schema_walk::name_kind(name).is_some()
-}
-
 /// The toolbox's own rules for a declaration.
 #[cfg(test)]
 pub(crate) fn check_decl(decl: &ToolDecl) -> Result<(), GateError> {
@@ -1064,23 +1058,5 @@ mod tests {
             check_decl(&nowhere),
             Err(GateError::BadSchema { .. })
         ));
-    }
-
-    #[test]
-    fn path_like_names() {
-        for n in [
-            "path",
-            "file",
-            "dir",
-            "out_path",
-            "config_file",
-            "workdir",
-            "filepath",
-        ] {
-            assert!(is_path_like(n), "{n}");
-        }
-        for n in ["query", "offset", "limit", "code", "name"] {
-            assert!(!is_path_like(n), "{n}");
-        }
     }
 }
