@@ -127,7 +127,7 @@ impl PythonRun {
                     "additionalProperties": false,
                     "required": ["code"],
                     "properties": {
-                        "code": {"type": "string", "minLength": 1, "maxLength": MAX_CODE_BYTES, "description": "Python 3 source, run as python3 -c"},
+                        "code": {"type": "string", "minLength": 1, "maxLength": MAX_CODE_BYTES, "contentMediaType": "text/x-python", "description": "Python 3 source, run as python3 -c"},
                         "stdin": {"type": "string", "maxLength": MAX_STDIN, "description": "text given to the code on stdin"},
                         "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_TIMEOUT_S, "description": "wall-clock seconds before the run is killed (default 10)"},
                         "scratch_files": {
