@@ -121,7 +121,7 @@ impl PythonRun {
             decl: ToolDecl {
                 name: "python.run",
                 version: "1",
-                description: "Run Python 3 code in a sandbox (no network, a scratch working directory that is removed afterwards) and return its exit code, stdout and stderr. The owner's files the code names in a string literal, e.g. open('data/runs.csv'), are there to read (read-only), if files.read would give them.",
+                description: "Compute with Python 3: run code in a sandbox (no network, a scratch working directory that is removed afterwards) and return its exit code, stdout and stderr. A file the code opens by its path in a string literal, e.g. open('data/sales.csv'), is there to read (read-only), if files.read would give it. To read a file and answer from it, use files.read.",
                 schema: json!({
                     "type": "object",
                     "additionalProperties": false,
