@@ -38,9 +38,9 @@ pub fn system_prompt(registry: &Registry) -> String {
     }
     let examples: Vec<&(&str, &str, &str)> = EXAMPLES
         .iter()
-        .filter(|(tool, _, _)| tool.is_empty() || registry.tools().any(|t| t.spec.name == *tool))
+        .filter(|(tool, _, _)| registry.tools().any(|t| t.spec.name == *tool))
         .collect();
-    if examples.len() > 1 {
+    if !examples.is_empty() {
         p.push_str("\nExamples (a task, then the reply to it):\n");
         for (_, task, reply) in examples {
             let _ = writeln!(p, "{task} -> {reply}");
@@ -55,7 +55,8 @@ pub fn system_prompt(registry: &Registry) -> String {
 }
 
 /// Replies for made-up tasks, shown when the tool they call is in the
-/// registry (an empty tool: always). Small models copy the shape of an
+/// registry. There is no example answer: qwen2.5-coder-1.5b, shown one,
+/// answered a question about a trip with the example's words. Small models copy the shape of an
 /// example far more reliably than they follow a description: without these,
 /// qwen2.5-coder-1.5b read files through python.run, wrapped single calls in
 /// plans, and put compound Python statements on one line. The tasks and
@@ -67,14 +68,14 @@ const EXAMPLES: &[(&str, &str, &str)] = &[
         r#"{"mode":"action","tool":"files.read","params":{"path":"docs/setup.md"}}"#,
     ),
     (
-        "python.run",
-        "Add up the amount column of data/sales.csv.",
-        r#"{"mode":"action","tool":"python.run","params":{"code":"import csv\nrows = csv.DictReader(open('data/sales.csv'))\nprint(sum(float(r['amount']) for r in rows))"}}"#,
+        "files.read",
+        "Add up the amount column of data/sales.csv with Python.",
+        r#"first {"mode":"action","tool":"files.read","params":{"path":"data/sales.csv"}} to see its columns"#,
     ),
     (
-        "",
-        "(after a tool result that holds the answer)",
-        r#"{"mode":"respond","text":"The proxy uses port 3128 (docs/setup.md, line 4)."}"#,
+        "python.run",
+        "(then, its header read)",
+        r#"{"mode":"action","tool":"python.run","params":{"code":"import csv\nrows = csv.DictReader(open('data/sales.csv'))\nprint(sum(float(r['amount']) for r in rows))"}}"#,
     ),
 ];
 
@@ -239,7 +240,8 @@ mod tests {
         );
         assert!(!p.contains("python.run"), "{p}");
         for (_, _, reply) in EXAMPLES {
-            let v: Value = serde_json::from_str(reply).unwrap();
+            let json = &reply[reply.find('{').unwrap()..=reply.rfind('}').unwrap()];
+            let v: Value = serde_json::from_str(json).unwrap();
             let _: seam_protocol::Action = serde_json::from_value(v).unwrap();
         }
     }

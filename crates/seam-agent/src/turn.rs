@@ -449,7 +449,7 @@ impl Turn<'_> {
                 if side == Some(Side::Governed) {
                     p.correct("envelope-unwrapped", Value::Null, self.trace, on);
                 }
-                format!("{tool} returned: {}", self.cut(&v.to_string()))
+                format!("{tool} returned:\n{}", self.cut(&crate::observe::render(v)))
             }
             (CallResult::Refused { message, .. }, None) => {
                 p.correct("unknown-tool-listed", json!({"tool": tool}), self.trace, on);

@@ -135,8 +135,11 @@ fn an_answer_ends_the_turn_and_results_reach_the_model() {
     assert_eq!(report.end, TurnEnd::Answered);
     assert_eq!((report.steps, report.calls, calls), (2, 1, 1));
     let shown = &model.seen[1].messages.last().unwrap().content;
-    assert!(shown.starts_with("context returned: "), "{shown}");
-    assert!(shown.contains("\"what\":\"task\""), "{shown}");
+    assert!(shown.starts_with("context returned:\n"), "{shown}");
+    assert!(
+        shown.lines().any(|l| l == r#"echo: {"what":"task"}"#),
+        "{shown}"
+    );
     assert_eq!(report.info.history.len(), 1);
 }
 
