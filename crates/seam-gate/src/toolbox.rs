@@ -203,6 +203,15 @@ pub trait GovernedTool: Send + Sync + std::fmt::Debug {
     fn takes_non_file_uris(&self) -> bool {
         false
     }
+
+    /// Other params for a call whose path does not exist, when the call's
+    /// other params say what was meant, and a note saying what was done.
+    /// The toolbox runs those params through every step again (schema,
+    /// capability, admission), ledgers them, and puts the note in the output.
+    /// None (the refusal stands) for every tool but those that override it.
+    fn when_path_missing(&self, _params: &Value) -> Option<(Value, String)> {
+        None
+    }
 }
 
 /// One call as it reaches the gate.
@@ -423,11 +432,30 @@ impl Toolbox {
         req: CallRequest,
         client_token: Option<Option<&str>>,
     ) -> Result<Answer, GateError> {
+        let mut req = req;
+        let mut result = self.dispatch(&req, client_token);
+        if let Err((_, RefusalCode::NotFound, missing)) = &result
+            && let Some(reg) = self.tools.get(req.tool.as_str())
+            && let Some((params, note)) = reg.tool.when_path_missing(&req.params)
+        {
+            let missing = missing.clone();
+            req.params = params;
+            result = self.dispatch(&req, client_token).map(|(v, mut out, t)| {
+                if let Some(map) = out.as_object_mut() {
+                    let note = match map.get("note").and_then(Value::as_str) {
+                        Some(n) => format!("{missing}: {note}; {n}"),
+                        None => format!("{missing}: {note}"),
+                    };
+                    map.insert("note".into(), note.into());
+                }
+                (v, out, t)
+            });
+        }
         let mut fired = BTreeSet::new();
         let mut logged_params = req.params.clone();
         scrub_value(&self.scrubber, &mut logged_params, &mut fired);
 
-        let (version, answer) = match self.dispatch(&req, client_token) {
+        let (version, answer) = match result {
             Ok((version, output, tainted)) => {
                 let mut output = output;
                 let mut out_fired = BTreeSet::new();

@@ -654,3 +654,42 @@ fn a_search_of_the_notes_for_a_file_says_files_read_reads_it() {
         );
     }
 }
+
+#[test]
+fn an_outline_of_a_missing_path_with_a_query_looks_the_query_up() {
+    let s = setup(true);
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "path": "myproject", "query": "parse_config"}),
+    );
+    assert_eq!(e.output["op"], "find_symbol");
+    assert_eq!(e.output["matches"][0]["path"], "src/lib.rs");
+    let note = e.output["note"].as_str().unwrap();
+    assert!(
+        note.contains("myproject does not exist: looked params.query up as a name"),
+        "{note}"
+    );
+    // several words: a search
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "tree", "path": "nowhere", "query": "parse config"}),
+    );
+    assert_eq!(e.output["op"], "search");
+    // no query or name: the refusal stands, naming the path
+    let r = refusal(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "path": "myproject"}),
+    );
+    assert_eq!(r.refused.code, RefusalCode::NotFound);
+    assert!(r.refused.message.contains("myproject does not exist"));
+    // a path that exists is outlined, whatever else is given
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "path": "src/lib.rs", "query": "parse_config"}),
+    );
+    assert_eq!(e.output["op"], "outline");
+}

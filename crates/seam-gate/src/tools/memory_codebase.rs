@@ -142,6 +142,32 @@ impl GovernedTool for MemoryCodebase {
         &self.decl
     }
 
+    /// An `outline` or `tree` of a path that does not exist, given a `query`
+    /// (or a `name`): small models put the symbol they look for there and the
+    /// project's name in `path`. One word is looked up as a name
+    /// (`find_symbol`), several are searched for (`search`).
+    fn when_path_missing(&self, params: &Value) -> Option<(Value, String)> {
+        let op = params.get("op")?.as_str()?;
+        if op != "outline" && op != "tree" {
+            return None;
+        }
+        let (key, words) = ["query", "name"].iter().find_map(|k| {
+            let w = params.get(*k)?.as_str()?.trim();
+            (!w.is_empty()).then_some((*k, w))
+        })?;
+        Some(if words.split_whitespace().count() == 1 {
+            (
+                json!({"op": "find_symbol", "name": words}),
+                format!("looked params.{key} up as a name (op=find_symbol)"),
+            )
+        } else {
+            (
+                json!({"op": "search", "query": words}),
+                format!("searched for params.{key} (op=search)"),
+            )
+        })
+    }
+
     fn run(&self, mut call: ToolCall) -> Result<Value, ToolFailure> {
         let p: Params = serde_json::from_value(call.params().clone())
             .map_err(|e| ToolFailure::new(RefusalCode::InvalidParams, e.to_string()))?;
