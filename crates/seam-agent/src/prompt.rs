@@ -55,12 +55,14 @@ pub fn system_prompt(registry: &Registry) -> String {
 }
 
 /// Replies for made-up tasks, shown when the tool they call is in the
-/// registry. There is no example answer: qwen2.5-coder-1.5b, shown one,
-/// answered a question about a trip with the example's words. Small models copy the shape of an
-/// example far more reliably than they follow a description: without these,
-/// qwen2.5-coder-1.5b read files through python.run, wrapped single calls in
-/// plans, and put compound Python statements on one line. The tasks and
-/// files are invented: none is a benchmark's.
+/// registry. Small models copy the shape of an example far more reliably
+/// than they follow a description: without these, qwen2.5-coder-1.5b read
+/// files through python.run, wrapped single calls in plans, and put compound
+/// Python statements on one line. They also copy too much: shown an example
+/// answer, it answered a question about a trip with the example's words, and
+/// shown a file read followed by Python, it ran Python over a markdown file
+/// it had just read. So there is one call for each tool, and no answer. The
+/// tasks and files are invented: none is a benchmark's.
 const EXAMPLES: &[(&str, &str, &str)] = &[
     (
         "files.read",
@@ -68,14 +70,9 @@ const EXAMPLES: &[(&str, &str, &str)] = &[
         r#"{"mode":"action","tool":"files.read","params":{"path":"docs/setup.md"}}"#,
     ),
     (
-        "files.read",
-        "Add up the amount column of data/sales.csv with Python.",
-        r#"first {"mode":"action","tool":"files.read","params":{"path":"data/sales.csv"}} to see its columns"#,
-    ),
-    (
         "python.run",
-        "(then, its header read)",
-        r#"{"mode":"action","tool":"python.run","params":{"code":"import csv\nrows = csv.DictReader(open('data/sales.csv'))\nprint(sum(float(r['amount']) for r in rows))"}}"#,
+        "Work out the compound interest on 1,000 at 2% a year over 5 years with Python.",
+        r#"{"mode":"action","tool":"python.run","params":{"code":"p = 1000\nfor year in range(5):\n    p *= 1.02\nprint(round(p - 1000, 2))"}}"#,
     ),
 ];
 
@@ -240,8 +237,7 @@ mod tests {
         );
         assert!(!p.contains("python.run"), "{p}");
         for (_, _, reply) in EXAMPLES {
-            let json = &reply[reply.find('{').unwrap()..=reply.rfind('}').unwrap()];
-            let v: Value = serde_json::from_str(json).unwrap();
+            let v: Value = serde_json::from_str(reply).unwrap();
             let _: seam_protocol::Action = serde_json::from_value(v).unwrap();
         }
     }
