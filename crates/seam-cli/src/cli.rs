@@ -28,7 +28,8 @@ pub struct Global {
     /// data dir ($XDG_DATA_HOME/seam, else ~/.local/share/seam).
     #[arg(long, global = true, env = "SEAM_HOME", value_name = "DIR")]
     pub home: Option<PathBuf>,
-    /// The policy file (TOML). Default: the embedded policy (`seam policy show`).
+    /// The policy file (TOML). Default: policy.toml in seam's home if it exists, else the
+    /// embedded policy (`seam policy show`).
     #[arg(long, global = true, env = "SEAM_POLICY", value_name = "FILE")]
     pub policy: Option<PathBuf>,
     /// The gate's config file (TOML: the web search backend). Default:

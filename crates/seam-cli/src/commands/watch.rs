@@ -75,10 +75,7 @@ fn item_line(i: &QueueItem) -> String {
 
 fn record_line(r: &Record) -> String {
     let e = &r.entry;
-    let decision = match &e.decision {
-        seam_ledger::Decision::Admitted => "admitted".to_owned(),
-        seam_ledger::Decision::Refused { code } => format!("refused:{code}"),
-    };
+    let decision = e.decision.label();
     let mut s = format!("ledger {:>6} {} {} {}", r.seq, r.time, e.tool, decision);
     if let Some(turn) = &e.turn_id {
         s.push_str(&format!(" turn={turn}"));
