@@ -28,13 +28,13 @@ pub fn entry(i: usize) -> Entry {
         params: json!({"path": format!("/home/owner/notes/{i}.txt"), "max_bytes": 4096 + i}),
         decision: if i % 7 == 6 {
             Decision::Consent(Consent {
-                answer: if i % 2 == 0 {
+                answer: if i.is_multiple_of(2) {
                     ConsentAnswer::Granted
                 } else {
                     ConsentAnswer::Denied
                 },
                 scope: ConsentScope::Once,
-                by: if i % 3 == 0 {
+                by: if i.is_multiple_of(3) {
                     ConsentBy::Terminal
                 } else {
                     ConsentBy::Socket { uid: 1000 }
