@@ -267,6 +267,8 @@ impl ConsentDesk {
 
     /// Waits for the operator's answer to `call` (see the module doc). Blocking.
     pub(crate) fn wait(&self, mut call: PendingCall) -> Waited {
+        // (The terminal gets the call while the state is locked: by the time it can ask
+        // about it, the call is pending.)
         let mut state = lock(&self.state);
         if let Some(turn) = &call.turn
             && state
@@ -282,6 +284,9 @@ impl ConsentDesk {
                 scope: ConsentScope::Always,
             };
         }
+        let now = Instant::now();
+        call.asked = now;
+        call.deadline = now + self.timeout;
         let terminal = {
             let mut t = lock(&self.terminal);
             if let Some(tx) = t.as_ref()
@@ -295,9 +300,6 @@ impl ConsentDesk {
             return Waited::NoOperator;
         }
         let id = call.id.clone();
-        let now = Instant::now();
-        call.asked = now;
-        call.deadline = now + self.timeout;
         let deadline = call.deadline;
         state.waited.entry(id.clone()).or_default().1 = Some(now);
         let turn = call.turn.clone();

@@ -207,6 +207,12 @@ fn summary(r: &Record) -> String {
     if !e.scrubbed.is_empty() {
         s.push_str(&format!("  scrubbed={}", e.scrubbed.join(",")));
     }
+    if let seam_ledger::Decision::Consent(c) = &e.decision {
+        s.push_str(&format!(
+            "  params_sha256={}  policy={}",
+            r.params_sha256, c.policy_digest
+        ));
+    }
     s.push_str(&format!(
         "  params={}",
         seam_ledger::canonical_json(&e.params)
