@@ -46,7 +46,15 @@ impl Tmux {
     fn pane(&self) -> String {
         let out = self
             .tmux()
-            .args(["capture-pane", "-p", "-J", "-S", "-200", "-t", &self.session])
+            .args([
+                "capture-pane",
+                "-p",
+                "-J",
+                "-S",
+                "-200",
+                "-t",
+                &self.session,
+            ])
             .output()
             .unwrap();
         String::from_utf8_lossy(&out.stdout).into_owned()
@@ -222,7 +230,10 @@ fn yes_runs_the_call_it_names_and_the_next_call_with_other_params_asks_again() {
 
     // the first call asks, showing the code in full and its digest; y allows it once
     let pane = tmux.wait_for(PROMPT, 1);
-    assert!(pane.contains("python.run") && pane.contains("print(6*7)"), "{pane}");
+    assert!(
+        pane.contains("python.run") && pane.contains("print(6*7)"),
+        "{pane}"
+    );
     let digest = seam_ledger::Sha256Digest::of(br#"{"code":"print(6*7)"}"#).to_string();
     assert!(pane.contains(&digest), "the digest of the params: {pane}");
     tmux.type_line("y");
@@ -235,7 +246,10 @@ fn yes_runs_the_call_it_names_and_the_next_call_with_other_params_asks_again() {
     let pane = tmux.pane();
     assert_eq!(code, 0, "{pane}");
     assert_eq!(pane.matches(PROMPT).count(), 2, "{pane}");
-    assert_eq!(std::fs::read_to_string(&out).unwrap().trim(), "42, 3 and 4.");
+    assert_eq!(
+        std::fs::read_to_string(&out).unwrap().trim(),
+        "42, 3 and 4."
+    );
     // the model saw the run's output
     let shown = server.requests()[1].to_string();
     assert!(shown.contains("42"), "{shown}");
@@ -332,7 +346,11 @@ fn no_answer_in_time_is_refused_saying_how_to_allow_it() {
     tmux.wait_for(PROMPT, 1);
     let code = wait_rc(&rc, || tmux.pane());
     assert_eq!(code, 0, "{}", tmux.pane());
-    assert!(tmux.pane().contains("no answer within 2 s"), "{}", tmux.pane());
+    assert!(
+        tmux.pane().contains("no answer within 2 s"),
+        "{}",
+        tmux.pane()
+    );
     let shown = server.requests()[1].to_string();
     assert!(
         shown.contains("nobody answered within 2 s") && shown.contains("[consent] always"),
@@ -371,7 +389,10 @@ fn always_writes_a_rule_that_policy_show_shows_and_the_next_turn_does_not_ask() 
     let shown = owner.seam().args(["policy", "show"]).output().unwrap();
     let shown = String::from_utf8_lossy(&shown.stdout);
     assert!(shown.contains("python.run  always"), "{shown}");
-    assert!(shown.contains("policy.toml"), "the rule's file is in force: {shown}");
+    assert!(
+        shown.contains("policy.toml"),
+        "the rule's file is in force: {shown}"
+    );
     // the next turn runs python.run without a prompt (no terminal at all here)
     let out = owner
         .seam()
@@ -379,7 +400,11 @@ fn always_writes_a_rule_that_policy_show_shows_and_the_next_turn_does_not_ask() 
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     assert_eq!(String::from_utf8_lossy(&out.stdout).trim(), "2");
     assert_eq!(
         python_records(&ledger(&owner)),
@@ -405,8 +430,15 @@ fn without_a_terminal_ask_refuses_at_once() {
         .timeout(Duration::from_secs(60))
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-    assert!(t.elapsed() < Duration::from_secs(60), "it did not wait 120 s");
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    assert!(
+        t.elapsed() < Duration::from_secs(60),
+        "it did not wait 120 s"
+    );
     let shown = server.requests()[1].to_string();
     assert!(
         shown.contains("nobody to ask") && shown.contains("[consent] always"),
@@ -442,7 +474,10 @@ fn the_confined_agent_cannot_reach_the_operators_terminal_or_answer_for_the_oper
     assert_eq!(open["errno"], 13, "Landlock refuses /dev/tty: {open}");
     for fd in ["stdin", "stderr"] {
         let typed = attempt("type-into-terminal", fd);
-        assert_eq!(typed["errno"], 1, "seccomp refuses TIOCSTI on {fd}: {typed}");
+        assert_eq!(
+            typed["errno"], 1,
+            "seccomp refuses TIOCSTI on {fd}: {typed}"
+        );
     }
     // nothing was typed: the pane shows no stray "y" line after the report
     let t = &report["turn_attacks"];
@@ -452,5 +487,129 @@ fn the_confined_agent_cannot_reach_the_operators_terminal_or_answer_for_the_oper
         approve.contains("403") && approve.contains("turn opener"),
         "{approve}"
     );
-    assert!(t["consent_list no_opener"].to_string().contains("403"), "{t}");
+    assert!(
+        t["consent_list no_opener"].to_string().contains("403"),
+        "{t}"
+    );
+}
+
+/// A gate run as a service asks nobody on a terminal: `seam consent` lists the waiting call
+/// and approves it over the socket, `seam watch` shows it, and the ledger names the socket
+/// peer's uid.
+#[test]
+fn a_service_gate_is_answered_with_seam_consent_over_its_socket() {
+    let owner = Owner::new();
+    let mut gate = std::process::Command::new(assert_cmd::cargo::cargo_bin("seam"))
+        .arg("gate")
+        .env_clear()
+        .env("HOME", &owner.home)
+        .env("SEAM_HOME", &owner.seam_home)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir(&owner.workspace)
+        .stdin(std::process::Stdio::null())
+        .stdout(std::process::Stdio::null())
+        .stderr(std::process::Stdio::null())
+        .spawn()
+        .unwrap();
+    let deadline = Instant::now() + Duration::from_secs(30);
+    while !(owner.seam_home.join("gate.sock").exists()
+        && owner.seam_home.join("keys/turn-opener").exists())
+    {
+        assert!(Instant::now() < deadline, "the gate did not start");
+        std::thread::sleep(Duration::from_millis(50));
+    }
+    let seam = assert_cmd::cargo::cargo_bin("seam");
+    let call = std::process::Command::new(&seam)
+        .args([
+            "invoke",
+            "--gate",
+            "python.run",
+            r#"{"code": "print(6*7)"}"#,
+        ])
+        .env_clear()
+        .env("HOME", &owner.home)
+        .env("SEAM_HOME", &owner.seam_home)
+        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+        .current_dir(&owner.workspace)
+        .stdout(std::process::Stdio::piped())
+        .stderr(std::process::Stdio::piped())
+        .spawn()
+        .unwrap();
+    // it waits: listed, and shown by seam watch
+    let pending = loop {
+        let out = owner
+            .seam()
+            .args(["consent", "list", "--json"])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let list: Vec<Value> = serde_json::from_slice(&out.stdout).unwrap();
+        if let Some(p) = list.first() {
+            break p.clone();
+        }
+        assert!(Instant::now() < deadline, "nothing came to wait");
+        std::thread::sleep(Duration::from_millis(50));
+    };
+    assert_eq!(pending["tool"], "python.run");
+    assert_eq!(pending["params"]["code"], "print(6*7)");
+    let id = pending["id"].as_str().unwrap().to_owned();
+    let watch = owner
+        .seam()
+        .args(["watch", "--plain", "--once"])
+        .output()
+        .unwrap();
+    let watch = String::from_utf8_lossy(&watch.stdout);
+    assert!(
+        watch.contains(&format!("consent waiting {id} python.run")),
+        "{watch}"
+    );
+    let text = owner.seam().args(["consent", "list"]).output().unwrap();
+    assert!(String::from_utf8_lossy(&text.stdout).contains("print(6*7)"));
+
+    let approved = owner
+        .seam()
+        .args(["consent", "approve", &id])
+        .output()
+        .unwrap();
+    assert!(
+        approved.status.success(),
+        "{}",
+        String::from_utf8_lossy(&approved.stderr)
+    );
+    let done = call.wait_with_output().unwrap();
+    assert!(
+        done.status.success(),
+        "{}",
+        String::from_utf8_lossy(&done.stderr)
+    );
+    let answer: Value = serde_json::from_slice(&done.stdout).unwrap();
+    assert_eq!(answer["output"]["stdout"], "42\n");
+    // a second answer to the same call names nothing
+    let again = owner
+        .seam()
+        .args(["consent", "deny", &id])
+        .output()
+        .unwrap();
+    assert!(!again.status.success());
+
+    if let Some(pid) = rustix::process::Pid::from_raw(gate.id() as i32) {
+        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+    }
+    let _ = gate.wait();
+    let records = ledger(&owner);
+    let consent = records
+        .iter()
+        .find(|r| r["decision"]["kind"] == "consent")
+        .expect("a consent record");
+    assert_eq!(consent["invocation_id"], Value::from(id));
+    assert_eq!(consent["decision"]["answer"], "granted");
+    assert_eq!(consent["decision"]["by"]["via"], "socket");
+    assert_eq!(
+        consent["decision"]["by"]["uid"],
+        Value::from(rustix::process::geteuid().as_raw())
+    );
 }
