@@ -730,6 +730,21 @@ impl<'a> Schema<'a> {
                 fixes.add(Correction::ParamRenamedToRequired);
             }
         }
+        // Python source Python cannot compile, in the two ways small models
+        // write it (see `python_layout`).
+        for k in &keys {
+            if !self.is_python(k) {
+                continue;
+            }
+            if let Some(code) = params.get(k).and_then(Value::as_str)
+                && let Some((relaid, made)) = crate::python_layout::repair(code)
+            {
+                params.insert(k.clone(), Value::String(relaid));
+                for c in made {
+                    fixes.add(c);
+                }
+            }
+        }
         // Keys the schema does not have (a `tool` key is the router's to strip).
         let extra: Vec<String> = params
             .keys()
@@ -740,6 +755,17 @@ impl<'a> Schema<'a> {
             params.remove(&k);
             fixes.add(Correction::ExtraParamDropped);
         }
+    }
+
+    /// Whether the schema says the property holds Python source
+    /// (`"contentMediaType": "text/x-python"`, JSON Schema's word for what a
+    /// string encodes).
+    fn is_python(&self, key: &str) -> bool {
+        self.properties
+            .get(key)
+            .and_then(|p| p.get("contentMediaType"))
+            .and_then(Value::as_str)
+            .is_some_and(|m| m.eq_ignore_ascii_case("text/x-python"))
     }
 
     /// The one property of a schema that has exactly one (for `params: "x"`).

@@ -201,6 +201,14 @@ corrections! {
     /// `op` requires (an `id`), are not clamped: the number is what the call
     /// is about, and the nearest bound would address something else.
     ParamClamped => "param-clamped",
+    /// Python source (a param its schema marks `contentMediaType:
+    /// text/x-python`) with escapes outside its string literals, meant for
+    /// the JSON string around it (`import os\\nprint(1)`): read once more.
+    PythonEscapesUnescaped => "python-escapes-unescaped",
+    /// Python source with a compound statement after a `;` or a header's `:`
+    /// on one line (`f = open(p); for l in f: print(l)`), which Python
+    /// refuses: each statement on its own line, a header's block indented.
+    PythonOneLineRelaid => "python-one-line-relaid",
     // ---- dispatch (route) ----
     /// A plan of one step runs as that step's action.
     OneStepPlanAsCall => "one-step-plan-as-call",

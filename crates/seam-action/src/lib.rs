@@ -48,6 +48,10 @@
 //!    under the one key the schema does not have, a number out of the range
 //!    of a bounded optional param (clamped to the bound; a required one is
 //!    left for the tool to refuse), keys the schema does not have.
+//!    Python source (a param whose schema says `contentMediaType:
+//!    text/x-python`) that Python cannot compile because a small model put
+//!    compound statements on one line or escaped its newlines twice is laid
+//!    out again (see `python_layout`).
 //!    [`schema_for_grammar`] leaves the clamped bounds out of what
 //!    constrained decoding sees, so the model writes the number it means.
 //!
@@ -71,6 +75,7 @@ mod catalog;
 mod correction;
 mod json;
 mod parse;
+mod python_layout;
 mod route;
 
 pub use catalog::{CatalogEntry, ToolCatalog, schema_for_grammar};

@@ -921,3 +921,24 @@ fn every_correction_has_a_test_here_or_in_the_crate() {
         );
     }
 }
+
+#[test]
+fn python_source_python_cannot_compile_is_laid_out() {
+    // More of these, against python3 itself, in tests/python_layout.rs.
+    let c = catalog_fixture();
+    check(
+        &c,
+        r#"{"mode":"action","tool":"python.run","params":{"code":"t = 0; for v in [1, 2]: t += v"}}"#,
+        call(
+            "python.run",
+            json!({"code": "t = 0\nfor v in [1, 2]:\n    t += v"}),
+        ),
+        Correction::PythonOneLineRelaid,
+    );
+    check(
+        &c,
+        r#"{"mode":"action","tool":"python.run","params":{"code":"import os\\nprint(1)"}}"#,
+        call("python.run", json!({"code": "import os\nprint(1)"})),
+        Correction::PythonEscapesUnescaped,
+    );
+}

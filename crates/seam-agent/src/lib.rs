@@ -11,6 +11,7 @@
 pub mod dispatch;
 pub mod gate_client;
 pub mod model;
+pub mod observe;
 pub mod prompt;
 pub mod reading;
 pub mod registry;

@@ -36,6 +36,16 @@ pub fn system_prompt(registry: &Registry) -> String {
             one_line(&t.spec.description)
         );
     }
+    let examples: Vec<&(&str, &str, &str)> = EXAMPLES
+        .iter()
+        .filter(|(tool, _, _)| registry.tools().any(|t| t.spec.name == *tool))
+        .collect();
+    if !examples.is_empty() {
+        p.push_str("\nExamples (a task, then the reply to it):\n");
+        for (_, task, reply) in examples {
+            let _ = writeln!(p, "{task} -> {reply}");
+        }
+    }
     p.push_str(
         "\nUse tools to learn what you do not know; never invent a file's content or a tool's \
          result. Call one tool at a time when the next step depends on its result. When you \
@@ -43,6 +53,31 @@ pub fn system_prompt(registry: &Registry) -> String {
     );
     p
 }
+
+/// Replies for made-up tasks, shown when the tool they call is in the
+/// registry. There is no example answer: qwen2.5-coder-1.5b, shown one,
+/// answered a question about a trip with the example's words. Small models copy the shape of an
+/// example far more reliably than they follow a description: without these,
+/// qwen2.5-coder-1.5b read files through python.run, wrapped single calls in
+/// plans, and put compound Python statements on one line. The tasks and
+/// files are invented: none is a benchmark's.
+const EXAMPLES: &[(&str, &str, &str)] = &[
+    (
+        "files.read",
+        "Which port does the proxy use? See docs/setup.md.",
+        r#"{"mode":"action","tool":"files.read","params":{"path":"docs/setup.md"}}"#,
+    ),
+    (
+        "files.read",
+        "Add up the amount column of data/sales.csv with Python.",
+        r#"first {"mode":"action","tool":"files.read","params":{"path":"data/sales.csv"}} to see its columns"#,
+    ),
+    (
+        "python.run",
+        "(then, its header read)",
+        r#"{"mode":"action","tool":"python.run","params":{"code":"import csv\nrows = csv.DictReader(open('data/sales.csv'))\nprint(sum(float(r['amount']) for r in rows))"}}"#,
+    ),
+];
 
 /// `{a, b?:int, op:"x"|"y"}`: a schema's properties, flattened for the prompt.
 pub fn flatten_params(schema: &Value) -> String {
@@ -180,8 +215,34 @@ mod tests {
             p.contains("web.search {q}: Does web.search things.\n"),
             "{p}"
         );
+        assert!(
+            !p.contains("Examples"),
+            "no example names a tool this registry lacks"
+        );
         for word in ["local", "governed", "gate", "seam"] {
             assert!(!p.to_lowercase().contains(word), "the prompt says {word:?}");
+        }
+    }
+
+    #[test]
+    fn examples_show_only_tools_the_registry_has_and_are_valid_actions() {
+        let spec = |n: &str| ToolSpec {
+            name: n.into(),
+            version: "1".into(),
+            description: n.into(),
+            input_schema: json!({"type":"object","properties":{"path":{"type":"string"}}}),
+        };
+        let r = Registry::new(vec![], vec![spec("files.read")]).unwrap();
+        let p = system_prompt(&r);
+        assert!(
+            p.contains(r#"-> {"mode":"action","tool":"files.read""#),
+            "{p}"
+        );
+        assert!(!p.contains("python.run"), "{p}");
+        for (_, _, reply) in EXAMPLES {
+            let json = &reply[reply.find('{').unwrap()..=reply.rfind('}').unwrap()];
+            let v: Value = serde_json::from_str(json).unwrap();
+            let _: seam_protocol::Action = serde_json::from_value(v).unwrap();
         }
     }
 }

@@ -163,6 +163,12 @@ impl Registry {
     /// [`TOOL_ORDER`], keys in the order the prompt shows (`mode` first), so a
     /// grammar built from it reads the same way.
     pub fn action_schema(&self) -> Value {
+        /// A plan longer than this is closed by the grammar. Small models
+        /// fall into writing one step again and again (qwen2.5-coder-1.5b
+        /// wrote the same python.run step seven times, 1024 tokens and six
+        /// minutes, in the dev suite); the parser drops the repeats, but
+        /// only the grammar stops the tokens being spent.
+        const MAX_PLAN_STEPS: usize = 4;
         let mut variants: Vec<Value> = self
             .tools()
             .map(|t| {
@@ -201,7 +207,7 @@ impl Registry {
                     "steps": {
                         "type": "array",
                         "minItems": 1,
-                        "maxItems": 8,
+                        "maxItems": MAX_PLAN_STEPS,
                         "items": {"oneOf": steps},
                     },
                 },
@@ -332,6 +338,16 @@ mod tests {
         ] {
             assert!(!v.is_valid(&bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn the_schema_closes_a_plan_after_four_steps() {
+        let r = five();
+        let v = jsonschema::validator_for(&r.action_schema()).unwrap();
+        let step = json!({"actor": "files.read", "params": {"path": "notes.md"}});
+        let plan = |n: usize| json!({"mode": "plan", "steps": vec![step.clone(); n]});
+        assert!(v.is_valid(&plan(4)));
+        assert!(!v.is_valid(&plan(5)), "a fifth step must not be writable");
     }
 
     #[test]

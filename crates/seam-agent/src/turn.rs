@@ -42,6 +42,12 @@ pub struct TurnOptions {
     pub constrain: bool,
     /// Longest tool result shown to the model, in bytes (cut beyond, said so).
     pub observation_bytes: usize,
+    /// Most bytes of the whole conversation sent to the model. Beyond it the
+    /// oldest tool results, never the newest, are replaced by a line that
+    /// says what was left out (`old-result-elided`): an embedded model's
+    /// context is 8192 tokens, and a turn that read three files and ran a
+    /// check outgrew it and failed.
+    pub history_bytes: usize,
 }
 
 impl Default for TurnOptions {
@@ -54,6 +60,7 @@ impl Default for TurnOptions {
             temperature: 0.2,
             constrain: true,
             observation_bytes: 8 * 1024,
+            history_bytes: 20 * 1024,
         }
     }
 }
@@ -194,6 +201,8 @@ impl Turn<'_> {
             }),
         );
         let mut messages = vec![ChatMessage::system(system), ChatMessage::user(&info.task)];
+        // Where the tool results are in `messages`, oldest first.
+        let mut results: Vec<usize> = Vec::new();
         for m in &messages {
             self.trace.record("message", m);
         }
@@ -237,6 +246,16 @@ impl Turn<'_> {
                 self.trace.record("message", &m);
                 messages.push(m);
                 schema = Registry::respond_schema();
+            }
+            for (at, bytes) in
+                elide_old_results(&mut messages, &results, self.options.history_bytes)
+            {
+                p.correct(
+                    "old-result-elided",
+                    json!({"message": at, "bytes": bytes}),
+                    self.trace,
+                    on,
+                );
             }
             let remaining = self
                 .options
@@ -372,6 +391,7 @@ impl Turn<'_> {
             if !observations.is_empty() {
                 let m = ChatMessage::user(observations.join("\n\n"));
                 self.trace.record("message", &m);
+                results.push(messages.len());
                 messages.push(m);
             }
         }
@@ -449,7 +469,7 @@ impl Turn<'_> {
                 if side == Some(Side::Governed) {
                     p.correct("envelope-unwrapped", Value::Null, self.trace, on);
                 }
-                format!("{tool} returned: {}", self.cut(&v.to_string()))
+                format!("{tool} returned:\n{}", self.cut(&crate::observe::render(v)))
             }
             (CallResult::Refused { message, .. }, None) => {
                 p.correct("unknown-tool-listed", json!({"tool": tool}), self.trace, on);
@@ -522,6 +542,44 @@ impl Turn<'_> {
             s.len() - end
         )
     }
+}
+
+/// The mark an elided result starts with (so it is not elided twice).
+const ELIDED: &str = "(an earlier tool result";
+
+/// Replaces the oldest tool results (never the newest) with a line saying
+/// what was left out, until the conversation fits in `budget` bytes or only
+/// the newest result is left whole. Returns each elided message's index and
+/// its size.
+fn elide_old_results(
+    messages: &mut [ChatMessage],
+    results: &[usize],
+    budget: usize,
+) -> Vec<(usize, usize)> {
+    let mut total: usize = messages.iter().map(|m| m.content.len()).sum();
+    let mut elided = Vec::new();
+    let Some((_, older)) = results.split_last() else {
+        return elided;
+    };
+    for &at in older {
+        if total <= budget {
+            break;
+        }
+        let m = &mut messages[at];
+        if m.content.starts_with(ELIDED) {
+            continue;
+        }
+        let first = m.content.lines().next().unwrap_or_default();
+        let line = format!(
+            "{ELIDED} ({first} …, {} bytes) is left out to keep the conversation short; call \
+             the tool again if you need it.)",
+            m.content.len()
+        );
+        total = total - m.content.len() + line.len();
+        elided.push((at, m.content.len()));
+        m.content = line;
+    }
+    elided
 }
 
 fn summary(r: &TurnReport) -> Value {

@@ -135,8 +135,11 @@ fn an_answer_ends_the_turn_and_results_reach_the_model() {
     assert_eq!(report.end, TurnEnd::Answered);
     assert_eq!((report.steps, report.calls, calls), (2, 1, 1));
     let shown = &model.seen[1].messages.last().unwrap().content;
-    assert!(shown.starts_with("context returned: "), "{shown}");
-    assert!(shown.contains("\"what\":\"task\""), "{shown}");
+    assert!(shown.starts_with("context returned:\n"), "{shown}");
+    assert!(
+        shown.lines().any(|l| l == r#"echo: {"what":"task"}"#),
+        "{shown}"
+    );
     assert_eq!(report.info.history.len(), 1);
 }
 
@@ -255,4 +258,53 @@ fn an_out_of_range_knob_is_clamped_and_counted_in_the_report_and_the_trace() {
     let action = events.iter().find(|e| e["event"] == "action").unwrap();
     assert_eq!(action["repairs"], json!(["param-clamped"]));
     assert_eq!(action["steps"][0]["call"]["params"]["limit"], json!(5));
+}
+
+#[test]
+fn old_results_are_left_out_when_the_conversation_outgrows_its_budget() {
+    let (report, model, calls) = run(
+        vec![
+            r#"{"mode":"action","tool":"context","params":{"what":"one"}}"#,
+            r#"{"mode":"action","tool":"context","params":{"what":"two"}}"#,
+            r#"{"mode":"action","tool":"context","params":{"what":"three"}}"#,
+            r#"{"mode":"respond","text":"done"}"#,
+        ],
+        TurnOptions {
+            // the system prompt alone is larger: every older result goes
+            history_bytes: 100,
+            ..TurnOptions::default()
+        },
+    );
+    let report = report.unwrap();
+    assert_eq!((report.answer.as_str(), calls), ("done", 3));
+    assert_eq!(report.corrections.get("old-result-elided"), Some(&2));
+    let last = &model.seen.last().unwrap().messages;
+    let results: Vec<&str> = last
+        .iter()
+        .filter(|m| m.role == "user")
+        .skip(1)
+        .map(|m| m.content.as_str())
+        .collect();
+    assert_eq!(results.len(), 3, "{results:?}");
+    for older in &results[..2] {
+        assert!(
+            older.starts_with("(an earlier tool result (context returned:"),
+            "{older}"
+        );
+        assert!(!older.contains("echo:"), "{older}");
+    }
+    assert!(
+        results[2].contains(r#"echo: {"what":"three"}"#),
+        "the newest stays whole"
+    );
+    // With the default budget nothing is left out.
+    let (report, _, _) = run(
+        vec![
+            r#"{"mode":"action","tool":"context","params":{"what":"one"}}"#,
+            r#"{"mode":"action","tool":"context","params":{"what":"two"}}"#,
+            r#"{"mode":"respond","text":"done"}"#,
+        ],
+        TurnOptions::default(),
+    );
+    assert_eq!(report.unwrap().corrections.get("old-result-elided"), None);
 }

@@ -9,7 +9,7 @@ pub(crate) mod schema_walk;
 
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsStr;
-use std::path::PathBuf;
+use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
@@ -268,6 +268,8 @@ pub struct Toolbox {
     consent: Option<Arc<ConsentDesk>>,
     /// `sha256:` of the enforced policy, for consent records.
     policy_digest: String,
+    /// What a relative path is relative to (the policy's workspace root).
+    workspace_root: PathBuf,
 }
 
 impl Toolbox {
@@ -315,6 +317,7 @@ impl Toolbox {
             tools: map,
             policy_digest: crate::policy_digest(&policy),
             consent: None,
+            workspace_root: policy.env().workspace_root.clone(),
             admission: Arc::new(PathAdmission::new(policy)),
             scrubber,
             ledger,
@@ -716,6 +719,21 @@ impl Toolbox {
                     Ok(a) => {
                         admitted.insert(key, a);
                     }
+                    Err(r)
+                        if r.code == RefusalCode::NotFound
+                            && p.access != Access::Owner(FileAccess::Write) =>
+                    {
+                        let found = self.same_name_nearby(p.access, raw);
+                        let message = match found.as_slice() {
+                            [] => r.message,
+                            names => format!(
+                                "{}; of that name, this can be read: {}",
+                                r.message,
+                                names.join(", ")
+                            ),
+                        };
+                        return Err(refuse(r.code, message));
+                    }
                     Err(r) => return Err(refuse(r.code, r.message)),
                 }
             }
@@ -746,6 +764,11 @@ impl Toolbox {
         }
     }
 }
+
+/// Bounds of the look for a missing file's name in the workspace.
+const NEARBY_DEPTH: usize = 4;
+const NEARBY_ENTRIES: usize = 4096;
+const NEARBY_SHOWN: usize = 3;
 
 /// Why the pipeline stopped before the run: a refusal (version, code, message), or a consent
 /// the ledger could not record.
@@ -859,6 +882,50 @@ impl Toolbox {
                 ),
             )),
         }
+    }
+
+    /// Files under the workspace root with the missing path's file name
+    /// (`oncall-rota.md` for `notes/oncall-rota.md` asked as `oncall-rota.md`),
+    /// each as a path relative to the root, and each one admitted for
+    /// `access` by the same admission as any call (so a protected file is
+    /// never named). Links are not followed and hidden directories not
+    /// entered; the walk is bounded in depth and entries.
+    fn same_name_nearby(&self, access: Access, raw: &OsStr) -> Vec<String> {
+        let Some(name) = Path::new(raw).file_name() else {
+            return Vec::new();
+        };
+        let mut found = Vec::new();
+        let mut seen = 0usize;
+        let mut queue = std::collections::VecDeque::from([(PathBuf::new(), 0usize)]);
+        while let Some((rel, depth)) = queue.pop_front() {
+            let Ok(dir) = std::fs::read_dir(self.workspace_root.join(&rel)) else {
+                continue;
+            };
+            for entry in dir.flatten() {
+                seen += 1;
+                if seen > NEARBY_ENTRIES || found.len() >= NEARBY_SHOWN {
+                    return found;
+                }
+                let Ok(kind) = entry.file_type() else {
+                    continue;
+                };
+                let entry_name = entry.file_name();
+                let path = rel.join(&entry_name);
+                if kind.is_dir() {
+                    if depth + 1 < NEARBY_DEPTH && !entry_name.as_encoded_bytes().starts_with(b".")
+                    {
+                        queue.push_back((path, depth + 1));
+                    }
+                } else if kind.is_file()
+                    && entry_name == name
+                    && path.as_os_str() != raw
+                    && self.admission.open_read(access, path.as_os_str()).is_ok()
+                {
+                    found.push(path.to_string_lossy().into_owned());
+                }
+            }
+        }
+        found
     }
 
     /// An `Access::Source` path: a regular file is opened, as for any read; a directory is

@@ -611,3 +611,46 @@ fn find_symbol_reads_a_query_as_the_name_and_says_so() {
     );
     assert_eq!(r.refused.code, RefusalCode::InvalidParams);
 }
+
+#[test]
+fn a_search_of_the_notes_for_a_file_says_files_read_reads_it() {
+    let s = setup(false);
+    // no note kept yet
+    let e = envelope(
+        &s,
+        "memory.operator",
+        json!({"op": "search", "query": "pager notes/oncall-rota.md"}),
+    );
+    let note = e.output["note"].as_str().unwrap();
+    assert!(note.contains("written no note"), "{note}");
+    assert!(
+        note.contains(r#"files.read {"path": "notes/oncall-rota.md"}"#),
+        "{note}"
+    );
+    // notes kept, none matching
+    s.memory
+        .notes()
+        .unwrap()
+        .add("Deploys happen on Fridays.")
+        .unwrap();
+    let e = envelope(
+        &s,
+        "memory.operator",
+        json!({"op": "search", "query": "what does plan.txt say?"}),
+    );
+    let note = e.output["note"].as_str().unwrap();
+    assert!(note.contains("plan.txt is a file"), "{note}");
+    // words that are no file: no hint
+    for query in ["version 1.5", "deploys", "e.g. Friday", "3.85%"] {
+        let e = envelope(
+            &s,
+            "memory.operator",
+            json!({"op": "search", "query": query}),
+        );
+        assert!(
+            !e.output.to_string().contains("files.read"),
+            "{query}: {}",
+            e.output
+        );
+    }
+}

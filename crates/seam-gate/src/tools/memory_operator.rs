@@ -36,7 +36,7 @@ impl MemoryOperator {
             decl: ToolDecl {
                 name: "memory.operator",
                 version: "1",
-                description: "Read the short notes the operator saved for you with `seam note` (not files: a file, e.g. notes/x.md, is read with files.read). op=search finds notes by words (query); op=get gives one whole note (id); op=list gives the newest notes.",
+                description: "Read the short notes the operator saved for you with `seam note` (not files: a file, e.g. docs/setup.md, is read with files.read). op=search finds notes by words (query); op=get gives one whole note (id); op=list gives the newest notes.",
                 schema: json!({
                     "type": "object",
                     "additionalProperties": false,
@@ -99,6 +99,7 @@ impl GovernedTool for MemoryOperator {
                     if h.hits.iter().any(|n| n.text_cut) {
                         notes.push("long notes are cut; op=get gives the whole note".into());
                     }
+                    notes.extend(file_hint(query));
                     json!({"op": op, "query": query, "notes": h.hits, "truncated": h.truncated})
                 }
                 "get" => {
@@ -133,12 +134,47 @@ impl GovernedTool for MemoryOperator {
         match answer {
             Some(a) => Ok(a),
             None if op == "get" => Err(no_note(None)),
-            None => Ok(json!({
-                "op": op,
-                "notes": [],
-                "truncated": false,
-                "note": "the operator has written no note (`seam note add TEXT`)",
-            })),
+            None => {
+                let mut note = "the operator has written no note (`seam note add TEXT`)".to_owned();
+                if let Some(hint) = file_hint(p.query.as_deref().unwrap_or_default()) {
+                    note = format!("{note}; {hint}");
+                }
+                Ok(json!({"op": op, "notes": [], "truncated": false, "note": note}))
+            }
         }
     }
+}
+
+/// A note for a search whose words name a file (`notes/rota.md`): small
+/// models search the operator's notes for a file they were told to read.
+/// The answer says which tool reads it; it calls nothing itself.
+fn file_hint(query: &str) -> Option<String> {
+    let files: Vec<&str> = query
+        .split(|c: char| c.is_whitespace() || c == ',' || c == '"' || c == '\'')
+        .map(|w| w.trim_end_matches(['.', '?', '!', ':', ';', ')']))
+        .filter(|w| looks_like_a_file(w))
+        .collect();
+    let first = files.first()?;
+    Some(format!(
+        "{} {} a file: files.read reads a file by its path (files.read {{\"path\": \"{first}\"}})",
+        files.join(", "),
+        if files.len() == 1 { "is" } else { "are" }
+    ))
+}
+
+/// A word with a name, a dot and a short extension of letters or digits
+/// (`rota.md`, `data/runs.csv`), not a version or a number (`1.5`), nor an
+/// abbreviation (`e.g`: a one-letter name needs a directory before it).
+fn looks_like_a_file(w: &str) -> bool {
+    let Some((stem, ext)) = w.rsplit_once('.') else {
+        return false;
+    };
+    let name = stem.rsplit('/').next().unwrap_or(stem);
+    (1..=5).contains(&ext.len())
+        && ext.chars().all(|c| c.is_ascii_alphanumeric())
+        && ext.chars().any(|c| c.is_ascii_alphabetic())
+        && name.chars().any(|c| c.is_alphabetic())
+        && (name.chars().count() > 1 || w.contains('/'))
+        && w.chars()
+            .all(|c| c.is_alphanumeric() || "._-/~".contains(c))
 }

@@ -121,13 +121,13 @@ impl PythonRun {
             decl: ToolDecl {
                 name: "python.run",
                 version: "1",
-                description: "Run Python 3 code in a sandbox (no network, a scratch working directory that is removed afterwards) and return its exit code, stdout and stderr. The owner's files the code names in a string literal, e.g. open('data/runs.csv'), are there to read (read-only), if files.read would give them.",
+                description: "Compute with Python 3: run code in a sandbox (no network, a scratch working directory that is removed afterwards) and return its exit code, stdout and stderr. A file the code opens by its path in a string literal, e.g. open('data/sales.csv'), is there to read (read-only), if files.read would give it. To read a file and answer from it, use files.read.",
                 schema: json!({
                     "type": "object",
                     "additionalProperties": false,
                     "required": ["code"],
                     "properties": {
-                        "code": {"type": "string", "minLength": 1, "maxLength": MAX_CODE_BYTES, "description": "Python 3 source, run as python3 -c"},
+                        "code": {"type": "string", "minLength": 1, "maxLength": MAX_CODE_BYTES, "contentMediaType": "text/x-python", "description": "Python 3 source, run as python3 -c"},
                         "stdin": {"type": "string", "maxLength": MAX_STDIN, "description": "text given to the code on stdin"},
                         "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": MAX_TIMEOUT_S, "description": "wall-clock seconds before the run is killed (default 10)"},
                         "scratch_files": {

@@ -1,0 +1,90 @@
+//! How a tool's result is written for the model to read.
+//!
+//! A result is JSON, and a text inside it (a file's lines, a program's
+//! stdout) is a JSON string: every newline `\n`, every quote `\"`. A small
+//! model reading a file that way misreads tables and lines (qwen2.5-coder-1.5b
+//! answered from the wrong row of a markdown table it was shown as one
+//! escaped string). So an object's fields are written one a line, `key:
+//! value`, with a text of several lines written out as itself, below its
+//! key, after the short fields. Nothing is left out but `null` and empty
+//! lists, which say nothing; nested objects and lists stay compact JSON.
+//! What the model sees is still bounded by the turn's observation budget
+//! (the caller cuts the whole).
+
+use std::fmt::Write as _;
+
+use serde_json::Value;
+
+/// `value` as the model reads it.
+pub fn render(value: &Value) -> String {
+    let Value::Object(fields) = value else {
+        return match value {
+            Value::String(s) => s.clone(),
+            other => other.to_string(),
+        };
+    };
+    let mut short = String::new();
+    let mut texts = String::new();
+    for (key, v) in fields {
+        match v {
+            Value::Null => {}
+            Value::Array(a) if a.is_empty() => {}
+            Value::String(s) if s.contains('\n') => {
+                let _ = write!(texts, "{key}:\n{}", s);
+                if !s.ends_with('\n') {
+                    texts.push('\n');
+                }
+            }
+            Value::String(s) if s.is_empty() => {
+                let _ = writeln!(short, "{key}: \"\"");
+            }
+            Value::String(s) => {
+                let _ = writeln!(short, "{key}: {s}");
+            }
+            other => {
+                let _ = writeln!(short, "{key}: {other}");
+            }
+        }
+    }
+    short.push_str(&texts);
+    short.trim_end().to_owned()
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    #[test]
+    fn fields_one_a_line_and_texts_written_out_after_them() {
+        let v = json!({
+            "text": "| a | b |\n|---|---|\n| \"x\" | 2 |\n",
+            "path": "notes/t.md",
+            "lines": 3,
+            "truncated": false,
+            "next_offset": null,
+            "limit_hit": [],
+            "owner_files": [{"name": "a.csv"}],
+        });
+        assert_eq!(
+            render(&v),
+            "lines: 3\nowner_files: [{\"name\":\"a.csv\"}]\npath: notes/t.md\ntruncated: false\n\
+             text:\n| a | b |\n|---|---|\n| \"x\" | 2 |"
+        );
+    }
+
+    #[test]
+    fn a_value_that_is_no_object_is_written_as_itself() {
+        assert_eq!(render(&json!("plain")), "plain");
+        assert_eq!(render(&json!([1, 2])), "[1,2]");
+        assert_eq!(render(&json!(7)), "7");
+        assert_eq!(render(&json!({})), "");
+    }
+
+    #[test]
+    fn empty_output_of_a_program_is_still_said() {
+        // stdout "" is a short field: the model sees that nothing was printed.
+        let v = json!({"exit_code": 0, "stdout": "", "stderr": ""});
+        assert_eq!(render(&v), "exit_code: 0\nstderr: \"\"\nstdout: \"\"");
+    }
+}

@@ -1,0 +1,86 @@
+//! A files.read of a path that does not exist names, beside the refusal, the
+//! files of that name in the workspace that the same admission would give:
+//! never a protected one, never one behind a link or in a hidden directory.
+
+use std::os::unix::fs::symlink;
+use std::path::Path;
+use std::sync::Arc;
+
+use seam_gate::{CallRequest, NoLedger, Toolbox, ToolboxConfig};
+use seam_policy::{Policy, PolicyEnv};
+use seam_protocol::{Answer, RefusalCode};
+use serde_json::json;
+
+fn toolbox(root: &Path) -> Toolbox {
+    let env = PolicyEnv {
+        owner_home: root.join("home"),
+        seam_home: root.join("seam"),
+        workspace_root: root.join("home"),
+    };
+    Toolbox::new(
+        Arc::new(Policy::builtin(env)),
+        Arc::new(seam_scrub::Scrubber::new()),
+        Arc::new(NoLedger),
+        &ToolboxConfig::default(),
+    )
+    .unwrap()
+}
+
+fn refusal(tb: &Toolbox, path: &str) -> (RefusalCode, String) {
+    let answer = tb
+        .call(CallRequest {
+            tool: "files.read".into(),
+            params: json!({ "path": path }),
+            turn: None,
+        })
+        .unwrap();
+    match answer {
+        Answer::Refusal(r) => (r.refused.code, r.refused.message),
+        Answer::Envelope(e) => panic!("{path} was read: {:?}", e.output),
+    }
+}
+
+#[test]
+fn a_missing_path_names_the_readable_files_of_its_name() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let home = root.join("home");
+    for d in ["notes", "old/deep", ".ssh", ".hidden", "elsewhere"] {
+        std::fs::create_dir_all(home.join(d)).unwrap();
+    }
+    std::fs::create_dir_all(root.join("seam")).unwrap();
+    std::fs::write(home.join("notes/rota.md"), "the rota").unwrap();
+    std::fs::write(home.join("old/deep/rota.md"), "an old rota").unwrap();
+    std::fs::write(home.join(".hidden/rota.md"), "hidden").unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "KEY").unwrap();
+    // a link of the name, to a key: not named
+    symlink(home.join(".ssh/id_rsa"), home.join("elsewhere/id_rsa")).unwrap();
+    // a file the protected list names by its name (a KeePass database)
+    std::fs::create_dir_all(home.join("backup")).unwrap();
+    std::fs::write(home.join("backup/vault.kdbx"), "KDBX").unwrap();
+    let tb = toolbox(&root);
+
+    let (code, message) = refusal(&tb, "rota.md");
+    assert_eq!(code, RefusalCode::NotFound);
+    assert!(message.contains("rota.md does not exist"), "{message}");
+    assert!(
+        message.contains("of that name, this can be read: notes/rota.md, old/deep/rota.md")
+            || message.contains("of that name, this can be read: old/deep/rota.md, notes/rota.md"),
+        "{message}"
+    );
+    assert!(!message.contains(".hidden"), "{message}");
+
+    let (_, message) = refusal(&tb, "id_rsa");
+    assert!(
+        !message.contains("can be read"),
+        "a link to a key was named: {message}"
+    );
+    let (_, message) = refusal(&tb, "vault.kdbx");
+    assert!(
+        !message.contains("backup"),
+        "a protected file was named: {message}"
+    );
+
+    let (_, message) = refusal(&tb, "nothing-of-this-name.txt");
+    assert!(!message.contains("can be read"), "{message}");
+}
