@@ -277,6 +277,34 @@ impl GateClient {
         })
     }
 
+    /// `GET /v1/consents` (the owner's: takes the opener, on the unix socket): the calls
+    /// waiting for the operator.
+    pub async fn consents(
+        &mut self,
+    ) -> Result<Vec<seam_protocol::wire::PendingConsent>, GateClientError> {
+        let r = self
+            .request("GET", "/v1/consents", Bytes::new(), None)
+            .await?;
+        let v = self.expect_json(r, 200)?;
+        serde_json::from_value(v).map_err(|e| self.unexpected(200, e.to_string()))
+    }
+
+    /// `POST /v1/consents/{id}`: the operator's answer to one pending call.
+    pub async fn answer_consent(
+        &mut self,
+        id: &str,
+        answer: seam_protocol::wire::ConsentReply,
+    ) -> Result<(), GateClientError> {
+        let body = serde_json::to_vec(&seam_protocol::wire::ConsentAnswerRequest { answer })
+            .map_err(|e| self.unexpected(0, e.to_string()))?;
+        let path = format!("/v1/consents/{id}");
+        let r = self.request("POST", &path, Bytes::from(body), None).await?;
+        if r.status != 204 {
+            return Err(self.unexpected(r.status, error_message(&r.body)));
+        }
+        Ok(())
+    }
+
     fn expect_json(&self, r: Reply, status: u16) -> Result<Value, GateClientError> {
         if r.status != status {
             return Err(self.unexpected(r.status, error_message(&r.body)));

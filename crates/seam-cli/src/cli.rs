@@ -28,7 +28,8 @@ pub struct Global {
     /// data dir ($XDG_DATA_HOME/seam, else ~/.local/share/seam).
     #[arg(long, global = true, env = "SEAM_HOME", value_name = "DIR")]
     pub home: Option<PathBuf>,
-    /// The policy file (TOML). Default: the embedded policy (`seam policy show`).
+    /// The policy file (TOML). Default: policy.toml in seam's home if it exists, else the
+    /// embedded policy (`seam policy show`).
     #[arg(long, global = true, env = "SEAM_POLICY", value_name = "FILE")]
     pub policy: Option<PathBuf>,
     /// The gate's config file (TOML: the web search backend). Default:
@@ -95,7 +96,18 @@ pub enum Command {
         /// agent, confined, may not signal a process outside its walls).
         #[arg(long, hide = true)]
         until_stdin_closes: bool,
+        /// Seconds a call on "ask" waits for the operator's answer before it is refused.
+        #[arg(long, value_name = "SECS", default_value_t = 120)]
+        consent_timeout: u64,
+        /// Ask the operator on this process's terminal (/dev/tty), not over the socket
+        /// (`seam ask` starts its gate this way; without a terminal, "ask" refuses at once).
+        #[arg(long, hide = true)]
+        consent_tty: bool,
     },
+    /// The calls waiting for the operator's consent at a running gate (its socket), and
+    /// the answers to them.
+    #[command(subcommand)]
+    Consent(ConsentCommand),
     /// Index a repository for memory.codebase: its files (as .gitignore
     /// allows), languages, symbols (Rust, Python, JavaScript, TypeScript, Go)
     /// and full text. Run again to update: only changed files are read again.
@@ -213,6 +225,17 @@ pub enum Command {
         gate_fresh_turn: bool,
         #[arg(long)]
         gate_close: Vec<String>,
+        /// Try to open the operator's terminal (/dev/tty) and to type into the terminal
+        /// the agent was started on (TIOCSTI on its stdin, stdout and stderr).
+        #[arg(long)]
+        tty: bool,
+        /// Try to list and answer (approve) the calls waiting for consent over the gate's
+        /// socket, without the turn opener and after trying to read it.
+        #[arg(long)]
+        consent_approve: bool,
+        /// Seconds the gate started for the attack waits for consent.
+        #[arg(long, value_name = "SECS", default_value_t = 120)]
+        consent_timeout: u64,
     },
     /// Internal: open a turn with the gate (reading the turn opener from seam's home) and
     /// print its id and token as JSON. `seam ask` runs it as a process of its own before
@@ -231,6 +254,28 @@ pub enum Command {
         #[arg(long, default_value_t = 8)]
         threads: usize,
     },
+}
+
+#[derive(Debug, Subcommand)]
+pub enum ConsentCommand {
+    /// List the calls waiting: id, turn, tool, params (scrubbed, in full) and their SHA-256.
+    List {
+        #[arg(long)]
+        json: bool,
+    },
+    /// Allow one waiting call (only that call: its tool, turn and params).
+    Approve {
+        /// The call's invocation id (from `seam consent list`).
+        id: String,
+        /// Allow its tool for the rest of its turn too.
+        #[arg(long, conflicts_with = "always")]
+        turn: bool,
+        /// Allow its tool from now on: a rule written to the policy file ([consent] always).
+        #[arg(long)]
+        always: bool,
+    },
+    /// Refuse one waiting call; the model is told the operator said no.
+    Deny { id: String },
 }
 
 #[derive(Debug, Subcommand)]
@@ -505,6 +550,10 @@ pub struct AskOpts {
     /// files and network are the shell's).
     #[arg(long)]
     pub no_confine: bool,
+    /// Seconds a call on "ask" waits for the operator's answer on this terminal (when
+    /// `seam ask` starts the gate), then it is refused.
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub consent_timeout: u64,
 }
 
 /// `seam action …`: the agent's parser of model replies, on its own.

@@ -33,7 +33,9 @@ impl Context {
         };
         let file = match &global.policy {
             Some(p) => Some(absolute(p)?),
-            None => None,
+            None => {
+                Some(seam_home.join(seam_policy::policy::HOME_POLICY_FILE)).filter(|p| p.exists())
+            }
         };
         let policy = Policy::load(file.as_deref(), env)
             .map_err(|e| UsageError(format!("the policy is invalid: {e}")))?;

@@ -322,3 +322,87 @@ mod tests {
         }
     }
 }
+
+/// The operator's own terminal (`/dev/tty` of the process that opened it), for a question
+/// only the operator may answer: the gate's consent prompt. What is written passes the
+/// terminal filter; what is read is one line the operator typed.
+#[derive(Debug)]
+pub struct Tty {
+    file: std::fs::File,
+}
+
+impl Tty {
+    /// Opens the controlling terminal; fails when there is none (CI, a service, a pipe).
+    pub fn open() -> std::io::Result<Tty> {
+        use std::os::unix::fs::OpenOptionsExt;
+        let file = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .custom_flags(rustix::fs::OFlags::NOCTTY.bits() as i32)
+            .open("/dev/tty")?;
+        if !rustix::termios::isatty(&file) {
+            return Err(std::io::Error::other("/dev/tty is not a terminal"));
+        }
+        Ok(Tty { file })
+    }
+
+    /// Writes text through the terminal filter (layout survives).
+    pub fn say(&mut self, text: &str) {
+        let _ = self
+            .file
+            .write_all(seam_term::visible(text.as_bytes()).as_bytes());
+        let _ = self.file.flush();
+    }
+
+    /// Throws away whatever was typed before the question was asked.
+    pub fn discard_typed_ahead(&mut self) {
+        let _ = rustix::termios::tcflush(&self.file, rustix::termios::QueueSelector::IFlush);
+    }
+
+    /// One line the operator types, without its newline; `None` once `until` passes, or as
+    /// soon as `still_wanted` says the answer is no longer needed (checked every 100 ms).
+    pub fn read_line(
+        &mut self,
+        until: std::time::Instant,
+        still_wanted: impl Fn() -> bool,
+    ) -> Option<String> {
+        use std::io::Read as _;
+        let mut line = Vec::new();
+        loop {
+            let now = std::time::Instant::now();
+            if now >= until || !still_wanted() {
+                return None;
+            }
+            let slice = (until - now).min(std::time::Duration::from_millis(100));
+            let timeout = rustix::event::Timespec {
+                tv_sec: 0,
+                tv_nsec: slice.as_nanos() as _,
+            };
+            let mut fds = [rustix::event::PollFd::new(
+                &self.file,
+                rustix::event::PollFlags::IN,
+            )];
+            match rustix::event::poll(&mut fds, Some(&timeout)) {
+                Ok(0) | Err(rustix::io::Errno::INTR) => continue,
+                Ok(_) => {}
+                Err(_) => return None,
+            }
+            let mut buf = [0u8; 256];
+            match self.file.read(&mut buf) {
+                Ok(0) => return None,
+                Ok(n) => {
+                    for &b in &buf[..n] {
+                        if b == b'\n' || b == b'\r' {
+                            return Some(String::from_utf8_lossy(&line).into_owned());
+                        }
+                        if line.len() < 256 {
+                            line.push(b);
+                        }
+                    }
+                }
+                Err(e) if e.kind() == std::io::ErrorKind::Interrupted => {}
+                Err(_) => return None,
+            }
+        }
+    }
+}

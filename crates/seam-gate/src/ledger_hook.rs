@@ -24,6 +24,22 @@ pub struct CallRecord<'a> {
     pub scrubbed: &'a [String],
 }
 
+/// An operator's answer to a call that waited for consent (or the lack of one), as the
+/// ledger records it, before the call's own record. Params are the call's, scrubbed.
+#[derive(Debug, Clone)]
+pub struct ConsentRecord<'a> {
+    pub invocation_id: &'a str,
+    pub turn: Option<&'a str>,
+    pub tool: &'a str,
+    pub version: &'a str,
+    pub params: &'a Value,
+    pub answer: seam_ledger::ConsentAnswer,
+    pub scope: seam_ledger::ConsentScope,
+    pub by: seam_ledger::ConsentBy,
+    /// `sha256:` of the enforced policy.
+    pub policy_digest: &'a str,
+}
+
 #[derive(Debug, thiserror::Error)]
 #[error("the ledger could not record invocation {invocation_id}: {reason}")]
 pub struct LedgerHookError {
@@ -35,6 +51,8 @@ pub struct LedgerHookError {
 /// implements this; a call whose record fails is not answered.
 pub trait LedgerHook: Send + Sync + std::fmt::Debug {
     fn record(&self, record: &CallRecord<'_>) -> Result<(), LedgerHookError>;
+    /// Records an operator's answer; a call whose consent cannot be recorded does not run.
+    fn record_consent(&self, record: &ConsentRecord<'_>) -> Result<(), LedgerHookError>;
 }
 
 /// A toolbox with no ledger attached records nothing. Used only where no seam
@@ -44,6 +62,9 @@ pub struct NoLedger;
 
 impl LedgerHook for NoLedger {
     fn record(&self, _record: &CallRecord<'_>) -> Result<(), LedgerHookError> {
+        Ok(())
+    }
+    fn record_consent(&self, _record: &ConsentRecord<'_>) -> Result<(), LedgerHookError> {
         Ok(())
     }
 }
@@ -74,6 +95,30 @@ impl LedgerHook for seam_ledger::Ledger {
             output_sha256,
             tainted: record.tainted,
             scrubbed: record.scrubbed.to_vec(),
+        })
+        .map(|_| ())
+        .map_err(|e| LedgerHookError {
+            invocation_id: record.invocation_id.to_owned(),
+            reason: e.to_string(),
+        })
+    }
+
+    fn record_consent(&self, record: &ConsentRecord<'_>) -> Result<(), LedgerHookError> {
+        self.append(seam_ledger::Entry {
+            invocation_id: record.invocation_id.to_owned(),
+            turn_id: record.turn.map(str::to_owned),
+            tool: record.tool.to_owned(),
+            tool_version: record.version.to_owned(),
+            params: record.params.clone(),
+            decision: seam_ledger::Decision::Consent(seam_ledger::Consent {
+                answer: record.answer,
+                scope: record.scope,
+                by: record.by,
+                policy_digest: record.policy_digest.to_owned(),
+            }),
+            output_sha256: None,
+            tainted: false,
+            scrubbed: Vec::new(),
         })
         .map(|_| ())
         .map_err(|e| LedgerHookError {

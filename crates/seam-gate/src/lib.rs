@@ -7,7 +7,9 @@
 //! 1. **schema** — params validated against the tool's JSON Schema
 //!    (`additionalProperties: false` at every object);
 //! 2. **capability** — the policy's decision for the tool's capability
-//!    (`allow` / `ask` / `deny`; `ask` refuses a read: a read cannot wait for consent);
+//!    (`allow` / `ask` / `deny`; `ask` refuses a read: a read cannot wait for consent; any
+//!    other call on `ask` waits, after the checks below and before it runs, for the
+//!    operator's answer at the [`ConsentDesk`], which is signed into the ledger);
 //! 3. **path admission** — every path parameter is declared with its
 //!    [`Access`](seam_policy::Access); the toolbox admits it and hands the tool an
 //!    already-open file, never a name it could open itself;
@@ -25,6 +27,7 @@
 //! ledger did not record. It does not print: the `seam` binary owns all output.
 
 pub mod config;
+pub mod consent;
 mod ledger_hook;
 pub mod mcp;
 mod scrub_json;
@@ -35,8 +38,19 @@ mod toolbox;
 pub mod tools;
 
 pub use config::{GateConfig, WebSearchSetup};
-pub use ledger_hook::{CallOutcome, CallRecord, LedgerHook, LedgerHookError, NoLedger};
+pub use consent::ConsentDesk;
+pub use ledger_hook::{
+    CallOutcome, CallRecord, ConsentRecord, LedgerHook, LedgerHookError, NoLedger,
+};
 pub use toolbox::{
     Admitted, CallRequest, GateError, GovernedTool, PathParam, ToolCall, ToolDecl, ToolFailure,
     Toolbox, ToolboxConfig,
 };
+
+/// `sha256:` of the policy as enforced (`seam policy show --json`): what `facts.get
+/// policy_digest` reports and every consent record carries.
+pub fn policy_digest(policy: &seam_policy::Policy) -> String {
+    use sha2::{Digest, Sha256};
+    let enforced = serde_json::to_vec(&policy.enforced()).unwrap_or_default();
+    format!("sha256:{}", hex::encode(Sha256::digest(&enforced)))
+}

@@ -22,6 +22,7 @@ use seam_scrub::Scrubber;
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use crate::consent::ConsentDesk;
 use crate::ledger_hook::{CallOutcome, CallRecord, LedgerHook};
 use crate::scrub_json::{scrub_string, scrub_value};
 use crate::taint::TaintBook;
@@ -272,6 +273,10 @@ pub struct Toolbox {
     taint: TaintBook,
     /// When set, every call must name a turn opened by [`Toolbox::open_turn`].
     turns_required: bool,
+    /// Where a call on `ask` waits for the operator; none: it is refused.
+    consent: Option<Arc<ConsentDesk>>,
+    /// `sha256:` of the enforced policy, for consent records.
+    policy_digest: String,
     /// What a relative path is relative to (the policy's workspace root).
     workspace_root: PathBuf,
 }
@@ -319,6 +324,8 @@ impl Toolbox {
         }
         Ok(Toolbox {
             tools: map,
+            policy_digest: crate::policy_digest(&policy),
+            consent: None,
             workspace_root: policy.env().workspace_root.clone(),
             admission: Arc::new(PathAdmission::new(policy)),
             scrubber,
@@ -356,6 +363,18 @@ impl Toolbox {
     pub fn requiring_open_turns(mut self) -> Self {
         self.turns_required = true;
         self
+    }
+
+    /// Calls on `ask` wait at `desk` for the operator's answer (see [`crate::consent`]).
+    /// Without a desk they are refused (`consent_required`), saying how to allow them.
+    pub fn with_consent(mut self, desk: Arc<ConsentDesk>) -> Self {
+        self.consent = Some(desk);
+        self
+    }
+
+    /// The consent desk, if the toolbox has one.
+    pub fn consent_desk(&self) -> Option<&Arc<ConsentDesk>> {
+        self.consent.as_ref()
     }
 
     /// Does every call have to name an open turn? (See [`Toolbox::requiring_open_turns`].)
@@ -396,6 +415,9 @@ impl Toolbox {
     /// In a toolbox [requiring open turns](Toolbox::requiring_open_turns),
     /// every later call naming it is refused, so closing cannot un-taint.
     pub fn close_turn(&self, turn: &str) -> bool {
+        if let Some(desk) = &self.consent {
+            desk.forget_turn(turn);
+        }
         self.taint.close(turn)
     }
 
@@ -433,29 +455,40 @@ impl Toolbox {
         client_token: Option<Option<&str>>,
     ) -> Result<Answer, GateError> {
         let mut req = req;
-        let mut result = self.dispatch(&req, client_token);
-        if let Err((_, RefusalCode::NotFound, missing)) = &result
-            && let Some(reg) = self.tools.get(req.tool.as_str())
-            && let Some((params, note)) = reg.tool.when_path_missing(&req.params)
-        {
-            let missing = missing.clone();
-            req.params = params;
-            result = self.dispatch(&req, client_token).map(|(v, mut out, t)| {
-                if let Some(map) = out.as_object_mut() {
-                    let note = match map.get("note").and_then(Value::as_str) {
-                        Some(n) => format!("{missing}: {note}; {n}"),
-                        None => format!("{missing}: {note}"),
-                    };
-                    map.insert("note".into(), note.into());
-                }
-                (v, out, t)
-            });
-        }
         let mut fired = BTreeSet::new();
         let mut logged_params = req.params.clone();
         scrub_value(&self.scrubber, &mut logged_params, &mut fired);
-
-        let (version, answer) = match result {
+        let mut dispatched = self.dispatch(&req, client_token, &invocation_id, &logged_params);
+        if let Ok(Err((_, RefusalCode::NotFound, missing))) = &dispatched
+            && let Some(reg) = self.tools.get(req.tool.as_str())
+            && let Some((params, note)) = reg.tool.when_path_missing(&req.params)
+        {
+            // The params the tool named instead run through every step again
+            // and are what the ledger records.
+            let missing = missing.clone();
+            req.params = params;
+            fired = BTreeSet::new();
+            logged_params = req.params.clone();
+            scrub_value(&self.scrubber, &mut logged_params, &mut fired);
+            dispatched = self
+                .dispatch(&req, client_token, &invocation_id, &logged_params)
+                .map(|r| {
+                    r.map(|(v, mut out, t)| {
+                        if let Some(map) = out.as_object_mut() {
+                            let note = match map.get("note").and_then(Value::as_str) {
+                                Some(n) => format!("{missing}: {note}; {n}"),
+                                None => format!("{missing}: {note}"),
+                            };
+                            map.insert("note".into(), note.into());
+                        }
+                        (v, out, t)
+                    })
+                });
+        }
+        if let Some(desk) = &self.consent {
+            desk.end(&invocation_id);
+        }
+        let (version, answer) = match dispatched? {
             Ok((version, output, tainted)) => {
                 let mut output = output;
                 let mut out_fired = BTreeSet::new();
@@ -519,14 +552,32 @@ impl Toolbox {
         Ok(answer)
     }
 
-    /// The private pipeline up to the run. Err carries (version, code, message)
-    /// of a refusal; the message is scrubbed by the caller.
+    /// The private pipeline up to the run. The inner Err carries (version, code, message)
+    /// of a refusal; the message is scrubbed by the caller. The outer Err is a consent the
+    /// ledger could not record: the call neither runs nor is answered.
     #[allow(clippy::type_complexity)]
     fn dispatch(
         &self,
         req: &CallRequest,
         client_token: Option<Option<&str>>,
-    ) -> Result<(&'static str, Value, bool), (&'static str, RefusalCode, String)> {
+        invocation_id: &str,
+        logged_params: &Value,
+    ) -> Result<Result<(&'static str, Value, bool), (&'static str, RefusalCode, String)>, GateError>
+    {
+        match self.governed(req, client_token, invocation_id, logged_params) {
+            Ok(ran) => Ok(Ok(ran)),
+            Err(Stop::Refused(version, code, message)) => Ok(Err((version, code, message))),
+            Err(Stop::Gate(e)) => Err(e),
+        }
+    }
+
+    fn governed(
+        &self,
+        req: &CallRequest,
+        client_token: Option<Option<&str>>,
+        invocation_id: &str,
+        logged_params: &Value,
+    ) -> Result<(&'static str, Value, bool), Stop> {
         // the turn: in a gate that keeps turns, only one it opened (and, for a client
         // outside this process, only with that turn's token)
         if self.turns_required {
@@ -551,13 +602,13 @@ impl Toolbox {
                              launched the agent, and a call names its id and token"
                         .to_owned(),
                 };
-                return Err((version, RefusalCode::UnknownTurn, message));
+                return Err(Stop::Refused(version, RefusalCode::UnknownTurn, message));
             }
         }
         // 0. the tool
         let Some(reg) = self.tools.get(req.tool.as_str()) else {
             let known: Vec<&str> = self.tools.keys().copied().collect();
-            return Err((
+            return Err(Stop::Refused(
                 "",
                 RefusalCode::UnknownTool,
                 format!(
@@ -568,7 +619,7 @@ impl Toolbox {
             ));
         };
         let decl = reg.tool.decl();
-        let refuse = |code, message: String| (decl.version, code, message);
+        let refuse = |code, message: String| Stop::Refused(decl.version, code, message);
 
         // 1. schema
         let errors: Vec<String> = reg
@@ -591,9 +642,10 @@ impl Toolbox {
             ));
         }
 
-        // 2. capability
+        // 2. capability: the one decision, for this tool
         let cap = decl.capability;
-        match self.policy().decision(cap) {
+        let decision = self.policy().decision_for_tool(cap, decl.name);
+        match decision {
             Decision::Allow => {}
             Decision::Deny => {
                 return Err(refuse(
@@ -619,16 +671,8 @@ impl Toolbox {
                     ),
                 ));
             }
-            Decision::Ask => {
-                return Err(refuse(
-                    RefusalCode::ConsentRequired,
-                    format!(
-                        "the policy says \"ask\" for {:?}, and no operator is attached to \
-                         this call to give consent",
-                        cap.as_str()
-                    ),
-                ));
-            }
+            // waits for the operator below, once every other check has passed
+            Decision::Ask => {}
         }
 
         // taint: a tainted turn has no way out (unless the policy says
@@ -730,6 +774,11 @@ impl Toolbox {
             }
         }
 
+        // 2b. consent: the operator is asked only about a call that would otherwise run
+        if decision == Decision::Ask {
+            self.consent(invocation_id, req, decl, logged_params)?;
+        }
+
         // 4. run
         let read_owner_file = Arc::new(AtomicBool::new(false));
         let call = ToolCall {
@@ -756,7 +805,120 @@ const NEARBY_DEPTH: usize = 4;
 const NEARBY_ENTRIES: usize = 4096;
 const NEARBY_SHOWN: usize = 3;
 
+/// Why the pipeline stopped before the run: a refusal (version, code, message), or a consent
+/// the ledger could not record.
+enum Stop {
+    Refused(&'static str, RefusalCode, String),
+    Gate(GateError),
+}
+
+impl From<GateError> for Stop {
+    fn from(e: GateError) -> Self {
+        Stop::Gate(e)
+    }
+}
+
 impl Toolbox {
+    /// A call on `ask` waits at the consent desk; the answer (or its absence) is signed into
+    /// the ledger before the call goes on. Ok: the operator said yes (or an earlier `turn`
+    /// or `always` answer covers the call).
+    fn consent(
+        &self,
+        invocation_id: &str,
+        req: &CallRequest,
+        decl: &ToolDecl,
+        logged_params: &Value,
+    ) -> Result<(), Stop> {
+        use seam_ledger::{ConsentAnswer, ConsentBy, ConsentScope};
+        let cap = decl.capability.as_str();
+        let refuse = |code, message: String| Stop::Refused(decl.version, code, message);
+        let how_to_allow = format!(
+            "to let {tool} run without asking, the owner can add [consent] always = \
+             [\"{tool}\"] (or set [capabilities] \"{cap}\" = \"allow\") in the policy file",
+            tool = decl.name
+        );
+        let Some(desk) = &self.consent else {
+            return Err(refuse(
+                RefusalCode::ConsentRequired,
+                format!(
+                    "the policy says \"ask\" for \"{cap}\", and no operator is attached to \
+                     this call to give consent (seam ask asks on its terminal; a service gate \
+                     takes `seam consent approve`); {how_to_allow}"
+                ),
+            ));
+        };
+        let digest = hex::encode(Sha256::digest(
+            seam_ledger::canonical_json(logged_params).as_bytes(),
+        ));
+        let now = std::time::Instant::now();
+        let waited = desk.wait(crate::consent::PendingCall {
+            id: invocation_id.to_owned(),
+            turn: req.turn.clone(),
+            tool: decl.name.to_owned(),
+            capability: cap,
+            params: logged_params.clone(),
+            params_sha256: digest.clone(),
+            asked: now,
+            deadline: now,
+        });
+        let record = |answer, scope, by| {
+            self.ledger
+                .record_consent(&crate::ledger_hook::ConsentRecord {
+                    invocation_id,
+                    turn: req.turn.as_deref(),
+                    tool: decl.name,
+                    version: decl.version,
+                    params: logged_params,
+                    answer,
+                    scope,
+                    by,
+                    policy_digest: &self.policy_digest,
+                })
+                .map_err(|e| Stop::Gate(GateError::Ledger(e)))
+        };
+        match waited {
+            crate::consent::Waited::Granted { scope, by } => {
+                record(ConsentAnswer::Granted, scope, by)
+            }
+            crate::consent::Waited::Covered { .. } => Ok(()),
+            crate::consent::Waited::Denied { by } => {
+                record(ConsentAnswer::Denied, ConsentScope::Once, by)?;
+                Err(refuse(
+                    RefusalCode::ConsentDenied,
+                    format!(
+                        "the operator was asked and said no to this call of {} (params \
+                         sha256:{digest}); do not repeat it: answer with what you have, or \
+                         say what you would need",
+                        decl.name
+                    ),
+                ))
+            }
+            crate::consent::Waited::TimedOut { after } => {
+                record(
+                    ConsentAnswer::TimedOut,
+                    ConsentScope::Once,
+                    ConsentBy::Nobody,
+                )?;
+                Err(refuse(
+                    RefusalCode::ConsentRequired,
+                    format!(
+                        "the policy says \"ask\" for \"{cap}\", and nobody answered within {} s \
+                         (the gate's --consent-timeout); {how_to_allow}",
+                        after.as_secs()
+                    ),
+                ))
+            }
+            crate::consent::Waited::NoOperator => Err(refuse(
+                RefusalCode::ConsentRequired,
+                format!(
+                    "the policy says \"ask\" for \"{cap}\", and this gate has nobody to ask \
+                     (no terminal: run seam ask from one, or answer a service gate with \
+                     `seam consent approve`); {how_to_allow}"
+                ),
+            )),
+        }
+    }
+
     /// Files under the workspace root with the missing path's file name
     /// (`oncall-rota.md` for `notes/oncall-rota.md` asked as `oncall-rota.md`),
     /// each as a path relative to the root, and each one admitted for

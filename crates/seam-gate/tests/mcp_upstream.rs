@@ -30,6 +30,11 @@ impl LedgerHook for Recorded {
         self.0.lock().unwrap().push((r.tool.to_owned(), outcome));
         Ok(())
     }
+    fn record_consent(&self, r: &seam_gate::ConsentRecord<'_>) -> Result<(), LedgerHookError> {
+        let outcome = format!("consent {}", r.answer.as_str());
+        self.0.lock().unwrap().push((r.tool.to_owned(), outcome));
+        Ok(())
+    }
 }
 
 fn on_path(cmd: &str) -> bool {

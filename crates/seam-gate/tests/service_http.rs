@@ -22,7 +22,7 @@ async fn health_tools_and_an_envelope_over_the_unix_socket() {
     let h = send(&gate.unix(), "GET", "/v1/health", &[], "").await;
     assert_eq!(h.status, 200);
     assert_eq!(h.json()["status"], "ok");
-    assert_eq!(h.json()["tools"], 3);
+    assert_eq!(h.json()["tools"], 4);
 
     let t = send(&gate.unix(), "GET", "/v1/tools", &[], "").await;
     assert_eq!(t.status, 200);
@@ -33,7 +33,10 @@ async fn health_tools_and_an_envelope_over_the_unix_socket() {
         .iter()
         .map(|s| s["name"].as_str().unwrap().to_owned())
         .collect();
-    assert_eq!(names, ["files.read", "test.egress", "test.slow"]);
+    assert_eq!(
+        names,
+        ["files.read", "test.act", "test.egress", "test.slow"]
+    );
     assert_eq!(
         t.json()[0]["input_schema"]["additionalProperties"],
         json!(false)

@@ -117,6 +117,7 @@ async fn a_read_taints_its_turn_which_then_refuses_egress_while_a_fresh_turn_ser
         .map(|r| match &r.entry.decision {
             seam_ledger::Decision::Admitted => format!("{} ok", r.entry.tool),
             seam_ledger::Decision::Refused { code } => format!("{} {code}", r.entry.tool),
+            other => format!("{} {}", r.entry.tool, other.label()),
         })
         .collect();
     assert_eq!(

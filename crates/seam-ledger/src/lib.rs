@@ -35,7 +35,9 @@
 //!     ‖ (0x00 if turn_id is None | 0x01 ‖ str(turn_id))
 //!     ‖ str(tool) ‖ str(tool_version)
 //!     ‖ params_sha256                      (32 bytes: SHA-256 of the canonical params JSON)
-//!     ‖ (0x00 if admitted | 0x01 ‖ str(refusal code))
+//!     ‖ (0x00 if admitted | 0x01 ‖ str(refusal code)
+//!        | 0x02 ‖ str(consent answer) ‖ str(consent scope) ‖ by ‖ str(policy digest))
+//!                                          (by: 0x00 terminal | 0x01 ‖ be64(peer uid) | 0x02 nobody)
 //!     ‖ (0x00 if output_sha256 is None | 0x01 ‖ output_sha256 (32 bytes))
 //!     ‖ (0x00 | 0x01 for tainted)
 //!     ‖ be64(number of scrubbed shapes) ‖ str(shape) for each, in order
@@ -179,7 +181,7 @@ pub use keys::{LedgerPublicKey, LedgerSigningKey};
 pub use ledger::{DEFAULT_LOCK_WAIT, HeadRecovery, Ledger, LedgerStats};
 pub use paths::LedgerPaths;
 pub use reader::{LedgerReader, Records};
-pub use record::{Decision, Entry, Record};
+pub use record::{Consent, ConsentAnswer, ConsentBy, ConsentScope, Decision, Entry, Record};
 pub use time::{Timestamp, TimestampParseError};
 pub use verify::{FailureKind, VerifyError, VerifyFailure, VerifyReport};
 

@@ -36,6 +36,111 @@ pub enum Decision {
     Refused {
         code: String,
     },
+    /// The operator's answer to a call that waited for consent (the record shares the
+    /// call's invocation id, turn, tool and params, so its `params_sha256` is the digest the
+    /// operator was shown). The call's own record follows it.
+    Consent(Consent),
+}
+
+/// An operator's answer to one pending call, as the ledger keeps it.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct Consent {
+    pub answer: ConsentAnswer,
+    /// What the answer covers. A denial, or no answer, covers this call only (`once`).
+    pub scope: ConsentScope,
+    pub by: ConsentBy,
+    /// `sha256:` of the enforced policy the call was asked under (`facts.get policy_digest`).
+    pub policy_digest: String,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConsentAnswer {
+    Granted,
+    Denied,
+    /// Nobody answered within the gate's consent timeout: refused.
+    TimedOut,
+}
+
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConsentScope {
+    /// This call only.
+    Once,
+    /// This tool for the rest of this turn.
+    Turn,
+    /// This tool from now on: a rule written to the policy file.
+    Always,
+}
+
+/// Who answered.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Hash, Serialize, Deserialize)]
+#[serde(tag = "via", rename_all = "snake_case", deny_unknown_fields)]
+pub enum ConsentBy {
+    /// The operator, on the terminal the gate was started from (`/dev/tty`).
+    Terminal,
+    /// A client on the gate's owner-only socket (`seam consent`), with its peer uid.
+    Socket { uid: u32 },
+    /// Nobody (a timeout).
+    Nobody,
+}
+
+impl Decision {
+    /// The decision in a few words, for one-line listings: `admitted`, `refused:CODE`,
+    /// `consent:granted/turn by terminal`. Pass it through seam-term before printing.
+    pub fn label(&self) -> String {
+        match self {
+            Decision::Admitted => "admitted".to_owned(),
+            Decision::Refused { code } => format!("refused:{code}"),
+            Decision::Consent(c) => {
+                format!(
+                    "consent:{}/{} by {}",
+                    c.answer.as_str(),
+                    c.scope.as_str(),
+                    c.by
+                )
+            }
+        }
+    }
+}
+
+impl ConsentAnswer {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConsentAnswer::Granted => "granted",
+            ConsentAnswer::Denied => "denied",
+            ConsentAnswer::TimedOut => "timed_out",
+        }
+    }
+}
+
+impl ConsentScope {
+    pub fn as_str(self) -> &'static str {
+        match self {
+            ConsentScope::Once => "once",
+            ConsentScope::Turn => "turn",
+            ConsentScope::Always => "always",
+        }
+    }
+}
+
+impl std::fmt::Display for ConsentBy {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        match self {
+            ConsentBy::Terminal => f.write_str("terminal"),
+            ConsentBy::Socket { uid } => write!(f, "socket uid {uid}"),
+            ConsentBy::Nobody => f.write_str("nobody"),
+        }
+    }
+}
+
+impl Consent {
+    /// The one text the store keeps for a consent (compact JSON, fields in declaration
+    /// order): a row holding any other text for it does not decode.
+    pub(crate) fn stored_text(&self) -> String {
+        serde_json::to_string(self).unwrap_or_default()
+    }
 }
 
 /// An appended entry as the ledger keeps it: the entry, where it sits in the
@@ -89,6 +194,13 @@ impl Record {
         let decision = match &e.decision {
             Decision::Admitted => "admitted".to_owned(),
             Decision::Refused { code } => format!("refused({code})"),
+            Decision::Consent(c) => format!(
+                "consent({} {} by {}, params sha256:{})",
+                c.answer.as_str(),
+                c.scope.as_str(),
+                c.by,
+                self.params_sha256
+            ),
         };
         let mut line = format!(
             "{} {} {}@{} {} id={}",
@@ -164,6 +276,20 @@ pub(crate) fn record_hash(f: &HashedFields<'_>) -> Sha256Digest {
         Decision::Refused { code } => {
             h.update([1u8]);
             put_bytes(&mut h, code.as_bytes());
+        }
+        Decision::Consent(c) => {
+            h.update([2u8]);
+            put_bytes(&mut h, c.answer.as_str().as_bytes());
+            put_bytes(&mut h, c.scope.as_str().as_bytes());
+            match c.by {
+                ConsentBy::Terminal => h.update([0u8]),
+                ConsentBy::Socket { uid } => {
+                    h.update([1u8]);
+                    h.update(u64::from(uid).to_be_bytes());
+                }
+                ConsentBy::Nobody => h.update([2u8]),
+            }
+            put_bytes(&mut h, c.policy_digest.as_bytes());
         }
     }
     match &e.output_sha256 {
@@ -247,6 +373,55 @@ mod tests {
                 code: "denied".into(),
             }
         });
+        for (answer, scope, by) in [
+            (
+                ConsentAnswer::Granted,
+                ConsentScope::Once,
+                ConsentBy::Terminal,
+            ),
+            (
+                ConsentAnswer::Denied,
+                ConsentScope::Once,
+                ConsentBy::Terminal,
+            ),
+            (
+                ConsentAnswer::Granted,
+                ConsentScope::Turn,
+                ConsentBy::Terminal,
+            ),
+            (
+                ConsentAnswer::Granted,
+                ConsentScope::Once,
+                ConsentBy::Socket { uid: 0 },
+            ),
+            (
+                ConsentAnswer::Granted,
+                ConsentScope::Once,
+                ConsentBy::Socket { uid: 1 },
+            ),
+            (
+                ConsentAnswer::TimedOut,
+                ConsentScope::Once,
+                ConsentBy::Nobody,
+            ),
+        ] {
+            push(&move |r| {
+                r.entry.decision = Decision::Consent(Consent {
+                    answer,
+                    scope,
+                    by,
+                    policy_digest: "sha256:00".into(),
+                })
+            });
+        }
+        push(&|r| {
+            r.entry.decision = Decision::Consent(Consent {
+                answer: ConsentAnswer::Granted,
+                scope: ConsentScope::Once,
+                by: ConsentBy::Terminal,
+                policy_digest: "sha256:01".into(),
+            })
+        });
         push(&|r| r.entry.output_sha256 = None);
         push(&|r| r.entry.tainted = false);
         push(&|r| r.entry.scrubbed.clear());
@@ -270,6 +445,29 @@ mod tests {
         assert!(!line.chars().any(|c| c.is_control()), "{line}");
         let back: Record = serde_json::from_str(&line).unwrap();
         assert_eq!(back, r);
+    }
+
+    #[test]
+    fn a_consent_survives_its_json_line() {
+        let mut r = sample();
+        r.entry.decision = Decision::Consent(Consent {
+            answer: ConsentAnswer::Granted,
+            scope: ConsentScope::Turn,
+            by: ConsentBy::Socket { uid: 1000 },
+            policy_digest: "sha256:ab".into(),
+        });
+        let line = r.to_json_line();
+        assert!(line.contains(r#""kind":"consent""#), "{line}");
+        assert!(
+            line.contains(r#""by":{"via":"socket","uid":1000}"#),
+            "{line}"
+        );
+        let back: Record = serde_json::from_str(&line).unwrap();
+        assert_eq!(back, r);
+        assert!(
+            r.summary()
+                .contains("consent(granted turn by socket uid 1000")
+        );
     }
 
     proptest! {

@@ -162,9 +162,15 @@ pub(crate) fn insert(
     params_text: &str,
 ) -> rusqlite::Result<()> {
     let e = &record.entry;
+    // The `refusal_code` column holds a refusal's code, or a consent's stored text.
+    let consent_text;
     let (decision, code) = match &e.decision {
         Decision::Admitted => ("admitted", None),
         Decision::Refused { code } => ("refused", Some(code.as_str())),
+        Decision::Consent(c) => {
+            consent_text = c.stored_text();
+            ("consent", Some(consent_text.as_str()))
+        }
     };
     let scrubbed = scrubbed_json(&e.scrubbed);
     let mut stmt = tx.prepare_cached(
@@ -256,10 +262,20 @@ pub(crate) fn decode_row(row: &Row<'_>) -> DecodedRow {
         ("admitted", Some(_)) => return Err(fail("refusal_code", &"set on an admitted call")),
         ("refused", Some(code)) => Decision::Refused { code },
         ("refused", None) => return Err(fail("refusal_code", &"missing for a refusal")),
+        ("consent", Some(text)) => {
+            let consent: crate::record::Consent =
+                serde_json::from_str(&text).map_err(|e| fail("consent", &e))?;
+            // Only the form the writer stores (as for the scrubbed list below).
+            if consent.stored_text() != text {
+                return Err(fail("consent", &"not in the form the writer stores"));
+            }
+            Decision::Consent(consent)
+        }
+        ("consent", None) => return Err(fail("refusal_code", &"missing for a consent")),
         (other, _) => {
             return Err(fail(
                 "decision",
-                &format!("{:?} is neither admitted nor refused", truncate(other)),
+                &format!("{:?} is not admitted, refused or consent", truncate(other)),
             ));
         }
     };

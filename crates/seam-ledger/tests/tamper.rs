@@ -288,3 +288,27 @@ fn changes_the_hash_cannot_see_are_refused_as_malformed() {
         .unwrap();
     assert_failure(&verify_fails(home.path()), 2, FailureKind::Malformed);
 }
+
+#[test]
+fn a_consent_record_is_covered_by_the_hash() {
+    // Record 6 is a consent given on the terminal (common::entry): saying another party gave
+    // it, or widening its scope, is a bad hash; the same consent re-encoded is malformed.
+    for edit in [
+        r#"{"answer":"granted","scope":"once","by":{"via":"socket","uid":0},"policy_digest":"sha256:0a0b"}"#,
+        r#"{"answer":"granted","scope":"always","by":{"via":"terminal"},"policy_digest":"sha256:0a0b"}"#,
+    ] {
+        let home = ledger_of(8);
+        attacker_db(home.path())
+            .execute("UPDATE records SET refusal_code = ?1 WHERE seq = 6", [edit])
+            .unwrap();
+        assert_failure(&verify_fails(home.path()), 6, FailureKind::BadHash);
+    }
+    let home = ledger_of(8);
+    attacker_db(home.path())
+        .execute(
+            "UPDATE records SET refusal_code = ?1 WHERE seq = 6",
+            [r#"{"answer": "granted","scope":"once","by":{"via":"terminal"},"policy_digest":"sha256:0a0b"}"#],
+        )
+        .unwrap();
+    assert_failure(&verify_fails(home.path()), 6, FailureKind::Malformed);
+}

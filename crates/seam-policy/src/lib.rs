@@ -33,6 +33,7 @@ pub mod policy;
 mod resolve;
 pub mod rules;
 pub mod strict_toml;
+mod write;
 
 use std::fmt;
 use std::path::PathBuf;
@@ -46,6 +47,7 @@ pub use policy::{
     TaintEgress,
 };
 pub use rules::{NameGlob, ProtectedRule, RuleError, WildcardPath};
+pub use write::{PolicyWriteError, add_consent_always};
 
 /// A policy decision. Ordered so that the strictest of several wins: `max()`.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord, Hash, Serialize)]

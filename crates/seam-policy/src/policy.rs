@@ -17,6 +17,10 @@
 //!
 //! [taint]
 //! egress = "deny"                 # deny | allow: may a tainted turn still reach the network?
+//!
+//! [consent]
+//! always = ["python.run"]         # tools whose "ask" the owner has answered yes for good
+//!                                 # (the gate's "always" writes here); a "deny" still wins
 //! ```
 //!
 //! Every key and value is checked: an unknown key or a bad value is an error that names the key
@@ -223,7 +227,11 @@ pub const BUILTIN_PROTECTED_FILE_NAMES: &[&str] = &[
 pub const BUILTIN_PROTECTED_SYSTEM: &[&str] = &["/proc", "/sys"];
 
 /// Protected in every policy, relative to seam's home: its signing keys and its ledger.
-pub const BUILTIN_PROTECTED_IN_SEAM_HOME: &[&str] = &["keys", "ledger"];
+pub const BUILTIN_PROTECTED_IN_SEAM_HOME: &[&str] = &["keys", "ledger", HOME_POLICY_FILE];
+
+/// The policy file in seam's home: used when no other is given, if it exists, and made by
+/// the gate when the operator answers "always" under the built-in policy.
+pub const HOME_POLICY_FILE: &str = "policy.toml";
 
 /// The default write list, relative to seam's home.
 pub const DEFAULT_WRITE_IN_SEAM_HOME: &str = "staging";
@@ -271,6 +279,8 @@ pub struct Policy {
     taint_egress: TaintEgress,
     /// `"python.run" = "allow-unsandboxed"`: the owner accepts unsandboxed runs.
     python_run_unsandboxed: bool,
+    /// `[consent] always`: tools whose `ask` is answered yes by the policy itself.
+    consent_always: Vec<String>,
     read: Vec<RuleSpec>,
     write: Vec<RuleSpec>,
     protected: Vec<ProtectedSpec>,
@@ -357,6 +367,7 @@ impl Policy {
             decisions,
             taint_egress: file.taint_egress.unwrap_or_default(),
             python_run_unsandboxed: file.python_run_unsandboxed,
+            consent_always: file.consent_always,
             read,
             write,
             protected,
@@ -367,6 +378,21 @@ impl Policy {
     /// The decision for `cap`.
     pub fn decision(&self, cap: Capability) -> Decision {
         self.decisions[cap.index()]
+    }
+
+    /// The decision for one tool of `cap`: the capability's, except that `ask` is `allow` for
+    /// a tool the owner listed in `[consent] always` (a `deny` stays a `deny`). The gate asks
+    /// this, once per call.
+    pub fn decision_for_tool(&self, cap: Capability, tool: &str) -> Decision {
+        match self.decision(cap) {
+            Decision::Ask if self.consent_always(tool) => Decision::Allow,
+            other => other,
+        }
+    }
+
+    /// Is `tool` in `[consent] always`?
+    pub fn consent_always(&self, tool: &str) -> bool {
+        self.consent_always.iter().any(|t| t == tool)
     }
 
     /// Did the owner say `"python.run" = "allow-unsandboxed"`? Then `python.run` is allowed,
@@ -389,6 +415,16 @@ impl Policy {
     /// Where the policy came from.
     pub fn origin(&self) -> &PolicyOrigin {
         &self.origin
+    }
+
+    /// The file a rule the operator makes ("always") is written to: the policy file in use,
+    /// or [`HOME_POLICY_FILE`] in seam's home under the built-in policy (which seam loads
+    /// from then on).
+    pub fn rule_file(&self) -> PathBuf {
+        match &self.origin {
+            PolicyOrigin::File(path) => path.clone(),
+            PolicyOrigin::Builtin => self.env.seam_home.join(HOME_POLICY_FILE),
+        }
     }
 
     /// The lists canonicalised as they are on disk now (admission refreshes with this).
@@ -453,6 +489,7 @@ impl Policy {
                 egress: self.taint_egress,
             },
             python_run_unsandboxed: self.python_run_unsandboxed,
+            consent_always: self.consent_always.clone(),
             filesystem: EnforcedFilesystem {
                 read: paths(&lists.read),
                 write: paths(&lists.write),
@@ -549,9 +586,11 @@ struct PolicyFile {
     protected: Vec<ProtectedSpec>,
     taint_egress: Option<TaintEgress>,
     python_run_unsandboxed: bool,
+    consent_always: Vec<String>,
 }
 
-const TOP_KEYS: &[&str] = &["capabilities", "filesystem", "taint"];
+const TOP_KEYS: &[&str] = &["capabilities", "filesystem", "taint", "consent"];
+const CONSENT_KEYS: &[&str] = &["always"];
 const FILESYSTEM_KEYS: &[&str] = &["read", "write", "protected"];
 const TAINT_KEYS: &[&str] = &["egress"];
 const DECISION_WORDS: &[&str] = &["allow", "ask", "deny"];
@@ -608,6 +647,10 @@ impl PolicyFile {
                 "taint" => {
                     let table = expect_table(&src, name, value)?;
                     out.parse_taint(&src, table)?;
+                }
+                "consent" => {
+                    let table = expect_table(&src, name, value)?;
+                    out.parse_consent(&src, table)?;
                 }
                 other => {
                     return Err(src.error(
@@ -738,6 +781,53 @@ impl PolicyFile {
         Ok(())
     }
 
+    fn parse_consent(&mut self, src: &Source<'_>, table: &DeTable<'_>) -> Result<(), PolicyError> {
+        for (key, value) in entries_in_order(table) {
+            let name: &str = key.get_ref();
+            let dotted = format!("consent.{name}");
+            if !CONSENT_KEYS.contains(&name) {
+                return Err(src.error(
+                    key.span(),
+                    Some(dotted),
+                    format!(
+                        "unknown key \"{name}\" in [consent]{}; the keys are {}",
+                        suggestion(name, CONSENT_KEYS),
+                        quoted_list(CONSENT_KEYS, "\"", "\"")
+                    ),
+                ));
+            }
+            let bad = |span: Range<usize>, found: String| {
+                src.error(
+                    span,
+                    Some(dotted.clone()),
+                    format!(
+                        "bad value for \"{name}\" in [consent]: expected an array of tool \
+                         names, e.g. always = [\"python.run\"], found {found}"
+                    ),
+                )
+            };
+            let Some(items) = value.get_ref().as_array() else {
+                return Err(bad(value.span(), type_name(value.get_ref()).to_owned()));
+            };
+            for item in items.iter() {
+                let tool = match item.get_ref().as_str() {
+                    Some(t) if is_tool_name(t) => t,
+                    Some(t) => {
+                        return Err(bad(
+                            item.span(),
+                            format!("\"{}\", which is not a tool name", t.escape_debug()),
+                        ));
+                    }
+                    None => return Err(bad(item.span(), type_name(item.get_ref()).to_owned())),
+                };
+                if !self.consent_always.iter().any(|t| t == tool) {
+                    self.consent_always.push(tool.to_owned());
+                }
+            }
+        }
+        Ok(())
+    }
+
     fn parse_filesystem(
         &mut self,
         src: &Source<'_>,
@@ -845,6 +935,16 @@ impl PolicyFile {
     }
 }
 
+/// A tool's name as the gate registers it: letters, digits, `.`, `_` and `-` (`python.run`,
+/// `fs.read_text_file`).
+fn is_tool_name(name: &str) -> bool {
+    !name.is_empty()
+        && name.len() <= 128
+        && name
+            .chars()
+            .all(|c| c.is_ascii_alphanumeric() || matches!(c, '.' | '_' | '-'))
+}
+
 fn expect_table<'a, 'i>(
     src: &Source<'_>,
     name: &str,
@@ -886,6 +986,8 @@ pub struct EnforcedPolicy {
     /// `"python.run" = "allow-unsandboxed"`: python.run may run without the sandbox where the
     /// machine cannot raise its walls.
     pub python_run_unsandboxed: bool,
+    /// `[consent] always`: tools whose "ask" the policy answers yes.
+    pub consent_always: Vec<String>,
     /// The path lists, expanded and canonicalised.
     pub filesystem: EnforcedFilesystem,
     /// The allow-list of `Access::Source` paths: the workspace root.
@@ -1038,6 +1140,13 @@ impl EnforcedPolicy {
                 continue;
             }
             let _ = writeln!(out, "  {:<18} {word}", cap.as_str());
+        }
+        out.push_str("\nconsent ([consent] always: \"ask\" answered yes for good):\n");
+        if self.consent_always.is_empty() {
+            out.push_str("  (none: every \"ask\" asks)\n");
+        }
+        for tool in &self.consent_always {
+            let _ = writeln!(out, "  {tool}  always");
         }
         let _ = writeln!(
             out,

@@ -406,10 +406,12 @@ fn a_protected_file_entry_is_refused_by_identity_too() {
 }
 
 #[test]
-fn seams_own_keys_and_ledger_are_protected() {
+fn seams_own_keys_ledger_and_policy_file_are_protected() {
     let fx = Fixture::new();
     let adm = fx.admission();
-    for rel in ["keys/signing.key", "ledger/head", "keys"] {
+    // policy.toml: the file an "always" answer writes, which seam loads by default
+    fs::write(fx.seam.join("policy.toml"), b"[consent]\nalways = []\n").unwrap();
+    for rel in ["keys/signing.key", "ledger/head", "keys", "policy.toml"] {
         let path = fx.seam.join(rel);
         let r = refused(adm.admitted_path(READ, p(&path)));
         assert_eq!(r.code, RefusalCode::Protected, "{rel}");

@@ -457,3 +457,40 @@ fn facts_is_a_capability_of_its_own() {
     assert_eq!(policy.decision(Capability::Facts), Decision::Deny);
     assert_eq!(policy.decision(Capability::Memory), Decision::Allow);
 }
+
+#[test]
+fn consent_always_answers_ask_for_one_tool_and_never_overrides_deny() {
+    let fx = Fixture::new();
+    let policy = parse(
+        &fx,
+        "[capabilities]\n\"web.search\" = \"deny\"\n[consent]\nalways = [\"python.run\", \"web.search\"]\n",
+    )
+    .unwrap();
+    assert_eq!(
+        policy.decision_for_tool(Capability::PythonRun, "python.run"),
+        Decision::Allow
+    );
+    // Another tool of the same capability still asks; a deny stays a deny.
+    assert_eq!(
+        policy.decision_for_tool(Capability::PythonRun, "other.run"),
+        Decision::Ask
+    );
+    assert_eq!(
+        policy.decision_for_tool(Capability::WebSearch, "web.search"),
+        Decision::Deny
+    );
+    assert_eq!(policy.decision(Capability::PythonRun), Decision::Ask);
+    let text = policy.enforced().render_text();
+    assert!(text.contains("python.run  always"), "{text}");
+    let json = serde_json::to_value(policy.enforced()).unwrap();
+    assert_eq!(json["consent_always"][0], "python.run");
+}
+
+#[test]
+fn consent_keys_and_values_are_strict() {
+    let fx = Fixture::new();
+    rejected(&fx, "[consent]\nallways = []\n", "allways", 2);
+    rejected(&fx, "[consent]\nalways = \"python.run\"\n", "always", 2);
+    rejected(&fx, "[consent]\nalways = [\"python run\"]\n", "always", 2);
+    rejected(&fx, "\n[consent]\nalways = [1]\n", "always", 3);
+}

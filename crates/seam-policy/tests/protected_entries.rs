@@ -231,6 +231,7 @@ fn every_built_in_entry_has_its_test() {
                 "/run/containers/*/auth.json",
                 "(seam home)/keys",
                 "(seam home)/ledger",
+                "(seam home)/policy.toml",
                 "/proc",
                 "/sys",
             ]

@@ -101,8 +101,11 @@ pub enum RefusalCode {
     InvalidParams,
     /// The policy denies the tool's capability.
     CapabilityDenied,
-    /// The policy says `ask`, and this call cannot wait for consent (a read).
+    /// The policy says `ask`, and this call could not get consent: it is a read (which cannot
+    /// wait for consent), nobody was there to ask, or nobody answered in time.
     ConsentRequired,
+    /// The operator was asked, and said no.
+    ConsentDenied,
     /// The path is, or leads to, a protected file.
     Protected,
     /// The path is, or leads to, a place outside the allow-list for this access.
@@ -130,6 +133,7 @@ impl RefusalCode {
             RefusalCode::InvalidParams => "invalid_params",
             RefusalCode::CapabilityDenied => "capability_denied",
             RefusalCode::ConsentRequired => "consent_required",
+            RefusalCode::ConsentDenied => "consent_denied",
             RefusalCode::Protected => "protected",
             RefusalCode::NotAllowed => "not_allowed",
             RefusalCode::InvalidPath => "invalid_path",
@@ -215,6 +219,7 @@ mod tests {
             RefusalCode::InvalidParams,
             RefusalCode::CapabilityDenied,
             RefusalCode::ConsentRequired,
+            RefusalCode::ConsentDenied,
             RefusalCode::Protected,
             RefusalCode::NotAllowed,
             RefusalCode::InvalidPath,

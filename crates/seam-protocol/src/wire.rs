@@ -84,3 +84,46 @@ pub const TURN_HEADER: &str = "seam-turn";
 /// Response header on every `/v1/invoke` answer: `true` when that turn is
 /// tainted after this call, else `false`.
 pub const TURN_TAINTED_HEADER: &str = "seam-turn-tainted";
+
+/// `GET /v1/consents` (with the turn opener, on the owner-only socket) → 200 with a list of
+/// these: the calls waiting for the operator, oldest first.
+#[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct PendingConsent {
+    /// The call's invocation id: what `POST /v1/consents/{id}` names.
+    pub id: String,
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub turn: Option<String>,
+    pub tool: String,
+    /// The policy capability that said `ask`.
+    pub capability: String,
+    /// The params, scrubbed, in full (pass them through the terminal filter to show them).
+    pub params: Value,
+    /// SHA-256 (hex) of the canonical JSON of `params`: the digest the consent covers and
+    /// the ledger records.
+    pub params_sha256: String,
+    /// How long it has waited, and how long it will (then it is refused).
+    pub waited_ms: u64,
+    pub timeout_ms: u64,
+}
+
+/// `POST /v1/consents/{id}` body: the operator's answer to one pending call.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(rename_all = "snake_case")]
+pub enum ConsentReply {
+    /// Yes, this call only.
+    Once,
+    /// Yes, and the same tool for the rest of this turn.
+    Turn,
+    /// Yes, and the tool from now on: a rule in the policy file (`[consent] always`).
+    Always,
+    /// No.
+    Deny,
+}
+
+/// The body of `POST /v1/consents/{id}`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct ConsentAnswerRequest {
+    pub answer: ConsentReply,
+}

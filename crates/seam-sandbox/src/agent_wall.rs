@@ -300,6 +300,12 @@ fn c_path(p: &Path) -> Result<CString, WallError> {
     })
 }
 
+/// Tries to put `byte` into the input of the terminal `fd` refers to (`TIOCSTI`), as a
+/// keystroke would. For the attack test only: the agent's seccomp filter must refuse it.
+pub fn type_into_terminal(fd: std::os::fd::BorrowedFd<'_>, byte: u8) -> std::io::Result<()> {
+    sys::tiocsti(std::os::fd::AsRawFd::as_raw_fd(&fd), byte).map_err(std::io::Error::from)
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;

@@ -13,7 +13,10 @@
 //! 5. `socket` and `socketpair` for any family but `AF_UNIX` return EAFNOSUPPORT — or, in
 //!    the agent's filter ([`Sockets::UnixAndTcp`]), `AF_INET`/`AF_INET6` are allowed for
 //!    `SOCK_STREAM` alone (TCP to the model: no UDP, no raw, no netlink, no packet sockets);
-//! 6. everything else is allowed.
+//! 6. `ioctl` with `TIOCSTI` or `TIOCLINUX` returns EPERM: both put bytes into a terminal's
+//!    input, as if the operator had typed them, and the agent holds the operator's terminal
+//!    on its stdin and stdout (the gate asks the operator for consent on that terminal);
+//! 7. everything else is allowed.
 //!
 //! One table serves both walls: python.run's sandbox ([`program`]) and the `seam ask` agent
 //! process ([`agent_program`], installed by `agent_wall`). The agent runs git, dot and
@@ -200,6 +203,16 @@ pub fn program_for(sockets: Sockets) -> Vec<sock_filter> {
         p.push(jump(JEQ_K, d.nr as u32, 0, 1));
         p.push(errno(libc::EPERM));
     }
+    // ioctl: no typing into a terminal (TIOCSTI, and TIOCLINUX's paste). The request is
+    // argument 1, an unsigned int to the kernel.
+    p.extend([
+        jump(JEQ_K, libc::SYS_ioctl as u32, 0, 5),
+        stmt(LD_W_ABS, OFF_ARG1_LOW),
+        jump(JEQ_K, libc::TIOCSTI as u32, 2, 0),
+        jump(JEQ_K, libc::TIOCLINUX as u32, 1, 0),
+        stmt(RET_K, RET_ALLOW),
+        errno(libc::EPERM),
+    ]);
     // clone3: its flags are behind a pointer; ENOSYS makes libc fall back to clone.
     p.push(jump(JEQ_K, libc::SYS_clone3 as u32, 0, 1));
     p.push(errno(libc::ENOSYS));
@@ -356,6 +369,16 @@ mod tests {
         assert_eq!(run(&p, libc::SYS_ptrace, [0, 0]), eperm);
         assert_eq!(run(&p, libc::SYS_io_uring_setup, [0, 0]), eperm);
         assert_eq!(run(&p, libc::SYS_read, [0, 0]), RET_ALLOW);
+        // no typing into a terminal, in either filter; other ioctls pass (the request
+        // constants' type differs between C libraries)
+        #[allow(clippy::unnecessary_cast)]
+        for p in [agent_program(), program()] {
+            let ioctl = |req: u64| run(&p, libc::SYS_ioctl, [0, req]);
+            assert_eq!(ioctl(libc::TIOCSTI as u64), eperm);
+            assert_eq!(ioctl(libc::TIOCLINUX as u64), eperm);
+            assert_eq!(ioctl(libc::TCGETS as u64), RET_ALLOW);
+            assert_eq!(ioctl(libc::FIONREAD as u64), RET_ALLOW);
+        }
         // python.run's filter is unchanged: no TCP
         assert_eq!(
             run(

@@ -223,6 +223,12 @@ pub unsafe fn fork_raw() -> Result<Option<libc::pid_t>, Errno> {
     })
 }
 
+/// `ioctl(fd, TIOCSTI, &byte)`: one byte into a terminal's input queue.
+pub fn tiocsti(fd: RawFd, byte: u8) -> Result<(), Errno> {
+    // SAFETY: TIOCSTI reads one byte through the pointer, which points at a live local.
+    check_int(unsafe { libc::ioctl(fd, libc::TIOCSTI, &byte as *const u8) }).map(drop)
+}
+
 /// Puts `src` at `dst` without close-on-exec (for stdin/stdout/stderr).
 pub fn dup_onto(src: RawFd, dst: RawFd) -> Result<(), Errno> {
     if src == dst {

@@ -27,6 +27,10 @@ pub struct GateArgs {
     pub read_limit: u64,
     /// Stop (gracefully) when stdin reaches its end, as on SIGTERM.
     pub until_stdin_closes: bool,
+    /// How long a call on "ask" waits for the operator.
+    pub consent_timeout_secs: u64,
+    /// Ask on this process's terminal (the gate `seam ask` starts), not over the socket.
+    pub consent_tty: bool,
 }
 
 /// Resolves when stdin reaches its end (read on a thread of its own), or never.
@@ -55,6 +59,9 @@ pub fn serve(ctx: &Context, args: GateArgs) -> anyhow::Result<Exit> {
     if args.call_timeout_secs == 0 {
         return Err(UsageError("--call-timeout must be at least 1 second".into()).into());
     }
+    if args.consent_timeout_secs == 0 {
+        return Err(UsageError("--consent-timeout must be at least 1 second".into()).into());
+    }
     let home = ctx.ensure_home()?.to_path_buf();
     // The ledger's writer lock comes first: while this gate holds it, no other
     // gate (and no in-process `seam invoke`) can write this home's ledger.
@@ -75,7 +82,16 @@ pub fn serve(ctx: &Context, args: GateArgs) -> anyhow::Result<Exit> {
         ..ToolboxConfig::default()
     };
     let hook: Arc<dyn LedgerHook> = ledger.clone();
-    let toolbox = Arc::new(super::invoke::toolbox_with(ctx, &config, hook)?.requiring_open_turns());
+    let desk = super::consent::desk_for_gate(
+        ctx,
+        Duration::from_secs(args.consent_timeout_secs),
+        args.consent_tty,
+    );
+    let toolbox = Arc::new(
+        super::invoke::toolbox_with(ctx, &config, hook)?
+            .requiring_open_turns()
+            .with_consent(desk),
+    );
     let options = ServiceOptions {
         seam_home: home,
         tcp: args.listen,

@@ -193,10 +193,7 @@ fn tail(ctx: &Context, lines: usize, follow: bool) -> anyhow::Result<Exit> {
 /// One record on one line: seq, time, tool, decision, turn, taint, scrubbed shapes.
 fn summary(r: &Record) -> String {
     let e = &r.entry;
-    let decision = match &e.decision {
-        seam_ledger::Decision::Admitted => "admitted".to_owned(),
-        seam_ledger::Decision::Refused { code } => format!("refused:{code}"),
-    };
+    let decision = e.decision.label();
     let mut s = format!(
         "{:>6}  {}  {} v{}  {}  id={}",
         r.seq, r.time, e.tool, e.tool_version, decision, e.invocation_id
@@ -209,6 +206,12 @@ fn summary(r: &Record) -> String {
     }
     if !e.scrubbed.is_empty() {
         s.push_str(&format!("  scrubbed={}", e.scrubbed.join(",")));
+    }
+    if let seam_ledger::Decision::Consent(c) = &e.decision {
+        s.push_str(&format!(
+            "  params_sha256={}  policy={}",
+            r.params_sha256, c.policy_digest
+        ));
     }
     s.push_str(&format!(
         "  params={}",

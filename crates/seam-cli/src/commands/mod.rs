@@ -3,6 +3,7 @@
 
 mod action;
 mod ask;
+mod consent;
 mod doctor;
 mod gate;
 mod index;
@@ -56,6 +57,7 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
                     (_, true) => ask::ConfineMode::Off,
                     _ => ask::ConfineMode::BestEffort,
                 },
+                consent_timeout: o.consent_timeout,
             };
             ask::run(&ctx, &cli.global, args)
         }
@@ -85,6 +87,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
             max_body,
             read_limit,
             until_stdin_closes,
+            consent_timeout,
+            consent_tty,
         } => {
             let ctx = Context::load(&cli.global)?;
             gate::serve(
@@ -96,6 +100,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
                     max_body_bytes: max_body,
                     read_limit,
                     until_stdin_closes,
+                    consent_timeout_secs: consent_timeout,
+                    consent_tty,
                 },
             )
         }
@@ -118,6 +124,10 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
         Command::Queue(cmd) => {
             let ctx = Context::load(&cli.global)?;
             queue::run(&ctx, cmd)
+        }
+        Command::Consent(cmd) => {
+            let ctx = Context::load(&cli.global)?;
+            consent::run(&ctx, cmd)
         }
         Command::Watch { plain, once } => {
             let ctx = Context::load(&cli.global)?;
@@ -148,6 +158,9 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
             exec_via_loader,
             gate_fresh_turn,
             gate_close,
+            tty,
+            consent_approve,
+            consent_timeout,
         } => {
             let ctx = Context::load(&cli.global)?;
             let args = ask::attack::AttackArgs {
@@ -166,6 +179,9 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
                 exec_via_loader,
                 gate_fresh_turn,
                 gate_close,
+                tty,
+                consent_approve,
+                consent_timeout,
             };
             ask::attack::run(&ctx, &cli.global, args)
         }

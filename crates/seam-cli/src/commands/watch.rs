@@ -1,4 +1,5 @@
-//! `seam watch`: a live view of the return queue and the ledger stream.
+//! `seam watch`: a live view of the return queue, the calls waiting for consent at the
+//! gate on seam's socket (`seam consent approve|deny ID`), and the ledger stream.
 //!
 //! With a terminal: a ratatui screen (queue above, ledger below; q or Esc
 //! quits). With `--plain`, or when stdout is not a terminal: one line per
@@ -36,6 +37,19 @@ pub fn run(ctx: &Context, plain: bool, once: bool) -> anyhow::Result<Exit> {
 struct Seen {
     statuses: HashMap<i64, Status>,
     last_seq: Option<u64>,
+    consents: std::collections::HashSet<String>,
+}
+
+/// The calls that began to wait for consent since `seen` (and forgets those that stopped).
+fn consent_changes(home: &Path, seen: &mut Seen) -> Vec<String> {
+    let pending = super::consent::pending_at_gate(home);
+    seen.consents
+        .retain(|id| pending.iter().any(|p| &p.id == id));
+    pending
+        .iter()
+        .filter(|p| seen.consents.insert(p.id.clone()))
+        .map(super::consent::watch_line)
+        .collect()
 }
 
 /// The queue's items that are new or changed since `seen`, oldest first.
@@ -75,10 +89,7 @@ fn item_line(i: &QueueItem) -> String {
 
 fn record_line(r: &Record) -> String {
     let e = &r.entry;
-    let decision = match &e.decision {
-        seam_ledger::Decision::Admitted => "admitted".to_owned(),
-        seam_ledger::Decision::Refused { code } => format!("refused:{code}"),
-    };
+    let decision = e.decision.label();
     let mut s = format!("ledger {:>6} {} {} {}", r.seq, r.time, e.tool, decision);
     if let Some(turn) = &e.turn_id {
         s.push_str(&format!(" turn={turn}"));
@@ -94,6 +105,9 @@ fn plain_loop(home: &Path, once: bool) -> anyhow::Result<Exit> {
     loop {
         for item in queue_changes(home, &mut seen)? {
             output::line(&item_line(&item));
+        }
+        for waiting in consent_changes(home, &mut seen) {
+            output::line(&waiting);
         }
         for record in ledger_changes(home, &mut seen) {
             output::line(&record_line(&record));
@@ -114,6 +128,7 @@ fn screen(home: &Path) -> anyhow::Result<Exit> {
     let mut seen = Seen::default();
     let mut items: Vec<QueueItem> = Vec::new();
     let mut ledger: Vec<String> = Vec::new();
+    let mut waiting: Vec<String> = Vec::new();
     let result = (|| -> anyhow::Result<()> {
         let mut next_poll = Instant::now();
         loop {
@@ -126,6 +141,10 @@ fn screen(home: &Path) -> anyhow::Result<Exit> {
                 }
                 items.sort_by_key(|i| std::cmp::Reverse(i.id));
                 items.truncate(KEEP);
+                waiting = super::consent::pending_at_gate(home)
+                    .iter()
+                    .map(|p| seam_term::on_one_line(super::consent::watch_line(p).as_bytes()))
+                    .collect();
                 for r in ledger_changes(home, &mut seen) {
                     ledger.push(seam_term::on_one_line(record_line(&r).as_bytes()));
                 }
@@ -139,20 +158,20 @@ fn screen(home: &Path) -> anyhow::Result<Exit> {
                 let [top, bottom] =
                     Layout::vertical([Constraint::Percentage(50), Constraint::Percentage(50)])
                         .areas(frame.area());
-                let queue: Vec<ListItem> = items
+                let queue: Vec<ListItem> = waiting
                     .iter()
-                    .map(|i| {
+                    .map(|w| ListItem::new(w.as_str()))
+                    .chain(items.iter().map(|i| {
                         ListItem::new(seam_term::on_one_line(
                             super::queue::list_line(i).as_bytes(),
                         ))
-                    })
+                    }))
                     .collect();
                 frame.render_widget(
-                    List::new(queue).block(
-                        Block::default()
-                            .borders(Borders::ALL)
-                            .title(" return queue (seam queue show|approve|reject ID) · q quits "),
-                    ),
+                    List::new(queue).block(Block::default().borders(Borders::ALL).title(
+                        " consent waiting (seam consent approve|deny ID) · return queue \
+                                 (seam queue show|approve|reject ID) · q quits ",
+                    )),
                     top,
                 );
                 let shown = bottom.height.saturating_sub(2) as usize;

@@ -156,15 +156,29 @@ pub(crate) struct OwnerOnly {
     pub(crate) uid: u32,
 }
 
+/// A connection's peer on the unix socket, as the kernel's peer credentials say (checked to
+/// be the gate's own user on accept). Handlers get it as `ConnectInfo<PeerUid>`; on the TCP
+/// listener there is none.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct PeerUid(pub(crate) u32);
+
+impl axum::extract::connect_info::Connected<axum::serve::IncomingStream<'_, OwnerOnly>>
+    for PeerUid
+{
+    fn connect_info(stream: axum::serve::IncomingStream<'_, OwnerOnly>) -> Self {
+        *stream.remote_addr()
+    }
+}
+
 impl axum::serve::Listener for OwnerOnly {
     type Io = tokio::net::UnixStream;
-    type Addr = tokio::net::unix::SocketAddr;
+    type Addr = PeerUid;
 
     async fn accept(&mut self) -> (Self::Io, Self::Addr) {
         loop {
             match self.inner.accept().await {
-                Ok((io, addr)) => match io.peer_cred() {
-                    Ok(cred) if cred.uid() == self.uid => return (io, addr),
+                Ok((io, _addr)) => match io.peer_cred() {
+                    Ok(cred) if cred.uid() == self.uid => return (io, PeerUid(cred.uid())),
                     // Another user (a root-owned process counts as another):
                     // dropped unanswered.
                     _ => continue,
@@ -176,6 +190,6 @@ impl axum::serve::Listener for OwnerOnly {
     }
 
     fn local_addr(&self) -> std::io::Result<Self::Addr> {
-        self.inner.local_addr()
+        Ok(PeerUid(self.uid))
     }
 }

@@ -13,6 +13,8 @@
 //! | `DELETE /v1/turns/{id}` + `seam-turn-token` | 204, 404 if not open or not its token |
 //! | `POST /v1/turns/{id}/taint` + `seam-turn-token` | 204: the turn is tainted from now on; 404 as above |
 //! | `GET /v1/ledger/stream` | 200 `text/event-stream`: one event per new ledger record |
+//! | `GET /v1/consents` + `seam-turn-opener`, unix socket only | 200 `[PendingConsent]`: the calls waiting for the operator |
+//! | `POST /v1/consents/{id}` `{"answer": "once"\|"turn"\|"always"\|"deny"}` + `seam-turn-opener`, unix socket only | 204; 404 not waiting; 403 without the opener or over TCP; 409 an "always" whose rule could not be written |
 //!
 //! `POST /v1/invoke` answers with the status of its answer, and the body is
 //! always the envelope or the refusal JSON, exactly as `Toolbox::call` made
@@ -48,6 +50,15 @@
 //! not the caller, records taint, and no call can un-taint a turn. An invoke
 //! without a turn, from a client presenting the opener (the owner's own CLI), gets
 //! a turn of its own, opened for that one call and closed after it.
+//!
+//! # Consent
+//!
+//! A call on `ask` waits in the toolbox's [`ConsentDesk`](crate::ConsentDesk). Its wait is
+//! not counted against the call timeout: the 504 comes `call_timeout` after the call stopped
+//! waiting for the operator. The consent endpoints are the owner's: on the unix socket only
+//! (whose peers are checked to be the gate's own user; the answer records that uid) and only
+//! with the turn opener, which the agent, confined, never holds, so it cannot answer for the
+//! operator however it reaches the socket.
 //!
 //! # Listening
 //!
@@ -364,8 +375,11 @@ impl BoundGate {
             inner: unix_listener,
             uid,
         };
-        let unix_serve = axum::serve(unix_listener, routes::router(state.clone()))
-            .with_graceful_shutdown(cancel.clone().cancelled_owned());
+        let unix_serve = axum::serve(
+            unix_listener,
+            routes::router(state.clone()).into_make_service_with_connect_info::<listen::PeerUid>(),
+        )
+        .with_graceful_shutdown(cancel.clone().cancelled_owned());
         let tcp_serve = tcp.map(|l| {
             let l = l.tap_io(|s| {
                 let _ = s.set_nodelay(true);

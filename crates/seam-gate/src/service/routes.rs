@@ -3,9 +3,10 @@
 use std::sync::Arc;
 use std::sync::atomic::Ordering;
 
+use axum::Extension;
 use axum::Router;
 use axum::body::{Body, Bytes};
-use axum::extract::{Path as UrlPath, Request, State};
+use axum::extract::{ConnectInfo, Path as UrlPath, Request, State};
 use axum::http::{HeaderMap, HeaderValue, StatusCode, header};
 use axum::middleware::{self, Next};
 use axum::response::{IntoResponse, Response};
@@ -14,9 +15,10 @@ use seam_protocol::{Answer, Refusal, RefusalBody, RefusalCode};
 use serde::Serialize;
 
 use super::auth::BearerToken;
+use super::listen::PeerUid;
 use super::wire::{
-    ErrorBody, Health, InvokeRequest, TURN_HEADER, TURN_OPENER_HEADER, TURN_TAINTED_HEADER,
-    TURN_TOKEN_HEADER, TurnOpened, TurnState,
+    ConsentAnswerRequest, ErrorBody, Health, InvokeRequest, TURN_HEADER, TURN_OPENER_HEADER,
+    TURN_TAINTED_HEADER, TURN_TOKEN_HEADER, TurnOpened, TurnState,
 };
 use super::{AppState, status_for_refusal, stream};
 use crate::toolbox::CallRequest;
@@ -31,6 +33,8 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/turns/{id}", get(turn_state).delete(close_turn))
         .route("/v1/turns/{id}/taint", post(taint_turn))
         .route("/v1/ledger/stream", get(stream::ledger_stream))
+        .route("/v1/consents", get(consents))
+        .route("/v1/consents/{id}", post(answer_consent))
         // MCP over streamable HTTP: the same toolbox, every call through Toolbox::call.
         .nest_service(
             "/mcp",
@@ -101,7 +105,8 @@ async fn not_found() -> Response {
     error(
         StatusCode::NOT_FOUND,
         "no such endpoint; the gate serves GET /v1/health, GET /v1/tools, POST /v1/invoke, \
-         POST /v1/turns, GET|DELETE /v1/turns/{id}, POST /v1/turns/{id}/taint, GET /v1/ledger/stream, MCP at /mcp",
+         POST /v1/turns, GET|DELETE /v1/turns/{id}, POST /v1/turns/{id}/taint, GET /v1/ledger/stream, GET /v1/consents, POST /v1/consents/{id}, \
+         MCP at /mcp",
     )
 }
 
@@ -246,7 +251,39 @@ async fn invoke(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Bo
         (answer, tainted)
     });
 
-    let (answer, tainted) = match tokio::time::timeout(state.limits.call_timeout, task).await {
+    // The call timeout does not count time spent waiting for the operator's consent.
+    let started = tokio::time::Instant::now();
+    let mut task = task;
+    let finished = loop {
+        let mut deadline = started + state.limits.call_timeout;
+        if let Some((waited, waiting)) = state
+            .toolbox
+            .consent_desk()
+            .and_then(|d| d.waited(&invocation_id))
+        {
+            deadline = if waiting {
+                tokio::time::Instant::now() + state.limits.call_timeout
+            } else {
+                deadline + waited
+            };
+        }
+        match tokio::time::timeout_at(deadline, &mut task).await {
+            Ok(done) => break Ok(done),
+            Err(elapsed) => {
+                let extended = state
+                    .toolbox
+                    .consent_desk()
+                    .and_then(|d| d.waited(&invocation_id))
+                    .is_some_and(|(waited, waiting)| {
+                        waiting || started + state.limits.call_timeout + waited > deadline
+                    });
+                if !extended {
+                    break Err(elapsed);
+                }
+            }
+        }
+    };
+    let (answer, tainted) = match finished {
         Ok(Ok((Ok(answer), tainted))) => (answer, tainted),
         Ok(Ok((Err(gate_error), _))) => {
             return error(
@@ -324,6 +361,110 @@ async fn open_turn(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Re
             token: token.secret().to_owned(),
         },
     )
+}
+
+/// May this request answer for the operator? Only on the unix socket (whose peer the kernel
+/// vouches for: the gate's own user) and only with the turn opener, which the agent never
+/// holds. Ok: the peer's uid.
+fn operator(
+    state: &AppState,
+    headers: &HeaderMap,
+    peer: Option<Extension<ConnectInfo<PeerUid>>>,
+) -> Result<u32, Box<Response>> {
+    let Some(Extension(ConnectInfo(PeerUid(uid)))) = peer else {
+        return Err(Box::new(error(
+            StatusCode::FORBIDDEN,
+            "consent is given on the gate's owner-only unix socket (seam consent), not over TCP",
+        )));
+    };
+    if !state
+        .opener
+        .is(headers.get(TURN_OPENER_HEADER).map(HeaderValue::as_bytes))
+    {
+        return Err(Box::new(error(
+            StatusCode::FORBIDDEN,
+            format!(
+                "answering for the operator takes the turn opener (header {TURN_OPENER_HEADER}: \
+                 the secret in seam's home at keys/turn-opener), which the agent does not hold"
+            ),
+        )));
+    }
+    Ok(uid)
+}
+
+fn no_desk() -> Response {
+    error(
+        StatusCode::NOT_FOUND,
+        "this gate takes no consent over its socket (a gate started by seam ask asks on its \
+         terminal)",
+    )
+}
+
+async fn consents(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    peer: Option<Extension<ConnectInfo<PeerUid>>>,
+) -> Response {
+    if let Err(response) = operator(&state, &headers, peer) {
+        return *response;
+    }
+    let Some(desk) = state.toolbox.consent_desk() else {
+        return no_desk();
+    };
+    let now = std::time::Instant::now();
+    let pending: Vec<_> = desk.pending().iter().map(|c| c.to_wire(now)).collect();
+    json(StatusCode::OK, &pending)
+}
+
+async fn answer_consent(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    peer: Option<Extension<ConnectInfo<PeerUid>>>,
+    UrlPath(id): UrlPath<String>,
+    body: Body,
+) -> Response {
+    let uid = match operator(&state, &headers, peer) {
+        Ok(uid) => uid,
+        Err(response) => return *response,
+    };
+    let Some(desk) = state.toolbox.consent_desk().cloned() else {
+        return no_desk();
+    };
+    if !desk.takes_socket_answers() {
+        return no_desk();
+    }
+    let bytes = match read_body(&state, &headers, body).await {
+        Ok(b) => b,
+        Err(response) => return response,
+    };
+    let req: ConsentAnswerRequest = match serde_json::from_slice(&bytes) {
+        Ok(r) => r,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!(
+                    "the body is not a consent answer ({e}); send {{\"answer\": \"once\"}} \
+                     (or \"turn\", \"always\", \"deny\")"
+                ),
+            );
+        }
+    };
+    // An "always" writes the policy file: off the async threads.
+    let answered = tokio::task::spawn_blocking(move || {
+        desk.answer(&id, req.answer, crate::consent::ConsentBy::Socket { uid })
+    })
+    .await;
+    match answered {
+        Ok(Ok(())) => StatusCode::NO_CONTENT.into_response(),
+        Ok(Err(e @ crate::consent::AnswerError::NotPending(_))) => {
+            error(StatusCode::NOT_FOUND, e.to_string())
+        }
+        Ok(Err(e)) => error(StatusCode::CONFLICT, e.to_string()),
+        Err(e) => error(
+            StatusCode::INTERNAL_SERVER_ERROR,
+            format!("the answer's worker failed: {e}"),
+        ),
+    }
 }
 
 /// Is `id` an open turn, and does the request present its token?

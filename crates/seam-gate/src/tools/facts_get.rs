@@ -13,7 +13,6 @@ use seam_policy::{Capability, Policy};
 use seam_protocol::RefusalCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
-use sha2::{Digest, Sha256};
 
 use crate::toolbox::{GovernedTool, ToolCall, ToolDecl, ToolFailure};
 
@@ -55,8 +54,7 @@ struct Params {
 
 impl FactsGet {
     pub fn new(policy: &Policy) -> Self {
-        let enforced = serde_json::to_vec(&policy.enforced()).unwrap_or_default();
-        let policy_digest = format!("sha256:{}", hex::encode(Sha256::digest(&enforced)));
+        let policy_digest = crate::policy_digest(policy);
         let names: Vec<&str> = FACTS.iter().map(|(n, _)| *n).collect();
         let listing = FACTS
             .iter()

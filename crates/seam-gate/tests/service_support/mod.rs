@@ -79,6 +79,36 @@ impl GovernedTool for TestSlow {
     }
 }
 
+/// A tool that acts (not a read) under `python.run`'s capability, so the default policy asks.
+#[derive(Debug)]
+pub struct TestAct(ToolDecl);
+
+impl TestAct {
+    pub fn new() -> Self {
+        TestAct(ToolDecl {
+            name: "test.act",
+            version: "1",
+            description: "test-only: does x",
+            schema: json!({"type":"object","additionalProperties":false,"required":["x"],
+                           "properties":{"x":{"type":"string"}}}),
+            capability: Capability::PythonRun,
+            reads: false,
+            paths: vec![],
+            taints: false,
+            egress: false,
+        })
+    }
+}
+
+impl GovernedTool for TestAct {
+    fn decl(&self) -> &ToolDecl {
+        &self.0
+    }
+    fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
+        Ok(json!({"did": call.params()["x"]}))
+    }
+}
+
 pub struct TestGate {
     pub dir: tempfile::TempDir,
     pub seam_home: PathBuf,
@@ -120,6 +150,7 @@ pub fn tools() -> Vec<Box<dyn GovernedTool>> {
         Box::new(seam_gate::tools::FilesRead::new(1024 * 1024)),
         Box::new(TestEgress::new()),
         Box::new(TestSlow::new()),
+        Box::new(TestAct::new()),
     ]
 }
 
@@ -131,6 +162,15 @@ impl TestGate {
     pub async fn start_with_policy(
         configure: impl FnOnce(&mut ServiceOptions),
         policy_toml: Option<&str>,
+    ) -> TestGate {
+        Self::start_with_consent(configure, policy_toml, None).await
+    }
+
+    /// A gate whose toolbox has `desk` (calls on `ask` wait there).
+    pub async fn start_with_consent(
+        configure: impl FnOnce(&mut ServiceOptions),
+        policy_toml: Option<&str>,
+        desk: Option<Arc<seam_gate::ConsentDesk>>,
     ) -> TestGate {
         let (dir, seam_home, project, env) = layout();
         let policy = match policy_toml {
@@ -149,6 +189,14 @@ impl TestGate {
             .unwrap()
             .requiring_open_turns(),
         );
+        let toolbox = match desk {
+            Some(desk) => Arc::new(
+                Arc::try_unwrap(toolbox)
+                    .expect("the toolbox is not shared yet")
+                    .with_consent(desk),
+            ),
+            None => toolbox,
+        };
         let mut options = ServiceOptions::new(&seam_home);
         configure(&mut options);
         let bound: BoundGate = GateService::new(toolbox.clone(), options)
@@ -263,7 +311,7 @@ impl Reply {
 /// turn it opened. [`Conn::open_as_agent`] is a client that holds neither.
 pub struct Conn {
     send: SendRequest<Full<Bytes>>,
-    opener: Option<String>,
+    pub opener: Option<String>,
     tokens: std::collections::HashMap<String, String>,
 }
 

@@ -7,9 +7,9 @@ use std::path::Path;
 
 use rusqlite::Connection;
 use seam_ledger::{
-    ChainLink, Decision, Ed25519Signature, Entry, FailureKind, HEAD_SLOT_LEN, Ledger, LedgerPaths,
-    LedgerReader, Record, Sha256Digest, SignedHead, VerifyError, VerifyFailure, VerifyReport,
-    parse_head_file,
+    ChainLink, Consent, ConsentAnswer, ConsentBy, ConsentScope, Decision, Ed25519Signature, Entry,
+    FailureKind, HEAD_SLOT_LEN, Ledger, LedgerPaths, LedgerReader, Record, Sha256Digest,
+    SignedHead, VerifyError, VerifyFailure, VerifyReport, parse_head_file,
 };
 use serde_json::json;
 
@@ -26,14 +26,29 @@ pub fn entry(i: usize) -> Entry {
         .to_owned(),
         tool_version: "1".to_owned(),
         params: json!({"path": format!("/home/owner/notes/{i}.txt"), "max_bytes": 4096 + i}),
-        decision: if i.is_multiple_of(3) {
+        decision: if i % 7 == 6 {
+            Decision::Consent(Consent {
+                answer: if i.is_multiple_of(2) {
+                    ConsentAnswer::Granted
+                } else {
+                    ConsentAnswer::Denied
+                },
+                scope: ConsentScope::Once,
+                by: if i.is_multiple_of(3) {
+                    ConsentBy::Terminal
+                } else {
+                    ConsentBy::Socket { uid: 1000 }
+                },
+                policy_digest: "sha256:0a0b".to_owned(),
+            })
+        } else if i.is_multiple_of(3) {
             Decision::Refused {
                 code: "policy_denied".to_owned(),
             }
         } else {
             Decision::Admitted
         },
-        output_sha256: (!i.is_multiple_of(3))
+        output_sha256: (!i.is_multiple_of(3) && i % 7 != 6)
             .then(|| Sha256Digest::of(format!("output {i}").as_bytes())),
         tainted: i.is_multiple_of(2),
         scrubbed: if i.is_multiple_of(5) {

@@ -48,6 +48,12 @@ pub struct AttackArgs {
     pub gate_fresh_turn: bool,
     /// From inside: try to close these turns (another session's, id known, token not).
     pub gate_close: Vec<String>,
+    /// From inside: try to open /dev/tty, and to type into the terminal on fds 0..=2.
+    pub tty: bool,
+    /// From inside: try to list and approve the calls waiting for consent over the socket.
+    pub consent_approve: bool,
+    /// For the gate started here: how long a call waits for consent.
+    pub consent_timeout: u64,
 }
 
 fn outcome(kind: &str, target: String, r: std::io::Result<()>) -> Value {
@@ -81,6 +87,7 @@ pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<E
             attach: &args.attach,
             model_url: args.model_url.as_deref(),
             model_file: None,
+            consent_timeout: args.consent_timeout,
             confine: if args.require {
                 ConfineMode::Required
             } else {
@@ -146,6 +153,28 @@ pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<E
             });
         attempts.push(outcome("exec-via-loader", prog.display().to_string(), r));
     }
+    if args.tty {
+        let r = std::fs::OpenOptions::new()
+            .read(true)
+            .write(true)
+            .open("/dev/tty")
+            .map(drop);
+        attempts.push(outcome("open-tty", "/dev/tty".into(), r));
+        use std::os::fd::AsFd as _;
+        let fds = [
+            ("stdin", std::io::stdin().as_fd().try_clone_to_owned()),
+            ("stdout", std::io::stdout().as_fd().try_clone_to_owned()),
+            ("stderr", std::io::stderr().as_fd().try_clone_to_owned()),
+        ];
+        for (name, fd) in fds {
+            let r = fd.and_then(|fd| {
+                // "y" and a newline: what the operator types to allow a call
+                seam_sandbox::agent_wall::type_into_terminal(fd.as_fd(), b'y')?;
+                seam_sandbox::agent_wall::type_into_terminal(fd.as_fd(), b'\n')
+            });
+            attempts.push(outcome("type-into-terminal", name.into(), r));
+        }
+    }
     let env: Value = args
         .env
         .iter()
@@ -190,6 +219,31 @@ pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<E
             };
             let closed = client.close_turn(&other).await;
             out.insert(format!("close {id}"), state(closed));
+        }
+        if args.consent_approve {
+            // without the opener (the agent has none), then with one read from keys/ (the
+            // walls refuse the read, so it goes empty)
+            let stolen = std::fs::read_to_string(home.join("keys/turn-opener")).ok();
+            out.insert("read_opener".into(), json!({"denied": stolen.is_none()}));
+            let mut tries = vec![("no_opener", GateClient::new(endpoint.clone()))];
+            if let Some(o) = stolen {
+                tries.push((
+                    "stolen_opener",
+                    GateClient::new(endpoint.clone()).with_opener(o.trim().to_owned()),
+                ));
+            }
+            for (name, mut c) in tries {
+                let listed = c.consents().await.map(drop);
+                out.insert(format!("consent_list {name}"), state(listed));
+                // approving a call: any id (a real one is on the ledger stream)
+                let approved = c
+                    .answer_consent(
+                        "00000000-0000-7000-8000-000000000000",
+                        seam_protocol::wire::ConsentReply::Always,
+                    )
+                    .await;
+                out.insert(format!("consent_approve {name}"), state(approved));
+            }
         }
         // The agent's own turn, as the gate keeps it (tainted by an attachment?).
         let own = client

@@ -32,6 +32,8 @@ pub struct GateLaunch<'a> {
     pub seam_home: &'a Path,
     pub policy: Option<&'a Path>,
     pub config: Option<&'a Path>,
+    /// How long a call on "ask" waits for the operator on this terminal.
+    pub consent_timeout_secs: u64,
 }
 
 impl GateChild {
@@ -53,7 +55,11 @@ impl GateChild {
         if let Some(c) = launch.config {
             cmd.arg("--config").arg(c);
         }
-        cmd.args(["gate", "--until-stdin-closes"])
+        // The gate asks for consent on the terminal this process was started from: its own
+        // /dev/tty, opened before the agent's walls exist (the agent never holds it).
+        cmd.args(["gate", "--until-stdin-closes", "--consent-tty"])
+            .arg("--consent-timeout")
+            .arg(launch.consent_timeout_secs.to_string())
             .stdin(Stdio::piped())
             .stdout(out)
             .stderr(err);

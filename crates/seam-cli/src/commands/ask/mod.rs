@@ -62,6 +62,8 @@ pub struct AskArgs {
     pub json: bool,
     /// How hard to insist on the agent's walls (`--require-confinement`, `--no-confine`).
     pub confine: ConfineMode,
+    /// `--consent-timeout`: for the gate `seam ask` starts.
+    pub consent_timeout: u64,
 }
 
 pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<Exit> {
@@ -113,6 +115,7 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
             model_url: args.model_url.as_deref().or(config.model.url.as_deref()),
             model_file: embedded.as_ref().map(|(_, path)| path.as_path()),
             confine: args.confine,
+            consent_timeout: args.consent_timeout,
         },
     )?;
     let Prepared {
@@ -337,6 +340,8 @@ pub(crate) struct Prepare<'a> {
     /// The embedded model's file (read-only behind the walls).
     pub model_file: Option<&'a std::path::Path>,
     pub confine: ConfineMode,
+    /// How long the gate started here waits for the operator's consent.
+    pub consent_timeout: u64,
 }
 
 /// The gate found or started, the turn opened, the attachments read through the gate, the
@@ -378,6 +383,7 @@ pub(crate) fn prepare(ctx: &Context, global: &Global, p: &Prepare<'_>) -> anyhow
                         seam_home: &home,
                         policy: policy.as_deref(),
                         config: config_file.as_deref(),
+                        consent_timeout_secs: p.consent_timeout,
                     };
                     child = Some(GateChild::start(&launch, Duration::from_secs(20)).await?);
                     output::notice(
