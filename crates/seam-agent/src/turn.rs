@@ -44,9 +44,9 @@ pub struct TurnOptions {
     pub observation_bytes: usize,
     /// Most bytes of the whole conversation sent to the model. Beyond it the
     /// oldest tool results, never the newest, are replaced by a line that
-    /// says what was left out (`old-result-elided`): an embedded model's
-    /// context is 8192 tokens, and a turn that read three files and ran a
-    /// check outgrew it and failed.
+    /// says what was left out (`old-result-elided`): a builder turn that read
+    /// three files and ran a check grew to 6917 tokens and outgrew the
+    /// embedded model's context.
     pub history_bytes: usize,
 }
 
@@ -60,7 +60,7 @@ impl Default for TurnOptions {
             temperature: 0.2,
             constrain: true,
             observation_bytes: 8 * 1024,
-            history_bytes: 20 * 1024,
+            history_bytes: 16 * 1024,
         }
     }
 }

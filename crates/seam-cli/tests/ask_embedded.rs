@@ -35,6 +35,10 @@ fn the_embedded_model_runs_a_turn_whose_every_reply_parses_unrepaired() {
         .timeout(std::time::Duration::from_secs(600))
         .args([
             "ask",
+            // The 98 MB model, not the default: this test is about the grammar
+            // and the pipeline, and CI pulls the model on every run.
+            "--model",
+            "smollm2-135m",
             "Read notes.md and tell me where the staging server's config lives.",
             "--max-steps",
             "3",

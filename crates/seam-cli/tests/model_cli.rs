@@ -35,7 +35,12 @@ fn list_marks_anonymous_repackagings_and_what_is_pulled() {
     let models = v["models"].as_array().unwrap();
     let by_name = |n: &str| models.iter().find(|m| m["name"] == n).unwrap().clone();
     let s = by_name("smollm2-135m");
-    assert_eq!(s["default"], true);
+    assert_eq!(s["default"], false);
+    assert_eq!(by_name("qwen2.5-coder-1.5b")["default"], true);
+    assert_eq!(
+        by_name("qwen2.5-coder-1.5b")["needs_accept_provenance"],
+        false
+    );
     assert_eq!(s["provenance"]["kind"], "known");
     assert_eq!(s["needs_accept_provenance"], false);
     assert!(s["path"].as_str().unwrap().ends_with("smollm2-135m.gguf"));
@@ -56,7 +61,12 @@ fn list_marks_anonymous_repackagings_and_what_is_pulled() {
     assert!(qwen_lines[0].contains("ANONYMOUS RE-PACKAGING"), "{text}");
     assert!(
         text.lines()
-            .any(|l| l.starts_with("smollm2-135m (default)") && l.contains("pulled")),
+            .any(|l| l.starts_with("smollm2-135m ") && l.contains("pulled")),
+        "{text}"
+    );
+    assert!(
+        text.lines()
+            .any(|l| l.starts_with("qwen2.5-coder-1.5b (default)")),
         "{text}"
     );
 }

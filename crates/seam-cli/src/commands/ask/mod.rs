@@ -308,12 +308,24 @@ fn build_model(
 
 #[cfg(feature = "embedded")]
 fn embedded_model(name: &str, path: &std::path::Path) -> anyhow::Result<Box<dyn ChatModel>> {
-    let model = embedded::EmbeddedModel::load(name, path, seam_engine::EngineOptions::default())?;
+    // 8192 tokens: the turn's conversation is held to 16 KiB (TurnOptions::
+    // history_bytes), about 5500 tokens of code and prose, plus a reply of
+    // 1024; the engine's default of 4096 was outgrown by a builder turn.
+    let options = seam_engine::EngineOptions {
+        ctx_len: 8192,
+        ..seam_engine::EngineOptions::default()
+    };
+    let model = embedded::EmbeddedModel::load(name, path, options)?;
     output::notice(&format!(
         "loaded {name} ({}) in {} ms",
         path.display(),
         model.load_ms
     ));
+    if let Some(m) = seam_engine::catalog::find(name)
+        && m.provenance.is_anonymous()
+    {
+        output::notice(&m.provenance_sentence());
+    }
     Ok(Box::new(model))
 }
 
