@@ -7,11 +7,11 @@
 
 use serde::Serialize;
 
-/// The model `seam ask` uses when none is configured, chosen on the dev
-/// suite of operator tasks: smollm2-135m answered none of them usefully
-/// (its every reply is a valid action, and none does the task);
-/// qwen2.5-coder-1.5b is the smallest that picked the right tool and read
-/// the answer out of a file. It is an anonymous re-packaging, so it is the
+/// The model `seam ask` uses when none is configured. smollm2-135m, the
+/// default before, answered the main job's one-file question with nothing
+/// usable (every reply a valid action, none doing the task);
+/// qwen2.5-coder-1.5b picks the right tool and, on the dev suite of operator
+/// tasks, did some of them (3 of 14 in the run that chose it). It is an anonymous re-packaging, so it is the
 /// one such model pulled without `--accept-provenance`, and its provenance
 /// is printed whenever it is pulled or loaded; its bytes stay pinned by SHA-256.
 pub const DEFAULT_MODEL: &str = "qwen2.5-coder-1.5b";
