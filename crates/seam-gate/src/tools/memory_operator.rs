@@ -36,7 +36,7 @@ impl MemoryOperator {
             decl: ToolDecl {
                 name: "memory.operator",
                 version: "1",
-                description: "Read the short notes the operator saved for you with `seam note` (not files: a file, e.g. docs/setup.md, is read with files.read). op=search finds notes by words (query); op=get gives one whole note (id); op=list gives the newest notes.",
+                description: "Recall what the operator told you to remember (saved with `seam note add`). Not for files: a file such as notes.md or docs/setup.md is read with files.read. op=search finds what was remembered by words (query); op=get gives one item whole (id); op=list gives the newest.",
                 schema: json!({
                     "type": "object",
                     "additionalProperties": false,
@@ -136,8 +136,9 @@ impl GovernedTool for MemoryOperator {
             None if op == "get" => Err(no_note(None)),
             None => {
                 let mut note = "the operator has written no note (`seam note add TEXT`)".to_owned();
-                if let Some(hint) = file_hint(p.query.as_deref().unwrap_or_default()) {
-                    note = format!("{note}; {hint}");
+                match file_hint(p.query.as_deref().unwrap_or_default()) {
+                    Some(hint) => note = format!("{note}; {hint}"),
+                    None => note.push_str("; a file is read with files.read, by its path"),
                 }
                 Ok(json!({"op": op, "notes": [], "truncated": false, "note": note}))
             }
