@@ -149,14 +149,17 @@ impl ChatModel for EmbeddedModel {
                             constrained: request.json_schema.is_some(),
                             retries: 0,
                             elapsed: started.elapsed(),
-                            notes: vec![format!(
+                            notes: std::iter::once(format!(
                                 "prompt {} tokens ({} reused from the cache) in {} ms; {} tokens in {} ms",
                                 g.prompt_tokens,
                                 g.reused_tokens,
                                 g.prompt_ms,
                                 g.generated_tokens,
                                 g.gen_ms
-                            )],
+                            ))
+                            // What the prompt cache did (and why a file was not used).
+                            .chain(g.prompt_cache.as_ref().map(ToString::to_string))
+                            .collect(),
                         });
                     }
                     Piece::Done(Err(e)) => return Err(ModelError::Engine(e)),
