@@ -98,7 +98,8 @@ pub fn default_threads() -> u32 {
 /// The engine runs behind the agent's walls, which let it write only seam's
 /// `staging/` and `agent/` directories: the caller passes `<seam_home>/agent/kv`.
 /// Each entry is two files named by a key (the digest of the model's
-/// identity and of the prompt's tokens): `KEY.state`, llama.cpp's state of
+/// identity, of the prompt's tokens and of the running build of seam, so a
+/// state is only read by the llama.cpp that wrote it): `KEY.state`, llama.cpp's state of
 /// sequence 0, and `KEY.json`, what it is for and the SHA-256 of the state
 /// file. Entries beyond `max_entries` are removed, the least recently used first.
 #[derive(Debug, Clone, PartialEq, Eq)]
@@ -617,6 +618,7 @@ const MIN_CACHED_TOKENS: usize = 16;
 #[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
 struct CacheRecord {
     format: String,
+    build: String,
     model_id: String,
     tokens: u64,
     tokens_sha256: String,
@@ -625,6 +627,31 @@ struct CacheRecord {
 }
 
 const CACHE_FORMAT: &str = "seam-kv/1";
+
+/// Which build of this program is running: a digest of its executable's size,
+/// inode and time of change. A state file is read only by the build that
+/// wrote it, so never by another version of llama.cpp, whose reader trusts
+/// the layout (it aborts the process on a state file cut short).
+fn build_id() -> &'static str {
+    static ID: OnceLock<String> = OnceLock::new();
+    ID.get_or_init(|| {
+        use std::os::unix::fs::MetadataExt;
+        let mut h = Sha256::new();
+        match std::env::current_exe().and_then(std::fs::metadata) {
+            Ok(m) => {
+                for n in [m.dev(), m.ino(), m.len()] {
+                    h.update(n.to_le_bytes());
+                }
+                h.update(m.mtime().to_le_bytes());
+                h.update(m.mtime_nsec().to_le_bytes());
+                h.update(m.ctime().to_le_bytes());
+                h.update(m.ctime_nsec().to_le_bytes());
+            }
+            Err(_) => h.update(b"unknown"),
+        }
+        hex::encode(&h.finalize()[..16])
+    })
+}
 /// A record is a few hundred bytes; anything much larger is not one.
 const MAX_RECORD_BYTES: u64 = 64 * 1024;
 /// Temporary files of a write that never finished are removed after this long.
@@ -676,6 +703,8 @@ impl CacheEntry {
         let mut key = Sha256::new();
         key.update(CACHE_FORMAT.as_bytes());
         key.update([0]);
+        key.update(build_id().as_bytes());
+        key.update([0]);
         key.update(cache.model_id.as_bytes());
         key.update([0]);
         key.update(digest);
@@ -695,7 +724,12 @@ impl CacheEntry {
     fn check(&self) -> Result<Option<FileSeen>, String> {
         let record = match std::fs::File::open(&self.record) {
             Ok(f) => f,
-            Err(e) if e.kind() == std::io::ErrorKind::NotFound => {
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
                 return if self.state.exists() {
                     Err("its record is missing".into())
                 } else {
@@ -716,6 +750,9 @@ impl CacheEntry {
             serde_json::from_slice(&text).map_err(|e| format!("its record is not one ({e})"))?;
         if r.format != CACHE_FORMAT {
             return Err(format!("it is in another format ({:?})", r.format));
+        }
+        if r.build != build_id() {
+            return Err("it was written by another build of seam".into());
         }
         if r.model_id != self.model_id {
             return Err("it is for another model".into());
@@ -777,6 +814,7 @@ impl CacheEntry {
             .map_err(|e| format!("renaming the state into place ({})", e.error))?;
         let record = CacheRecord {
             format: CACHE_FORMAT.into(),
+            build: build_id().into(),
             model_id: self.model_id.clone(),
             tokens: self.tokens,
             tokens_sha256: self.tokens_sha256.clone(),

@@ -308,20 +308,28 @@ fn the_system_prompts_state_round_trips_through_the_cache() {
     }
     let dir = tempfile::tempdir().unwrap();
     let kv = dir.path().join("agent/kv");
-    // Without a cache: the reference replies.
-    let plain = first_step(engine(), &task());
-    assert_eq!(plain.prompt_cache, None);
-    let plain_story = free_text(engine(), &story());
-
     let cached = cached_engine(&kv, MODEL_ID);
     // Cold: the system prompt is decoded and written (the directory is made).
     let cold = first_step(&cached, &task());
     assert_eq!(written(&cold), Some(""), "{cold:?}");
-    assert_eq!(cold.text, plain.text);
+    assert_eq!(cold.reused_tokens, 0, "{cold:?}");
+    assert_valid_action(cold.text.trim());
     assert_eq!(
         (files(&kv, "state").len(), files(&kv, "json").len()),
         (1, 1)
     );
+    // Without a cache to read (its directory cannot be made), the engine decodes
+    // the system prompt the same way, and says why nothing was written.
+    let blocked = dir.path().join("a-file");
+    std::fs::write(&blocked, b"").unwrap();
+    let uncached = cached_engine(&blocked.join("kv"), MODEL_ID);
+    let plain = first_step(&uncached, &task());
+    assert!(
+        matches!(&plain.prompt_cache, Some(PromptCacheUse::NotWritten { rejected: None, reason, .. }) if reason.contains("creating")),
+        "{plain:?}"
+    );
+    let plain_story = free_text(&uncached, &story());
+    assert_eq!(plain.text, cold.text);
 
     // Warm, in fresh sessions: the state is read, not decoded, and the greedy
     // continuation is the same as without the cache, with and without a grammar.
@@ -330,6 +338,7 @@ fn the_system_prompts_state_round_trips_through_the_cache() {
     assert!(n >= 16 && n < warm.prompt_tokens, "{warm:?}");
     assert_eq!(warm.reused_tokens, n, "{warm:?}");
     assert_eq!(warm.text, plain.text);
+    // (The same system prompt, so the same entry.)
     let warm_story = free_text(&cached, &story());
     assert_eq!(read_tokens(&warm_story), n);
     assert_eq!(warm_story.generated_tokens, 32);
@@ -337,23 +346,27 @@ fn the_system_prompts_state_round_trips_through_the_cache() {
 
     // A later step of a warm session is the same as without the cache, and
     // does not touch the cache again.
-    let mut messages = task();
-    let mut session = cached.session().unwrap();
-    let first = session
-        .generate(&messages, Some(&action_schema()), 120, &mut |_| {})
-        .unwrap();
+    let two_steps = |engine: &Engine| {
+        let mut messages = task();
+        let mut session = engine.session().unwrap();
+        let first = session
+            .generate(&messages, Some(&action_schema()), 120, &mut |_| {})
+            .unwrap();
+        messages.push(ChatMessage::new("assistant", first.text.clone()));
+        messages.push(ChatMessage::new(
+            "user",
+            "Tool result: {\"output\":{\"text\":\"buy milk\"}}. Now read todo.txt.",
+        ));
+        let second = session
+            .generate(&messages, Some(&action_schema()), 120, &mut |_| {})
+            .unwrap();
+        (first, second)
+    };
+    let (first, second) = two_steps(&cached);
     read_tokens(&first);
-    messages.push(ChatMessage::new("assistant", first.text.clone()));
-    messages.push(ChatMessage::new(
-        "user",
-        "Tool result: {\"output\":{\"text\":\"buy milk\"}}. Now read todo.txt.",
-    ));
-    let second = session
-        .generate(&messages, Some(&action_schema()), 120, &mut |_| {})
-        .unwrap();
     assert_eq!(second.prompt_cache, None, "{second:?}");
-    let reference = first_step(engine(), &messages);
-    assert_eq!(second.text, reference.text);
+    assert!(second.reused_tokens >= first.prompt_tokens, "{second:?}");
+    assert_eq!(second.text, two_steps(&uncached).1.text);
 
     // A prompt with no system message is not cached, and says why.
     let bare = free_text(&cached, &story()[1..]);
@@ -361,6 +374,8 @@ fn the_system_prompts_state_round_trips_through_the_cache() {
         matches!(&bare.prompt_cache, Some(PromptCacheUse::Unsuitable { reason }) if reason.contains("system")),
         "{bare:?}"
     );
+    // The engine without a prompt cache reports none.
+    assert_eq!(free_text(engine(), &story()).prompt_cache, None);
     assert_eq!(files(&kv, "state").len(), 1);
 }
 
@@ -409,8 +424,8 @@ fn a_corrupt_or_truncated_cache_file_is_not_used_and_is_written_again() {
     let dir = tempfile::tempdir().unwrap();
     let kv = dir.path().join("kv");
     let cached = cached_engine(&kv, MODEL_ID);
-    let reference = first_step(engine(), &task());
-    assert_eq!(written(&first_step(&cached, &task())), Some(""));
+    let reference = first_step(&cached, &task());
+    assert_eq!(written(&reference), Some(""));
 
     let flip = |state: &std::path::Path, _: &std::path::Path| {
         let mut bytes = std::fs::read(state).unwrap();
@@ -442,18 +457,23 @@ fn a_corrupt_or_truncated_cache_file_is_not_used_and_is_written_again() {
     };
     damaged_entry_is_not_used(&cached, &kv, &reference, "record is missing", &no_record);
 
-    // Files whose record vouches for them, so llama.cpp's reader is what refuses them:
-    // not a state file at all, and a state file cut short.
+    let wrong_size = |_: &std::path::Path, record: &std::path::Path| {
+        let mut r: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(record).unwrap()).unwrap();
+        r["state_bytes"] = 12.into();
+        std::fs::write(record, r.to_string()).unwrap();
+    };
+    damaged_entry_is_not_used(&cached, &kv, &reference, "its record says 12", &wrong_size);
+
+    // A file whose record vouches for it, so llama.cpp's reader is what refuses
+    // it: not a state file at all. (A real state file cut short and vouched for
+    // is not tried: llama.cpp's reader aborts the process on it, which is why
+    // the size and digest are checked before it opens a file.)
     let garbage = |state: &std::path::Path, record: &std::path::Path| {
         std::fs::write(state, vec![0xa5u8; 4096]).unwrap();
         vouch_for(state, record);
     };
     damaged_entry_is_not_used(&cached, &kv, &reference, "llama.cpp", &garbage);
-    let cut = |state: &std::path::Path, record: &std::path::Path| {
-        truncate(state, record);
-        vouch_for(state, record);
-    };
-    damaged_entry_is_not_used(&cached, &kv, &reference, "llama.cpp", &cut);
 }
 
 #[test]
@@ -468,7 +488,6 @@ fn a_cache_entry_for_another_prompt_or_model_is_not_used() {
     other[0]
         .content
         .push_str(" Prefer files.read for anything local.");
-    let reference = first_step(engine(), &other);
 
     assert_eq!(written(&first_step(&cached, &task())), Some(""));
     let (a_state, a_record) = (
@@ -476,9 +495,8 @@ fn a_cache_entry_for_another_prompt_or_model_is_not_used() {
         files(&kv, "json")[0].clone(),
     );
     // Another system prompt has an entry of its own.
-    let b = first_step(&cached, &other);
-    assert_eq!(written(&b), Some(""), "{b:?}");
-    assert_eq!(b.text, reference.text);
+    let reference = first_step(&cached, &other);
+    assert_eq!(written(&reference), Some(""), "{reference:?}");
     let b_state = files(&kv, "state")
         .into_iter()
         .find(|p| *p != a_state)
