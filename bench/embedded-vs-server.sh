@@ -17,7 +17,7 @@
 # AVX2, FMA and F16C, as seam-engine's own llama.cpp.
 #
 # Output: JSON lines, one per step, then a summary per run, in $OUT (default
-# <build dir>/results), and the load average before each run on stderr.
+# <build dir>/results), and the load average before and after each run on stderr.
 set -euo pipefail
 
 repo=$(cd "$(dirname "$0")/.." && pwd)
@@ -55,8 +55,12 @@ fi
 
 # 2. the bench binary and the model file (the same GGUF for both)
 cd "$repo"
-cargo build --release -p seam-engine --example turn_bench >&2
-bench=${CARGO_TARGET_DIR:-$repo/target}/release/examples/turn_bench
+# PROFILE=dev reuses a dev build's llama.cpp (built with its release flags
+# either way; only the Rust side is then unoptimised).
+profile=${PROFILE:-release}
+cargo build --profile "$profile" -p seam-engine --example turn_bench >&2
+[[ $profile == dev ]] && dir=debug || dir=$profile
+bench=${CARGO_TARGET_DIR:-$repo/target}/$dir/examples/turn_bench
 gguf=$("$bench" --model "$model" --print-model-path)
 say "model file: $gguf"
 
@@ -71,6 +75,7 @@ for _ in $(seq 1 600); do
 done
 load
 "$bench" --server "http://127.0.0.1:$port" | tee "$out/server.jsonl"
+load
 kill "$pid"; wait "$pid" 2>/dev/null || true
 trap - EXIT
 

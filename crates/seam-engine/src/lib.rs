@@ -13,7 +13,8 @@
 //!   With a [`PromptCache`], the system prompt's KV state is kept on disk, so
 //!   a session's first step reads it from a file instead of decoding it
 //!   ([`Generation::prompt_cache`] says what happened, and why a file was not
-//!   used). Threads: [`default_threads`], the cores this process may use.
+//!   used). Threads: [`default_threads`], the cores this process may use
+//!   less those the rest of the machine keeps busy.
 //!
 //! Design: the catalog, the index and the pull are plain Rust and build
 //! without the feature, so they are tested without llama.cpp. The engine does
