@@ -81,8 +81,10 @@ pub const THREADS_ENV: &str = "SEAM_ENGINE_THREADS";
 /// Threads when none are configured: `$SEAM_ENGINE_THREADS` if it is a number
 /// above 0; else the cores this process may use
 /// (`std::thread::available_parallelism`, at most 8) less those the rest of
-/// the machine keeps busy (the 1-minute load average, where `/proc/loadavg`
-/// can be read), at least 1. llama.cpp's threads wait for each other at every
+/// the machine keeps busy, at least 1. Busy is read from `/proc/loadavg`
+/// (where it can be read): the 1-minute load average, or the tasks running
+/// right now besides this one if fewer (the average lags, and much of it may
+/// be this program's own last run). llama.cpp's threads wait for each other at every
 /// step of every token, so one that has to share its core with another
 /// program holds all the others up: on a 2-core machine at load 4–5,
 /// 2 threads generated 0.3–1.1 tokens/s where 1 thread generated 4.6.
@@ -97,8 +99,20 @@ pub fn default_threads() -> u32 {
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
     let busy = std::fs::read_to_string("/proc/loadavg")
         .ok()
-        .and_then(|l| l.split_whitespace().next()?.parse::<f64>().ok());
+        .and_then(|l| busy_cores(&l));
     threads_for(cores, busy)
+}
+
+/// From `/proc/loadavg` ("0.98 2.37 3.21 3/102 18087"): the 1-minute load,
+/// or the running tasks other than the reader if they are fewer.
+fn busy_cores(loadavg: &str) -> Option<f64> {
+    let mut fields = loadavg.split_whitespace();
+    let load: f64 = fields.next()?.parse().ok()?;
+    let running = fields
+        .nth(2)
+        .and_then(|f| f.split('/').next()?.parse::<u32>().ok())
+        .map(|r| f64::from(r.saturating_sub(1)));
+    Some(running.map_or(load, |r| r.min(load)))
 }
 
 /// The threads for `cores` cores when `busy` of them are kept busy by others.
@@ -1026,7 +1040,16 @@ fn write_schema(v: &serde_json::Value, order: Option<&[serde_json::Value]>, out:
 
 #[cfg(test)]
 mod tests {
-    use super::{schema_text, threads_for};
+    use super::{busy_cores, schema_text, threads_for};
+
+    #[test]
+    fn busy_is_the_load_or_the_others_running_now_if_fewer() {
+        assert_eq!(busy_cores("1.60 2.10 2.95 1/77 19871"), Some(0.0));
+        assert_eq!(busy_cores("4.50 4.10 3.95 4/120 19871"), Some(3.0));
+        assert_eq!(busy_cores("0.50 4.10 3.95 4/120 19871"), Some(0.5));
+        assert_eq!(busy_cores("0.50"), Some(0.5));
+        assert_eq!(busy_cores("nonsense"), None);
+    }
 
     #[test]
     fn threads_are_the_cores_the_rest_of_the_machine_leaves_free() {
