@@ -14,8 +14,9 @@
 //! can be kept on disk ([`PromptCache`]): a session's first step then reads
 //! the state from a file instead of decoding the prompt again. A file is used
 //! only after it was checked, by seam before llama.cpp sees it (its size and
-//! SHA-256 against the record written beside it, and the record's model and
-//! token digest against this prompt's) and by llama.cpp's own reader (its
+//! SHA-256 against the record written beside it, and the record's model,
+//! build of seam and token digest against this prompt's) and by llama.cpp's
+//! own reader (its
 //! format, and the tokens it holds, which must be this prompt's); anything
 //! else is reported in [`Generation::prompt_cache`] and the prompt is decoded
 //! (and the file written again) as if there had been none.
