@@ -425,6 +425,120 @@ impl<'a> Schema<'a> {
         out
     }
 
+    /// Is `key` required somewhere other than the root's `required`: by an
+    /// `if`/`then` clause, an `anyOf` branch, `dependentRequired` or draft-7
+    /// `dependencies` (an `id` that `op: "get"` requires)? Read broadly: any
+    /// `required` list outside `properties` counts.
+    fn conditionally_required(&self, key: &str) -> bool {
+        fn walk(v: &Value, key: &str, depth: usize) -> bool {
+            if depth > 16 {
+                return true;
+            }
+            match v {
+                Value::Object(m) => m.iter().any(|(k, v)| match k.as_str() {
+                    "properties" => false,
+                    "required" => v
+                        .as_array()
+                        .is_some_and(|a| a.iter().any(|r| r.as_str() == Some(key))),
+                    "dependentRequired" | "dependencies" => v.as_object().is_some_and(|d| {
+                        d.values().any(|r| {
+                            r.as_array()
+                                .is_some_and(|a| a.iter().any(|r| r.as_str() == Some(key)))
+                                || walk(r, key, depth + 1)
+                        })
+                    }),
+                    _ => walk(v, key, depth + 1),
+                }),
+                Value::Array(a) => a.iter().any(|v| walk(v, key, depth + 1)),
+                _ => false,
+            }
+        }
+        self.root
+            .iter()
+            .filter(|(k, _)| !matches!(k.as_str(), "properties" | "required"))
+            .any(|(_, v)| walk(v, key, 0))
+    }
+
+    /// The range a value of `key` is clamped to, when `key` is a bounded
+    /// optional number: not required (at the root or by a condition), of
+    /// type `integer` or `number`, with no `enum` or `const`, and with a
+    /// bound. For an integer an exclusive bound is the next integer inside;
+    /// for a number an exclusive bound has no nearest value and is not
+    /// clamped to (the tool refuses). `None` when nothing would be clamped.
+    fn clamp_range(&self, key: &str) -> Option<Range> {
+        let p = self.properties.get(key)?.as_object()?;
+        if self.required.contains(&key)
+            || p.contains_key("enum")
+            || p.contains_key("const")
+            || self.conditionally_required(key)
+        {
+            return None;
+        }
+        let types = self.types(key);
+        let integer = if types.contains(&"number") {
+            false
+        } else if types.contains(&"integer") {
+            true
+        } else {
+            return None;
+        };
+        let bound = |k: &str| p.get(k).filter(|v| v.is_number());
+        // Draft 4: `exclusiveMinimum: true` makes `minimum` exclusive.
+        let (min, x_min) = match p.get("exclusiveMinimum") {
+            Some(Value::Bool(true)) => (None, bound("minimum")),
+            _ => (bound("minimum"), bound("exclusiveMinimum")),
+        };
+        let (max, x_max) = match p.get("exclusiveMaximum") {
+            Some(Value::Bool(true)) => (None, bound("maximum")),
+            _ => (bound("maximum"), bound("exclusiveMaximum")),
+        };
+        let f = |v: &Value| v.as_f64().filter(|x| x.abs() < 9.0e15);
+        let range = if integer {
+            let int = |x: f64| Value::from(x as i64);
+            let lo = [
+                min.and_then(f).map(f64::ceil),
+                x_min.and_then(f).map(|x| x.floor() + 1.0),
+            ]
+            .into_iter()
+            .flatten()
+            .reduce(f64::max);
+            let hi = [
+                max.and_then(f).map(f64::floor),
+                x_max.and_then(f).map(|x| x.ceil() - 1.0),
+            ]
+            .into_iter()
+            .flatten()
+            .reduce(f64::min);
+            Range {
+                lo: lo.map(|x| (x, int(x))),
+                hi: hi.map(|x| (x, int(x))),
+                enforces: vec!["minimum", "maximum", "exclusiveMinimum", "exclusiveMaximum"],
+            }
+        } else {
+            let lo = min.and_then(|v| Some((f(v)?, v.clone())));
+            let hi = max.and_then(|v| Some((f(v)?, v.clone())));
+            let enforces = [("minimum", lo.is_some()), ("maximum", hi.is_some())]
+                .into_iter()
+                .filter_map(|(k, on)| on.then_some(k))
+                .collect();
+            Range { lo, hi, enforces }
+        };
+        match (&range.lo, &range.hi) {
+            (None, None) => None,
+            (Some((lo, _)), Some((hi, _))) if lo > hi => None,
+            _ => Some(range),
+        }
+    }
+
+    /// The declared params whose numbers [`Schema::repair`] clamps, each with
+    /// the bound keywords the clamp enforces.
+    fn clamped_keys(&self) -> Vec<(&'a str, Vec<&'static str>)> {
+        self.properties
+            .keys()
+            .filter_map(|k| Some((k.as_str(), self.clamp_range(k)?.enforces)))
+            .collect()
+    }
+
     /// The schema repairs, in order: types, empty optionals, keys renamed by
     /// an enum value, missing required enum values inferred, keys the schema
     /// does not have dropped. `hint` is a name the model used for the tool
@@ -486,6 +600,22 @@ impl<'a> Schema<'a> {
                     fixes.add(Correction::EnumValueCase);
                 }
             }
+        }
+        // A bounded optional number out of its range: the nearest bound.
+        for k in &keys {
+            let Some(x) = params.get(k).and_then(Value::as_f64) else {
+                continue;
+            };
+            let Some(range) = self.clamp_range(k) else {
+                continue;
+            };
+            let to = match (&range.lo, &range.hi) {
+                (Some((lo, v)), _) if x < *lo => v.clone(),
+                (_, Some((hi, v))) if x > *hi => v.clone(),
+                _ => continue,
+            };
+            params.insert(k.clone(), to);
+            fixes.add(Correction::ParamClamped);
         }
         // Optional params given as "" or null.
         for k in &keys {
@@ -628,6 +758,50 @@ impl<'a> Schema<'a> {
         let t = self.types(key);
         t.is_empty() || t.contains(&"string")
     }
+}
+
+/// The range of a bounded optional number: each end as a number to compare
+/// with and the value to write.
+struct Range {
+    lo: Option<(f64, Value)>,
+    hi: Option<(f64, Value)>,
+    /// The schema's bound keywords the clamp enforces.
+    enforces: Vec<&'static str>,
+}
+
+/// A tool's params schema as constrained decoding should see it: the same,
+/// except that the bounds of the params the parser clamps (see
+/// [`Correction::ParamClamped`]) are left out. A grammar that holds an integer
+/// to its maximum does not make the model mean a smaller number: it cuts the
+/// number it meant (`limit: 20` with maximum 10 is written `2`). Without the
+/// bound the model writes 20, and the clamp makes it 10. Bounds the clamp
+/// does not enforce stay: those of required params, a number's exclusive
+/// bounds, lengths and item counts.
+pub fn schema_for_grammar(input_schema: &Value) -> Value {
+    let mut out = input_schema.clone();
+    let entry = CatalogEntry {
+        spec: ToolSpec {
+            name: String::new(),
+            version: String::new(),
+            description: String::new(),
+            input_schema: input_schema.clone(),
+        },
+        plan_actor: false,
+    };
+    let Some(schema) = Schema::of(&entry) else {
+        return out;
+    };
+    let keys = schema.clamped_keys();
+    if let Some(Value::Object(props)) = out.get_mut("properties") {
+        for (k, bounds) in keys {
+            if let Some(Value::Object(p)) = props.get_mut(k) {
+                for b in bounds {
+                    p.remove(b);
+                }
+            }
+        }
+    }
+    out
 }
 
 fn escape_pointer(key: &str) -> String {
@@ -835,6 +1009,113 @@ mod tests {
             repaired(json!({"limit": 3}), ""),
             (json!({"limit": 3}), vec![])
         );
+    }
+
+    fn bounded() -> CatalogEntry {
+        CatalogEntry {
+            spec: ToolSpec {
+                name: "python.run".into(),
+                version: "1".into(),
+                description: String::new(),
+                input_schema: json!({
+                    "type": "object", "additionalProperties": false, "required": ["code", "lines"],
+                    "properties": {
+                        "code": {"type": "string", "maxLength": 5},
+                        "lines": {"type": "integer", "minimum": 1, "maximum": 9},
+                        "timeout_s": {"type": "number", "exclusiveMinimum": 0, "maximum": 20},
+                        "limit": {"type": ["integer", "null"], "minimum": 1, "exclusiveMaximum": 10.5},
+                        "op": {"enum": ["get", "list"]},
+                        "id": {"type": "integer", "minimum": 1},
+                        "mode": {"type": "integer", "enum": [1, 2], "maximum": 2},
+                        "files": {"type": "array", "maxItems": 2}
+                    },
+                    "allOf": [{"if": {"properties": {"op": {"const": "get"}}}, "then": {"required": ["id"]}}]
+                }),
+            },
+            plan_actor: false,
+        }
+    }
+
+    fn clamped(params: Value) -> (Value, Vec<Correction>) {
+        let e = bounded();
+        let s = Schema::of(&e).unwrap();
+        let mut p = params.as_object().unwrap().clone();
+        let mut f = Corrections::default();
+        s.repair(&mut p, "", &mut f);
+        (Value::Object(p), f.into_vec())
+    }
+
+    #[test]
+    fn a_bounded_optional_number_out_of_range_is_clamped_to_the_bound() {
+        let c = vec![Correction::ParamClamped];
+        assert_eq!(
+            clamped(json!({"code": "1", "lines": 2, "timeout_s": 60})),
+            (json!({"code": "1", "lines": 2, "timeout_s": 20}), c.clone())
+        );
+        // after the type repair: "60" is 60, then 20
+        assert_eq!(
+            clamped(json!({"code": "1", "lines": 2, "timeout_s": "60"})).0,
+            json!({"code": "1", "lines": 2, "timeout_s": 20})
+        );
+        // an integer's exclusive bound is the next integer inside; a fraction's is rounded in
+        assert_eq!(
+            clamped(json!({"code": "1", "lines": 2, "limit": 50})),
+            (json!({"code": "1", "lines": 2, "limit": 10}), c.clone())
+        );
+        assert_eq!(
+            clamped(json!({"code": "1", "lines": 2, "limit": -3})),
+            (json!({"code": "1", "lines": 2, "limit": 1}), c.clone())
+        );
+        // in range: untouched
+        assert_eq!(
+            clamped(json!({"code": "1", "lines": 2, "timeout_s": 20, "limit": 1})).1,
+            vec![]
+        );
+    }
+
+    #[test]
+    fn what_is_not_clamped() {
+        for params in [
+            // required: the number is what the call is about
+            json!({"code": "1", "lines": 40}),
+            // required by the op: `get` with id 0 is not note 1
+            json!({"code": "1", "lines": 2, "op": "get", "id": 0}),
+            // a number's exclusive bound has no nearest value
+            json!({"code": "1", "lines": 2, "timeout_s": 0}),
+            json!({"code": "1", "lines": 2, "timeout_s": -1}),
+            // an enum is not a range
+            json!({"code": "1", "lines": 2, "mode": 7}),
+            // lengths and item counts are not clamped
+            json!({"code": "123456789", "lines": 2}),
+            json!({"code": "1", "lines": 2, "files": [1, 2, 3]}),
+        ] {
+            let (out, fixes) = clamped(params.clone());
+            assert_eq!(out, params);
+            assert!(!fixes.contains(&Correction::ParamClamped), "{params}");
+        }
+        // a missing param is not added
+        assert_eq!(
+            clamped(json!({"code": "1", "lines": 2})),
+            (json!({"code": "1", "lines": 2}), vec![])
+        );
+    }
+
+    #[test]
+    fn the_grammar_sees_no_bound_the_parser_clamps() {
+        let e = bounded();
+        let g = schema_for_grammar(&e.spec.input_schema);
+        let p = &g["properties"];
+        assert_eq!(
+            p["timeout_s"],
+            json!({"type": "number", "exclusiveMinimum": 0})
+        );
+        assert_eq!(p["limit"], json!({"type": ["integer", "null"]}));
+        // what is not clamped keeps its bounds
+        for k in ["lines", "id", "mode", "code", "files"] {
+            assert_eq!(p[k], e.spec.input_schema["properties"][k], "{k}");
+        }
+        assert_eq!(g["allOf"], e.spec.input_schema["allOf"]);
+        assert_eq!(schema_for_grammar(&Value::Null), Value::Null);
     }
 
     #[test]

@@ -194,11 +194,20 @@ corrections! {
     ExtraParamDropped => "extra-param-dropped",
     /// A value of the wrong JSON type (`"20"` for an integer) converted to the schema's.
     ParamTypeCoerced => "param-type-coerced",
+    /// A number out of the range of an optional bounded param (a knob such as
+    /// `timeout_s` or `limit`: `minimum`/`maximum`, and for integers
+    /// `exclusiveMinimum`/`exclusiveMaximum`) set to the nearest bound
+    /// (`timeout_s: 60` with maximum 20 → 20). Required params, and those an
+    /// `op` requires (an `id`), are not clamped: the number is what the call
+    /// is about, and the nearest bound would address something else.
+    ParamClamped => "param-clamped",
     // ---- dispatch (route) ----
     /// A plan of one step runs as that step's action.
     OneStepPlanAsCall => "one-step-plan-as-call",
     /// A plan step whose actor may not run in a plan (a governed tool, or the
-    /// builder) is dispatched as a direct action.
+    /// builder) is dispatched as a direct action (also in a plan of one step,
+    /// beside `one-step-plan-as-call`: it counts how often the model meant a
+    /// governed tool or the builder in a plan).
     PlanStepAsCall => "plan-step-as-call",
     /// A `tool` key inside params was stripped before schema validation.
     ToolKeyStripped => "tool-key-stripped",

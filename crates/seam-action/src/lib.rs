@@ -45,8 +45,11 @@
 //!    holding an enum value of a missing required param, a missing required
 //!    enum value named by the model's own tool name or implied by the
 //!    schema's conditional requirements, the one missing required param
-//!    under the one key the schema does not have, keys the schema does not
-//!    have.
+//!    under the one key the schema does not have, a number out of the range
+//!    of a bounded optional param (clamped to the bound; a required one is
+//!    left for the tool to refuse), keys the schema does not have.
+//!    [`schema_for_grammar`] leaves the clamped bounds out of what
+//!    constrained decoding sees, so the model writes the number it means.
 //!
 //! # Routing
 //! [`route`] turns an [`Action`](seam_protocol::Action) into [`Routed`]:
@@ -54,6 +57,8 @@
 //! `known`) or `Next::Respond`. A one-step plan runs as its action; a plan
 //! step whose actor is not a plan actor (governed tools, the builder) is
 //! dispatched as a direct action; a `tool` key inside params is stripped.
+//! The action schema lets a plan step name any tool: constrained decoding
+//! keeps which tool the model meant, and routing decides the path.
 //!
 //! # What it must never do
 //! Dispatch a tool the reply does not name or imply unambiguously: it never
@@ -68,7 +73,7 @@ mod json;
 mod parse;
 mod route;
 
-pub use catalog::{CatalogEntry, ToolCatalog};
+pub use catalog::{CatalogEntry, ToolCatalog, schema_for_grammar};
 pub use correction::Correction;
 pub use parse::{FailureReason, MAX_REPLY_BYTES, ParseFailure, Parsed, parse};
 pub use route::{Next, Routed, RoutedCall, route};

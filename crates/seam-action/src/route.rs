@@ -46,7 +46,10 @@ pub struct RoutedCall {
 /// - a plan of one step runs as that step's action (`one-step-plan-as-call`);
 /// - a plan step whose actor may not run in a plan (a governed tool, or the
 ///   builder: `plan_actor == false`) is dispatched as a direct action
-///   (`plan-step-as-call`); steps of local plan actors stay plan steps;
+///   (`plan-step-as-call`, in a plan of one step too); steps of local plan
+///   actors stay plan steps. The action schema lets a plan step name any
+///   tool (the grammar keeps the model's choice of tool); this is where the
+///   path is decided;
 /// - a `tool` key inside params is stripped (`tool-key-stripped`);
 /// - a name that is no tool is kept as written (`known == false`).
 pub fn route(action: Action, catalog: &ToolCatalog) -> Routed {
@@ -65,7 +68,7 @@ pub fn route(action: Action, catalog: &ToolCatalog) -> Routed {
                 .into_iter()
                 .map(|s| {
                     let actor_ok = catalog.get(&s.actor).is_none_or(|e| e.plan_actor);
-                    if !single && !actor_ok {
+                    if !actor_ok {
                         fixes.add(Correction::PlanStepAsCall);
                     }
                     call(s.actor, s.params, !single && actor_ok, catalog, &mut fixes)
@@ -164,6 +167,83 @@ mod tests {
             ]
         );
         assert_eq!(r.corrections, vec![Correction::PlanStepAsCall]);
+    }
+
+    #[test]
+    fn a_one_step_plan_of_a_governed_tool_or_the_builder_is_a_direct_call_counted_twice() {
+        for actor in ["files.read", "builder"] {
+            let r = route(
+                Action::Plan {
+                    steps: vec![step(actor, json!({"path": "notes.md"}))],
+                },
+                &catalog(),
+            );
+            assert_eq!(calls(&r), vec![(actor.into(), false, true)], "{actor}");
+            assert_eq!(
+                r.corrections,
+                vec![Correction::OneStepPlanAsCall, Correction::PlanStepAsCall],
+                "{actor}"
+            );
+        }
+    }
+
+    #[test]
+    fn every_tool_that_is_no_plan_actor_leaves_the_plan() {
+        // The registry's 14 tools: 7 governed and the builder are no plan actors.
+        let governed = [
+            "files.read",
+            "python.run",
+            "memory.codebase",
+            "memory.operator",
+            "memory.build",
+            "facts.get",
+            "web.search",
+        ];
+        let local = ["context", "scribe", "seer", "graph", "aesthesis", "image"];
+        let e = |name: &str, plan_actor| CatalogEntry {
+            spec: ToolSpec {
+                name: name.into(),
+                version: "1".into(),
+                description: String::new(),
+                input_schema: Value::Null,
+            },
+            plan_actor,
+        };
+        let cat = ToolCatalog::new(
+            governed
+                .iter()
+                .chain(&["builder"])
+                .map(|n| e(n, false))
+                .chain(local.iter().map(|n| e(n, true)))
+                .collect(),
+        );
+        for actor in governed.iter().chain(&["builder"]) {
+            let r = route(
+                Action::Plan {
+                    steps: vec![step("scribe", json!({})), step(actor, json!({}))],
+                },
+                &cat,
+            );
+            assert_eq!(
+                calls(&r),
+                vec![
+                    ("scribe".into(), true, true),
+                    ((*actor).into(), false, true)
+                ],
+                "{actor}"
+            );
+            assert_eq!(r.corrections, vec![Correction::PlanStepAsCall], "{actor}");
+        }
+        for actor in local {
+            let r = route(
+                Action::Plan {
+                    steps: vec![step("scribe", json!({})), step(actor, json!({}))],
+                },
+                &cat,
+            );
+            assert_eq!(calls(&r)[1], (actor.into(), true, true), "{actor}");
+            assert!(r.corrections.is_empty(), "{actor}");
+        }
     }
 
     #[test]

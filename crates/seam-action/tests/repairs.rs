@@ -487,6 +487,27 @@ fn params_repairs_with_a_schema() {
         m(json!({"op": "get", "id": 7})),
         Correction::ParamTypeCoerced,
     );
+    // a bounded optional number: clamped to its bound
+    check(
+        &cat,
+        &a(json!({"op": "list", "limit": 0})),
+        m(json!({"op": "list", "limit": 1})),
+        Correction::ParamClamped,
+    );
+    check(
+        &cat,
+        &json!({"mode": "action", "tool": "files.read", "params": {"path": "a", "offset": "0"}})
+            .to_string(),
+        call("files.read", json!({"path": "a", "offset": 1})),
+        Correction::ParamClamped,
+    );
+    // the id `get` requires is what the call is about: not clamped
+    let p = parse(&a(json!({"op": "get", "id": 0})), &cat).unwrap();
+    assert_eq!(
+        serde_json::to_value(&p.action).unwrap(),
+        m(json!({"op": "get", "id": 0}))
+    );
+    assert!(!p.corrections.contains(&Correction::ParamClamped));
 }
 
 #[test]

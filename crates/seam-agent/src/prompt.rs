@@ -3,7 +3,9 @@
 //! One line per tool: name, flattened params, one-line description. A param
 //! list is written the way a signature reads (`path, max_bytes?:int`), which
 //! costs a fraction of the tokens of the same schema as OpenAI `tools` JSON.
-//! The tools come sorted by name and nothing says where one runs. The
+//! The tools come in the registry's one chosen order
+//! ([`crate::registry::TOOL_ORDER`], the action schema's too) and nothing
+//! says where one runs. The
 //! assistant is given no name: small models given one were seen to call
 //! their own name as a tool.
 

@@ -1,7 +1,9 @@
 //! The one list of tools the model sees, and which side of the seam each is on.
 //!
-//! The model gets a single list (sorted by name, so the order tells it nothing
-//! about where a tool runs). Only the dispatcher reads [`Side`].
+//! The model gets a single list, in the order of [`TOOL_ORDER`] (the prompt's
+//! lines, the action schema's variants and the names a refusal lists all
+//! follow it); nothing in it says where a tool runs. Only the dispatcher
+//! reads [`Side`].
 
 use std::collections::BTreeMap;
 
@@ -25,8 +27,10 @@ pub struct RegisteredTool {
 }
 
 impl RegisteredTool {
-    /// May this tool be a plan step's actor? Local tools may, except the
-    /// builder (its writes are dispatched one by one, as direct actions).
+    /// Does a plan step naming this tool run as a plan step? Local tools do,
+    /// except the builder (its writes are dispatched one by one, as direct
+    /// actions). The router's allowlist (`seam_action::route`), not the
+    /// grammar's: a plan step may name any tool.
     pub fn plan_actor(&self) -> bool {
         self.side == Side::Local && self.spec.name != BUILDER
     }
@@ -34,6 +38,47 @@ impl RegisteredTool {
 
 /// The builder's name: the one local tool that is not a plan actor.
 pub const BUILDER: &str = "builder";
+
+/// The order the model is shown the tools in: the prompt's tool lines and the
+/// action schema's variants (for calls and for plan steps). A small model
+/// leans on the first names it reads (constrained to a list, the 1.5B model
+/// "read" a markdown file with `aesthesis`, first when sorted by name), so
+/// the order is a choice, made here once.
+///
+/// Chosen by what the dev suite's 16 tasks need: for each tool, the tasks
+/// whose check requires it (`ledger_contains_tool`, or implied: a branch in
+/// the queue needs the builder, a question about an indexed project needs
+/// the code index), most first. files.read 8, python.run 5, memory.codebase
+/// 4 (1 named by a check, 3 more on the indexed project), memory.operator 2,
+/// builder 2 (a tie: the read before the write), facts.get 1; no task needs
+/// the rest, which follow, the governed ones first (web.search, memory.build),
+/// then the local tools, the analysis ones last. Measured on the dev suite by
+/// the lead; change it by measurement. A tool not listed comes after these,
+/// by name.
+pub const TOOL_ORDER: [&str; 14] = [
+    "files.read",
+    "python.run",
+    "memory.codebase",
+    "memory.operator",
+    "builder",
+    "facts.get",
+    "web.search",
+    "memory.build",
+    "context",
+    "scribe",
+    "seer",
+    "graph",
+    "aesthesis",
+    "image",
+];
+
+/// Where a name comes in [`TOOL_ORDER`] (a name not listed: after them all).
+fn rank(name: &str) -> usize {
+    TOOL_ORDER
+        .iter()
+        .position(|n| *n == name)
+        .unwrap_or(TOOL_ORDER.len())
+}
 
 /// Two tools with one name.
 #[derive(Debug, thiserror::Error)]
@@ -49,42 +94,51 @@ pub struct DuplicateTool {
 /// The tools of one turn: the local ones and those the gate lists.
 #[derive(Debug, Clone)]
 pub struct Registry {
-    tools: BTreeMap<String, RegisteredTool>,
+    /// In the order of [`TOOL_ORDER`].
+    tools: Vec<RegisteredTool>,
+    by_name: BTreeMap<String, usize>,
 }
 
 impl Registry {
     pub fn new(local: Vec<ToolSpec>, governed: Vec<ToolSpec>) -> Result<Registry, DuplicateTool> {
-        let mut tools = BTreeMap::new();
+        let mut tools: Vec<RegisteredTool> = Vec::new();
         let all = local
             .into_iter()
             .map(|s| (s, Side::Local))
             .chain(governed.into_iter().map(|s| (s, Side::Governed)));
         for (spec, side) in all {
-            if let Some(prev) = tools.get(&spec.name) {
-                let prev: &RegisteredTool = prev;
+            if let Some(prev) = tools.iter().find(|t| t.spec.name == spec.name) {
                 return Err(DuplicateTool {
                     name: spec.name,
                     first: prev.side,
                     second: side,
                 });
             }
-            tools.insert(spec.name.clone(), RegisteredTool { spec, side });
+            tools.push(RegisteredTool { spec, side });
         }
-        Ok(Registry { tools })
+        tools.sort_by(|a, b| {
+            (rank(&a.spec.name), &a.spec.name).cmp(&(rank(&b.spec.name), &b.spec.name))
+        });
+        let by_name = tools
+            .iter()
+            .enumerate()
+            .map(|(i, t)| (t.spec.name.clone(), i))
+            .collect();
+        Ok(Registry { tools, by_name })
     }
 
     pub fn get(&self, name: &str) -> Option<&RegisteredTool> {
-        self.tools.get(name)
+        self.by_name.get(name).map(|&i| &self.tools[i])
     }
 
-    /// Every tool, sorted by name.
+    /// Every tool, in the order of [`TOOL_ORDER`].
     pub fn tools(&self) -> impl Iterator<Item = &RegisteredTool> {
-        self.tools.values()
+        self.tools.iter()
     }
 
-    /// Every name, sorted.
+    /// Every name, in the order of [`TOOL_ORDER`].
     pub fn names(&self) -> Vec<&str> {
-        self.tools.keys().map(String::as_str).collect()
+        self.tools.iter().map(|t| t.spec.name.as_str()).collect()
     }
 
     pub fn len(&self) -> usize {
@@ -95,11 +149,19 @@ impl Registry {
         self.tools.is_empty()
     }
 
-    /// The JSON Schema of one action, for constrained decoding: a call names
-    /// a real tool and gives params that fit that tool's schema; a plan's
-    /// actors are the plan actors; an answer is text. Keys come in the order
-    /// the prompt shows (`mode` first), so a grammar built from it reads the
-    /// same way.
+    /// The JSON Schema of one action, for constrained decoding. It says what
+    /// the model may *write*, not which path the call takes: a call names a
+    /// real tool and gives params that fit that tool's schema; a plan step
+    /// names any tool (all of them, the builder and the governed ones too)
+    /// with params that fit that tool's schema; an answer is text. Which
+    /// steps run as a plan is the router's choice (`seam_action::route`
+    /// dispatches a step that is no plan actor as a direct action, counted):
+    /// a grammar that allowed only plan actors in a plan made the model name
+    /// the wrong tool, which no correction can undo. The params schemas are
+    /// the tools' own, less the bounds the parser clamps
+    /// ([`seam_action::schema_for_grammar`]). Tools come in the order of
+    /// [`TOOL_ORDER`], keys in the order the prompt shows (`mode` first), so a
+    /// grammar built from it reads the same way.
     pub fn action_schema(&self) -> Value {
         let mut variants: Vec<Value> = self
             .tools()
@@ -109,24 +171,22 @@ impl Registry {
                     "properties": {
                         "mode": {"const": "action"},
                         "tool": {"const": t.spec.name},
-                        "params": t.spec.input_schema,
+                        "params": seam_action::schema_for_grammar(&t.spec.input_schema),
                     },
                     "required": ["mode", "tool", "params"],
                     "additionalProperties": false,
                 })
             })
             .collect();
-        // Each step names a plan actor and gives params that fit that actor's schema, so
-        // constrained decoding cannot write a step the dispatcher would have to repair.
+        // Each step names a tool and gives params that fit that tool's schema.
         let steps: Vec<Value> = self
             .tools()
-            .filter(|t| t.plan_actor())
             .map(|t| {
                 json!({
                     "type": "object",
                     "properties": {
                         "actor": {"const": t.spec.name},
-                        "params": t.spec.input_schema,
+                        "params": seam_action::schema_for_grammar(&t.spec.input_schema),
                     },
                     "required": ["actor", "params"],
                     "additionalProperties": false,
@@ -175,6 +235,7 @@ impl Registry {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::reading::{Reader, Step};
 
     pub(crate) fn spec(name: &str, schema: Value) -> ToolSpec {
         ToolSpec {
@@ -196,20 +257,63 @@ mod tests {
         assert_eq!((err.first, err.second), (Side::Local, Side::Governed));
     }
 
+    fn object(props: Value, required: &[&str]) -> Value {
+        json!({"type":"object","properties":props,"required":required,"additionalProperties":false})
+    }
+
+    /// Three local tools (two plan actors, the builder) and two governed ones.
+    fn five() -> Registry {
+        let note = object(json!({"text":{"type":"string"}}), &["text"]);
+        Registry::new(
+            vec![
+                spec("scribe", note.clone()),
+                spec(
+                    "context",
+                    object(json!({"what":{"enum":["task","files"]}}), &[]),
+                ),
+                spec(
+                    BUILDER,
+                    object(
+                        json!({"op":{"enum":["write","check"]},"path":{"type":"string"}}),
+                        &["op"],
+                    ),
+                ),
+            ],
+            vec![
+                spec(
+                    "files.read",
+                    object(
+                        json!({"path":{"type":"string"},"offset":{"type":"integer","minimum":1}}),
+                        &["path"],
+                    ),
+                ),
+                spec(
+                    "python.run",
+                    object(
+                        json!({"code":{"type":"string","maxLength":100},
+                               "timeout_s":{"type":"number","exclusiveMinimum":0,"maximum":20}}),
+                        &["code"],
+                    ),
+                ),
+            ],
+        )
+        .unwrap()
+    }
+
     #[test]
     fn the_action_schema_admits_only_real_calls() {
-        let read = json!({"type":"object","properties":{"path":{"type":"string"}},"required":["path"],"additionalProperties":false});
-        let note = json!({"type":"object","properties":{"text":{"type":"string"}},"required":["text"],"additionalProperties":false});
-        let r = Registry::new(
-            vec![spec("scribe", note.clone()), spec(BUILDER, note)],
-            vec![spec("files.read", read)],
-        )
-        .unwrap();
+        let r = five();
         let schema = r.action_schema();
         let v = jsonschema::validator_for(&schema).unwrap();
         for ok in [
             json!({"mode":"action","tool":"files.read","params":{"path":"a"}}),
             json!({"mode":"plan","steps":[{"actor":"scribe","params":{"text":"x"}}]}),
+            // any tool may be a plan step's actor: the router decides the path
+            json!({"mode":"plan","steps":[{"actor":"files.read","params":{"path":"notes.md"}}]}),
+            json!({"mode":"plan","steps":[{"actor":"builder","params":{"op":"check"}}]}),
+            json!({"mode":"plan","steps":[
+                {"actor":"python.run","params":{"code":"print(1)"}},
+                {"actor":"scribe","params":{"text":"x"}}]}),
             json!({"mode":"respond","text":"done"}),
         ] {
             assert!(v.is_valid(&ok), "{ok}");
@@ -217,12 +321,160 @@ mod tests {
         for bad in [
             json!({"mode":"action","tool":"files.read","params":{"path":"a","tool":"x"}}),
             json!({"mode":"action","tool":"shell","params":{}}),
+            // a step's params fit its actor's own schema
             json!({"mode":"plan","steps":[{"actor":"files.read","params":{}}]}),
+            json!({"mode":"plan","steps":[{"actor":"files.read","params":{"text":"x"}}]}),
             json!({"mode":"plan","steps":[{"actor":"builder","params":{}}]}),
             json!({"mode":"plan","steps":[{"actor":"scribe","params":{"text":"x","op":"check"}}]}),
+            json!({"mode":"plan","steps":[{"actor":"shell","params":{}}]}),
+            json!({"mode":"plan","steps":[]}),
             json!({"mode":"respond"}),
         ] {
             assert!(!v.is_valid(&bad), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_plan_step_of_a_governed_tool_or_the_builder_is_accepted_then_routed_as_a_direct_call() {
+        let r = five();
+        let v = jsonschema::validator_for(&r.action_schema()).unwrap();
+        let reader = Reader::new(&r);
+        for (reply, tool) in [
+            (
+                r#"{"mode":"plan","steps":[{"actor":"files.read","params":{"path":"notes.md"}}]}"#,
+                "files.read",
+            ),
+            (
+                r#"{"mode":"plan","steps":[{"actor":"python.run","params":{"code":"print(7**23)"}}]}"#,
+                "python.run",
+            ),
+            (
+                r#"{"mode":"plan","steps":[{"actor":"builder","params":{"op":"check"}}]}"#,
+                "builder",
+            ),
+        ] {
+            let value: Value = serde_json::from_str(reply).unwrap();
+            assert!(v.is_valid(&value), "the schema refuses {reply}");
+            let read = reader.read(reply).unwrap();
+            let params = value["steps"][0]["params"].as_object().unwrap().clone();
+            assert_eq!(
+                read.steps,
+                vec![Step::Call {
+                    tool: tool.into(),
+                    params,
+                    via_plan: false,
+                }],
+                "{reply}"
+            );
+            assert!(read.repairs.is_empty(), "{reply}: {:?}", read.repairs);
+            assert_eq!(
+                read.corrections,
+                ["one-step-plan-as-call", "plan-step-as-call"],
+                "{reply}"
+            );
+        }
+        // In a plan of several steps: the local plan actor stays a plan step,
+        // the governed tool and the builder leave it.
+        let read = reader
+            .read(
+                r#"{"mode":"plan","steps":[{"actor":"context","params":{"what":"task"}},
+                    {"actor":"files.read","params":{"path":"notes.md"}},
+                    {"actor":"builder","params":{"op":"check"}}]}"#,
+            )
+            .unwrap();
+        let paths: Vec<(&str, bool)> = read
+            .steps
+            .iter()
+            .map(|s| match s {
+                Step::Call { tool, via_plan, .. } => (tool.as_str(), *via_plan),
+                Step::Respond(_) => ("", false),
+            })
+            .collect();
+        assert_eq!(
+            paths,
+            [("context", true), ("files.read", false), ("builder", false)]
+        );
+        assert_eq!(read.corrections, ["plan-step-as-call"]);
+    }
+
+    #[test]
+    fn tools_come_in_the_one_chosen_order() {
+        let s = object(json!({}), &[]);
+        // Given in another order, and with a tool the order does not list.
+        let mut local: Vec<ToolSpec> = TOOL_ORDER
+            .iter()
+            .filter(|n| !n.contains('.'))
+            .map(|n| spec(n, s.clone()))
+            .collect();
+        local.reverse();
+        local.push(spec("abacus", s.clone()));
+        let governed: Vec<ToolSpec> = TOOL_ORDER
+            .iter()
+            .rev()
+            .filter(|n| n.contains('.'))
+            .map(|n| spec(n, s.clone()))
+            .collect();
+        let r = Registry::new(local, governed).unwrap();
+        let mut want: Vec<&str> = TOOL_ORDER.to_vec();
+        want.push("abacus");
+        assert_eq!(r.names(), want);
+        assert_eq!(r.get("abacus").unwrap().side, Side::Local);
+        assert_eq!(r.get("files.read").unwrap().side, Side::Governed);
+        // The prompt and both lists of the schema follow it.
+        let prompt = crate::prompt::system_prompt(&r);
+        let at: Vec<usize> = want
+            .iter()
+            .map(|n| prompt.find(&format!("\n{n} ")).unwrap())
+            .collect();
+        assert!(at.windows(2).all(|w| w[0] < w[1]), "{prompt}");
+        let schema = r.action_schema();
+        let variants = schema["oneOf"].as_array().unwrap();
+        let tools: Vec<&str> = variants
+            .iter()
+            .filter_map(|v| v["properties"]["tool"]["const"].as_str())
+            .collect();
+        assert_eq!(tools, want);
+        let plan = variants
+            .iter()
+            .find(|v| v["properties"]["mode"]["const"] == "plan")
+            .unwrap();
+        let actors: Vec<&str> = plan["properties"]["steps"]["items"]["oneOf"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|v| v["properties"]["actor"]["const"].as_str().unwrap())
+            .collect();
+        assert_eq!(actors, want);
+    }
+
+    #[test]
+    fn the_grammar_lets_the_model_write_an_out_of_range_knob_and_the_reader_clamps_it() {
+        let r = five();
+        let v = jsonschema::validator_for(&r.action_schema()).unwrap();
+        let reply =
+            r#"{"mode":"action","tool":"python.run","params":{"code":"print(1)","timeout_s":60}}"#;
+        assert!(v.is_valid(&serde_json::from_str(reply).unwrap()));
+        let read = Reader::new(&r).read(reply).unwrap();
+        let Step::Call { tool, params, .. } = &read.steps[0] else {
+            panic!("{read:?}")
+        };
+        assert_eq!(tool, "python.run");
+        assert_eq!(
+            Value::Object(params.clone()),
+            json!({"code":"print(1)","timeout_s":20})
+        );
+        assert_eq!(read.repairs, ["param-clamped"]);
+        // The same in a plan step, and for an integer's minimum.
+        let read = Reader::new(&r)
+            .read(r#"{"mode":"plan","steps":[{"actor":"files.read","params":{"path":"a","offset":0}}]}"#)
+            .unwrap();
+        let Step::Call { params, .. } = &read.steps[0] else {
+            panic!("{read:?}")
+        };
+        assert_eq!(params["offset"], json!(1));
+        assert_eq!(read.repairs, ["param-clamped"]);
+        // What the clamp does not enforce stays in the grammar.
+        assert!(!v.is_valid(&json!({"mode":"action","tool":"python.run",
+            "params":{"code":"x".repeat(101)}})));
     }
 }

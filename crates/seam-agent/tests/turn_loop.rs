@@ -70,19 +70,25 @@ fn registry() -> Registry {
         name: "context".into(),
         version: "1".into(),
         description: "Reads the task's context.".into(),
-        input_schema: json!({"type":"object","properties":{"what":{"type":"string"}},"additionalProperties":false}),
+        input_schema: json!({"type":"object","properties":{
+            "what":{"type":"string"},
+            "limit":{"type":"integer","minimum":1,"maximum":5}
+        },"additionalProperties":false}),
     };
     Registry::new(vec![spec], vec![]).unwrap()
 }
 
-fn run(
-    replies: Vec<&'static str>,
-    options: TurnOptions,
-) -> (
+type Ran = (
     Result<seam_agent::turn::TurnReport, seam_agent::turn::TurnError>,
     Scripted,
     usize,
-) {
+);
+
+fn run(replies: Vec<&'static str>, options: TurnOptions) -> Ran {
+    run_traced(replies, options, &mut Trace::none())
+}
+
+fn run_traced(replies: Vec<&'static str>, options: TurnOptions, trace: &mut Trace) -> Ran {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let registry = Arc::new(registry());
     let echo = Arc::new(Echo(AtomicUsize::new(0)));
@@ -96,14 +102,13 @@ fn run(
         replies,
         seen: Vec::new(),
     };
-    let mut trace = Trace::none();
     let report = rt.block_on(async {
         let turn = Turn {
             model: &mut model,
             dispatch: dispatch.as_ref(),
             registry: &registry,
             options,
-            trace: &mut trace,
+            trace,
         };
         let info = TurnInfo {
             turn: "t1".into(),
@@ -215,4 +220,39 @@ fn replies_with_no_action_are_answered_then_given_up_on() {
     assert_eq!(model.seen.len(), 3);
     let reprompt = &model.seen[1].messages.last().unwrap().content;
     assert!(reprompt.contains("could not read an action"), "{reprompt}");
+}
+
+#[test]
+fn an_out_of_range_knob_is_clamped_and_counted_in_the_report_and_the_trace() {
+    let dir = tempfile::tempdir().unwrap();
+    let path = dir.path().join("trace.jsonl");
+    let mut trace = Trace::to_file(&path).unwrap();
+    let (report, model, calls) = run_traced(
+        vec![
+            r#"{"mode":"plan","steps":[{"actor":"context","params":{"what":"task","limit":50}}]}"#,
+            r#"{"mode":"respond","text":"done"}"#,
+        ],
+        TurnOptions::default(),
+        &mut trace,
+    );
+    drop(trace);
+    let report = report.unwrap();
+    assert_eq!(calls, 1);
+    assert_eq!(report.corrections.get("param-clamped"), Some(&1));
+    let shown = &model.seen[1].messages.last().unwrap().content;
+    assert!(shown.contains("\"limit\":5"), "{shown}");
+    let text = std::fs::read_to_string(&path).unwrap();
+    let events: Vec<Value> = text
+        .lines()
+        .map(|l| serde_json::from_str(l).unwrap())
+        .collect();
+    assert!(
+        events
+            .iter()
+            .any(|e| e["event"] == "correction" && e["name"] == "param-clamped"),
+        "{text}"
+    );
+    let action = events.iter().find(|e| e["event"] == "action").unwrap();
+    assert_eq!(action["repairs"], json!(["param-clamped"]));
+    assert_eq!(action["steps"][0]["call"]["params"]["limit"], json!(5));
 }

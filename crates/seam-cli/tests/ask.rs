@@ -350,26 +350,7 @@ fn a_code_change_by_the_builder_reaches_the_return_queue() {
         ".gitconfig",
         b"[user]\n\tname = Owner\n\temail = owner@example.invalid\n[core]\n\tpager = less\n",
     );
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args([
-                "-c",
-                "user.name=Owner",
-                "-c",
-                "user.email=owner@example.invalid",
-            ])
-            .args(args)
-            .current_dir(&owner.workspace)
-            .env("HOME", &owner.home)
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "git {args:?}: {}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    };
+    let git = |args: &[&str]| owner.git(args);
     git(&["init", "-q", "-b", "main"]);
     git(&["add", "notes.md"]);
     git(&["commit", "-q", "-m", "notes"]);
@@ -407,13 +388,21 @@ fn a_code_change_by_the_builder_reaches_the_return_queue() {
     assert_eq!(git(&["branch", "--list", "seam/*"]), "");
     let config_before = std::fs::read(owner.workspace.join(".git/config")).unwrap();
     let id = items[0]["id"].to_string();
-    let out = owner.seam().args(["queue", "approve", &id]).output().unwrap();
+    let out = owner
+        .seam()
+        .args(["queue", "approve", &id])
+        .output()
+        .unwrap();
     assert!(
         out.status.success(),
         "{}",
         String::from_utf8_lossy(&out.stderr)
     );
-    assert_ne!(git(&["rev-parse", "HEAD"]), before, "approve fast-forwarded main");
+    assert_ne!(
+        git(&["rev-parse", "HEAD"]),
+        before,
+        "approve fast-forwarded main"
+    );
     assert_eq!(
         std::fs::read_to_string(owner.workspace.join("TODO.md")).unwrap(),
         "- bring the blue folder\n"

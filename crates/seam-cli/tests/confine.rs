@@ -402,17 +402,7 @@ fn the_confined_agent_cannot_touch_the_operators_git_directory() {
     let owner = Owner::new();
     let repo = &owner.workspace;
     owner.write("project/README.md", b"hello\n");
-    let git = |args: &[&str]| {
-        let out = std::process::Command::new("git")
-            .args(["-c", "user.name=O", "-c", "user.email=o@example.invalid"])
-            .args(args)
-            .current_dir(repo)
-            .env("HOME", &owner.home)
-            .output()
-            .unwrap();
-        assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
-        String::from_utf8_lossy(&out.stdout).trim().to_owned()
-    };
+    let git = |args: &[&str]| owner.git(args);
     git(&["init", "-q", "-b", "main"]);
     git(&["add", "README.md"]);
     git(&["commit", "-q", "-m", "one"]);
@@ -443,10 +433,19 @@ fn the_confined_agent_cannot_touch_the_operators_git_directory() {
         .arg(&object)
         .output()
         .unwrap();
-    assert!(out.status.success(), "{}", String::from_utf8_lossy(&out.stderr));
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["confinement"]["filesystem"], true, "{report}");
-    for w in ["config", "hooks/pre-commit", "info/attributes", "seam-filter"] {
+    for w in [
+        "config",
+        "hooks/pre-commit",
+        "info/attributes",
+        "seam-filter",
+    ] {
         denied_by_the_kernel(&report, "write", dot_git.join(w).to_str().unwrap());
     }
     denied_by_the_kernel(&report, "read", config.to_str().unwrap());

@@ -11,9 +11,11 @@ use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsStr;
 use std::path::PathBuf;
 use std::sync::Arc;
+use std::sync::atomic::{AtomicBool, Ordering};
 
 use seam_policy::{
-    Access, AdmittedFile, AdmittedPath, Capability, Decision, FileAccess, PathAdmission, Policy,
+    Access, AdmittedFile, AdmittedPath, Capability, Decision, FileAccess, PathAdmission,
+    PathRefusal, Policy,
 };
 use seam_protocol::{Answer, Envelope, Refusal, RefusalBody, RefusalCode, ToolSpec};
 use seam_scrub::Scrubber;
@@ -62,7 +64,8 @@ pub struct ToolDecl {
     pub reads: bool,
     /// Every path parameter, with its declared access.
     pub paths: Vec<PathParam>,
-    /// True when the result carries the owner's data or untrusted content.
+    /// True when the result carries the owner's data or untrusted content. (A result also
+    /// taints when the tool was handed an owner file by [`ToolCall::open_owner_file`].)
     pub taints: bool,
     /// True when the tool reaches the network: refused in a tainted turn.
     pub egress: bool,
@@ -99,6 +102,10 @@ pub struct ToolCall {
     admitted: HashMap<String, Admitted>,
     /// The places whose value was a `file:` URI where the schema asks for a URI.
     file_uris: BTreeSet<String>,
+    /// The toolbox's own admission, for [`ToolCall::open_owner_file`].
+    admission: Arc<PathAdmission>,
+    /// Set once [`ToolCall::open_owner_file`] handed out a file: the result then taints.
+    read_owner_file: Arc<AtomicBool>,
 }
 
 impl ToolCall {
@@ -140,6 +147,20 @@ impl ToolCall {
         let mut all: Vec<_> = self.admitted.drain().collect();
         all.sort_by(|a, b| a.0.cmp(&b.0));
         all
+    }
+
+    /// Opens one of the owner's files that the params name inside a text rather than at a
+    /// declared path place (`python.run`'s code names the files it opens). It is admitted
+    /// exactly as a declared `Access::Owner(Read)` path is, by the toolbox's own
+    /// [`PathAdmission`] (the capability, the protected list, the allow-list, links followed,
+    /// opened with no window), and the refusal names the real file. A call handed a file this
+    /// way taints the turn, whatever its tool declares.
+    pub fn open_owner_file(&self, raw: &OsStr) -> Result<AdmittedFile, PathRefusal> {
+        let file = self
+            .admission
+            .open_read(Access::Owner(FileAccess::Read), raw)?;
+        self.read_owner_file.store(true, Ordering::SeqCst);
+        Ok(file)
     }
 
     /// Was the value at `place` a `file:` URI, in a place the schema says holds a URI? (A tool
@@ -236,7 +257,7 @@ struct Registered {
 #[derive(Debug)]
 pub struct Toolbox {
     tools: BTreeMap<&'static str, Registered>,
-    admission: PathAdmission,
+    admission: Arc<PathAdmission>,
     scrubber: Arc<Scrubber>,
     ledger: Arc<dyn LedgerHook>,
     taint: TaintBook,
@@ -287,7 +308,7 @@ impl Toolbox {
         }
         Ok(Toolbox {
             tools: map,
-            admission: PathAdmission::new(policy),
+            admission: Arc::new(PathAdmission::new(policy)),
             scrubber,
             ledger,
             taint: TaintBook::default(),
@@ -664,13 +685,21 @@ impl Toolbox {
         }
 
         // 4. run
+        let read_owner_file = Arc::new(AtomicBool::new(false));
         let call = ToolCall {
             params: req.params.clone(),
             admitted,
             file_uris,
+            admission: Arc::clone(&self.admission),
+            read_owner_file: Arc::clone(&read_owner_file),
         };
         match reg.tool.run(call) {
-            Ok(output) => Ok((decl.version, output, decl.taints)),
+            // 6. taint: what the tool declares, or an owner file it was handed while running
+            Ok(output) => Ok((
+                decl.version,
+                output,
+                decl.taints || read_owner_file.load(Ordering::SeqCst),
+            )),
             Err(f) => Err(refuse(f.code, f.message)),
         }
     }
@@ -817,12 +846,6 @@ fn uri_places(decl: &ToolDecl) -> Result<Vec<Vec<String>>, GateError> {
         .filter(|l| l.kind == LeafKind::Uri)
         .map(|l| l.location)
         .collect())
-}
-
-/// Names that mark a parameter as a path: such a parameter must declare its access.
-#[cfg(test)]
-pub(crate) fn is_path_like(name: &str) -> bool {
-    schema_walk::name_kind(name).is_some()
 }
 
 /// The toolbox's own rules for a declaration.
@@ -1035,23 +1058,5 @@ mod tests {
             check_decl(&nowhere),
             Err(GateError::BadSchema { .. })
         ));
-    }
-
-    #[test]
-    fn path_like_names() {
-        for n in [
-            "path",
-            "file",
-            "dir",
-            "out_path",
-            "config_file",
-            "workdir",
-            "filepath",
-        ] {
-            assert!(is_path_like(n), "{n}");
-        }
-        for n in ["query", "offset", "limit", "code", "name"] {
-            assert!(!is_path_like(n), "{n}");
-        }
     }
 }

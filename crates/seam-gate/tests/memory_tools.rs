@@ -252,13 +252,14 @@ fn outline_and_tree_take_admitted_paths() {
     assert_eq!(e.output["path"], "src/lib.rs");
     assert!(e.tainted);
 
-    // a directory is not a file for outline, but is what tree lists
-    let r = refusal(
+    // an outline of a directory is answered with its files (see
+    // outline_of_a_directory_lists_its_files_and_their_top_symbols); tree lists it
+    let e = envelope(
         &s,
         "memory.codebase",
         json!({"op": "outline", "path": "src"}),
     );
-    assert_eq!(r.refused.code, RefusalCode::NotAFile);
+    assert_eq!(e.output["kind"], "dir");
     let e = envelope(
         &s,
         "memory.codebase",
@@ -353,7 +354,7 @@ fn nothing_indexed_is_said_and_nothing_is_created() {
 #[test]
 fn memory_build_summaries_search_get() {
     let s = setup(false);
-    let mut builds = s.memory.builds().unwrap();
+    let mut builds = s.memory.agent_builds().unwrap();
     for (i, summary) in ["ok", "E0425 cannot find value", "ok"].iter().enumerate() {
         builds
             .record(
@@ -465,4 +466,148 @@ fn the_memory_capability_denied_refuses_all_three() {
             "{tool}: {a:?}"
         );
     }
+}
+
+#[test]
+fn outline_of_a_directory_lists_its_files_and_their_top_symbols() {
+    let s = setup(true);
+    for path in ["src", "src/", "./src"] {
+        let e = envelope(
+            &s,
+            "memory.codebase",
+            json!({"op": "outline", "path": path}),
+        );
+        assert!(e.tainted);
+        assert_eq!(e.output["op"], "outline");
+        assert_eq!(e.output["path"], "src", "{path}");
+        assert_eq!(e.output["kind"], "dir");
+        assert_eq!(e.output["indexed"], true);
+        let files: Vec<_> = e.output["files"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|f| f["path"].as_str().unwrap())
+            .collect();
+        // every indexed file below it, at any depth
+        assert_eq!(files, ["src/deep/a/b/c.rs", "src/lib.rs"], "{path}");
+        // top-level symbols only: the struct and the impl, not the method
+        let lib = &e.output["files"][1];
+        let symbols: Vec<_> = lib["symbols"]
+            .as_array()
+            .unwrap()
+            .iter()
+            .map(|s| (s["name"].as_str().unwrap(), s["kind"].as_str().unwrap()))
+            .collect();
+        assert_eq!(symbols, [("Config", "struct"), ("Config", "impl")]);
+        assert_eq!(e.output["files"][0]["symbols"][0]["name"], "deep_fn");
+        let note = e.output["note"].as_str().unwrap();
+        assert!(note.starts_with("src is a directory"), "{note}");
+        assert_eq!(e.output["truncated"], false);
+    }
+    // the workspace itself
+    let e = envelope(&s, "memory.codebase", json!({"op": "outline", "path": "."}));
+    assert_eq!(e.output["path"], ".");
+    let files = e.output["files"].as_array().unwrap();
+    assert_eq!(files.len(), 8, "{files:?}");
+    assert!(
+        files
+            .iter()
+            .all(|f| !f["path"].as_str().unwrap().contains("secret"))
+    );
+    // the limit bounds the symbols in all, and says so
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "path": "many", "limit": 2}),
+    );
+    let counts: Vec<_> = e.output["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f["symbols"].as_array().unwrap().len())
+        .collect();
+    assert_eq!(counts, [1, 1, 0, 0, 0]);
+    assert_eq!(e.output["truncated"], true);
+    assert_eq!(e.output["files"][2]["more_symbols"], 1);
+    assert!(e.output["note"].as_str().unwrap().contains("cut"));
+    // still admitted like any path: outside the workspace is refused
+    let r = refusal(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "path": "../other"}),
+    );
+    assert_eq!(r.refused.code, RefusalCode::NotAllowed, "{r:?}");
+}
+
+#[test]
+fn outline_of_an_empty_directory_says_nothing_is_indexed() {
+    let s = setup(true);
+    std::fs::create_dir_all(s.workspace.join("empty")).unwrap();
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "path": "empty"}),
+    );
+    assert_eq!(e.output["indexed"], false);
+    assert!(e.output["files"].as_array().unwrap().is_empty());
+    assert!(
+        e.output["note"]
+            .as_str()
+            .unwrap()
+            .contains("nothing is indexed at empty")
+    );
+}
+
+#[test]
+fn find_symbol_reads_a_query_as_the_name_and_says_so() {
+    let s = setup(true);
+    let by_name = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "find_symbol", "name": "parse_config"}),
+    );
+    assert!(by_name.output.get("note").is_none(), "{:?}", by_name.output);
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "find_symbol", "query": "parse_config"}),
+    );
+    assert_eq!(e.output["note"], "read params.query as the name");
+    assert_eq!(e.output["name"], "parse_config");
+    assert_eq!(e.output["matches"], by_name.output["matches"]);
+    assert_eq!(e.output["matches"][0]["path"], "src/lib.rs");
+    // both: the name is used, and the answer says the query was not
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "find_symbol", "name": "parse_config", "query": "Config"}),
+    );
+    assert_eq!(e.output["name"], "parse_config");
+    assert!(
+        e.output["note"]
+            .as_str()
+            .unwrap()
+            .contains("params.query is not used")
+    );
+    // neither: the schema names what is missing
+    let r = refusal(&s, "memory.codebase", json!({"op": "find_symbol"}));
+    assert_eq!(r.refused.code, RefusalCode::InvalidParams);
+    assert!(
+        r.refused.message.contains("\"name\""),
+        "{}",
+        r.refused.message
+    );
+    // the query stands in for the name only in find_symbol: search still wants its query
+    let r = refusal(
+        &s,
+        "memory.codebase",
+        json!({"op": "search", "name": "Config"}),
+    );
+    assert_eq!(r.refused.code, RefusalCode::InvalidParams);
+    let r = refusal(
+        &s,
+        "memory.codebase",
+        json!({"op": "find_symbol", "query": ""}),
+    );
+    assert_eq!(r.refused.code, RefusalCode::InvalidParams);
 }

@@ -331,6 +331,242 @@ pub(crate) fn write(
     Ok(answer(b, c, json!({"path": path.as_str()})))
 }
 
+/// What a small model can write instead of a whole file or a diff: an
+/// edit of the file that is in the worktree now.
+#[derive(Debug, Clone, Copy)]
+pub(crate) enum Edit<'a> {
+    /// `text` at the end of the file, on lines of its own; the file is made
+    /// when it does not exist.
+    Append { text: &'a str },
+    /// The one place `old` is in the file becomes `new`.
+    Replace { old: &'a str, new: &'a str },
+}
+
+/// Edits one file (see [`Edit`]) and commits it. Refused, naming the file:
+/// a file that is not UTF-8 text, a `replace` whose `old` is not in the file
+/// exactly once, and a file that would grow over `max_bytes`. `notes` says
+/// what was read differently from how it was written (the file's CRLF line
+/// endings).
+pub(crate) fn edit(
+    repo: &Repo,
+    b: &mut TurnBranch,
+    raw: &str,
+    edit: Edit<'_>,
+    message: Option<&str>,
+    max_bytes: usize,
+    mut notes: Vec<String>,
+) -> Result<Value, LocalRefusal> {
+    let path = admit(repo, raw)?;
+    let given = match edit {
+        Edit::Append { text } => text.len(),
+        Edit::Replace { old, new } => old.len().max(new.len()),
+    };
+    if given > max_bytes {
+        return Err(LocalRefusal::new(
+            "invalid_params",
+            format!("the text is {given} bytes, over the limit of {max_bytes}"),
+        ));
+    }
+    let before = repo_path::read_file(&b.worktree, &path, max_bytes)?;
+    let before = match before {
+        None => None,
+        Some(bytes) => Some(String::from_utf8(bytes).map_err(|_| {
+            LocalRefusal::new(
+                "invalid_params",
+                format!(
+                    "{path} is not UTF-8 text: append and replace edit text (write replaces a file whole)"
+                ),
+            )
+        })?),
+    };
+    let mut extra = json!({"path": path.as_str()});
+    let (after, verb) = match edit {
+        Edit::Append { text } => {
+            if text.is_empty() {
+                return Err(LocalRefusal::new(
+                    "invalid_params",
+                    "params.text is empty: give the text to add",
+                ));
+            }
+            extra["created"] = json!(before.is_none());
+            (appended(before.as_deref().unwrap_or(""), text), "append to")
+        }
+        Edit::Replace { old, new } => {
+            let Some(content) = before.as_deref() else {
+                return Err(LocalRefusal::new(
+                    "not_found",
+                    format!("{path} does not exist: replace edits a file (write makes one)"),
+                ));
+            };
+            let r = replaced(content, old, new).map_err(|why| why.refusal(&path))?;
+            if r.crlf {
+                notes.push(format!(
+                    "read params.old and params.new with {path}'s CRLF line endings"
+                ));
+            }
+            extra["line"] = json!(r.line);
+            (r.text, "replace in")
+        }
+    };
+    if after.len() > max_bytes {
+        return Err(LocalRefusal::new(
+            "invalid_params",
+            format!(
+                "{path} would be {} bytes, over the limit of {max_bytes}",
+                after.len()
+            ),
+        ));
+    }
+    repo_path::write_file(&b.worktree, &path, after.as_bytes())?;
+    git::git(&b.worktree, &["add", "--", path.as_str()]).map_err(failed)?;
+    let msg = message.map_or_else(|| format!("builder: {verb} {path}"), str::to_owned);
+    let c = commit(b, &msg)?;
+    if !notes.is_empty() {
+        extra["note"] = json!(notes.join("; "));
+    }
+    Ok(answer(b, c, extra))
+}
+
+/// The line ending `content` uses: CRLF when its first line ends so.
+fn crlf(content: &str) -> bool {
+    content
+        .find('\n')
+        .is_some_and(|i| content[..i].ends_with('\r'))
+}
+
+/// `text` with every line ending CRLF.
+fn to_crlf(text: &str) -> String {
+    text.replace("\r\n", "\n").replace('\n', "\r\n")
+}
+
+/// `content` with `text` added on lines of its own: a line ending goes
+/// before it when the file does not end with one, and after it when the text
+/// does not. The file's own line ending (LF or CRLF) is used throughout.
+fn appended(content: &str, text: &str) -> String {
+    let (eol, text) = if crlf(content) {
+        ("\r\n", to_crlf(text))
+    } else {
+        ("\n", text.to_owned())
+    };
+    let mut out = String::with_capacity(content.len() + text.len() + 4);
+    out.push_str(content);
+    if !content.is_empty() && !content.ends_with('\n') {
+        out.push_str(eol);
+    }
+    out.push_str(&text);
+    if !text.ends_with('\n') {
+        out.push_str(eol);
+    }
+    out
+}
+
+#[derive(Debug, PartialEq, Eq)]
+struct Replaced {
+    text: String,
+    /// The line `old` started on (from 1).
+    line: usize,
+    /// True when `old` matched only with the file's CRLF line endings.
+    crlf: bool,
+}
+
+/// Why a snippet cannot be replaced.
+#[derive(Debug, PartialEq, Eq)]
+enum NoReplace {
+    Empty,
+    NotFound { hint: Option<usize> },
+    Many(usize),
+}
+
+impl NoReplace {
+    fn refusal(&self, path: &RepoPath) -> LocalRefusal {
+        match self {
+            NoReplace::Empty => LocalRefusal::new(
+                "invalid_params",
+                format!(
+                    "params.old is empty: give the exact text to replace in {path} (append adds text at its end)"
+                ),
+            ),
+            NoReplace::NotFound { hint } => LocalRefusal::new(
+                "not_found",
+                match hint {
+                    Some(line) => format!(
+                        "params.old is not found in {path}; a line like its first is at line {line}: copy the text exactly as the file has it, spaces included"
+                    ),
+                    None => format!(
+                        "params.old is not found in {path}: copy the text exactly as the file has it"
+                    ),
+                },
+            ),
+            NoReplace::Many(n) => LocalRefusal::new(
+                "invalid_params",
+                format!(
+                    "params.old is found {n} times in {path}: give a longer snippet, one that is there once"
+                ),
+            ),
+        }
+    }
+}
+
+/// Every place `needle` starts in `hay`, overlaps included.
+fn places(hay: &str, needle: &str) -> Vec<usize> {
+    let mut at = Vec::new();
+    let mut from = 0;
+    while let Some(i) = hay[from..].find(needle) {
+        at.push(from + i);
+        let step = hay[from + i..].chars().next().map_or(1, char::len_utf8);
+        from += i + step;
+        if from > hay.len() {
+            break;
+        }
+    }
+    at
+}
+
+/// `content` with the one place `old` is replaced by `new`. When `old` is not
+/// there as written and the file's lines end in CRLF, `old` and `new` are
+/// read with CRLF line endings.
+fn replaced(content: &str, old: &str, new: &str) -> Result<Replaced, NoReplace> {
+    if old.is_empty() {
+        return Err(NoReplace::Empty);
+    }
+    let mut crlf_read = false;
+    let mut owned = (old.to_owned(), new.to_owned());
+    let mut at = places(content, old);
+    if at.is_empty() && crlf(content) && old.contains('\n') {
+        let (o, n) = (to_crlf(old), to_crlf(new));
+        at = places(content, &o);
+        if !at.is_empty() {
+            crlf_read = true;
+            owned = (o, n);
+        }
+    }
+    match at.as_slice() {
+        [] => {
+            let first = old.lines().map(str::trim).find(|l| !l.is_empty());
+            let hint = first.filter(|f| f.len() >= 3).and_then(|f| {
+                content
+                    .lines()
+                    .position(|l| l.trim() == f || l.contains(f))
+                    .map(|i| i + 1)
+            });
+            Err(NoReplace::NotFound { hint })
+        }
+        [i] => {
+            let (old, new) = owned;
+            let mut text = String::with_capacity(content.len() - old.len() + new.len());
+            text.push_str(&content[..*i]);
+            text.push_str(&new);
+            text.push_str(&content[i + old.len()..]);
+            Ok(Replaced {
+                text,
+                line: content[..*i].matches('\n').count() + 1,
+                crlf: crlf_read,
+            })
+        }
+        many => Err(NoReplace::Many(many.len())),
+    }
+}
+
 pub(crate) fn delete(
     repo: &Repo,
     b: &mut TurnBranch,
@@ -451,4 +687,65 @@ pub(crate) fn discard(b: &TurnBranch) -> Result<(), GitError> {
         git::git(sr, &["branch", "-D", "-q", &b.branch])?;
     }
     Ok(())
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn append_puts_the_text_on_lines_of_its_own() {
+        assert_eq!(appended("a\n", "b"), "a\nb\n");
+        assert_eq!(appended("a", "b\n"), "a\nb\n");
+        assert_eq!(appended("", "b"), "b\n");
+        assert_eq!(appended("a\n", "b\nc\n"), "a\nb\nc\n");
+        // A CRLF file stays CRLF, whatever the model wrote.
+        assert_eq!(appended("a\r\nb", "c\nd"), "a\r\nb\r\nc\r\nd\r\n");
+        assert_eq!(appended("a\r\n", "c\r\n"), "a\r\nc\r\n");
+    }
+
+    #[test]
+    fn replace_takes_one_exact_place() {
+        let r = replaced("one\ntwo\nthree\n", "two", "2").unwrap();
+        assert_eq!(r.text, "one\n2\nthree\n");
+        assert_eq!((r.line, r.crlf), (2, false));
+        // A snippet across lines.
+        let r = replaced("one\ntwo\nthree\n", "e\ntw", "E\nTW").unwrap();
+        assert_eq!(r.text, "onE\nTWo\nthree\n");
+        assert_eq!(r.line, 1);
+        // Deleting a snippet.
+        assert_eq!(replaced("a b c", " b", "").unwrap().text, "a c");
+        assert_eq!(replaced("x", "", "y"), Err(NoReplace::Empty));
+        assert_eq!(replaced("ab ab ab", "ab", "x"), Err(NoReplace::Many(3)));
+        // Overlapping places count: "aa" is twice in "aaa".
+        assert_eq!(replaced("aaa", "aa", "b"), Err(NoReplace::Many(2)));
+        assert_eq!(replaced("é-é", "é", "e"), Err(NoReplace::Many(2)));
+        assert_eq!(
+            replaced("fn a() {\n    let x = 1;\n}\n", "let x = 2;", "y"),
+            Err(NoReplace::NotFound { hint: None })
+        );
+        assert_eq!(
+            replaced("fn a() {\n    let x = 1;\n}\n", "  let x = 1;\n  y", "z"),
+            Err(NoReplace::NotFound { hint: Some(2) })
+        );
+    }
+
+    #[test]
+    fn replace_meets_a_crlf_file_halfway() {
+        let r = replaced("a\r\nb\r\nc\r\n", "a\nb", "x\ny").unwrap();
+        assert_eq!(r.text, "x\r\ny\r\nc\r\n");
+        assert!(r.crlf);
+        // Exactly as written is tried first.
+        let r = replaced("a\r\nb\r\n", "a\r\nb", "z").unwrap();
+        assert_eq!(r.text, "z\r\n");
+        assert!(!r.crlf);
+        // One line needs no reading.
+        let r = replaced("a\r\nb\r\n", "b", "c").unwrap();
+        assert_eq!((r.text.as_str(), r.crlf), ("a\r\nc\r\n", false));
+        // An LF file is not read as CRLF.
+        assert_eq!(
+            replaced("alpha\nbeta\n", "alpha\r\nbeta", "z"),
+            Err(NoReplace::NotFound { hint: Some(1) })
+        );
+    }
 }

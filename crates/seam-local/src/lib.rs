@@ -41,6 +41,16 @@
 //!   row), and only then kept and the target fast-forwarded; `reject` removes
 //!   the worktree directory without following links.
 //!
+//! `builder append` and `builder replace` are the edits a small model can
+//! write where it cannot reproduce a whole file or a diff: they read the file
+//! as it is on the branch (walked like a write, never through a link; UTF-8
+//! text only; at most `max_file_bytes`, before and after), change it in
+//! memory (text added on lines of its own; one exact snippet, found once, for
+//! another), keep the file's own line endings, and write and commit it like
+//! `write`. A missing file is made by `append` and refused by `replace`.
+//! When a call is read otherwise than written (`content` as append's text, an
+//! LF snippet in a CRLF file), the answer's `note` says so.
+//!
 //! The agent's git reads neither the owner's `~/.gitconfig` nor the system's
 //! config (the walls deny them, and git would die on the refusal), and takes
 //! the builder's identity. Paths are relative to the repository, checked by
@@ -107,7 +117,8 @@ pub use turn::{Attachment, GateCallRecord, LocalRefusal, StepRecord, TurnInfo};
 
 use builder::{Repo, TurnBranch};
 
-/// The largest file `builder write` takes, and the largest diff `patch` takes.
+/// The largest file `builder write` takes (and `append` and `replace` leave),
+/// and the largest diff `patch` takes.
 pub const DEFAULT_MAX_FILE_BYTES: usize = 1024 * 1024;
 /// A branch whose diff is larger fails the Critic.
 pub const DEFAULT_MAX_DIFF_BYTES: usize = 512 * 1024;
@@ -403,14 +414,55 @@ impl LocalTools {
         let op = required(params, "op", "")?;
         let message = str_param(params, "message");
         // Check the params before a branch is made for them.
-        let (path, payload) = match op {
+        let mut notes = Vec::new();
+        let (path, payload, edit) = match op {
             "write" => (
                 Some(required(params, "path", "for write")?),
                 Some(required(params, "content", "for write")?),
+                None,
             ),
-            "patch" => (None, Some(required(params, "diff", "for patch")?)),
-            "delete" => (Some(required(params, "path", "for delete")?), None),
-            _ => (None, None),
+            "append" => {
+                let path = required(params, "path", "for append")?;
+                // `content` is what write takes: read it as the text.
+                let text = match (str_param(params, "text"), str_param(params, "content")) {
+                    (Some(t), Some(_)) => {
+                        notes.push(
+                            "params.content is not used by append: it adds params.text".to_owned(),
+                        );
+                        t
+                    }
+                    (Some(t), None) => t,
+                    (None, Some(c)) => {
+                        notes.push("read params.content as the text to append".to_owned());
+                        c
+                    }
+                    (None, None) => required(params, "text", "for append")?,
+                };
+                if text.is_empty() {
+                    return Err(refusal(
+                        "invalid_params",
+                        format!("params.text is empty: give the text to add to {path}"),
+                    ));
+                }
+                (Some(path), None, Some(builder::Edit::Append { text }))
+            }
+            "replace" => {
+                let path = required(params, "path", "for replace")?;
+                let old = required(params, "old", "for replace")?;
+                let new = required(params, "new", "for replace (\"\" deletes old)")?;
+                if old.is_empty() {
+                    return Err(refusal(
+                        "invalid_params",
+                        format!(
+                            "params.old is empty: give the exact text to replace in {path} (append adds text at its end)"
+                        ),
+                    ));
+                }
+                (Some(path), None, Some(builder::Edit::Replace { old, new }))
+            }
+            "patch" => (None, Some(required(params, "diff", "for patch")?), None),
+            "delete" => (Some(required(params, "path", "for delete")?), None, None),
+            _ => (None, None, None),
         };
         if let Some(p) = path {
             builder::admit(repo, p)?;
@@ -423,11 +475,16 @@ impl LocalTools {
         }
         let b = state.branch.as_mut().expect("made above");
         let max = self.config.max_file_bytes;
-        match (op, path, payload) {
-            ("write", Some(p), Some(content)) => builder::write(repo, b, p, content, message, max),
-            ("patch", _, Some(diff)) => builder::patch(repo, b, diff, message, max),
-            ("delete", Some(p), _) => builder::delete(repo, b, p, message),
-            ("check", _, _) => self.check(b),
+        match (op, path, payload, edit) {
+            ("write", Some(p), Some(content), _) => {
+                builder::write(repo, b, p, content, message, max)
+            }
+            ("append" | "replace", Some(p), _, Some(edit)) => {
+                builder::edit(repo, b, p, edit, message, max, notes)
+            }
+            ("patch", _, Some(diff), _) => builder::patch(repo, b, diff, message, max),
+            ("delete", Some(p), _, _) => builder::delete(repo, b, p, message),
+            ("check", _, _, _) => self.check(b),
             _ => Err(refusal(
                 "invalid_params",
                 format!("params.op {op:?} is not an op"),

@@ -167,6 +167,58 @@ pub(crate) fn write_file(root: &Path, path: &RepoPath, content: &[u8]) -> Result
         .map_err(|e| LocalRefusal::new("failed", format!("writing {path}: {e}")))
 }
 
+/// Reads the regular file `path` under `root`, never through a link: `None`
+/// when it does not exist. A file larger than `max_bytes` is refused, naming
+/// the file and the limit, without reading it.
+pub(crate) fn read_file(
+    root: &Path,
+    path: &RepoPath,
+    max_bytes: usize,
+) -> Result<Option<Vec<u8>>, LocalRefusal> {
+    use std::io::Read;
+    let (dir, name) = match open_parent(root, path, false) {
+        Ok(d) => d,
+        Err(r) if r.code == "not_found" => return Ok(None),
+        Err(r) => return Err(r),
+    };
+    let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
+    let fd = match rustix::fs::openat(&dir, name.as_str(), flags, Mode::empty()) {
+        Ok(fd) => fd,
+        Err(Errno::NOENT) => return Ok(None),
+        Err(e) => return Err(walk_refusal(path, e, "opening the file")),
+    };
+    let st = rustix::fs::fstat(&fd).map_err(|e| walk_refusal(path, e, "reading its status"))?;
+    match FileType::from_raw_mode(st.st_mode) {
+        FileType::RegularFile => {}
+        FileType::Directory => return Err(walk_refusal(path, Errno::ISDIR, "")),
+        _ => {
+            return Err(LocalRefusal::new(
+                "not_allowed",
+                format!("path {path} is not a regular file"),
+            ));
+        }
+    }
+    let size = u64::try_from(st.st_size).unwrap_or(0);
+    if size > max_bytes as u64 {
+        return Err(LocalRefusal::new(
+            "invalid_params",
+            format!("{path} is {size} bytes, over the limit of {max_bytes}"),
+        ));
+    }
+    let mut content = Vec::with_capacity(usize::try_from(size).unwrap_or(0));
+    File::from(fd)
+        .take(max_bytes as u64 + 1)
+        .read_to_end(&mut content)
+        .map_err(|e| LocalRefusal::new("failed", format!("reading {path}: {e}")))?;
+    if content.len() > max_bytes {
+        return Err(LocalRefusal::new(
+            "invalid_params",
+            format!("{path} is over the limit of {max_bytes} bytes"),
+        ));
+    }
+    Ok(Some(content))
+}
+
 /// Removes the file (or link) `path` under `root`, never following a link on
 /// the way. A directory is refused.
 pub(crate) fn remove_file(root: &Path, path: &RepoPath) -> Result<(), LocalRefusal> {

@@ -40,11 +40,14 @@ pub fn tool_specs() -> Vec<ToolSpec> {
     vec![
         spec(
             "builder",
-            "Change code on this turn's own git branch (never main): write, patch (unified diff), delete a file, or run the check.",
+            "Change code on this turn's own git branch (never main): append text to a file, replace one exact snippet old with new, write a whole file, patch (unified diff), delete a file, or run the check.",
             object(
                 json!({
-                    "op": {"enum": ["write", "patch", "delete", "check"]},
+                    "op": {"enum": ["append", "replace", "write", "patch", "delete", "check"]},
                     "path": s("file path relative to the repository"),
+                    "text": s("append: the text (line, lines) to add at the end of the file; makes the file if it is missing"),
+                    "old": s("replace: the exact text now in the file (the search, find or old_text), there exactly once"),
+                    "new": s("replace: the text to put in its place (the replacement or new_text); empty deletes it"),
                     "content": s("whole new file text (write)"),
                     "diff": s("unified diff (patch)"),
                     "message": s("commit message"),

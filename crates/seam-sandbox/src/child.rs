@@ -45,10 +45,11 @@ pub enum Step {
     ForkPython,
     SetUpStdio,
     ExecPython,
+    ShowReadOnly,
 }
 
 impl Step {
-    pub const ALL: [Step; 25] = [
+    pub const ALL: [Step; 26] = [
         Step::CloseInherited,
         Step::WaitForIdMaps,
         Step::DeathSignal,
@@ -74,6 +75,7 @@ impl Step {
         Step::ForkPython,
         Step::SetUpStdio,
         Step::ExecPython,
+        Step::ShowReadOnly,
     ];
 
     pub fn from_byte(b: u8) -> Option<Step> {
@@ -108,6 +110,7 @@ impl Step {
             Step::ForkPython => "starting the Python process",
             Step::SetUpStdio => "connecting Python's stdin, stdout and stderr",
             Step::ExecPython => "executing python3",
+            Step::ShowReadOnly => "showing the call's read-only files",
         }
     }
 }
@@ -146,6 +149,19 @@ pub struct ChildPlan {
     pub symlinks: Vec<(CString, CString)>,
     /// Files written into the new root before it turns read-only (relative path, content).
     pub root_files: Vec<(CString, Vec<u8>)>,
+    /// Files shown read-only at their place in the new root (relative path, content): the
+    /// root turns read-only, so they are too.
+    pub ro_root_files: Vec<(CString, Vec<u8>)>,
+    /// Where copies to bind under scratch are staged (relative to the new root), on a tmpfs
+    /// of their own that turns read-only; detached and removed once they are bound.
+    pub ro_stage_dir: CString,
+    pub ro_stage_tmpfs_options: CString,
+    /// Directories under scratch for the read-only files, relative to the new root
+    /// (`scratch/data`), parents first.
+    pub ro_scratch_dirs: Vec<CString>,
+    /// (staged copy, target under scratch, content), relative to the new root: the copy is
+    /// bound read-only onto the target, then its staged name removed.
+    pub ro_binds: Vec<(CString, CString, Vec<u8>)>,
     /// Relative to the new root.
     pub scratch_dir: CString,
     pub scratch_tmpfs_options: CString,
@@ -391,10 +407,10 @@ fn build_root(plan: &ChildPlan) -> StepResult {
         rustix::fs::symlink(target.as_c_str(), link.as_c_str()).at(Step::Symlink)?;
     }
     for (path, content) in &plan.root_files {
-        let fd = sys::create_file(path, 0o644).at(Step::WriteRootFile)?;
-        let written = sys::write_all(fd, content);
-        sys::close(fd);
-        written.at(Step::WriteRootFile)?;
+        write_new_file(path, 0o644, content).at(Step::WriteRootFile)?;
+    }
+    for (path, content) in &plan.ro_root_files {
+        write_new_file(path, 0o444, content).at(Step::ShowReadOnly)?;
     }
     rustix::fs::mkdir(plan.scratch_dir.as_c_str(), Mode::from_raw_mode(0o755))
         .at(Step::MountScratch)?;
@@ -416,6 +432,7 @@ fn build_root(plan: &ChildPlan) -> StepResult {
         plan.shm_tmpfs_options.as_c_str(),
     )
     .at(Step::MountScratch)?;
+    bind_read_only_files(plan).at(Step::ShowReadOnly)?;
 
     // The new root replaces the machine's; the machine's is detached and gone from view.
     rustix::process::pivot_root(c".", c".").at(Step::PivotRoot)?;
@@ -429,6 +446,58 @@ fn build_root(plan: &ChildPlan) -> StepResult {
     .at(Step::RemountRootReadOnly)?;
 
     Ok(())
+}
+
+fn write_new_file(path: &std::ffi::CStr, mode: libc::mode_t, content: &[u8]) -> Result<(), Errno> {
+    let fd = sys::create_file(path, mode)?;
+    let written = sys::write_all(fd, content);
+    sys::close(fd);
+    written
+}
+
+/// The read-only files under scratch: the copies are written into a tmpfs of their own,
+/// which then turns read-only; each is bound onto an empty file of its name under scratch
+/// (the bind read-only too), and the staging tmpfs is detached (the binds keep it). The
+/// directories are the sandbox user's, so the code can still add files beside them.
+fn bind_read_only_files(plan: &ChildPlan) -> Result<(), Errno> {
+    if plan.ro_binds.is_empty() {
+        return Ok(());
+    }
+    let stage = plan.ro_stage_dir.as_c_str();
+    rustix::fs::mkdir(stage, Mode::from_raw_mode(0o700))?;
+    rustix::mount::mount(
+        c"tmpfs",
+        stage,
+        c"tmpfs",
+        MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+        plan.ro_stage_tmpfs_options.as_c_str(),
+    )?;
+    for (copy, _, content) in &plan.ro_binds {
+        write_new_file(copy, 0o444, content)?;
+    }
+    rustix::mount::mount_remount(
+        stage,
+        MountFlags::RDONLY | MountFlags::NOSUID | MountFlags::NODEV | MountFlags::NOEXEC,
+        c"",
+    )?;
+    for dir in &plan.ro_scratch_dirs {
+        rustix::fs::mkdir(dir.as_c_str(), Mode::from_raw_mode(0o755))?;
+        if let Some((uid, gid)) = plan.drop_to {
+            rustix::fs::chown(
+                dir.as_c_str(),
+                Some(rustix::process::Uid::from_raw(uid)),
+                Some(rustix::process::Gid::from_raw(gid)),
+            )?;
+        }
+    }
+    for (copy, target, _) in &plan.ro_binds {
+        sys::close(sys::create_file(target, 0o444)?);
+        rustix::mount::mount_bind(copy.as_c_str(), target.as_c_str())?;
+        let flags = readonly_flags(target, false)? | MountFlags::NOEXEC;
+        rustix::mount::mount_remount(target.as_c_str(), flags, c"")?;
+    }
+    rustix::mount::unmount(stage, UnmountFlags::DETACH)?;
+    rustix::fs::rmdir(stage)
 }
 
 /// Root in the namespace → the sandbox's user: no supplementary groups, and (by the kernel's
@@ -446,7 +515,11 @@ fn drop_privileges(uid: u32, gid: u32) -> Result<(), Errno> {
 fn fill_scratch(plan: &ChildPlan) -> StepResult {
     rustix::process::chdir(plan.scratch_abs.as_c_str()).at(Step::EnterScratch)?;
     for dir in &plan.scratch_dirs {
-        rustix::fs::mkdir(dir.as_c_str(), Mode::from_raw_mode(0o755)).at(Step::WriteScratchFile)?;
+        // a directory may already be there, made for a read-only file
+        match rustix::fs::mkdir(dir.as_c_str(), Mode::from_raw_mode(0o755)) {
+            Ok(()) | Err(Errno::EXIST) => {}
+            Err(e) => return Err((Step::WriteScratchFile, e)),
+        }
     }
     for (path, content) in &plan.scratch_files {
         let fd = sys::create_file(path, 0o644).at(Step::WriteScratchFile)?;

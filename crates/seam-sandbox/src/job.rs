@@ -10,6 +10,12 @@ pub const MAX_CODE_BYTES: usize = 100 * 1024;
 pub const MAX_FILES: usize = 64;
 /// Longest file name (a relative path inside scratch).
 pub const MAX_FILE_NAME: usize = 200;
+/// Most files a run may be shown read-only ([`Job::read_only`]).
+pub const MAX_READ_ONLY_FILES: usize = 16;
+/// Most bytes of the files a run is shown read-only, in all.
+pub const MAX_READ_ONLY_BYTES: u64 = 8 << 20;
+/// Longest name of a file shown read-only.
+pub const MAX_READ_ONLY_NAME: usize = 1024;
 
 /// The bounds of one run. Every one is enforced by the kernel (rlimits, tmpfs size) or by the
 /// gate's wall clock, none by the sandboxed code's good will.
@@ -67,6 +73,25 @@ pub struct ScratchFile {
     pub text: String,
 }
 
+/// A file the code is shown read-only: bytes the caller already read, at the name the code
+/// uses for them.
+///
+/// The name is taken as the kernel would take it from the working directory (scratch): a
+/// relative name lands under scratch, an absolute one at that place of the sandbox's own root
+/// (`/tmp` is scratch there too). `.` and `..` are walked as written, and every directory the
+/// walk passes through is made, so `open('notes/../data/runs.csv')` finds the file too. A name
+/// that would land on the sandbox's own system directories (`/usr`, `/etc`, `/dev`, the Python
+/// prefix…) is refused ([`crate::Sandbox::read_only_target`] says so beforehand).
+///
+/// The bytes are copied into the sandbox's root tmpfs, which turns read-only before anything
+/// untrusted runs; one under scratch is a read-only bind mount of that copy. Nothing of the
+/// machine's file is bound: the sandbox sees the content the caller read, not the file.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct ReadOnlyFile {
+    pub name: String,
+    pub content: Vec<u8>,
+}
+
 /// One run of Python code.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub struct Job {
@@ -76,6 +101,9 @@ pub struct Job {
     pub stdin: Vec<u8>,
     /// Put into scratch (Python's working directory) first.
     pub files: Vec<ScratchFile>,
+    /// Shown read-only, each at its name (at most [`MAX_READ_ONLY_FILES`], of
+    /// [`MAX_READ_ONLY_BYTES`] in all).
+    pub read_only: Vec<ReadOnlyFile>,
     pub limits: Limits,
 }
 
@@ -85,6 +113,7 @@ impl Job {
             code: code.into(),
             stdin: Vec::new(),
             files: Vec::new(),
+            read_only: Vec::new(),
             limits: Limits::default(),
         }
     }

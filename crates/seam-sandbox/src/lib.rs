@@ -2,7 +2,7 @@
 //!
 //! This crate owns one thing: running a piece of Python code the model wrote so that it can
 //! touch nothing it was not given. [`Sandbox::run`] takes a [`Job`] (code, stdin, files for
-//! scratch, [`Limits`]) and returns a [`RunOutput`] (`exit_code`, `stdout`, `stderr`, cut
+//! scratch, files shown read-only, [`Limits`]) and returns a [`RunOutput`] (`exit_code`, `stdout`, `stderr`, cut
 //! flags, `timed_out`, `limit_hit`). It is the only crate of seam that holds `unsafe`.
 //!
 //! # How a run is contained
@@ -17,8 +17,12 @@
 //!   `/dev/zero`, `/dev/random`, `/dev/urandom`, a small `/dev/shm` tmpfs (for
 //!   `multiprocessing`); a synthetic `/etc/passwd`; a **scratch
 //!   tmpfs** of bounded size at `/scratch` (also `/tmp`, `HOME`, the working directory) that
-//!   holds the call's files; no `/proc`, `/sys`, `/home`, `/root` or seam's home. It pivots
-//!   into it, detaches the machine's root and makes the new root read-only;
+//!   holds the call's files; no `/proc`, `/sys`, `/home`, `/root` or seam's home. The files
+//!   a call is shown read-only ([`ReadOnlyFile`]: bytes the gate already read, never a bind of
+//!   the machine's file) land at the name the code uses: one in the root is a copy in the root
+//!   tmpfs (Landlock grants reading that file and nothing beside it), one under scratch a
+//!   read-only bind of a copy on a staging tmpfs that is read-only and then detached. It
+//!   pivots into it, detaches the machine's root and makes the new root read-only;
 //! - drops to the sandbox's user (for a root gate), sets **rlimits** (CPU time, address space,
 //!   processes, file size, open files, no core, no locked memory);
 //! - restricts itself with **Landlock** (read/execute the system and Python directories,
@@ -73,6 +77,7 @@ mod job;
 mod landlock;
 mod probe;
 mod python;
+mod read_only;
 mod run;
 pub mod seccomp;
 mod sys;
@@ -83,7 +88,8 @@ use std::sync::OnceLock;
 
 pub use child::Step;
 pub use job::{
-    Job, LimitHit, Limits, MAX_CODE_BYTES, MAX_FILE_NAME, MAX_FILES, RunOutput, ScratchFile,
+    Job, LimitHit, Limits, MAX_CODE_BYTES, MAX_FILE_NAME, MAX_FILES, MAX_READ_ONLY_BYTES,
+    MAX_READ_ONLY_FILES, MAX_READ_ONLY_NAME, ReadOnlyFile, RunOutput, ScratchFile,
 };
 pub use probe::{Protection, Protections};
 pub use python::PythonInstall;
@@ -178,6 +184,16 @@ impl Sandbox {
                     .cloned()
                     .collect(),
             }),
+        }
+    }
+
+    /// Where a [`ReadOnlyFile`] named `name` would land inside the sandbox (an absolute path
+    /// of its view), or why it cannot be shown there (it would lie on the sandbox's own
+    /// system, Python or scratch directories, or names a directory).
+    pub fn read_only_target(&self, name: &str) -> Result<String, String> {
+        match &self.layout {
+            Some(layout) => layout.read_only_target(name),
+            None => Err("python3 is not available on this machine".to_owned()),
         }
     }
 

@@ -15,6 +15,7 @@ use crate::child::{self, Bind, ChildPlan, Step};
 use crate::job::{Job, LimitHit, MAX_CODE_BYTES, MAX_FILE_NAME, MAX_FILES, RunOutput};
 use crate::landlock::{self, LandlockPlan, Rule};
 use crate::python::PythonInstall;
+use crate::read_only;
 use crate::sys::{self, Errno, Forked};
 use crate::{SandboxError, probe, seccomp};
 
@@ -138,6 +139,50 @@ impl Layout {
             path_env,
             executable: python.executable.clone(),
         }
+    }
+}
+
+impl Layout {
+    /// Is `dir` (relative to the new root) one of the directories the sandbox makes itself?
+    pub(crate) fn has_dir(&self, dir: &str) -> bool {
+        self.dirs.iter().any(|d| d == dir)
+    }
+
+    /// May a file shown read-only (or, with `dir`, a directory made for one) be at `path`
+    /// (components from the new root)? Not on or under the sandbox's own places: `/usr`, `/etc`,
+    /// `/dev`, a bound or linked system directory, the Python prefix, scratch itself.
+    pub(crate) fn may_hold(&self, path: &[String], dir: bool) -> Result<(), String> {
+        if path.first().is_some_and(|c| c == "scratch") && path.len() >= 2 {
+            return Ok(());
+        }
+        let own = |p: &str| {
+            ["usr", "etc", "dev", "scratch", crate::read_only::STAGE_DIR].contains(&p)
+                || self.binds.iter().any(|(_, target, _, _)| target == p)
+                || self.symlinks.iter().any(|(_, link)| link == p)
+        };
+        for k in 1..=path.len() {
+            let p = path[..k].join("/");
+            if own(&p) {
+                return Err(format!(
+                    "/{p} is the sandbox's own (its system, Python or scratch directories)"
+                ));
+            }
+        }
+        let p = path.join("/");
+        if !dir && self.has_dir(&p) {
+            return Err(format!("/{p} is a directory of the sandbox"));
+        }
+        Ok(())
+    }
+
+    /// Where `name` (a [`crate::ReadOnlyFile`]'s) lands inside the sandbox, or why it cannot.
+    pub(crate) fn read_only_target(&self, name: &str) -> Result<String, String> {
+        let w = crate::read_only::walk(name)?;
+        for d in &w.dirs {
+            self.may_hold(d, true)?;
+        }
+        self.may_hold(&w.file, false)?;
+        Ok(format!("/{}", w.file.join("/")))
     }
 }
 
@@ -284,6 +329,7 @@ pub(crate) fn run_sandboxed(
 ) -> Result<RunOutput, SandboxError> {
     let started = Instant::now();
     let scratch_dirs = validate(job)?;
+    let placed = read_only::place(Some(layout), job, &scratch_dirs)?;
     let limits = &job.limits;
 
     let (stdout_r, stdout_w) = pipe()?;
@@ -323,6 +369,22 @@ pub(crate) fn run_sandboxed(
             file: *file,
         });
     }
+    // A read-only file in the root is readable, and nothing beside it; one under scratch is
+    // covered by scratch's rule, and its read-only bind refuses every write.
+    for (path, _) in &placed.root_files {
+        rules.push(Rule {
+            path: cstring(format!("/{path}"), "a path")?,
+            access: landlock::FS_READ_FILE,
+            file: true,
+        });
+    }
+    let content = |i: usize| job.read_only[i].content.clone();
+    // The root tmpfs holds the copies placed in it; those bound under scratch have a tmpfs
+    // of their own (a page of slack for each file).
+    let root_size = (1u64 << 20) + placed.root_bytes + 4096 * placed.root_inodes();
+    let root_inodes = 512 + placed.root_inodes();
+    let stage_files = placed.scratch_files.len() as u64;
+    let stage_size = placed.scratch_bytes + 4096 * (stage_files + 1);
     let rlimits = vec![
         (Resource::Cpu, limits.cpu_seconds, limits.cpu_seconds + 1),
         (Resource::As, limits.address_space, limits.address_space),
@@ -340,10 +402,14 @@ pub(crate) fn run_sandboxed(
         stdout: stdout_w.as_raw_fd(),
         stderr: stderr_w.as_raw_fd(),
         root_mountpoint: path_cstring(&mountpoint)?,
-        root_tmpfs_options: c"size=1m,nr_inodes=512,mode=0755".into(),
+        root_tmpfs_options: cstring(
+            format!("size={root_size},nr_inodes={root_inodes},mode=0755"),
+            "tmpfs options",
+        )?,
         dirs: layout
             .dirs
             .iter()
+            .chain(&placed.root_dirs)
             .map(|d| cstring(d, "a path"))
             .collect::<Result<_, _>>()?,
         binds,
@@ -356,6 +422,33 @@ pub(crate) fn run_sandboxed(
             (c"etc/passwd".into(), PASSWD.to_vec()),
             (c"etc/group".into(), GROUP.to_vec()),
         ],
+        ro_root_files: placed
+            .root_files
+            .iter()
+            .map(|(p, i)| Ok((cstring(p, "a file name")?, content(*i))))
+            .collect::<Result<_, SandboxError>>()?,
+        ro_stage_dir: cstring(read_only::STAGE_DIR, "a path")?,
+        ro_stage_tmpfs_options: cstring(
+            format!("size={stage_size},nr_inodes={},mode=0755", stage_files + 8),
+            "tmpfs options",
+        )?,
+        ro_scratch_dirs: placed
+            .scratch_dirs
+            .iter()
+            .map(|d| cstring(d, "a file name"))
+            .collect::<Result<_, _>>()?,
+        ro_binds: placed
+            .scratch_files
+            .iter()
+            .enumerate()
+            .map(|(k, (target, i))| {
+                Ok((
+                    cstring(format!("{}/{k}", read_only::STAGE_DIR), "a path")?,
+                    cstring(target, "a file name")?,
+                    content(*i),
+                ))
+            })
+            .collect::<Result<_, SandboxError>>()?,
         scratch_dir: c"scratch".into(),
         scratch_tmpfs_options: cstring(
             format!(

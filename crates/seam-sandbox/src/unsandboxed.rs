@@ -23,6 +23,8 @@ pub(crate) fn run_unsandboxed(
 ) -> Result<RunOutput, SandboxError> {
     let started = Instant::now();
     let dirs = validate(job)?;
+    // Only the copies under scratch: a name elsewhere reaches the machine's own file here.
+    let placed = crate::read_only::place(None, job, &dirs)?;
     let limits = &job.limits;
     let io = |what: &'static str| move |source: std::io::Error| SandboxError::Io { what, source };
     let scratch = tempfile::Builder::new()
@@ -35,6 +37,22 @@ pub(crate) fn run_unsandboxed(
     for f in &job.files {
         std::fs::write(scratch.path().join(&f.name), &f.text)
             .map_err(io("writing the call's files"))?;
+    }
+    let in_scratch = |p: &str| scratch.path().join(p.strip_prefix("scratch/").unwrap_or(p));
+    for d in &placed.scratch_dirs {
+        match std::fs::create_dir(in_scratch(d)) {
+            Err(e) if e.kind() != std::io::ErrorKind::AlreadyExists => {
+                return Err(io("writing the call's read-only files")(e));
+            }
+            _ => {}
+        }
+    }
+    for (p, i) in &placed.scratch_files {
+        use std::os::unix::fs::PermissionsExt;
+        let path = in_scratch(p);
+        std::fs::write(&path, &job.read_only[*i].content)
+            .and_then(|()| std::fs::set_permissions(&path, std::fs::Permissions::from_mode(0o444)))
+            .map_err(io("writing the call's read-only files"))?;
     }
     let home = scratch.path().display().to_string();
     let mut path_env = String::new();

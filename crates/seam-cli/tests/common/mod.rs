@@ -51,6 +51,29 @@ impl Owner {
         cmd
     }
 
+    /// git in the workspace, as this owner (an identity given on the command line), asserting
+    /// it succeeded; its stdout, trimmed.
+    pub fn git(&self, args: &[&str]) -> String {
+        let out = std::process::Command::new("git")
+            .args([
+                "-c",
+                "user.name=Owner",
+                "-c",
+                "user.email=owner@example.invalid",
+            ])
+            .args(args)
+            .current_dir(&self.workspace)
+            .env("HOME", &self.home)
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "git {args:?}: {}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        String::from_utf8_lossy(&out.stdout).trim().to_owned()
+    }
+
     pub fn policy(&self, toml: &str) -> PathBuf {
         let p = self.dir.path().join("policy.toml");
         std::fs::write(&p, toml).unwrap();

@@ -39,7 +39,7 @@ impl FilesRead {
             decl: ToolDecl {
                 name: "files.read",
                 version: "1",
-                description: "Read a text file: returns its lines from `offset` (1-based line number) for at most `limit` lines.",
+                description: "Read a text file of the owner's by its path (e.g. notes/trip.md, data/runs.csv): returns its lines from `offset` (1-based line number) for at most `limit` lines.",
                 schema: json!({
                     "type": "object",
                     "additionalProperties": false,

@@ -5,6 +5,11 @@
 //! `outline` (the symbols of one file), `find_symbol` (where a name is defined) and `search`
 //! (full text). Every answer is bounded and says when it was cut.
 //!
+//! What small models send is met halfway, and the answer's `note` says so, so the trace shows
+//! the correction: an `outline` of a directory answers with the indexed files under it and
+//! their top-level symbols; a `find_symbol` given `query` and no `name` reads the query as
+//! the name (the schema lets `query` stand in for `name` there, and nowhere else).
+//!
 //! Scope: only files below the gate's workspace root are answered about, whatever else was
 //! indexed — the same place `Access::Source` admits. Paths in answers are relative to the
 //! workspace root, as every tool takes them.
@@ -29,6 +34,10 @@ use super::memory_store::{StorePool, cut_note, failure, limit, with_notes};
 use crate::toolbox::{Admitted, GovernedTool, PathParam, ToolCall, ToolDecl, ToolFailure};
 
 const TREE_DEFAULT_DEPTH: usize = 2;
+/// An outline of a directory: at most this many files…
+const DIR_OUTLINE_FILES: usize = 50;
+/// …each with at most this many of its top-level symbols.
+const DIR_OUTLINE_SYMBOLS: usize = 12;
 
 #[derive(Debug)]
 pub struct MemoryCodebase {
@@ -73,7 +82,7 @@ impl MemoryCodebase {
                         "op": {"type": "string", "enum": ["tree", "outline", "find_symbol", "search"],
                                "description": "tree: files and directories; outline: symbols of one file; find_symbol: definitions of a name; search: full-text search"},
                         "path": {"type": "string", "minLength": 1,
-                                 "description": "tree: the directory to list (default: the workspace root); outline: the file. Relative to the workspace. Looked up in the index, not read"},
+                                 "description": "tree: the directory to list (default: the workspace root); outline: the file (a directory gives its files' top-level symbols). Relative to the workspace. Looked up in the index, not read"},
                         "depth": {"type": "integer", "minimum": 1,
                                   "description": format!("tree: how many levels to show (default {TREE_DEFAULT_DEPTH}, at most {TREE_MAX_DEPTH})")},
                         "name": {"type": "string", "minLength": 1,
@@ -88,7 +97,8 @@ impl MemoryCodebase {
                     },
                     "allOf": [
                         {"if": {"properties": {"op": {"const": "outline"}}}, "then": {"required": ["path"]}},
-                        {"if": {"properties": {"op": {"const": "find_symbol"}}}, "then": {"required": ["name"]}},
+                        {"if": {"properties": {"op": {"const": "find_symbol"}}, "not": {"required": ["query"]}},
+                         "then": {"required": ["name"]}},
                         {"if": {"properties": {"op": {"const": "search"}}}, "then": {"required": ["query"]}}
                     ]
                 }),
@@ -225,16 +235,10 @@ impl MemoryCodebase {
                 "outline needs a path: the file whose symbols to list",
             ));
         };
-        if is_dir {
-            return Err(ToolFailure::new(
-                RefusalCode::NotAFile,
-                format!(
-                    "{} is a directory; outline takes a file (op=tree lists a directory)",
-                    self.shown(&file.to_string_lossy())
-                ),
-            ));
-        }
         let lim = limit(p.limit, OUTLINE_LIMIT, notes);
+        if is_dir {
+            return self.outline_dir(idx, &file, lim, notes);
+        }
         let shown = self.shown(&file.to_string_lossy());
         let Some(outline) = idx.outline(&file, lim).map_err(failure)? else {
             notes.push(format!(
@@ -266,13 +270,107 @@ impl MemoryCodebase {
         }))
     }
 
+    /// An outline of a directory, which small models ask for: the indexed files below it
+    /// (at most [`DIR_OUTLINE_FILES`], at any depth the index lists) with their first
+    /// [`DIR_OUTLINE_SYMBOLS`] top-level symbols, at most `lim` symbols in all.
+    fn outline_dir(
+        &self,
+        idx: &CodebaseIndex,
+        dir: &Path,
+        lim: usize,
+        notes: &mut Vec<String>,
+    ) -> Result<Value, ToolFailure> {
+        let shown = self.shown(&dir.to_string_lossy());
+        notes.push(format!(
+            "{shown} is a directory: its indexed files with their top-level symbols (an outline of one file lists all of its symbols)"
+        ));
+        let tree = idx
+            .tree(dir, TREE_MAX_DEPTH, TREE_LIMIT.max)
+            .map_err(failure)?;
+        let files: Vec<_> = tree.entries.iter().filter(|e| e.kind == "file").collect();
+        let mut out = Vec::new();
+        let mut left = lim;
+        let mut cut = tree.truncated || files.len() > DIR_OUTLINE_FILES;
+        for f in files.iter().take(DIR_OUTLINE_FILES) {
+            let outline = idx
+                .outline(Path::new(&f.path), OUTLINE_LIMIT.max)
+                .map_err(failure)?;
+            let (top, total) = outline.map_or((Vec::new(), 0), |o| {
+                let top: Vec<_> = o
+                    .symbols
+                    .into_iter()
+                    .filter(|s| s.parent.is_none())
+                    .collect();
+                let total = top.len();
+                (top, total)
+            });
+            let take = top.len().min(DIR_OUTLINE_SYMBOLS).min(left);
+            left -= take;
+            let symbols: Vec<Value> = top
+                .into_iter()
+                .take(take)
+                .map(|s| json!({"name": s.name, "kind": s.kind, "line": s.line}))
+                .collect();
+            let mut entry = json!({"path": self.shown(&f.path), "symbols": symbols});
+            if let Some(l) = &f.language {
+                entry["language"] = json!(l);
+            }
+            if let Some(l) = f.lines {
+                entry["lines"] = json!(l);
+            }
+            if total > take {
+                entry["more_symbols"] = json!(total - take);
+                cut = true;
+            }
+            out.push(entry);
+        }
+        if files.is_empty() {
+            notes.push(format!(
+                "nothing is indexed at {shown} (it may be ignored, or new since the last `seam index`)"
+            ));
+        }
+        if cut {
+            notes.push(format!(
+                "cut: at most {DIR_OUTLINE_FILES} files and {DIR_OUTLINE_SYMBOLS} top-level symbols a file; outline one file, or op=tree, for more"
+            ));
+        }
+        Ok(json!({
+            "op": "outline",
+            "path": shown,
+            "kind": "dir",
+            "indexed": !files.is_empty(),
+            "files": out,
+            "truncated": cut,
+        }))
+    }
+
     fn find_symbol(
         &self,
         idx: &CodebaseIndex,
         p: &Params,
         notes: &mut Vec<String>,
     ) -> Result<Value, ToolFailure> {
-        let name = p.name.as_deref().unwrap_or_default();
+        // A small model gives find_symbol a query as often as a name: the schema lets it, and
+        // the answer says how it was read.
+        let name = match (p.name.as_deref(), p.query.as_deref()) {
+            (Some(name), Some(q)) if q != name => {
+                notes.push(
+                    "params.query is not used by find_symbol: it looks up params.name".into(),
+                );
+                name
+            }
+            (Some(name), _) => name,
+            (None, Some(q)) => {
+                notes.push("read params.query as the name".into());
+                q
+            }
+            (None, None) => {
+                return Err(ToolFailure::new(
+                    RefusalCode::InvalidParams,
+                    "find_symbol needs a name: the function, type or module to look up",
+                ));
+            }
+        };
         let lim = limit(p.limit, FIND_SYMBOL_LIMIT, notes);
         let found = idx.find_symbol(&self.scope, name, lim).map_err(failure)?;
         if found.matches.is_empty() {

@@ -36,7 +36,7 @@ impl MemoryOperator {
             decl: ToolDecl {
                 name: "memory.operator",
                 version: "1",
-                description: "Read the operator's notes. op=search finds notes by words (query); op=get gives one whole note (id); op=list gives the newest notes.",
+                description: "Read the short notes the operator saved for you with `seam note` (not files: a file, e.g. notes/x.md, is read with files.read). op=search finds notes by words (query); op=get gives one whole note (id); op=list gives the newest notes.",
                 schema: json!({
                     "type": "object",
                     "additionalProperties": false,

@@ -11,11 +11,35 @@
 //! even in a sandbox — an execution cannot be undone, and a demanding owner expects to be
 //! asked before the first one. An owner opts in with `"python.run" = "allow"`.
 //!
-//! **Taint.** A sandboxed run does not taint the turn: the sandbox shows nothing of the
-//! owner's files and has no network, so its output is a function of what the turn already
-//! held (the code, stdin and files the model wrote) and of public system files — neither the
-//! owner's data nor outside content. A turn already tainted stays tainted. It has no egress,
-//! so a tainted turn may still run code.
+//! **The owner's files the code names.** Code that opens `'data/runs.csv'`, `"notes/a.md"`,
+//! `'~/x.csv'` or an absolute path by a string literal is shown that file, read-only. Every
+//! string literal of the code (see [`literals`]: quotes, prefixes, escapes; an f-string only
+//! when it interpolates nothing) that looks like a file name is admitted by the toolbox's own
+//! path admission ([`ToolCall::open_owner_file`], the same as `files.read`'s
+//! `Access::Owner(Read)`: relative to the workspace, `~` the owner's home, `..` normalised, the
+//! capability, the protected list, the allow-list, links followed and the real file named).
+//! The bytes read through the admitted descriptor are copied into the sandbox
+//! ([`seam_sandbox::ReadOnlyFile`]) at the name the code uses (a relative name under the
+//! working directory, `~/x` under the sandbox's home, which is that directory, an absolute one
+//! at that path): a copy, not a bind of the machine's file, so what the sandbox sees is what
+//! admission decided about, with no window and no way back to the file. At most
+//! [`MAX_OWNER_FILES`] files of [`MAX_OWNER_BYTES`] in all; past either the call is refused,
+//! naming the limit and the file.
+//!
+//! A name that is not admitted does not fail the call: the code runs without it (so a string
+//! that merely looks like a path costs nothing) and the result's `note` says
+//! `"notes/x.md was not made available: <why, naming the real file>"`, so the model learns
+//! why its `open` failed. A name that leads nowhere (`not_found`, `invalid_path`) is not
+//! mentioned: most literals are not files. A refused file's content never enters the sandbox.
+//! The files shown are listed in the result's `owner_files` (`name`, `path` where the file
+//! really is, `inside`, `bytes`).
+//!
+//! **Taint.** A sandboxed run that was shown none of the owner's files does not taint the
+//! turn: the sandbox has no network and nothing else of the owner's, so its output is a
+//! function of what the turn already held (the code, stdin and files the model wrote) and of
+//! public system files. A run shown an owner file taints the turn (the toolbox knows:
+//! the file came through [`ToolCall::open_owner_file`]). A turn already tainted stays tainted.
+//! It has no egress, so a tainted turn may still run code.
 //!
 //! **Honest degradation.** Where the machine cannot raise every wall, the call is refused
 //! with a message naming what is missing — unless the policy says
@@ -24,11 +48,15 @@
 //! is declared as tainting and as having egress: unsandboxed code can read the owner's files
 //! and reach the network, so it is governed like any tool that can.
 
+mod literals;
+
+use std::ffi::OsStr;
+use std::io::Read;
 use std::time::Duration;
 
 use seam_policy::{Capability, Policy};
 use seam_protocol::RefusalCode;
-use seam_sandbox::{Job, Limits, MAX_CODE_BYTES, Sandbox, SandboxError, ScratchFile};
+use seam_sandbox::{Job, Limits, MAX_CODE_BYTES, ReadOnlyFile, Sandbox, SandboxError, ScratchFile};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -40,6 +68,12 @@ pub const DEFAULT_TIMEOUT_S: f64 = 10.0;
 pub const MAX_TIMEOUT_S: f64 = 20.0;
 /// Most bytes of stdin.
 const MAX_STDIN: u64 = 1 << 20;
+/// Most of the owner's files one run is shown.
+const MAX_OWNER_FILES: usize = seam_sandbox::MAX_READ_ONLY_FILES;
+/// Most bytes of the owner's files one run is shown, in all.
+const MAX_OWNER_BYTES: u64 = seam_sandbox::MAX_READ_ONLY_BYTES;
+/// Most names of the code that path admission is asked about (each is a lookup).
+const MAX_NAMES_ASKED: usize = 256;
 
 #[derive(Debug)]
 pub struct PythonRun {
@@ -87,7 +121,7 @@ impl PythonRun {
             decl: ToolDecl {
                 name: "python.run",
                 version: "1",
-                description: "Run Python 3 code in a sandbox (no network, no access to the owner's files, a scratch working directory that is removed afterwards) and return its exit code, stdout and stderr.",
+                description: "Run Python 3 code in a sandbox (no network, a scratch working directory that is removed afterwards) and return its exit code, stdout and stderr. The owner's files the code names in a string literal, e.g. open('data/runs.csv'), are there to read (read-only), if files.read would give them.",
                 schema: json!({
                     "type": "object",
                     "additionalProperties": false,
@@ -143,21 +177,29 @@ impl GovernedTool for PythonRun {
                 format!("timeout_s must be in (0, {MAX_TIMEOUT_S}]"),
             ));
         }
+        let sandbox = self.sandbox();
+        let scratch: Vec<ScratchFile> = params
+            .scratch_files
+            .unwrap_or_default()
+            .into_iter()
+            .map(|f| ScratchFile {
+                name: f.name,
+                text: f.text,
+            })
+            .collect();
+        // Nothing of the owner's is read for a run that will not happen.
+        let owner = if sandbox.available() || self.run_unsandboxed {
+            owner_files(&call, sandbox, &params.code, &scratch)?
+        } else {
+            OwnerFiles::default()
+        };
         let job = Job {
             code: params.code,
             stdin: params.stdin.unwrap_or_default().into_bytes(),
-            files: params
-                .scratch_files
-                .unwrap_or_default()
-                .into_iter()
-                .map(|f| ScratchFile {
-                    name: f.name,
-                    text: f.text,
-                })
-                .collect(),
+            files: scratch,
+            read_only: owner.files,
             limits: Limits::with_wall(Duration::from_secs_f64(timeout)),
         };
-        let sandbox = self.sandbox();
         let result = if sandbox.available() {
             sandbox.run(&job)
         } else if self.run_unsandboxed {
@@ -171,6 +213,12 @@ impl GovernedTool for PythonRun {
                 let mut value = serde_json::to_value(&out).map_err(|e| {
                     ToolFailure::new(RefusalCode::ToolFailed, format!("python.run: {e}"))
                 })?;
+                if !owner.shown.is_empty() {
+                    value["owner_files"] = Value::Array(owner.shown);
+                }
+                if !owner.notes.is_empty() {
+                    value["note"] = json!(owner.notes.join("\n"));
+                }
                 if !out.sandboxed {
                     let missing: Vec<&str> = sandbox
                         .protections()
@@ -204,4 +252,155 @@ impl GovernedTool for PythonRun {
             )),
         }
     }
+}
+
+/// The owner's files a run is shown, and what the model is told about the names it used.
+#[derive(Debug, Default)]
+struct OwnerFiles {
+    files: Vec<ReadOnlyFile>,
+    /// `{name, path, inside, bytes}` of each file shown.
+    shown: Vec<Value>,
+    /// Why a name was not made available.
+    notes: Vec<String>,
+}
+
+/// Does a literal look like the name of a file, enough to ask admission about it? A slash, a
+/// `~/`, or a last component with an extension (`runs.csv`); no URL, no line break, not a
+/// directory (`data/`), no surrounding space.
+fn looks_like_a_file(lit: &str) -> bool {
+    if lit.is_empty()
+        || lit.len() > seam_sandbox::MAX_READ_ONLY_NAME
+        || lit.contains(['\n', '\r', '\0'])
+        || lit.contains("://")
+        || lit.trim() != lit
+    {
+        return false;
+    }
+    let last = lit.rsplit('/').next().unwrap_or(lit);
+    if last.is_empty() || last == "." || last == ".." || last == "~" {
+        return false;
+    }
+    let has_extension = last.rsplit_once('.').is_some_and(|(stem, ext)| {
+        !stem.is_empty()
+            && (1..=10).contains(&ext.len())
+            && ext.bytes().all(|b| b.is_ascii_alphanumeric())
+            && ext.bytes().any(|b| b.is_ascii_alphabetic())
+    });
+    lit.contains('/') || has_extension
+}
+
+/// Finds the owner's files `code` names, admits each through the toolbox, and reads the
+/// admitted ones (at most [`MAX_OWNER_FILES`], [`MAX_OWNER_BYTES`] in all).
+fn owner_files(
+    call: &ToolCall,
+    sandbox: &Sandbox,
+    code: &str,
+    scratch: &[ScratchFile],
+) -> Result<OwnerFiles, ToolFailure> {
+    let mut owner = OwnerFiles::default();
+    let mut total: u64 = 0;
+    let mut targets: Vec<String> = Vec::new();
+    let mut asked = 0;
+    for lit in literals::string_literals(code) {
+        if !looks_like_a_file(&lit) {
+            continue;
+        }
+        if asked == MAX_NAMES_ASKED {
+            owner.notes.push(format!(
+                "only the first {MAX_NAMES_ASKED} file names of the code were looked up; \
+                 {lit} and those after it were not made available"
+            ));
+            break;
+        }
+        asked += 1;
+        // In the sandbox `~` is its home, the working directory.
+        let inside_name = lit.strip_prefix("~/").unwrap_or(&lit);
+        let inside = match sandbox.read_only_target(inside_name) {
+            Ok(inside) => inside,
+            Err(why) => {
+                owner
+                    .notes
+                    .push(format!("{lit} was not made available: {why}"));
+                continue;
+            }
+        };
+        // A scratch file of the call is what the code means by a name that leads there.
+        let shadowed = |f: &ScratchFile| inside.strip_prefix("/scratch/") == Some(&f.name);
+        if targets.contains(&inside) || scratch.iter().any(shadowed) {
+            continue;
+        }
+        let admitted = match call.open_owner_file(OsStr::new(&lit)) {
+            Ok(admitted) => admitted,
+            // most literals are not files: a name that leads nowhere is not worth a word
+            Err(r) if matches!(r.code, RefusalCode::NotFound | RefusalCode::InvalidPath) => {
+                continue;
+            }
+            Err(r) if r.code == RefusalCode::NotAFile => {
+                owner.notes.push(format!(
+                    "{lit} was not made available: {}; python.run is shown the files its \
+                     code names, not directories",
+                    r.message
+                ));
+                continue;
+            }
+            Err(r) => {
+                owner.notes.push(format!(
+                    "{lit} was not made available ({}): {}",
+                    r.code.as_str(),
+                    r.message
+                ));
+                continue;
+            }
+        };
+        let real = admitted.real.display().to_string();
+        if owner.files.len() == MAX_OWNER_FILES {
+            return Err(ToolFailure::new(
+                RefusalCode::InvalidParams,
+                format!(
+                    "the code names more than {MAX_OWNER_FILES} of the owner's files \
+                     ({real} is one too many); python.run is shown at most \
+                     {MAX_OWNER_FILES} in one call: split the work"
+                ),
+            ));
+        }
+        let room = MAX_OWNER_BYTES - total;
+        let too_big = |size: u64| {
+            ToolFailure::new(
+                RefusalCode::InvalidParams,
+                format!(
+                    "{real} is {size} bytes, and the owner's files shown to one python.run \
+                     call hold at most {MAX_OWNER_BYTES} bytes ({} MiB) in all ({total} \
+                     already): read less of it, or in more calls",
+                    MAX_OWNER_BYTES >> 20
+                ),
+            )
+        };
+        if admitted.metadata.len() > room {
+            return Err(too_big(admitted.metadata.len()));
+        }
+        let mut content = Vec::new();
+        (&admitted.file)
+            .take(room + 1)
+            .read_to_end(&mut content)
+            .map_err(|e| {
+                ToolFailure::new(RefusalCode::ToolFailed, format!("reading {real}: {e}"))
+            })?;
+        if content.len() as u64 > room {
+            // it grew while it was read
+            return Err(too_big(content.len() as u64));
+        }
+        total += content.len() as u64;
+        owner.shown.push(json!({
+            "name": lit,
+            "path": real,
+            "inside": inside,
+            "bytes": content.len(),
+        }));
+        targets.push(inside);
+        owner.files.push(ReadOnlyFile {
+            name: inside_name.to_owned(),
+            content,
+        });
+    }
+    Ok(owner)
 }

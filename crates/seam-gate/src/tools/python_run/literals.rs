@@ -1,0 +1,324 @@
+//! The string literals of a piece of Python code, as values: what `python.run` looks at to
+//! find the owner's files the code opens (`open('data/runs.csv')`,
+//! `Path("notes/a.md").read_text()`, `pd.read_csv(r'~/x.csv')`).
+//!
+//! A tokenizer-level scan, by hand: no parser is needed to find literals, only Python's
+//! lexical rules for strings (prefixes `r`, `b`, `u`, `f`, `t` in any case and order Python
+//! allows; single, double and triple quotes; backslash escapes; comments), and the maintained
+//! Python parsers are not usable here: ruff's parser is not published as a crate, RustPython's
+//! standalone `rustpython-parser` is no longer developed (RustPython moved to ruff's), and
+//! tree-sitter's grammar is C built by a build script — each far more than a string scan,
+//! and each would refuse the slightly broken code a small model writes, where a scan still
+//! finds the file names.
+//!
+//! An f-string (or t-string) is a literal only when it interpolates nothing (`f"data.csv"`,
+//! `f"{{x}}"`); one with a `{…}` field is skipped, its nested strings with it. Implicit
+//! concatenation (`'data/' 'runs.csv'`) gives two literals, as the tokenizer does.
+
+/// The value of every string literal of `code`, in order of appearance, each once.
+pub fn string_literals(code: &str) -> Vec<String> {
+    let mut scan = Scan {
+        s: code.as_bytes(),
+        i: 0,
+    };
+    let mut out: Vec<String> = Vec::new();
+    while let Some(lit) = scan.next_literal() {
+        if let Some(v) = lit
+            && !out.contains(&v)
+        {
+            out.push(v);
+        }
+    }
+    out
+}
+
+struct Scan<'a> {
+    s: &'a [u8],
+    i: usize,
+}
+
+fn is_ident_start(b: u8) -> bool {
+    b.is_ascii_alphabetic() || b == b'_' || b >= 0x80
+}
+
+fn is_ident(b: u8) -> bool {
+    is_ident_start(b) || b.is_ascii_digit()
+}
+
+/// The prefix letters Python allows before a quote (any case).
+fn string_prefix(word: &[u8]) -> Option<Prefix> {
+    let lower: Vec<u8> = word.iter().map(u8::to_ascii_lowercase).collect();
+    let (raw, bytes, fmt) = match &lower[..] {
+        b"r" => (true, false, false),
+        b"u" => (false, false, false),
+        b"b" => (false, true, false),
+        b"br" | b"rb" => (true, true, false),
+        b"f" | b"t" => (false, false, true),
+        b"fr" | b"rf" | b"tr" | b"rt" => (true, false, true),
+        _ => return None,
+    };
+    Some(Prefix { raw, bytes, fmt })
+}
+
+#[derive(Debug, Clone, Copy, Default)]
+struct Prefix {
+    raw: bool,
+    bytes: bool,
+    fmt: bool,
+}
+
+impl Scan<'_> {
+    fn peek(&self, k: usize) -> Option<u8> {
+        self.s.get(self.i + k).copied()
+    }
+
+    /// The next literal: `Some(Some(value))`, `Some(None)` for one that gives no plain value
+    /// (an interpolating f-string, undecodable bytes, unterminated), `None` at the end.
+    fn next_literal(&mut self) -> Option<Option<String>> {
+        while let Some(b) = self.peek(0) {
+            match b {
+                b'#' => {
+                    while self.peek(0).is_some_and(|c| c != b'\n') {
+                        self.i += 1;
+                    }
+                }
+                b'\'' | b'"' => return Some(self.literal(Prefix::default())),
+                _ if is_ident_start(b) => {
+                    let start = self.i;
+                    while self.peek(0).is_some_and(is_ident) {
+                        self.i += 1;
+                    }
+                    if let (Some(q @ (b'\'' | b'"')), Some(p)) =
+                        (self.peek(0), string_prefix(&self.s[start..self.i]))
+                    {
+                        let _ = q;
+                        return Some(self.literal(p));
+                    }
+                }
+                // a number such as 1e5 or 0x1F must not start an identifier mid-way
+                _ if b.is_ascii_digit() => {
+                    while self
+                        .peek(0)
+                        .is_some_and(|c| c.is_ascii_alphanumeric() || c == b'_' || c == b'.')
+                    {
+                        self.i += 1;
+                    }
+                }
+                _ => self.i += 1,
+            }
+        }
+        None
+    }
+
+    /// At a quote: reads the literal through its closing quote.
+    fn literal(&mut self, p: Prefix) -> Option<String> {
+        let q = self.s[self.i];
+        let triple = self.peek(1) == Some(q) && self.peek(2) == Some(q);
+        self.i += if triple { 3 } else { 1 };
+        let mut body: Vec<u8> = Vec::new();
+        let mut plain = true;
+        loop {
+            let b = self.peek(0)?;
+            if b == q && (!triple || (self.peek(1) == Some(q) && self.peek(2) == Some(q))) {
+                self.i += if triple { 3 } else { 1 };
+                break;
+            }
+            if b == b'\n' && !triple {
+                // unterminated: Python would refuse the code; give nothing
+                self.i += 1;
+                return None;
+            }
+            if b == b'\\' {
+                let Some(next) = self.peek(1) else {
+                    self.i += 1;
+                    return None;
+                };
+                if p.raw {
+                    body.extend_from_slice(&[b'\\', next]);
+                } else {
+                    self.i += 1;
+                    self.escape(&mut body, p.bytes);
+                    continue;
+                }
+                self.i += 2;
+                continue;
+            }
+            if p.fmt && (b == b'{' || b == b'}') {
+                if self.peek(1) == Some(b) {
+                    body.push(b);
+                    self.i += 2;
+                    continue;
+                }
+                if b == b'{' {
+                    plain = false;
+                    self.skip_field()?;
+                    continue;
+                }
+            }
+            body.push(b);
+            self.i += 1;
+        }
+        if !plain {
+            return None;
+        }
+        String::from_utf8(body).ok()
+    }
+
+    /// After a backslash (at the escaped character) of a literal that is not raw: appends
+    /// what the escape stands for. Unknown escapes keep their backslash, as Python does.
+    fn escape(&mut self, body: &mut Vec<u8>, bytes: bool) {
+        let Some(c) = self.peek(0) else { return };
+        self.i += 1;
+        let simple = match c {
+            b'\n' => Some(None),
+            b'\\' => Some(Some(b'\\')),
+            b'\'' => Some(Some(b'\'')),
+            b'"' => Some(Some(b'"')),
+            b'a' => Some(Some(7)),
+            b'b' => Some(Some(8)),
+            b'f' => Some(Some(12)),
+            b'n' => Some(Some(b'\n')),
+            b'r' => Some(Some(b'\r')),
+            b't' => Some(Some(b'\t')),
+            b'v' => Some(Some(11)),
+            _ => None,
+        };
+        if let Some(v) = simple {
+            body.extend(v);
+            return;
+        }
+        let hex = |scan: &mut Self, n: usize| -> Option<u32> {
+            let digits = scan.s.get(scan.i..scan.i + n)?;
+            let text = std::str::from_utf8(digits).ok()?;
+            let v = u32::from_str_radix(text, 16).ok()?;
+            scan.i += n;
+            Some(v)
+        };
+        let code = match c {
+            b'0'..=b'7' => {
+                let mut v = u32::from(c - b'0');
+                for _ in 0..2 {
+                    match self.peek(0) {
+                        Some(d @ b'0'..=b'7') => {
+                            v = v * 8 + u32::from(d - b'0');
+                            self.i += 1;
+                        }
+                        _ => break,
+                    }
+                }
+                Some(v)
+            }
+            b'x' => hex(self, 2),
+            b'u' if !bytes => hex(self, 4),
+            b'U' if !bytes => hex(self, 8),
+            _ => None,
+        };
+        match code.and_then(char::from_u32) {
+            Some(ch) if bytes || ch.is_ascii() => {
+                if bytes {
+                    body.push(code.unwrap_or_default() as u8);
+                } else {
+                    body.push(ch as u8);
+                }
+            }
+            Some(ch) => {
+                let mut buf = [0u8; 4];
+                body.extend_from_slice(ch.encode_utf8(&mut buf).as_bytes());
+            }
+            None => body.extend_from_slice(&[b'\\', c]),
+        }
+    }
+
+    /// Inside an f-string at `{`: skips the replacement field through its `}`, nested strings
+    /// and brackets included.
+    fn skip_field(&mut self) -> Option<()> {
+        let mut depth = 0usize;
+        loop {
+            let b = self.peek(0)?;
+            match b {
+                b'{' | b'[' | b'(' => {
+                    depth += 1;
+                    self.i += 1;
+                }
+                b'}' | b']' | b')' => {
+                    self.i += 1;
+                    depth = depth.saturating_sub(1);
+                    if depth == 0 {
+                        return Some(());
+                    }
+                }
+                b'\'' | b'"' => {
+                    let _ = self.literal(Prefix::default());
+                }
+                _ if is_ident_start(b) => {
+                    let start = self.i;
+                    while self.peek(0).is_some_and(is_ident) {
+                        self.i += 1;
+                    }
+                    if let (Some(b'\'' | b'"'), Some(p)) =
+                        (self.peek(0), string_prefix(&self.s[start..self.i]))
+                    {
+                        let _ = self.literal(p);
+                    }
+                }
+                _ => self.i += 1,
+            }
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::string_literals;
+
+    #[test]
+    fn finds_the_literals_a_model_opens_files_with() {
+        let code = r#"
+import csv, pandas as pd
+from pathlib import Path
+rows = list(csv.reader(open('data/runs.csv')))  # 'a comment.txt'
+df = pd.read_csv("data/other.csv")
+text = Path('notes/a.md').read_text()
+with open(f"notes/b.md") as f: pass
+raw = open(r'C:\x\y.txt')
+b = open(b'bytes.bin', 'rb')
+doc = """triple
+quoted.md"""
+s = 'it\'s.txt'
+"#;
+        let lits = string_literals(code);
+        for want in [
+            "data/runs.csv",
+            "data/other.csv",
+            "notes/a.md",
+            "notes/b.md",
+            r"C:\x\y.txt",
+            "bytes.bin",
+            "rb",
+            "triple\nquoted.md",
+            "it's.txt",
+        ] {
+            assert!(lits.contains(&want.to_owned()), "{want:?} not in {lits:?}");
+        }
+        assert!(!lits.iter().any(|l| l.contains("comment")), "{lits:?}");
+    }
+
+    #[test]
+    fn interpolating_f_strings_give_nothing_and_do_not_derail_the_scan() {
+        let code = r#"x = f"{name}.csv"; y = f'{d["k"]}/a.md'; z = F"{{lit}}.txt"; w = 'after.md'"#;
+        let lits = string_literals(code);
+        assert_eq!(lits, ["{lit}.txt", "after.md"], "{lits:?}");
+    }
+
+    #[test]
+    fn identifiers_ending_in_prefix_letters_are_not_prefixes() {
+        let lits = string_literals("attr'x.md' or 'y.md'\nnumber = 1e5\nrb'z.bin'");
+        assert_eq!(lits, ["x.md", "y.md", "z.bin"]);
+    }
+
+    #[test]
+    fn escapes_are_decoded_and_unterminated_literals_dropped() {
+        let lits = string_literals("a = 'd\\x61ta/\\u00e9.csv'\nb = 'open\nc = \"ok.md\"");
+        assert_eq!(lits, ["data/é.csv", "ok.md"], "{lits:?}");
+    }
+}

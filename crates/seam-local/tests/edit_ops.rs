@@ -1,0 +1,481 @@
+//! `builder append` and `builder replace`: the edits a small model can write
+//! instead of a whole file or a diff, through the same admission, commits,
+//! limits and Critic as `write`.
+
+mod common;
+
+use common::{Fixture, git, params, turn};
+use seam_local::{LocalRefusal, LocalTools, Verdict};
+use serde_json::{Value, json};
+
+fn ok(tools: &LocalTools, t: &str, p: Value) -> Value {
+    tools
+        .call(&turn(t), "builder", &params(p.clone()))
+        .unwrap_or_else(|e| panic!("{p} refused: {e}"))
+}
+
+fn refused(tools: &LocalTools, t: &str, p: Value) -> LocalRefusal {
+    match tools.call(&turn(t), "builder", &params(p.clone())) {
+        Err(e) => e,
+        Ok(v) => panic!("{p} answered {v}"),
+    }
+}
+
+fn staged_file(tools: &LocalTools, t: &str, path: &str) -> Vec<u8> {
+    let (_, wt) = tools.turn_branch(t).unwrap();
+    std::fs::read(wt.join(path)).unwrap()
+}
+
+/// Commits `files` (path, bytes) to the fixture's main.
+fn commit(f: &Fixture, files: &[(&str, &[u8])]) {
+    for (path, bytes) in files {
+        let p = f.repo().join(path);
+        std::fs::create_dir_all(p.parent().unwrap()).unwrap();
+        std::fs::write(p, bytes).unwrap();
+    }
+    git(&f.repo(), &["add", "-A"]);
+    git(&f.repo(), &["commit", "-q", "-m", "fixture files"]);
+}
+
+#[test]
+fn append_adds_a_line_and_keeps_the_rest() {
+    let f = Fixture::new();
+    let tools = f.tools();
+    let main_before = f.head("main");
+    let out = ok(
+        &tools,
+        "a1",
+        json!({"op": "append", "path": "README.md", "text": "- buy milk"}),
+    );
+    assert_eq!(out["changed"], true);
+    assert_eq!(out["created"], false);
+    assert_eq!(out["path"], "README.md");
+    assert!(out.get("note").is_none(), "{out}");
+    assert_eq!(
+        staged_file(&tools, "a1", "README.md"),
+        b"hello\n- buy milk\n"
+    );
+    assert_eq!(
+        git(&f.staging(), &["log", "-1", "--format=%s", "seam/a1-1"]),
+        "builder: append to README.md"
+    );
+    // Main is untouched; the Critic sees a one-line change.
+    assert_eq!(f.head("main"), main_before);
+    assert_eq!(
+        std::fs::read(f.repo().join("README.md")).unwrap(),
+        b"hello\n"
+    );
+    let items = tools.finish_turn(&turn("a1")).unwrap();
+    assert_eq!(items.len(), 1);
+    assert_eq!(items[0].verdict, Verdict::Pass, "{}", items[0].critic);
+    assert!(
+        items[0].preview.contains("+- buy milk"),
+        "{}",
+        items[0].preview
+    );
+    assert!(!items[0].preview.contains("-hello"), "{}", items[0].preview);
+}
+
+#[test]
+fn append_makes_a_missing_file_and_ends_an_unended_line() {
+    let f = Fixture::new();
+    commit(&f, &[("TODO.md", b"- one")]);
+    let tools = f.tools();
+    let out = ok(
+        &tools,
+        "a2",
+        json!({"op": "append", "path": "notes/new.md", "text": "first\n", "message": "start notes"}),
+    );
+    assert_eq!(out["created"], true);
+    assert_eq!(staged_file(&tools, "a2", "notes/new.md"), b"first\n");
+    assert_eq!(
+        git(&f.staging(), &["log", "-1", "--format=%s", "seam/a2-1"]),
+        "start notes"
+    );
+    ok(
+        &tools,
+        "a2",
+        json!({"op": "append", "path": "TODO.md", "text": "- two\n- three"}),
+    );
+    assert_eq!(
+        staged_file(&tools, "a2", "TODO.md"),
+        b"- one\n- two\n- three\n"
+    );
+}
+
+#[test]
+fn append_reads_content_as_the_text_and_says_so() {
+    let f = Fixture::new();
+    let tools = f.tools();
+    let out = ok(
+        &tools,
+        "a3",
+        json!({"op": "append", "path": "README.md", "content": "more"}),
+    );
+    assert_eq!(out["note"], "read params.content as the text to append");
+    assert_eq!(staged_file(&tools, "a3", "README.md"), b"hello\nmore\n");
+    let out = ok(
+        &tools,
+        "a3",
+        json!({"op": "append", "path": "README.md", "text": "last", "content": "ignored"}),
+    );
+    assert!(
+        out["note"]
+            .as_str()
+            .unwrap()
+            .contains("params.content is not used"),
+        "{out}"
+    );
+    assert_eq!(
+        staged_file(&tools, "a3", "README.md"),
+        b"hello\nmore\nlast\n"
+    );
+    // Neither: named, and no branch made for it.
+    let e = refused(&tools, "a3b", json!({"op": "append", "path": "README.md"}));
+    assert_eq!(e.code, "invalid_params");
+    assert!(e.message.contains("params.text"), "{e}");
+    let e = refused(
+        &tools,
+        "a3b",
+        json!({"op": "append", "path": "README.md", "text": ""}),
+    );
+    assert!(e.message.contains("README.md"), "{e}");
+    assert!(tools.turn_branch("a3b").is_none());
+}
+
+#[test]
+fn append_keeps_a_crlf_file_crlf() {
+    let f = Fixture::new();
+    commit(&f, &[("win.txt", b"one\r\ntwo\r\n")]);
+    let tools = f.tools();
+    ok(
+        &tools,
+        "a4",
+        json!({"op": "append", "path": "win.txt", "text": "three\nfour"}),
+    );
+    assert_eq!(
+        staged_file(&tools, "a4", "win.txt"),
+        b"one\r\ntwo\r\nthree\r\nfour\r\n"
+    );
+}
+
+#[test]
+fn replace_changes_one_exact_snippet() {
+    let f = Fixture::new();
+    let tools = f.tools();
+    let out = ok(
+        &tools,
+        "r1",
+        json!({"op": "replace", "path": "src/lib.rs", "old": "    1\n", "new": "    1 + 1\n"}),
+    );
+    assert_eq!(out["changed"], true);
+    assert_eq!(out["line"], 2);
+    assert_eq!(
+        staged_file(&tools, "r1", "src/lib.rs"),
+        b"pub fn one() -> u32 {\n    1 + 1\n}\n"
+    );
+    assert_eq!(
+        git(&f.staging(), &["log", "-1", "--format=%s", "seam/r1-1"]),
+        "builder: replace in src/lib.rs"
+    );
+    // A snippet that straddles lines.
+    ok(
+        &tools,
+        "r1",
+        json!({"op": "replace", "path": "src/lib.rs", "old": "u32 {\n    1 +", "new": "u64 {\n    2 *"}),
+    );
+    assert_eq!(
+        staged_file(&tools, "r1", "src/lib.rs"),
+        b"pub fn one() -> u64 {\n    2 * 1\n}\n"
+    );
+    // The same text again changes nothing and commits nothing.
+    let out = ok(
+        &tools,
+        "r1",
+        json!({"op": "replace", "path": "src/lib.rs", "old": "2 * 1", "new": "2 * 1"}),
+    );
+    assert_eq!(out["changed"], false);
+    // An empty new deletes the snippet.
+    ok(
+        &tools,
+        "r1",
+        json!({"op": "replace", "path": "README.md", "old": "hello\n", "new": ""}),
+    );
+    assert_eq!(staged_file(&tools, "r1", "README.md"), b"");
+    assert_eq!(
+        git(
+            &f.staging(),
+            &[
+                "rev-list",
+                "--count",
+                &format!("{}..seam/r1-1", f.head("main"))
+            ]
+        ),
+        "3"
+    );
+    let items = tools.finish_turn(&turn("r1")).unwrap();
+    assert_eq!(items[0].verdict, Verdict::Pass, "{}", items[0].critic);
+}
+
+#[test]
+fn replace_refusals_name_the_file() {
+    let f = Fixture::new();
+    commit(
+        &f,
+        &[(
+            "src/paginate.js",
+            b"const a = page;\nconst b = page;\nconst c = page;\nfunction next() {\n  return page + 1;\n}\n",
+        )],
+    );
+    let tools = f.tools();
+    let e = refused(
+        &tools,
+        "r2",
+        json!({"op": "replace", "path": "src/paginate.js", "old": "return page - 1;", "new": "x"}),
+    );
+    assert_eq!(e.code, "not_found");
+    assert!(e.message.contains("not found in src/paginate.js"), "{e}");
+    let e = refused(
+        &tools,
+        "r2",
+        json!({"op": "replace", "path": "src/paginate.js", "old": "= page;", "new": "= p;"}),
+    );
+    assert_eq!(e.code, "invalid_params");
+    assert!(
+        e.message
+            .contains("found 3 times in src/paginate.js: give a longer snippet"),
+        "{e}"
+    );
+    // Indentation the model got wrong: the line it meant is pointed at.
+    let e = refused(
+        &tools,
+        "r2",
+        json!({"op": "replace", "path": "src/paginate.js", "old": "function next() {\n    return page + 1;", "new": "x"}),
+    );
+    assert!(e.message.contains("at line 4"), "{e}");
+    let e = refused(
+        &tools,
+        "r2",
+        json!({"op": "replace", "path": "src/nope.js", "old": "a", "new": "b"}),
+    );
+    assert_eq!(e.code, "not_found");
+    assert!(e.message.contains("src/nope.js does not exist"), "{e}");
+    // Nothing changed on the branch, and the worktree is clean.
+    let (_, wt) = tools.turn_branch("r2").unwrap();
+    assert_eq!(git(&wt, &["status", "--porcelain"]), "");
+    assert_eq!(
+        git(&wt, &["rev-parse", "HEAD"]),
+        f.head("main"),
+        "no commit"
+    );
+}
+
+#[test]
+fn an_empty_old_is_refused_before_a_branch_is_made() {
+    let f = Fixture::new();
+    let tools = f.tools();
+    let e = refused(
+        &tools,
+        "r3",
+        json!({"op": "replace", "path": "README.md", "old": "", "new": "x"}),
+    );
+    assert_eq!(e.code, "invalid_params");
+    assert!(
+        e.message.contains("params.old is empty") && e.message.contains("README.md"),
+        "{e}"
+    );
+    let e = refused(
+        &tools,
+        "r3",
+        json!({"op": "replace", "path": "README.md", "old": "hello"}),
+    );
+    assert!(e.message.contains("params.new"), "{e}");
+    assert!(tools.turn_branch("r3").is_none());
+}
+
+#[test]
+fn replace_reads_lf_snippets_in_a_crlf_file_and_says_so() {
+    let f = Fixture::new();
+    commit(&f, &[("win.txt", b"alpha\r\nbeta\r\ngamma\r\n")]);
+    let tools = f.tools();
+    let out = ok(
+        &tools,
+        "r4",
+        json!({"op": "replace", "path": "win.txt", "old": "alpha\nbeta", "new": "ALPHA\nBETA\nextra"}),
+    );
+    assert!(
+        out["note"].as_str().unwrap().contains("CRLF line endings"),
+        "{out}"
+    );
+    assert_eq!(
+        staged_file(&tools, "r4", "win.txt"),
+        b"ALPHA\r\nBETA\r\nextra\r\ngamma\r\n"
+    );
+    // Written with CRLF already: no note.
+    let out = ok(
+        &tools,
+        "r4",
+        json!({"op": "replace", "path": "win.txt", "old": "extra\r\n", "new": ""}),
+    );
+    assert!(out.get("note").is_none(), "{out}");
+}
+
+#[test]
+fn a_file_that_is_not_utf8_is_refused_whole() {
+    let f = Fixture::new();
+    commit(
+        &f,
+        &[("latin1.txt", b"caf\xe9\n"), ("blob.bin", b"\x00\xff\xfe")],
+    );
+    let tools = f.tools();
+    for p in [
+        json!({"op": "append", "path": "latin1.txt", "text": "more"}),
+        json!({"op": "replace", "path": "latin1.txt", "old": "caf", "new": "tea"}),
+        json!({"op": "replace", "path": "blob.bin", "old": "x", "new": "y"}),
+    ] {
+        let e = refused(&tools, "u", p.clone());
+        assert_eq!(e.code, "invalid_params", "{p}");
+        assert!(e.message.contains("is not UTF-8 text"), "{e}");
+        let path = p["path"].as_str().unwrap();
+        assert!(e.message.starts_with(path), "{e}");
+    }
+    assert_eq!(staged_file(&tools, "u", "latin1.txt"), b"caf\xe9\n");
+}
+
+#[test]
+fn edits_pass_the_same_path_walls_as_write() {
+    let f = Fixture::new();
+    let outside = f.dir.path().join("outside");
+    std::fs::create_dir(&outside).unwrap();
+    std::fs::write(outside.join("secret.txt"), "keep\n").unwrap();
+    std::os::unix::fs::symlink(&outside, f.repo().join("out")).unwrap();
+    std::os::unix::fs::symlink(outside.join("secret.txt"), f.repo().join("file-link")).unwrap();
+    git(&f.repo(), &["add", "-A"]);
+    git(&f.repo(), &["commit", "-q", "-m", "links"]);
+    let tools = f.tools();
+    // Refused by name, before a branch is made.
+    for (path, code) in [
+        ("../escape.txt", "invalid_path"),
+        ("src/../../escape.txt", "invalid_path"),
+        ("/abs/escape.txt", "invalid_path"),
+        (".git/config", "invalid_path"),
+        (".env", "not_allowed"),
+        (".github/workflows/ci.yml", "not_allowed"),
+        ("keys/server.pem", "not_allowed"),
+    ] {
+        for p in [
+            json!({"op": "append", "path": path, "text": "x"}),
+            json!({"op": "replace", "path": path, "old": "a", "new": "b"}),
+        ] {
+            let e = refused(&tools, "w", p.clone());
+            assert_eq!(e.code, code, "{p}: {e}");
+        }
+    }
+    assert!(
+        tools.turn_branch("w").is_none(),
+        "no branch for refused calls"
+    );
+    // Refused on the way, never following a link out.
+    for p in [
+        json!({"op": "append", "path": "out/secret.txt", "text": "x"}),
+        json!({"op": "append", "path": "out/new.txt", "text": "x"}),
+        json!({"op": "append", "path": "file-link", "text": "x"}),
+        json!({"op": "replace", "path": "file-link", "old": "keep", "new": "gone"}),
+        json!({"op": "replace", "path": "out/secret.txt", "old": "keep", "new": "gone"}),
+    ] {
+        let e = refused(&tools, "w", p.clone());
+        assert_eq!(e.code, "not_allowed", "{p}: {e}");
+    }
+    let e = refused(
+        &tools,
+        "w",
+        json!({"op": "append", "path": "src", "text": "x"}),
+    );
+    assert_eq!(e.code, "invalid_path", "{e}");
+    assert!(e.message.contains("is a directory"), "{e}");
+    assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1);
+    assert_eq!(
+        std::fs::read_to_string(outside.join("secret.txt")).unwrap(),
+        "keep\n"
+    );
+    assert!(!f.dir.path().join("escape.txt").exists());
+}
+
+#[test]
+fn edits_keep_the_file_size_limit_and_name_it() {
+    let f = Fixture::new();
+    commit(&f, &[("big.txt", &[b'a'; 90])]);
+    let mut config = f.config();
+    config.max_file_bytes = 100;
+    let tools = LocalTools::open(config).unwrap();
+    let e = refused(
+        &tools,
+        "z",
+        json!({"op": "append", "path": "big.txt", "text": "b".repeat(20)}),
+    );
+    assert_eq!(e.code, "invalid_params");
+    assert!(
+        e.message
+            .contains("big.txt would be 112 bytes, over the limit of 100"),
+        "{e}"
+    );
+    let e = refused(
+        &tools,
+        "z",
+        json!({"op": "replace", "path": "big.txt", "old": "a", "new": "c".repeat(101)}),
+    );
+    assert!(e.message.contains("over the limit of 100"), "{e}");
+}
+
+#[test]
+fn a_file_over_the_limit_is_not_read() {
+    let f = Fixture::new();
+    commit(&f, &[("huge.txt", &[b'a'; 200])]);
+    let mut config = f.config();
+    config.max_file_bytes = 100;
+    let tools = LocalTools::open(config).unwrap();
+    let e = refused(
+        &tools,
+        "h",
+        json!({"op": "replace", "path": "huge.txt", "old": "a", "new": "b"}),
+    );
+    assert_eq!(e.code, "invalid_params");
+    assert!(
+        e.message
+            .contains("huge.txt is 200 bytes, over the limit of 100"),
+        "{e}"
+    );
+}
+
+#[test]
+fn the_schema_takes_one_name_for_each_param() {
+    let f = Fixture::new();
+    let tools = f.tools();
+    for (p, field) in [
+        (
+            json!({"op": "replace", "path": "README.md", "search": "hello", "replace": "bye"}),
+            "search",
+        ),
+        (
+            json!({"op": "replace", "path": "README.md", "old_text": "hello", "new_text": "bye"}),
+            "old_text",
+        ),
+    ] {
+        let e = refused(&tools, "s", p);
+        assert_eq!(e.code, "invalid_params");
+        assert!(e.message.contains(field), "{e}");
+    }
+    let spec = seam_local::tool_specs().remove(0);
+    let props = &spec.input_schema["properties"];
+    for name in ["text", "old", "new"] {
+        assert!(props.get(name).is_some(), "{name}");
+    }
+    // The names a model may reach for are in the descriptions.
+    let old = props["old"]["description"].as_str().unwrap();
+    assert!(old.contains("search") && old.contains("old_text"), "{old}");
+    let ops = spec.input_schema["properties"]["op"]["enum"].clone();
+    assert_eq!(
+        ops,
+        json!(["append", "replace", "write", "patch", "delete", "check"])
+    );
+}
