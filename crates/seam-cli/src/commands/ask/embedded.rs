@@ -134,6 +134,14 @@ impl ChatModel for EmbeddedModel {
                         text.push_str(&t);
                     }
                     Piece::Done(Ok(g)) => {
+                        // A prompt cache that did not serve the step is said once, on the
+                        // turn's first step (the prompt was decoded instead: slower, never
+                        // a failure); the trace's notes say the same.
+                        if let Some(used) = &g.prompt_cache
+                            && !matches!(used, seam_engine::PromptCacheUse::Read { .. })
+                        {
+                            crate::output::notice(&used.to_string());
+                        }
                         return Ok(Completion {
                             text: g.text,
                             reasoning: String::new(),
