@@ -58,6 +58,8 @@ fn the_confined_agent_cannot_touch_the_world_but_reaches_the_gate() {
     let other_port = other.local_addr().unwrap().port().to_string();
     let home_write = owner.home.join("planted-by-agent");
     let tmp_write = owner.dir.path().join("outside-everything");
+    // The embedded model's prompt cache (made by the walls' plan, inside them).
+    let kv_write = owner.seam_home.join("agent/kv/probe.state");
 
     let out = owner
         .seam()
@@ -83,6 +85,8 @@ fn the_confined_agent_cannot_touch_the_world_but_reaches_the_gate() {
         .arg(&home_write)
         .arg("--write")
         .arg(&tmp_write)
+        .arg("--write")
+        .arg(&kv_write)
         .args(["--connect", &other_port, "--connect", &model_port])
         .args(["--exec", "/usr/bin/id", "--exec", "git"])
         .args(["--env", "GITHUB_TOKEN", "--env", "AWS_SECRET_ACCESS_KEY"])
@@ -112,6 +116,7 @@ fn the_confined_agent_cannot_touch_the_world_but_reaches_the_gate() {
     assert!(!home_write.exists() && !tmp_write.exists());
     allowed(&report, "read", staged.to_str().unwrap());
     allowed(&report, "exec", "git");
+    allowed(&report, "write", kv_write.to_str().unwrap());
 
     assert_eq!(
         walls["network"],

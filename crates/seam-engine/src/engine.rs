@@ -9,11 +9,23 @@
 //! - Running the grammar over the whole vocabulary at every step halves the
 //!   speed. Here the unconstrained choice is checked against the grammar alone
 //!   (one candidate), and the full pass runs only when the grammar rejects it.
+//!
+//! The system prompt is the same at the start of every turn, so its KV state
+//! can be kept on disk ([`PromptCache`]): a session's first step then reads
+//! the state from a file instead of decoding the prompt again. A file is used
+//! only after it was checked, by seam before llama.cpp sees it (its size and
+//! SHA-256 against the record written beside it, and the record's model,
+//! build of seam and token digest against this prompt's) and by llama.cpp's
+//! own reader (its
+//! format, and the tokens it holds, which must be this prompt's); anything
+//! else is reported in [`Generation::prompt_cache`] and the prompt is decoded
+//! (and the file written again) as if there had been none.
 
+use std::io::Read;
 use std::num::NonZeroU32;
 use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
-use std::time::Instant;
+use std::time::{Instant, SystemTime};
 
 use llama_cpp_2::context::LlamaContext;
 use llama_cpp_2::context::params::LlamaContextParams;
@@ -25,14 +37,17 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+use sha2::{Digest, Sha256};
 
-use crate::{ChatMessage, Finish, Generation};
+use crate::{ChatMessage, Finish, Generation, PromptCacheUse};
 
 /// How to run a model.
 #[derive(Debug, Clone, PartialEq)]
 pub struct EngineOptions {
-    /// Threads for decoding. Default: [`default_threads`] (1 on a 2-core machine).
+    /// Threads for generation (one token at a time). Default: [`default_threads`].
     pub threads: u32,
+    /// Threads for reading the prompt (tokens in batches). Default: [`default_threads`].
+    pub threads_batch: u32,
     /// The context window in tokens (prompt and reply together).
     pub ctx_len: u32,
     /// Most prompt tokens decoded in one batch.
@@ -42,26 +57,108 @@ pub struct EngineOptions {
     pub temperature: f32,
     /// Seed for sampling when `temperature` is above 0.
     pub seed: u32,
+    /// Where the system prompt's KV state is kept between runs; `None` keeps
+    /// nothing (every session decodes its whole first prompt).
+    pub prompt_cache: Option<PromptCache>,
 }
 
 impl Default for EngineOptions {
     fn default() -> Self {
         EngineOptions {
             threads: default_threads(),
+            threads_batch: default_threads(),
             ctx_len: 4096,
             batch: 512,
             temperature: 0.0,
             seed: 0,
+            prompt_cache: None,
         }
     }
 }
 
-/// Decoding threads when none are configured: 1 on a machine with 2 cores or
-/// fewer (a second thread slowed generation 2–50× whenever anything else ran),
-/// else half the cores, at most 8.
+/// The environment variable that sets [`default_threads`].
+pub const THREADS_ENV: &str = "SEAM_ENGINE_THREADS";
+
+/// Threads when none are configured: `$SEAM_ENGINE_THREADS` if it is a number
+/// above 0; else the cores this process may use
+/// (`std::thread::available_parallelism`, at most 8) less those the rest of
+/// the machine keeps busy, at least 1. Busy is read from `/proc/loadavg`
+/// (where it can be read): the 1-minute load average, or the tasks running
+/// right now besides this one if fewer (the average lags, and much of it may
+/// be this program's own last run). llama.cpp's threads wait for each other at every
+/// step of every token, so one that has to share its core with another
+/// program holds all the others up: on a 2-core machine at load 4–5,
+/// 2 threads generated 0.3–1.1 tokens/s where 1 thread generated 4.6.
 pub fn default_threads() -> u32 {
+    if let Some(n) = std::env::var(THREADS_ENV)
+        .ok()
+        .and_then(|v| v.trim().parse::<u32>().ok())
+        .filter(|&n| n > 0)
+    {
+        return n;
+    }
     let cores = std::thread::available_parallelism().map_or(1, |n| n.get() as u32);
-    if cores <= 2 { 1 } else { (cores / 2).min(8) }
+    let busy = std::fs::read_to_string("/proc/loadavg")
+        .ok()
+        .and_then(|l| busy_cores(&l));
+    threads_for(cores, busy)
+}
+
+/// From `/proc/loadavg` ("0.98 2.37 3.21 3/102 18087"): the 1-minute load,
+/// or the running tasks other than the reader if they are fewer.
+fn busy_cores(loadavg: &str) -> Option<f64> {
+    let mut fields = loadavg.split_whitespace();
+    let load: f64 = fields.next()?.parse().ok()?;
+    let running = fields
+        .nth(2)
+        .and_then(|f| f.split('/').next()?.parse::<u32>().ok())
+        .map(|r| f64::from(r.saturating_sub(1)));
+    Some(running.map_or(load, |r| r.min(load)))
+}
+
+/// The threads for `cores` cores when `busy` of them are kept busy by others.
+fn threads_for(cores: u32, busy: Option<f64>) -> u32 {
+    let cores = cores.clamp(1, 8);
+    let busy = busy.filter(|b| b.is_finite() && *b > 0.0).unwrap_or(0.0);
+    let free = (f64::from(cores) - busy).round();
+    if free >= f64::from(cores) {
+        cores
+    } else if free <= 1.0 {
+        1
+    } else {
+        free as u32
+    }
+}
+
+/// Where the KV state of system prompts is kept on disk, and for which model.
+///
+/// The engine runs behind the agent's walls, which let it write only seam's
+/// `staging/` and `agent/` directories: the caller passes `<seam_home>/agent/kv`.
+/// Each entry is two files named by a key (the digest of the model's
+/// identity, of the prompt's tokens and of the running build of seam, so a
+/// state is only read by the llama.cpp that wrote it): `KEY.state`, llama.cpp's state of
+/// sequence 0, and `KEY.json`, what it is for and the SHA-256 of the state
+/// file. Entries beyond `max_entries` are removed, the least recently used first.
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct PromptCache {
+    /// The directory (made if missing).
+    pub dir: PathBuf,
+    /// What identifies the model file: the catalog's SHA-256 pin of it (or
+    /// the file's own SHA-256). A state is never used with another model.
+    pub model_id: String,
+    /// Most entries kept.
+    pub max_entries: usize,
+}
+
+impl PromptCache {
+    /// A cache in `dir` for the model `model_id`, keeping up to 4 prompts.
+    pub fn new(dir: impl Into<PathBuf>, model_id: impl Into<String>) -> PromptCache {
+        PromptCache {
+            dir: dir.into(),
+            model_id: model_id.into(),
+            max_entries: 4,
+        }
+    }
 }
 
 /// Why the engine failed.
@@ -152,6 +249,7 @@ impl Engine {
             template,
             options: EngineOptions {
                 threads: options.threads.max(1),
+                threads_batch: options.threads_batch.max(1),
                 ctx_len: options.ctx_len.max(64),
                 batch: options.batch.max(1),
                 ..options
@@ -175,13 +273,12 @@ impl Engine {
     /// uses one session so each step decodes only what it adds.
     pub fn session(&self) -> Result<Session<'_>, EngineError> {
         let ctx_len = self.options.ctx_len;
-        let threads = self.options.threads as i32;
         let params = LlamaContextParams::default()
             .with_n_ctx(NonZeroU32::new(ctx_len))
             .with_n_batch(self.options.batch)
             .with_n_ubatch(self.options.batch)
-            .with_n_threads(threads)
-            .with_n_threads_batch(threads);
+            .with_n_threads(self.options.threads as i32)
+            .with_n_threads_batch(self.options.threads_batch as i32);
         let ctx = self
             .model
             .new_context(backend()?, params)
@@ -199,6 +296,10 @@ impl Engine {
     /// The prompt text the chat template makes of `messages`, ending where the
     /// assistant's reply begins.
     pub fn render(&self, messages: &[ChatMessage]) -> Result<String, EngineError> {
+        self.render_with(messages, true)
+    }
+
+    fn render_with(&self, messages: &[ChatMessage], add_ass: bool) -> Result<String, EngineError> {
         let chat = messages
             .iter()
             .map(|m| {
@@ -210,8 +311,37 @@ impl Engine {
             })
             .collect::<Result<Vec<_>, _>>()?;
         self.model
-            .apply_chat_template(&self.template, &chat, true)
+            .apply_chat_template(&self.template, &chat, add_ass)
             .map_err(|e| EngineError::Template(e.to_string()))
+    }
+
+    /// The tokens of the prompt's leading system messages, if they begin
+    /// `tokens` (the whole prompt) and something follows them; else why not.
+    fn cacheable_prefix(
+        &self,
+        messages: &[ChatMessage],
+        tokens: &[LlamaToken],
+    ) -> Result<Vec<LlamaToken>, String> {
+        let n = messages.iter().take_while(|m| m.role == "system").count();
+        if n == 0 {
+            return Err("the prompt does not begin with a system message".into());
+        }
+        let text = self
+            .render_with(&messages[..n], false)
+            .map_err(|e| format!("the system prompt alone: {e}"))?;
+        let prefix = self.tokenize(&text);
+        if prefix.len() < MIN_CACHED_TOKENS {
+            return Err(format!(
+                "the system prompt is {} tokens, too few to be worth a file",
+                prefix.len()
+            ));
+        }
+        if prefix.len() >= tokens.len() || !tokens.starts_with(&prefix) {
+            return Err(
+                "the chat template does not keep the system prompt apart at the start".into(),
+            );
+        }
+        Ok(prefix)
     }
 
     fn tokenize(&self, prompt: &str) -> Vec<LlamaToken> {
@@ -296,23 +426,29 @@ impl Session<'_> {
         }
 
         let prompt_start = Instant::now();
-        let mut logits_at = 0;
-        let batch_size = engine.options.batch as usize;
-        for chunk in tokens[keep..].chunks(batch_size) {
-            let mut batch = LlamaBatch::new(chunk.len(), 1);
-            for (i, &t) in chunk.iter().enumerate() {
-                let pos = self.cached.len() as i32;
-                let last = self.cached.len() + 1 == tokens.len();
-                batch
-                    .add(t, pos, &[0], last)
-                    .map_err(|e| EngineError::Decode(e.to_string()))?;
-                self.cached.push(t);
-                if last {
-                    logits_at = i as i32;
+        // A session that does not hold the system prompt yet takes its state
+        // from the cache, or decodes it and writes it there.
+        let mut prompt_cache = None;
+        let mut reused = keep;
+        if let Some(cache) = engine.options.prompt_cache.as_ref() {
+            match engine.cacheable_prefix(messages, &tokens) {
+                Ok(prefix) if keep < prefix.len() => {
+                    let used = self.use_prompt_cache(cache, &prefix)?;
+                    keep = self.cached.len();
+                    reused = match used {
+                        PromptCacheUse::Read { .. } => keep,
+                        _ => 0,
+                    };
+                    prompt_cache = Some(used);
                 }
+                Ok(_) => {}
+                Err(reason) if keep == 0 => {
+                    prompt_cache = Some(PromptCacheUse::Unsuitable { reason });
+                }
+                Err(_) => {}
             }
-            self.decode(&mut batch)?;
         }
+        let mut logits_at = self.feed(&tokens[keep..], true)?;
         let prompt_ms = prompt_start.elapsed().as_millis() as u64;
 
         let gen_start = Instant::now();
@@ -379,13 +515,125 @@ impl Session<'_> {
         Ok(Generation {
             text,
             prompt_tokens: tokens.len() as u32,
-            reused_tokens: keep as u32,
+            reused_tokens: reused as u32,
             generated_tokens: generated,
             prompt_ms,
             gen_ms: gen_start.elapsed().as_millis() as u64,
             finish,
             grammar_full_passes,
+            prompt_cache,
         })
+    }
+
+    /// Decodes `new` after what is cached, in batches; with `logits`, asks for
+    /// the logits of its last token and returns that token's index in its batch.
+    fn feed(&mut self, new: &[LlamaToken], logits: bool) -> Result<i32, EngineError> {
+        let mut logits_at = 0;
+        let end = self.cached.len() + new.len();
+        for chunk in new.chunks(self.engine.options.batch as usize) {
+            let mut batch = LlamaBatch::new(chunk.len(), 1);
+            for (i, &t) in chunk.iter().enumerate() {
+                let pos = self.cached.len() as i32;
+                let last = logits && self.cached.len() + 1 == end;
+                batch
+                    .add(t, pos, &[0], last)
+                    .map_err(|e| EngineError::Decode(e.to_string()))?;
+                self.cached.push(t);
+                if last {
+                    logits_at = i as i32;
+                }
+            }
+            self.decode(&mut batch)?;
+        }
+        Ok(logits_at)
+    }
+
+    /// Fills the cache with `prefix` (the system prompt): its state read from
+    /// the cache's file when that file is sound and for exactly these tokens,
+    /// else decoded and written to the file.
+    fn use_prompt_cache(
+        &mut self,
+        cache: &PromptCache,
+        prefix: &[LlamaToken],
+    ) -> Result<PromptCacheUse, EngineError> {
+        let start = Instant::now();
+        let entry = CacheEntry::new(cache, prefix);
+        self.ctx.clear_kv_cache();
+        self.cached.clear();
+        let tokens = prefix.len() as u32;
+        let rejected = match entry.check() {
+            Ok(None) => None,
+            Ok(Some(seen)) => match self.load_state(&entry, &seen, prefix) {
+                Ok(()) => {
+                    entry.touch();
+                    return Ok(PromptCacheUse::Read {
+                        tokens,
+                        ms: start.elapsed().as_millis() as u64,
+                    });
+                }
+                Err(reason) => Some(reason),
+            },
+            Err(reason) => Some(reason),
+        };
+        if rejected.is_some() {
+            tracing::warn!(
+                target: "seam_engine::prompt_cache",
+                file = %entry.state.display(),
+                reason = rejected.as_deref().unwrap_or(""),
+                "prompt cache file not used; decoding the system prompt"
+            );
+        }
+        self.feed(prefix, false)?;
+        let write_start = Instant::now();
+        Ok(match entry.save(&self.ctx, prefix) {
+            Ok(()) => {
+                entry.evict(cache.max_entries);
+                PromptCacheUse::Written {
+                    tokens,
+                    ms: write_start.elapsed().as_millis() as u64,
+                    rejected,
+                }
+            }
+            Err(reason) => PromptCacheUse::NotWritten {
+                tokens,
+                rejected,
+                reason,
+            },
+        })
+    }
+
+    /// Reads the checked file `entry` into sequence 0 and makes sure it held
+    /// `prefix` and was not replaced meanwhile; on any failure the KV cache is
+    /// emptied again.
+    fn load_state(
+        &mut self,
+        entry: &CacheEntry,
+        seen: &FileSeen,
+        prefix: &[LlamaToken],
+    ) -> Result<(), String> {
+        let result = match self.ctx.state_seq_load_file(&entry.state, 0, prefix.len()) {
+            Err(e) => Err(format!("llama.cpp could not read it ({e})")),
+            Ok((loaded, _)) if loaded.len() != prefix.len() => Err(format!(
+                "it holds {} tokens where its record says {}",
+                loaded.len(),
+                prefix.len()
+            )),
+            Ok((loaded, _)) if loaded != prefix => {
+                Err("it holds other tokens than its record says".into())
+            }
+            Ok(_) if FileSeen::of(&entry.state).as_ref() != Ok(seen) => {
+                Err("it was replaced while it was read".into())
+            }
+            Ok(_) => Ok(()),
+        };
+        match result {
+            Ok(()) => self.cached = prefix.to_vec(),
+            Err(_) => {
+                self.ctx.clear_kv_cache();
+                self.cached.clear();
+            }
+        }
+        result
     }
 
     fn decode(&mut self, batch: &mut LlamaBatch) -> Result<(), EngineError> {
@@ -397,6 +645,285 @@ impl Session<'_> {
             EngineError::Decode(e.to_string())
         })
     }
+}
+
+/// A system prompt shorter than this is decoded rather than kept in a file.
+const MIN_CACHED_TOKENS: usize = 16;
+
+/// What a cache entry's record (`KEY.json`) says; every field must match
+/// before llama.cpp is given the state file.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize, serde::Deserialize)]
+struct CacheRecord {
+    format: String,
+    build: String,
+    model_id: String,
+    tokens: u64,
+    tokens_sha256: String,
+    state_bytes: u64,
+    state_sha256: String,
+}
+
+const CACHE_FORMAT: &str = "seam-kv/1";
+
+/// Which build of this program is running: a digest of its executable's size,
+/// inode and time of change. A state file is read only by the build that
+/// wrote it, so never by another version of llama.cpp, whose reader trusts
+/// the layout (it aborts the process on a state file cut short).
+fn build_id() -> &'static str {
+    static ID: OnceLock<String> = OnceLock::new();
+    ID.get_or_init(|| {
+        use std::os::unix::fs::MetadataExt;
+        let mut h = Sha256::new();
+        match std::env::current_exe().and_then(std::fs::metadata) {
+            Ok(m) => {
+                for n in [m.dev(), m.ino(), m.len()] {
+                    h.update(n.to_le_bytes());
+                }
+                h.update(m.mtime().to_le_bytes());
+                h.update(m.mtime_nsec().to_le_bytes());
+                h.update(m.ctime().to_le_bytes());
+                h.update(m.ctime_nsec().to_le_bytes());
+            }
+            Err(_) => h.update(b"unknown"),
+        }
+        hex::encode(&h.finalize()[..16])
+    })
+}
+/// A record is a few hundred bytes; anything much larger is not one.
+const MAX_RECORD_BYTES: u64 = 64 * 1024;
+/// Temporary files of a write that never finished are removed after this long.
+const STALE_TEMP: std::time::Duration = std::time::Duration::from_secs(600);
+
+/// One prompt's entry in a [`PromptCache`].
+struct CacheEntry {
+    dir: PathBuf,
+    state: PathBuf,
+    record: PathBuf,
+    model_id: String,
+    tokens: u64,
+    tokens_sha256: String,
+}
+
+/// Which file was checked: a file replaced (renamed over) afterwards is another inode.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct FileSeen {
+    dev: u64,
+    ino: u64,
+    len: u64,
+    modified: Option<SystemTime>,
+}
+
+impl FileSeen {
+    fn of(path: &Path) -> Result<FileSeen, String> {
+        use std::os::unix::fs::MetadataExt;
+        let m = std::fs::metadata(path).map_err(|e| e.to_string())?;
+        Ok(FileSeen {
+            dev: m.dev(),
+            ino: m.ino(),
+            len: m.len(),
+            modified: m.modified().ok(),
+        })
+    }
+}
+
+fn tokens_digest(tokens: &[LlamaToken]) -> [u8; 32] {
+    let mut h = Sha256::new();
+    for t in tokens {
+        h.update(t.0.to_le_bytes());
+    }
+    h.finalize().into()
+}
+
+impl CacheEntry {
+    fn new(cache: &PromptCache, prefix: &[LlamaToken]) -> CacheEntry {
+        let digest = tokens_digest(prefix);
+        let mut key = Sha256::new();
+        key.update(CACHE_FORMAT.as_bytes());
+        key.update([0]);
+        key.update(build_id().as_bytes());
+        key.update([0]);
+        key.update(cache.model_id.as_bytes());
+        key.update([0]);
+        key.update(digest);
+        let key = hex::encode(&key.finalize()[..16]);
+        CacheEntry {
+            dir: cache.dir.clone(),
+            state: cache.dir.join(format!("{key}.state")),
+            record: cache.dir.join(format!("{key}.json")),
+            model_id: cache.model_id.clone(),
+            tokens: prefix.len() as u64,
+            tokens_sha256: hex::encode(digest),
+        }
+    }
+
+    /// `None` if there is no entry; the state file as checked if its record
+    /// is this prompt's and its size and digest are the record's; else why not.
+    fn check(&self) -> Result<Option<FileSeen>, String> {
+        let record = match std::fs::File::open(&self.record) {
+            Ok(f) => f,
+            Err(e)
+                if matches!(
+                    e.kind(),
+                    std::io::ErrorKind::NotFound | std::io::ErrorKind::NotADirectory
+                ) =>
+            {
+                return if self.state.exists() {
+                    Err("its record is missing".into())
+                } else {
+                    Ok(None)
+                };
+            }
+            Err(e) => return Err(format!("its record cannot be opened ({e})")),
+        };
+        let mut text = Vec::new();
+        record
+            .take(MAX_RECORD_BYTES + 1)
+            .read_to_end(&mut text)
+            .map_err(|e| format!("its record cannot be read ({e})"))?;
+        if text.len() as u64 > MAX_RECORD_BYTES {
+            return Err("its record is too large to be one".into());
+        }
+        let r: CacheRecord =
+            serde_json::from_slice(&text).map_err(|e| format!("its record is not one ({e})"))?;
+        if r.format != CACHE_FORMAT {
+            return Err(format!("it is in another format ({:?})", r.format));
+        }
+        if r.build != build_id() {
+            return Err("it was written by another build of seam".into());
+        }
+        if r.model_id != self.model_id {
+            return Err("it is for another model".into());
+        }
+        if r.tokens != self.tokens || r.tokens_sha256 != self.tokens_sha256 {
+            return Err(format!(
+                "it is for another prompt ({} tokens, digest {}; this one {} tokens, digest {})",
+                r.tokens,
+                short(&r.tokens_sha256),
+                self.tokens,
+                short(&self.tokens_sha256)
+            ));
+        }
+        let mut file = std::fs::File::open(&self.state)
+            .map_err(|e| format!("its state file cannot be opened ({e})"))?;
+        let before = FileSeen::of(&self.state)?;
+        if before.len != r.state_bytes {
+            return Err(format!(
+                "its state file is {} bytes, its record says {} (truncated or overwritten)",
+                before.len, r.state_bytes
+            ));
+        }
+        let digest = sha256_of(&mut file).map_err(|e| format!("reading its state file ({e})"))?;
+        if digest != r.state_sha256 {
+            return Err(format!(
+                "its state file's SHA-256 is {}, its record says {} (corrupt)",
+                short(&digest),
+                short(&r.state_sha256)
+            ));
+        }
+        Ok(Some(before))
+    }
+
+    /// Writes sequence 0's state and then the record, each to a temporary
+    /// file renamed into place only once complete.
+    fn save(&self, ctx: &LlamaContext<'_>, prefix: &[LlamaToken]) -> Result<(), String> {
+        let temp = |what: &str| {
+            tempfile::Builder::new()
+                .prefix(".kv-")
+                .tempfile_in(&self.dir)
+                .map_err(|e| format!("creating a {what} file in {} ({e})", self.dir.display()))
+        };
+        std::fs::create_dir_all(&self.dir)
+            .map_err(|e| format!("creating {} ({e})", self.dir.display()))?;
+        let state = temp("state")?;
+        ctx.state_seq_save_file(state.path(), 0, prefix)
+            .map_err(|e| format!("llama.cpp could not write the state ({e})"))?;
+        let mut written = state
+            .reopen()
+            .map_err(|e| format!("reading the state back ({e})"))?;
+        let state_bytes = written
+            .metadata()
+            .map_err(|e| format!("reading the state back ({e})"))?
+            .len();
+        let state_sha256 =
+            sha256_of(&mut written).map_err(|e| format!("reading the state back ({e})"))?;
+        state
+            .persist(&self.state)
+            .map_err(|e| format!("renaming the state into place ({})", e.error))?;
+        let record = CacheRecord {
+            format: CACHE_FORMAT.into(),
+            build: build_id().into(),
+            model_id: self.model_id.clone(),
+            tokens: self.tokens,
+            tokens_sha256: self.tokens_sha256.clone(),
+            state_bytes,
+            state_sha256,
+        };
+        let mut file = temp("record")?;
+        serde_json::to_writer(&mut file, &record)
+            .map_err(|e| format!("writing the record ({e})"))?;
+        file.persist(&self.record)
+            .map_err(|e| format!("renaming the record into place ({})", e.error))?;
+        Ok(())
+    }
+
+    /// Marks the entry as used now (for eviction); best effort.
+    fn touch(&self) {
+        if let Ok(f) = std::fs::OpenOptions::new().write(true).open(&self.record) {
+            let _ = f.set_modified(SystemTime::now());
+        }
+    }
+
+    /// Keeps the `keep` most recently used entries of the directory, and
+    /// removes temporary files left by writes that never finished.
+    fn evict(&self, keep: usize) {
+        let Ok(dir) = std::fs::read_dir(&self.dir) else {
+            return;
+        };
+        let now = SystemTime::now();
+        let mut entries = Vec::new();
+        for e in dir.flatten() {
+            let name = e.file_name();
+            let name = name.to_string_lossy();
+            let modified = e.metadata().and_then(|m| m.modified()).ok();
+            if name.starts_with(".kv-") {
+                let stale = modified
+                    .and_then(|m| now.duration_since(m).ok())
+                    .is_some_and(|age| age > STALE_TEMP);
+                if stale {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            } else if let Some(key) = name.strip_suffix(".json") {
+                entries.push((modified, key.to_owned()));
+            } else if let Some(key) = name.strip_suffix(".state") {
+                // A state without its record is of no use.
+                if !self.dir.join(format!("{key}.json")).exists() {
+                    let _ = std::fs::remove_file(e.path());
+                }
+            }
+        }
+        entries.sort_by_key(|e| std::cmp::Reverse(e.0));
+        for (_, key) in entries.into_iter().skip(keep.max(1)) {
+            let _ = std::fs::remove_file(self.dir.join(format!("{key}.json")));
+            let _ = std::fs::remove_file(self.dir.join(format!("{key}.state")));
+        }
+    }
+}
+
+fn sha256_of(file: &mut std::fs::File) -> std::io::Result<String> {
+    let mut h = Sha256::new();
+    let mut buf = vec![0u8; 1 << 20];
+    loop {
+        let n = file.read(&mut buf)?;
+        if n == 0 {
+            break;
+        }
+        h.update(&buf[..n]);
+    }
+    Ok(hex::encode(h.finalize()))
+}
+
+fn short(hex: &str) -> &str {
+    hex.get(..12).unwrap_or(hex)
 }
 
 fn grammar_sampler(
@@ -514,7 +1041,28 @@ fn write_schema(v: &serde_json::Value, order: Option<&[serde_json::Value]>, out:
 
 #[cfg(test)]
 mod tests {
-    use super::schema_text;
+    use super::{busy_cores, schema_text, threads_for};
+
+    #[test]
+    fn busy_is_the_load_or_the_others_running_now_if_fewer() {
+        assert_eq!(busy_cores("1.60 2.10 2.95 1/77 19871"), Some(0.0));
+        assert_eq!(busy_cores("4.50 4.10 3.95 4/120 19871"), Some(3.0));
+        assert_eq!(busy_cores("0.50 4.10 3.95 4/120 19871"), Some(0.5));
+        assert_eq!(busy_cores("0.50"), Some(0.5));
+        assert_eq!(busy_cores("nonsense"), None);
+    }
+
+    #[test]
+    fn threads_are_the_cores_the_rest_of_the_machine_leaves_free() {
+        assert_eq!(threads_for(2, Some(0.1)), 2);
+        assert_eq!(threads_for(2, None), 2);
+        assert_eq!(threads_for(2, Some(0.6)), 1);
+        assert_eq!(threads_for(2, Some(4.5)), 1);
+        assert_eq!(threads_for(8, Some(2.2)), 6);
+        assert_eq!(threads_for(64, Some(1.0)), 7);
+        assert_eq!(threads_for(1, Some(f64::NAN)), 1);
+        assert_eq!(threads_for(0, Some(-3.0)), 1);
+    }
 
     #[test]
     fn properties_follow_the_order_of_required() {

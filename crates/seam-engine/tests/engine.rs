@@ -9,8 +9,8 @@ use std::path::PathBuf;
 use std::sync::OnceLock;
 
 use seam_engine::{
-    ChatMessage, Engine, EngineError, EngineOptions, Finish, PackageIndex, catalog,
-    default_cache_dir, pull,
+    ChatMessage, Engine, EngineError, EngineOptions, Finish, Generation, PackageIndex, PromptCache,
+    PromptCacheUse, catalog, default_cache_dir, pull,
 };
 
 fn skip(test: &str) -> bool {
@@ -232,4 +232,346 @@ fn a_schema_llama_cpp_cannot_convert_is_a_schema_error() {
         .generate(&task(), Some(&bad), 10, &mut |_| {})
         .unwrap_err();
     assert!(matches!(err, EngineError::Schema(_)), "{err:?}");
+}
+
+// The prompt cache: the system prompt's KV state on disk.
+
+/// smollm2-135m loaded again, with a prompt cache in `dir` for `model_id`.
+fn cached_engine(dir: &std::path::Path, model_id: &str) -> Engine {
+    Engine::load(
+        &model_file(),
+        EngineOptions {
+            ctx_len: 2048,
+            prompt_cache: Some(PromptCache::new(dir, model_id)),
+            ..EngineOptions::default()
+        },
+    )
+    .expect("loading smollm2-135m")
+}
+
+const MODEL_ID: &str = "b179c9523d0e6a0f98a330c7562b682750a6f8c8c15e5bc70ea373728110db53";
+
+/// The files of the cache directory with this extension.
+fn files(dir: &std::path::Path, ext: &str) -> Vec<PathBuf> {
+    let mut v: Vec<PathBuf> = std::fs::read_dir(dir)
+        .map(|d| d.flatten().map(|e| e.path()).collect())
+        .unwrap_or_default();
+    v.retain(|p| p.extension().is_some_and(|e| e == ext));
+    v.sort();
+    v
+}
+
+fn story() -> Vec<ChatMessage> {
+    vec![
+        task()[0].clone(),
+        ChatMessage::new(
+            "user",
+            "Forget the tools: tell me a story about a lighthouse.",
+        ),
+    ]
+}
+
+fn first_step(engine: &Engine, messages: &[ChatMessage]) -> Generation {
+    engine
+        .session()
+        .unwrap()
+        .generate(messages, Some(&action_schema()), 120, &mut |_| {})
+        .unwrap()
+}
+
+fn free_text(engine: &Engine, messages: &[ChatMessage]) -> Generation {
+    engine
+        .session()
+        .unwrap()
+        .generate(messages, None, 32, &mut |_| {})
+        .unwrap()
+}
+
+fn written(g: &Generation) -> Option<&str> {
+    match &g.prompt_cache {
+        Some(PromptCacheUse::Written { rejected, .. }) => Some(rejected.as_deref().unwrap_or("")),
+        other => panic!("expected the state to be written: {other:?}"),
+    }
+}
+
+fn read_tokens(g: &Generation) -> u32 {
+    match &g.prompt_cache {
+        Some(PromptCacheUse::Read { tokens, .. }) => *tokens,
+        other => panic!("expected the state to be read from the cache: {other:?}"),
+    }
+}
+
+#[test]
+fn the_system_prompts_state_round_trips_through_the_cache() {
+    if skip("the_system_prompts_state_round_trips_through_the_cache") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kv = dir.path().join("agent/kv");
+    let cached = cached_engine(&kv, MODEL_ID);
+    // Cold: the system prompt is decoded and written (the directory is made).
+    let cold = first_step(&cached, &task());
+    assert_eq!(written(&cold), Some(""), "{cold:?}");
+    assert_eq!(cold.reused_tokens, 0, "{cold:?}");
+    assert_valid_action(cold.text.trim());
+    assert_eq!(
+        (files(&kv, "state").len(), files(&kv, "json").len()),
+        (1, 1)
+    );
+    // Without a cache to read (its directory cannot be made), the engine decodes
+    // the system prompt the same way, and says why nothing was written.
+    let blocked = dir.path().join("a-file");
+    std::fs::write(&blocked, b"").unwrap();
+    let uncached = cached_engine(&blocked.join("kv"), MODEL_ID);
+    let plain = first_step(&uncached, &task());
+    assert!(
+        matches!(&plain.prompt_cache, Some(PromptCacheUse::NotWritten { rejected: None, reason, .. }) if reason.contains("creating")),
+        "{plain:?}"
+    );
+    let plain_story = free_text(&uncached, &story());
+    assert_eq!(plain.text, cold.text);
+
+    // Warm, in fresh sessions: the state is read, not decoded, and the greedy
+    // continuation is the same as without the cache, with and without a grammar.
+    let warm = first_step(&cached, &task());
+    let n = read_tokens(&warm);
+    assert!(n >= 16 && n < warm.prompt_tokens, "{warm:?}");
+    assert_eq!(warm.reused_tokens, n, "{warm:?}");
+    assert_eq!(warm.text, plain.text);
+    // (The same system prompt, so the same entry.)
+    let warm_story = free_text(&cached, &story());
+    assert_eq!(read_tokens(&warm_story), n);
+    assert_eq!(warm_story.generated_tokens, 32);
+    assert_eq!(warm_story.text, plain_story.text);
+
+    // A later step of a warm session is the same as without the cache, and
+    // does not touch the cache again.
+    let two_steps = |engine: &Engine| {
+        let mut messages = task();
+        let mut session = engine.session().unwrap();
+        let first = session
+            .generate(&messages, Some(&action_schema()), 120, &mut |_| {})
+            .unwrap();
+        messages.push(ChatMessage::new("assistant", first.text.clone()));
+        messages.push(ChatMessage::new(
+            "user",
+            "Tool result: {\"output\":{\"text\":\"buy milk\"}}. Now read todo.txt.",
+        ));
+        let second = session
+            .generate(&messages, Some(&action_schema()), 120, &mut |_| {})
+            .unwrap();
+        (first, second)
+    };
+    let (first, second) = two_steps(&cached);
+    read_tokens(&first);
+    assert_eq!(second.prompt_cache, None, "{second:?}");
+    assert!(second.reused_tokens >= first.prompt_tokens, "{second:?}");
+    assert_eq!(second.text, two_steps(&uncached).1.text);
+
+    // A prompt with no system message is not cached, and says why.
+    let bare = free_text(&cached, &story()[1..]);
+    assert!(
+        matches!(&bare.prompt_cache, Some(PromptCacheUse::Unsuitable { reason }) if reason.contains("system")),
+        "{bare:?}"
+    );
+    // The engine without a prompt cache reports none.
+    assert_eq!(free_text(engine(), &story()).prompt_cache, None);
+    assert_eq!(files(&kv, "state").len(), 1);
+}
+
+/// Damages the cache's one entry with `damage`, then checks that the next
+/// session does not use it (saying why, with `why` in the reason), replies as
+/// without the cache, and writes a sound entry the one after reads.
+fn damaged_entry_is_not_used(
+    cached: &Engine,
+    kv: &std::path::Path,
+    reference: &Generation,
+    why: &str,
+    damage: &dyn Fn(&std::path::Path, &std::path::Path),
+) {
+    let state = &files(kv, "state")[0];
+    let record = &files(kv, "json")[0];
+    damage(state, record);
+    let g = first_step(cached, &task());
+    let reason = written(&g).unwrap_or_default().to_owned();
+    assert!(reason.contains(why), "{why:?} not in {reason:?}");
+    assert!(
+        g.prompt_cache.as_ref().unwrap().to_string().contains(why),
+        "{:?}",
+        g.prompt_cache
+    );
+    assert_eq!(g.text, reference.text, "after {why:?}");
+    let again = first_step(cached, &task());
+    read_tokens(&again);
+    assert_eq!(again.text, reference.text);
+}
+
+/// Rewrites the record so that it vouches for the state file as it now is.
+fn vouch_for(state: &std::path::Path, record: &std::path::Path) {
+    use sha2::Digest;
+    let bytes = std::fs::read(state).unwrap();
+    let mut r: serde_json::Value = serde_json::from_slice(&std::fs::read(record).unwrap()).unwrap();
+    r["state_bytes"] = bytes.len().into();
+    r["state_sha256"] = hex::encode(sha2::Sha256::digest(&bytes)).into();
+    std::fs::write(record, r.to_string()).unwrap();
+}
+
+#[test]
+fn a_corrupt_or_truncated_cache_file_is_not_used_and_is_written_again() {
+    if skip("a_corrupt_or_truncated_cache_file_is_not_used_and_is_written_again") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kv = dir.path().join("kv");
+    let cached = cached_engine(&kv, MODEL_ID);
+    let reference = first_step(&cached, &task());
+    assert_eq!(written(&reference), Some(""));
+
+    let flip = |state: &std::path::Path, _: &std::path::Path| {
+        let mut bytes = std::fs::read(state).unwrap();
+        let mid = bytes.len() / 2;
+        bytes[mid] ^= 0x40;
+        std::fs::write(state, bytes).unwrap();
+    };
+    damaged_entry_is_not_used(&cached, &kv, &reference, "(corrupt)", &flip);
+
+    let truncate = |state: &std::path::Path, _: &std::path::Path| {
+        let len = std::fs::metadata(state).unwrap().len();
+        let f = std::fs::OpenOptions::new().write(true).open(state).unwrap();
+        f.set_len(len / 2).unwrap();
+    };
+    damaged_entry_is_not_used(&cached, &kv, &reference, "truncated", &truncate);
+
+    let empty = |state: &std::path::Path, _: &std::path::Path| {
+        std::fs::write(state, b"").unwrap();
+    };
+    damaged_entry_is_not_used(&cached, &kv, &reference, "0 bytes", &empty);
+
+    let garbled_record = |_: &std::path::Path, record: &std::path::Path| {
+        std::fs::write(record, b"{\"format\":\"seam-kv/1\",\"model_").unwrap();
+    };
+    damaged_entry_is_not_used(&cached, &kv, &reference, "not one", &garbled_record);
+
+    let no_record = |_: &std::path::Path, record: &std::path::Path| {
+        std::fs::remove_file(record).unwrap();
+    };
+    damaged_entry_is_not_used(&cached, &kv, &reference, "record is missing", &no_record);
+
+    let wrong_size = |_: &std::path::Path, record: &std::path::Path| {
+        let mut r: serde_json::Value =
+            serde_json::from_slice(&std::fs::read(record).unwrap()).unwrap();
+        r["state_bytes"] = 12.into();
+        std::fs::write(record, r.to_string()).unwrap();
+    };
+    damaged_entry_is_not_used(&cached, &kv, &reference, "its record says 12", &wrong_size);
+
+    // A file whose record vouches for it, so llama.cpp's reader is what refuses
+    // it: not a state file at all. (A real state file cut short and vouched for
+    // is not tried: llama.cpp's reader aborts the process on it, which is why
+    // the size and digest are checked before it opens a file.)
+    let garbage = |state: &std::path::Path, record: &std::path::Path| {
+        std::fs::write(state, vec![0xa5u8; 4096]).unwrap();
+        vouch_for(state, record);
+    };
+    damaged_entry_is_not_used(&cached, &kv, &reference, "llama.cpp", &garbage);
+}
+
+#[test]
+fn a_cache_entry_for_another_prompt_or_model_is_not_used() {
+    if skip("a_cache_entry_for_another_prompt_or_model_is_not_used") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kv = dir.path().join("kv");
+    let cached = cached_engine(&kv, MODEL_ID);
+    let mut other = task();
+    other[0]
+        .content
+        .push_str(" Prefer files.read for anything local.");
+
+    assert_eq!(written(&first_step(&cached, &task())), Some(""));
+    let (a_state, a_record) = (
+        files(&kv, "state")[0].clone(),
+        files(&kv, "json")[0].clone(),
+    );
+    // Another system prompt has an entry of its own.
+    let reference = first_step(&cached, &other);
+    assert_eq!(written(&reference), Some(""), "{reference:?}");
+    let b_state = files(&kv, "state")
+        .into_iter()
+        .find(|p| *p != a_state)
+        .unwrap();
+    let b_record = files(&kv, "json")
+        .into_iter()
+        .find(|p| *p != a_record)
+        .unwrap();
+
+    // The first prompt's entry put in the place of the second's is refused.
+    std::fs::copy(&a_state, &b_state).unwrap();
+    std::fs::copy(&a_record, &b_record).unwrap();
+    let g = first_step(&cached, &other);
+    let reason = written(&g).unwrap_or_default().to_owned();
+    assert!(reason.contains("another prompt"), "{reason}");
+    assert_eq!(g.text, reference.text);
+    read_tokens(&first_step(&cached, &other));
+
+    // The same prompt for another model has another entry; one copied in its place is refused.
+    let another_model = cached_engine(&kv, "another model's digest");
+    let g = first_step(&another_model, &task());
+    assert_eq!(written(&g), Some(""), "{g:?}");
+    assert_eq!(files(&kv, "state").len(), 3);
+    let c_record = files(&kv, "json")
+        .into_iter()
+        .find(|p| *p != a_record && *p != b_record)
+        .unwrap();
+    std::fs::copy(&a_record, &c_record).unwrap();
+    let g = first_step(&another_model, &task());
+    let reason = written(&g).unwrap_or_default().to_owned();
+    assert!(reason.contains("another model"), "{reason}");
+}
+
+#[test]
+fn the_cache_keeps_only_its_most_recently_used_entries() {
+    if skip("the_cache_keeps_only_its_most_recently_used_entries") {
+        return;
+    }
+    let dir = tempfile::tempdir().unwrap();
+    let kv = dir.path().join("kv");
+    let engine = Engine::load(
+        &model_file(),
+        EngineOptions {
+            ctx_len: 2048,
+            prompt_cache: Some(PromptCache {
+                max_entries: 2,
+                ..PromptCache::new(&kv, MODEL_ID)
+            }),
+            ..EngineOptions::default()
+        },
+    )
+    .unwrap();
+    let prompt = |i: usize| {
+        let mut m = task();
+        m[0].content
+            .push_str(&format!(" This is deployment number {i}."));
+        m
+    };
+    for i in 0..3 {
+        written(&free_text(&engine, &prompt(i)));
+        std::thread::sleep(std::time::Duration::from_millis(20));
+    }
+    assert_eq!(
+        (files(&kv, "state").len(), files(&kv, "json").len()),
+        (2, 2)
+    );
+    // The oldest (0) went; written again, it pushes out 1.
+    written(&free_text(&engine, &prompt(0)));
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    // Reading 2 makes it the most recently used, so 3 pushes out 0, not 2.
+    read_tokens(&free_text(&engine, &prompt(2)));
+    std::thread::sleep(std::time::Duration::from_millis(20));
+    written(&free_text(&engine, &prompt(3)));
+    read_tokens(&free_text(&engine, &prompt(2)));
+    read_tokens(&free_text(&engine, &prompt(3)));
+    written(&free_text(&engine, &prompt(0)));
+    assert_eq!(files(&kv, "state").len(), 2);
 }

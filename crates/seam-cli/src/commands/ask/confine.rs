@@ -351,6 +351,9 @@ pub fn plan(inputs: &ConfineInputs<'_>) -> anyhow::Result<AgentWall> {
     }
     std::fs::create_dir_all(agent_tmp(inputs.seam_home))
         .context("creating the agent's TMPDIR in staging")?;
+    // The embedded model's prompt cache, inside `agent/`. Best effort: without it the engine
+    // decodes the system prompt each turn and says why in the step's notes.
+    let _ = std::fs::create_dir_all(prompt_cache_dir(inputs.seam_home));
     for objects in inputs.repo_objects {
         places.push(place(objects.clone(), PlaceAccess::Read));
     }
@@ -401,6 +404,12 @@ pub fn plan(inputs: &ConfineInputs<'_>) -> anyhow::Result<AgentWall> {
 /// The agent's TMPDIR (inside its walls).
 pub fn agent_tmp(seam_home: &Path) -> PathBuf {
     seam_home.join("staging").join("tmp")
+}
+
+/// Where the embedded model keeps its system prompt's KV state between turns (inside its
+/// walls: under `agent/`, which the agent reads and writes).
+pub fn prompt_cache_dir(seam_home: &Path) -> PathBuf {
+    seam_home.join("agent").join("kv")
 }
 
 /// Strips credentials from the environment and raises the walls. Must run while the process
@@ -627,6 +636,29 @@ fn ledger_state(seam_home: &Path) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_prompt_cache_is_made_inside_a_directory_the_agent_writes() {
+        let home = tempfile::tempdir().unwrap();
+        let gate = GateEndpoint::unix_in(home.path());
+        let wall = plan(&ConfineInputs {
+            seam_home: home.path(),
+            repo_objects: &[],
+            model_url: None,
+            model_file: None,
+            gate: &gate,
+        })
+        .unwrap();
+        let kv = prompt_cache_dir(home.path());
+        assert!(kv.is_dir(), "made before the walls go up");
+        assert!(
+            wall.places
+                .iter()
+                .any(|p| p.access == PlaceAccess::ReadWrite && kv.starts_with(&p.path)),
+            "{kv:?} is not under a read-write place: {:?}",
+            wall.places
+        );
+    }
 
     #[test]
     fn credential_names_are_recognised() {

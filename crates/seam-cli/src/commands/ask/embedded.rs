@@ -134,6 +134,14 @@ impl ChatModel for EmbeddedModel {
                         text.push_str(&t);
                     }
                     Piece::Done(Ok(g)) => {
+                        // A prompt cache that did not serve the step is said once, on the
+                        // turn's first step (the prompt was decoded instead: slower, never
+                        // a failure); the trace's notes say the same.
+                        if let Some(used) = &g.prompt_cache
+                            && !matches!(used, seam_engine::PromptCacheUse::Read { .. })
+                        {
+                            crate::output::notice(&used.to_string());
+                        }
                         return Ok(Completion {
                             text: g.text,
                             reasoning: String::new(),
@@ -149,14 +157,17 @@ impl ChatModel for EmbeddedModel {
                             constrained: request.json_schema.is_some(),
                             retries: 0,
                             elapsed: started.elapsed(),
-                            notes: vec![format!(
+                            notes: std::iter::once(format!(
                                 "prompt {} tokens ({} reused from the cache) in {} ms; {} tokens in {} ms",
                                 g.prompt_tokens,
                                 g.reused_tokens,
                                 g.prompt_ms,
                                 g.generated_tokens,
                                 g.gen_ms
-                            )],
+                            ))
+                            // What the prompt cache did (and why a file was not used).
+                            .chain(g.prompt_cache.as_ref().map(ToString::to_string))
+                            .collect(),
                         });
                     }
                     Piece::Done(Err(e)) => return Err(ModelError::Engine(e)),

@@ -126,7 +126,7 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
         attachments,
         ..
     } = prepared;
-    let mut model = build_model(&args, &config, embedded, model_endpoint)?;
+    let mut model = build_model(&args, &config, &home, embedded, model_endpoint)?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -283,11 +283,12 @@ fn embedded_model_file(
 fn build_model(
     args: &AskArgs,
     config: &AgentConfig,
+    home: &std::path::Path,
     embedded: Option<(String, PathBuf)>,
     endpoint: Option<ModelEndpoint>,
 ) -> anyhow::Result<Box<dyn ChatModel>> {
     if let Some((name, path)) = embedded {
-        return embedded_model(&name, &path);
+        return embedded_model(&name, &path, home);
     }
     let Some(endpoint) = endpoint else {
         return Err(UsageError("no model: give --model-url http://HOST:PORT".into()).into());
@@ -306,13 +307,35 @@ fn build_model(
     Ok(Box::new(OpenAiClient::new(endpoint, options)?))
 }
 
+/// The embedded model, loaded behind the walls, with its prompt cache in `agent/kv` of seam's
+/// home (made before the walls went up, and inside them): a turn's first step reads the
+/// system prompt's state from there instead of decoding it. A missing, damaged or unwritable
+/// cache never fails a turn: the engine decodes the prompt and the step's notes say why.
 #[cfg(feature = "embedded")]
-fn embedded_model(name: &str, path: &std::path::Path) -> anyhow::Result<Box<dyn ChatModel>> {
+fn embedded_model(
+    name: &str,
+    path: &std::path::Path,
+    home: &std::path::Path,
+) -> anyhow::Result<Box<dyn ChatModel>> {
+    // The catalog's SHA-256 pin names the model's file (its name alone could be pulled again
+    // as another file); `seam ask` runs only catalog models.
+    let prompt_cache = seam_engine::catalog::find(name).map(|m| {
+        seam_engine::PromptCache::new(
+            confine::prompt_cache_dir(home),
+            format!("{name}@{}", m.sha256),
+        )
+    });
+    if prompt_cache.is_none() {
+        output::notice(&format!(
+            "{name} is not in the catalog: its system prompt is decoded every turn (no prompt cache)"
+        ));
+    }
     // 8192 tokens: the turn's conversation is held to 16 KiB (TurnOptions::
     // history_bytes), about 5500 tokens of code and prose, plus a reply of
     // 1024; the engine's default of 4096 was outgrown by a builder turn.
     let options = seam_engine::EngineOptions {
         ctx_len: 8192,
+        prompt_cache,
         ..seam_engine::EngineOptions::default()
     };
     let model = embedded::EmbeddedModel::load(name, path, options)?;
@@ -330,7 +353,11 @@ fn embedded_model(name: &str, path: &std::path::Path) -> anyhow::Result<Box<dyn 
 }
 
 #[cfg(not(feature = "embedded"))]
-fn embedded_model(name: &str, _path: &std::path::Path) -> anyhow::Result<Box<dyn ChatModel>> {
+fn embedded_model(
+    name: &str,
+    _path: &std::path::Path,
+    _home: &std::path::Path,
+) -> anyhow::Result<Box<dyn ChatModel>> {
     Err(UsageError(format!(
         "cannot run {name}: this seam was built without the embedded model (feature `embedded`)"
     ))
