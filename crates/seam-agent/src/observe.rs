@@ -6,14 +6,22 @@
 //! answered from the wrong row of a markdown table it was shown as one
 //! escaped string). So an object's fields are written one a line, `key:
 //! value`, with a text of several lines written out as itself, below its
-//! key, after the short fields. Nothing is left out but `null` and empty
-//! lists, which say nothing; nested objects and lists stay compact JSON.
+//! key, after the short fields. Nothing is left out but `null`, `false` and
+//! empty lists, which say nothing (`binary: false`, `timed_out: false` only
+//! lengthen what a small model must read past); nested objects and lists
+//! stay compact JSON.
 //! What the model sees is still bounded by the turn's observation budget
 //! (the caller cuts the whole).
 
 use std::fmt::Write as _;
 
 use serde_json::Value;
+
+/// The line after every result the model is shown. Shown a file's lines or a
+/// program's output that held the answer, qwen2.5-coder-1.5b went on to run
+/// Python over the same file (in 2 of the first 2 reading tasks of the dev
+/// suite) instead of answering; the latest words it reads steer it most.
+pub const AFTER_RESULT: &str = "If this tells you the answer, respond with it now; call a tool only for what it does not tell you.";
 
 /// `value` as the model reads it.
 pub fn render(value: &Value) -> String {
@@ -27,7 +35,7 @@ pub fn render(value: &Value) -> String {
     let mut texts = String::new();
     for (key, v) in fields {
         match v {
-            Value::Null => {}
+            Value::Null | Value::Bool(false) => {}
             Value::Array(a) if a.is_empty() => {}
             Value::String(s) if s.contains('\n') => {
                 let _ = write!(texts, "{key}:\n{}", s);
@@ -68,9 +76,11 @@ mod tests {
         });
         assert_eq!(
             render(&v),
-            "lines: 3\nowner_files: [{\"name\":\"a.csv\"}]\npath: notes/t.md\ntruncated: false\n\
+            "lines: 3\nowner_files: [{\"name\":\"a.csv\"}]\npath: notes/t.md\n\
              text:\n| a | b |\n|---|---|\n| \"x\" | 2 |"
         );
+        // A flag that is set is said.
+        assert_eq!(render(&json!({"truncated": true})), "truncated: true");
     }
 
     #[test]

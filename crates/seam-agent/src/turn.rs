@@ -152,6 +152,16 @@ impl std::fmt::Debug for Turn<'_> {
     }
 }
 
+/// The tool that reads a file for the model, and how many of a file's first
+/// lines it is shown before code that opens the file runs.
+const READER: &str = "files.read";
+const FILE_FIRST_LINES: u64 = 12;
+
+/// `name` without a leading `./`.
+fn plain_name(name: &str) -> &str {
+    name.trim_start_matches("./")
+}
+
 /// Replies in a row with no readable action before the turn gives up.
 const MAX_UNREADABLE: u32 = 3;
 
@@ -162,6 +172,9 @@ struct Progress {
     force: Option<String>,
     forced: bool,
     unreadable: u32,
+    /// Files the turn has looked at with the reading tool (as the model named
+    /// them), and files shown before code that opens them ran.
+    looked_at: HashSet<String>,
 }
 
 impl Progress {
@@ -226,6 +239,7 @@ impl Turn<'_> {
             force: None,
             forced: false,
             unreadable: 0,
+            looked_at: HashSet::new(),
         };
 
         loop {
@@ -407,6 +421,33 @@ impl Turn<'_> {
         params: &Map<String, Value>,
         on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
     ) -> Result<Option<String>, TurnError> {
+        if tool == READER
+            && let Some(path) = params.get("path").and_then(Value::as_str)
+        {
+            p.looked_at.insert(plain_name(path).to_owned());
+        }
+        if let Some(path) = self.unread_file_of_code(p, tool, params) {
+            // The code opens a file the turn has not seen: show its first
+            // lines, and let the model write the call again (it is not
+            // counted as a call made, so the same code runs next time).
+            p.looked_at.insert(path.clone());
+            p.correct(
+                "code-file-shown-first",
+                json!({"tool": tool, "path": path}),
+                self.trace,
+                on,
+            );
+            let read = Map::from_iter([
+                ("path".to_owned(), json!(path)),
+                ("limit".to_owned(), json!(FILE_FIRST_LINES)),
+            ]);
+            let (shown, _) = self.run_call(p, step, READER, &read, on).await?;
+            return Ok(Some(format!(
+                "{shown}\n\nYour {tool} code opens {path}; it has not run. Above are the \
+                 file's first lines: write the {tool} call again so that it fits them (the \
+                 names of the columns or fields, how the values are written)."
+            )));
+        }
         let key = format!("{tool}\u{0}{}", Value::Object(params.clone()));
         if !p.seen.insert(key) {
             if p.warned {
@@ -421,6 +462,68 @@ impl Turn<'_> {
                  change. Use it, call something else, or give your final answer."
             )));
         }
+        let (shown, answered) = self.run_call(p, step, tool, params, on).await?;
+        Ok(Some(if answered {
+            format!("{shown}\n\n{}", crate::observe::AFTER_RESULT)
+        } else {
+            shown
+        }))
+    }
+
+    /// A file that `params` of `tool`, a tool that runs code, opens by name
+    /// (`seam_pylex::file_names`, with an extension, relative or under `~`),
+    /// that the turn has not looked at yet and the call does not bring as a
+    /// scratch file. Implied by the reply: its code opens the file.
+    fn unread_file_of_code(
+        &self,
+        p: &Progress,
+        tool: &str,
+        params: &Map<String, Value>,
+    ) -> Option<String> {
+        if self.registry.get(READER).is_none() {
+            return None;
+        }
+        let spec = &self.registry.get(tool)?.spec;
+        let props = spec.input_schema.get("properties")?.as_object()?;
+        let scratch: Vec<&str> = params
+            .get("scratch_files")
+            .and_then(Value::as_array)
+            .map(|a| {
+                a.iter()
+                    .filter_map(|f| f.get("name").and_then(Value::as_str))
+                    .map(plain_name)
+                    .collect()
+            })
+            .unwrap_or_default();
+        props
+            .iter()
+            .filter(|(_, s)| {
+                s.get("contentMediaType")
+                    .and_then(Value::as_str)
+                    .is_some_and(|m| m.eq_ignore_ascii_case("text/x-python"))
+            })
+            .filter_map(|(name, _)| params.get(name).and_then(Value::as_str))
+            .flat_map(seam_pylex::file_names)
+            .find(|f| {
+                let f = plain_name(f);
+                seam_pylex::has_extension(f)
+                    && !f.starts_with('/')
+                    && !p.looked_at.contains(f)
+                    && !scratch.contains(&f)
+            })
+            .map(|f| plain_name(&f).to_owned())
+    }
+
+    /// Calls `tool` and returns what the model is shown of its result, and
+    /// whether it is a result (not a refusal).
+    async fn run_call(
+        &mut self,
+        p: &mut Progress,
+        step: u32,
+        tool: &str,
+        params: &Map<String, Value>,
+        on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
+    ) -> Result<(String, bool), TurnError> {
         on(TurnEvent::Calling { step, tool, params });
         self.trace.record(
             "call",
@@ -493,7 +596,8 @@ impl Turn<'_> {
                 outcome: outcome_line(&outcome),
             });
         }
-        Ok(Some(shown))
+        let answered = matches!(outcome.result, CallResult::Output(_));
+        Ok((shown, answered))
     }
 
     fn budget_spent(&self, r: &TurnReport, started: Instant) -> Option<String> {

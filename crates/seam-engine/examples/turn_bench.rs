@@ -2,7 +2,7 @@
 //! (with its prompt cache) or for a model server given the same messages.
 //!
 //! ```text
-//! turn_bench [--model NAME] [--threads N] [--cache DIR] [--steps N]
+//! turn_bench [--model NAME] [--threads N] [--cache DIR] [--steps N] [--draft N]
 //! turn_bench --server URL [--steps N]
 //! ```
 //!
@@ -52,6 +52,9 @@ struct Step {
     prompt_ms: f64,
     generated: u64,
     gen_ms: f64,
+    /// Tokens guessed ahead, and of those the ones taken (engine only).
+    drafted: u64,
+    draft_taken: u64,
     cache: Value,
     text: String,
 }
@@ -84,6 +87,8 @@ impl Backend for Embedded<'_> {
             prompt_ms: g.prompt_ms as f64,
             generated: g.generated_tokens.into(),
             gen_ms: g.gen_ms as f64,
+            drafted: g.drafted_tokens.into(),
+            draft_taken: g.draft_accepted_tokens.into(),
             cache: serde_json::to_value(&g.prompt_cache)?,
             text: g.text,
         })
@@ -138,6 +143,8 @@ impl Backend for Server {
             prompt_ms: num("prompt_ms"),
             generated: num("predicted_n") as u64,
             gen_ms: num("predicted_ms"),
+            drafted: 0,
+            draft_taken: 0,
             cache: json!({"cache_n": cache_n}),
             text: v["choices"][0]["message"]["content"]
                 .as_str()
@@ -177,6 +184,7 @@ fn run(backend: &mut dyn Backend, steps: usize) -> Result<Value, Box<dyn std::er
                     "prompt_ms": s.prompt_ms, "prompt_tok_s": rate(s.decoded, s.prompt_ms),
                     "generated": s.generated, "gen_ms": s.gen_ms,
                     "gen_tok_s": rate(s.generated, s.gen_ms),
+                    "drafted": s.drafted, "draft_taken": s.draft_taken,
                     "cache": s.cache, "text": s.text,
                 })
             )?;
@@ -218,6 +226,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut cache_dir: Option<PathBuf> = None;
     let mut server = None;
     let mut steps = 3usize;
+    let mut draft = EngineOptions::default().draft_tokens;
     let mut print_path = false;
     let mut args = std::env::args().skip(1);
     while let Some(a) = args.next() {
@@ -228,6 +237,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "--cache" => cache_dir = Some(value()?.into()),
             "--server" => server = Some(value()?),
             "--steps" => steps = value()?.parse()?,
+            "--draft" => draft = value()?.parse()?,
             "--print-model-path" => print_path = true,
             other => return Err(format!("unknown argument {other}").into()),
         }
@@ -278,6 +288,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             threads,
             threads_batch: threads,
             prompt_cache: Some(PromptCache::new(&cache_dir, model.sha256)),
+            draft_tokens: draft,
             ..EngineOptions::default()
         },
     )?;
@@ -291,7 +302,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         out,
         "{}",
         json!({"summary": summary, "backend": "embedded", "model": model_name,
-               "threads": threads, "load_ms": engine.load_ms()})
+               "threads": threads, "draft_tokens": draft, "load_ms": engine.load_ms()})
     )?;
     Ok(())
 }

@@ -60,6 +60,9 @@ pub struct EngineOptions {
     /// Where the system prompt's KV state is kept between runs; `None` keeps
     /// nothing (every session decodes its whole first prompt).
     pub prompt_cache: Option<PromptCache>,
+    /// Most tokens guessed ahead of each generated one and decoded with it in
+    /// one batch (see `draft_after`); 0 decodes one token at a time.
+    pub draft_tokens: u32,
 }
 
 impl Default for EngineOptions {
@@ -72,6 +75,7 @@ impl Default for EngineOptions {
             temperature: 0.0,
             seed: 0,
             prompt_cache: None,
+            draft_tokens: 8,
         }
     }
 }
@@ -461,11 +465,23 @@ impl Session<'_> {
             ])
         });
         let vocab = engine.model.vocab();
+        let max_draft = if engine.model.is_recurrent() || engine.model.is_hybrid() {
+            // Their state cannot be cut back to a position: no draft to drop.
+            0
+        } else {
+            engine.options.draft_tokens as usize
+        };
         let mut text = String::new();
         let mut pending: Vec<u8> = Vec::new();
         let mut generated = 0u32;
         let mut grammar_full_passes = 0u32;
+        let mut drafted = 0u32;
+        let mut draft_accepted = 0u32;
         let mut finish = Finish::MaxTokens;
+        // Tokens decoded after the last accepted one on a guess (see
+        // `draft_after`): in the KV cache after `self.cached`, with the logits
+        // that follow `draft[i]` at batch index `logits_at + 1 + i`.
+        let mut draft: Vec<LlamaToken> = Vec::new();
         while generated < max_tokens {
             let logits = self.ctx.get_logits_ith(logits_at);
             let mut token = pick(logits, None, chain.as_mut());
@@ -477,8 +493,25 @@ impl Session<'_> {
                 g.try_accept(token)
                     .map_err(|e| EngineError::Grammar(e.to_string()))?;
             }
+            // Is the picked token already decoded, as the draft's next one?
+            let decoded = draft.first() == Some(&token);
+            if decoded {
+                draft.remove(0);
+                draft_accepted += 1;
+                self.cached.push(token);
+                logits_at += 1;
+            } else if !draft.is_empty() {
+                draft.clear();
+                self.drop_from(self.cached.len())?;
+            }
             if vocab.is_eog(token) {
                 finish = Finish::EndOfGeneration;
+                if decoded {
+                    // End of generation is never kept in the cache.
+                    self.cached.pop();
+                    draft.clear();
+                    self.drop_from(self.cached.len())?;
+                }
                 break;
             }
             pending.extend_from_slice(&vocab.token_to_piece(token, false, None));
@@ -499,13 +532,33 @@ impl Session<'_> {
                 text.push_str(&piece);
             }
             generated += 1;
-            let mut batch = LlamaBatch::new(1, 1);
-            batch
-                .add(token, self.cached.len() as i32, &[0], true)
-                .map_err(|e| EngineError::Decode(e.to_string()))?;
+            if decoded {
+                // The logits that follow it are there already.
+                continue;
+            }
+            // Decode the picked token and, in the same batch, a draft of what
+            // may follow it. The next picks are made one at a time, each from
+            // logits that follow exactly the tokens before it, so the reply is
+            // the sampler's own (up to the rounding of a batched decode); the
+            // draft only saves a decode for each token it guessed right.
             self.cached.push(token);
+            draft = draft_after(
+                &self.cached,
+                max_draft.min((max_tokens - generated) as usize),
+            );
+            drafted += draft.len() as u32;
+            let mut batch = LlamaBatch::new(draft.len() + 1, 1);
+            let first = self.cached.len() - 1;
+            for (i, &t) in std::iter::once(&token).chain(&draft).enumerate() {
+                batch
+                    .add(t, (first + i) as i32, &[0], true)
+                    .map_err(|e| EngineError::Decode(e.to_string()))?;
+            }
             self.decode(&mut batch)?;
             logits_at = 0;
+        }
+        if !draft.is_empty() {
+            self.drop_from(self.cached.len())?;
         }
         if !pending.is_empty() {
             let rest = String::from_utf8_lossy(&pending).into_owned();
@@ -521,6 +574,8 @@ impl Session<'_> {
             gen_ms: gen_start.elapsed().as_millis() as u64,
             finish,
             grammar_full_passes,
+            drafted_tokens: drafted,
+            draft_accepted_tokens: draft_accepted,
             prompt_cache,
         })
     }
@@ -634,6 +689,22 @@ impl Session<'_> {
             }
         }
         result
+    }
+
+    /// Removes the KV entries from position `pos` on (a draft's rejected tokens).
+    fn drop_from(&mut self, pos: usize) -> Result<(), EngineError> {
+        let removed = self
+            .ctx
+            .clear_kv_cache_seq(Some(0), Some(pos as u32), None)
+            .unwrap_or(false);
+        if !removed {
+            self.cached.clear();
+            self.ctx.clear_kv_cache();
+            return Err(EngineError::Decode(format!(
+                "llama.cpp could not remove the cache's entries from position {pos}"
+            )));
+        }
+        Ok(())
     }
 
     fn decode(&mut self, batch: &mut LlamaBatch) -> Result<(), EngineError> {
@@ -935,6 +1006,44 @@ fn grammar_sampler(
     LlamaSampler::grammar(model, &gbnf, "root").map_err(|e| EngineError::Schema(e.to_string()))
 }
 
+/// Tokens that may follow `tokens`, guessed from the conversation itself: what
+/// followed the latest earlier place of its longest final run of tokens seen
+/// before (a "prompt lookup" draft). Replies copy a great deal of what the
+/// prompt holds: `{"mode":"action","tool":"` from the examples, a tool's and
+/// its parameters' names from the tool list, a path or a number from the task.
+/// The longer the run that matched, the likelier the guess: a run of
+/// [`DRAFT_MATCH_MIN`] tokens (`{"`, say) is followed by anything, so it gets
+/// a short draft, and a run of [`DRAFT_MATCH_LONG`] or more gets `max`.
+/// Written here because the draft must come from the tokens this session
+/// holds; llama.cpp's own n-gram drafting lives in its `common` library, which
+/// the bindings do not carry.
+pub(crate) fn draft_after(tokens: &[LlamaToken], max: usize) -> Vec<LlamaToken> {
+    let len = tokens.len();
+    for n in (DRAFT_MATCH_MIN..=DRAFT_MATCH_LONG.min(len.saturating_sub(1))).rev() {
+        let tail = &tokens[len - n..];
+        // The latest earlier place of the tail, not the tail itself.
+        let Some(start) = (0..len - n)
+            .rev()
+            .find(|&start| &tokens[start..start + n] == tail)
+        else {
+            continue;
+        };
+        let take = match n {
+            n if n >= DRAFT_MATCH_LONG => max,
+            n if n > DRAFT_MATCH_MIN => max.min(4),
+            _ => max.min(2),
+        };
+        let from = start + n;
+        return tokens[from..(from + take).min(len)].to_vec();
+    }
+    Vec::new()
+}
+
+/// The shortest final run of tokens that must have appeared before for a draft.
+const DRAFT_MATCH_MIN: usize = 2;
+/// A matched run this long or longer gets the longest draft.
+const DRAFT_MATCH_LONG: usize = 4;
+
 /// True if the grammar, in its current state, allows `token`.
 fn grammar_allows(grammar: &mut LlamaSampler, token: LlamaToken, logits: &[f32]) -> bool {
     let logit = logits.get(token.0 as usize).copied().unwrap_or(0.0);
@@ -1041,7 +1150,40 @@ fn write_schema(v: &serde_json::Value, order: Option<&[serde_json::Value]>, out:
 
 #[cfg(test)]
 mod tests {
-    use super::{busy_cores, schema_text, threads_for};
+    use super::{busy_cores, draft_after, schema_text, threads_for};
+    use llama_cpp_2::token::LlamaToken;
+
+    fn toks(ids: &[i32]) -> Vec<LlamaToken> {
+        ids.iter().map(|&i| LlamaToken(i)).collect()
+    }
+
+    #[test]
+    fn a_draft_is_what_followed_the_longest_final_run_seen_before() {
+        // "7 8" appeared twice before: the later one is followed by 5 6; a run
+        // of two gets two tokens.
+        let t = toks(&[7, 8, 1, 2, 7, 8, 5, 6, 9, 7, 8]);
+        assert_eq!(draft_after(&t, 8), toks(&[5, 6]));
+        assert_eq!(draft_after(&t, 1), toks(&[5]));
+        assert_eq!(draft_after(&t, 0), toks(&[]));
+        // "2 7 8" is a longer run, seen once, earlier than the latest "7 8":
+        // the longer run wins, and a run of three gets up to four tokens.
+        let t = toks(&[2, 7, 8, 3, 3, 3, 3, 3, 7, 8, 4, 2, 7, 8]);
+        assert_eq!(draft_after(&t, 8), toks(&[3, 3, 3, 3]));
+        // A run of four or more gets the whole budget (and no more than there is).
+        let t = toks(&[1, 2, 3, 4, 5, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4]);
+        assert_eq!(draft_after(&t, 8), toks(&[5, 6, 7, 8, 9, 10, 11, 0]));
+        assert_eq!(
+            draft_after(&t, 20),
+            toks(&[5, 6, 7, 8, 9, 10, 11, 0, 1, 2, 3, 4])
+        );
+        // The last two tokens appear nowhere else: no guess.
+        assert_eq!(draft_after(&toks(&[1, 2, 3, 4, 2, 5]), 8), toks(&[]));
+        // One token matching is not enough.
+        assert_eq!(draft_after(&toks(&[1, 9, 3, 9]), 8), toks(&[]));
+        // Too short to hold a match, and the tail never matches itself.
+        assert_eq!(draft_after(&toks(&[1, 2]), 8), toks(&[]));
+        assert_eq!(draft_after(&toks(&[4, 4, 4]), 8), toks(&[4]));
+    }
 
     #[test]
     fn busy_is_the_load_or_the_others_running_now_if_fewer() {

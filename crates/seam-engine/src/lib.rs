@@ -93,6 +93,11 @@ pub struct Generation {
     /// Steps at which the grammar rejected the free choice, so the grammar
     /// ran over the whole vocabulary.
     pub grammar_full_passes: u32,
+    /// Tokens guessed ahead and decoded with a generated one (see
+    /// `EngineOptions::draft_tokens`), and of those, how many were the tokens
+    /// then picked (each saved a decode).
+    pub drafted_tokens: u32,
+    pub draft_accepted_tokens: u32,
     /// What the prompt cache did, when the engine has one and this session
     /// did not hold the system prompt yet (its first step).
     pub prompt_cache: Option<PromptCacheUse>,

@@ -115,6 +115,18 @@ impl ToolCall {
         &self.params
     }
 
+    /// How a result names `real`, a file the call was handed: relative to the
+    /// workspace root when it lies inside it (as the model wrote it), else in
+    /// full. A small model shown the full path of a file it had asked for by
+    /// a short one pasted the full path into its next call's code.
+    pub fn shown_path(&self, real: &std::path::Path) -> String {
+        let root = &self.admission.policy().env().workspace_root;
+        match real.strip_prefix(root) {
+            Ok(rel) if !rel.as_os_str().is_empty() => rel.display().to_string(),
+            _ => real.display().to_string(),
+        }
+    }
+
     /// Takes the open file admitted for `field`. A tool gets files only this way.
     pub fn take_read_file(&mut self, field: &str) -> Option<AdmittedFile> {
         match self.admitted.remove_entry(field)? {

@@ -79,6 +79,7 @@ impl GovernedTool for FilesRead {
             )
         })?;
         let real = admitted.real.display().to_string();
+        let shown = call.shown_path(&admitted.real);
         let file = admitted.file;
         let io_err = |e: std::io::Error| {
             ToolFailure::new(RefusalCode::ToolFailed, format!("reading {real}: {e}"))
@@ -96,7 +97,7 @@ impl GovernedTool for FilesRead {
         let n = read_at_full(&file, &mut head, 0).map_err(io_err)?;
         if head[..n].contains(&0) {
             return Ok(json!({
-                "path": real,
+                "path": shown,
                 "size": size,
                 "binary": true,
                 "text": null,
@@ -111,7 +112,7 @@ impl GovernedTool for FilesRead {
         let lossy = matches!(text, std::borrow::Cow::Owned(_));
 
         let mut out = serde_json::Map::new();
-        out.insert("path".into(), json!(real));
+        out.insert("path".into(), json!(shown));
         out.insert("size".into(), json!(size));
         out.insert("binary".into(), json!(false));
         out.insert("offset".into(), json!(first));

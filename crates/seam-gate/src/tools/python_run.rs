@@ -13,7 +13,7 @@
 //!
 //! **The owner's files the code names.** Code that opens `'data/runs.csv'`, `"notes/a.md"`,
 //! `'~/x.csv'` or an absolute path by a string literal is shown that file, read-only. Every
-//! string literal of the code (see [`literals`]: quotes, prefixes, escapes; an f-string only
+//! string literal of the code (see `seam_pylex`: quotes, prefixes, escapes; an f-string only
 //! when it interpolates nothing) that looks like a file name is admitted by the toolbox's own
 //! path admission ([`ToolCall::open_owner_file`], the same as `files.read`'s
 //! `Access::Owner(Read)`: relative to the workspace, `~` the owner's home, `..` normalised, the
@@ -47,8 +47,6 @@
 //! says `sandboxed: false`, and (decided when the toolbox is built, from the probe) the tool
 //! is declared as tainting and as having egress: unsandboxed code can read the owner's files
 //! and reach the network, so it is governed like any tool that can.
-
-mod literals;
 
 use std::ffi::OsStr;
 use std::io::Read;
@@ -264,31 +262,6 @@ struct OwnerFiles {
     notes: Vec<String>,
 }
 
-/// Does a literal look like the name of a file, enough to ask admission about it? A slash, a
-/// `~/`, or a last component with an extension (`runs.csv`); no URL, no line break, not a
-/// directory (`data/`), no surrounding space.
-fn looks_like_a_file(lit: &str) -> bool {
-    if lit.is_empty()
-        || lit.len() > seam_sandbox::MAX_READ_ONLY_NAME
-        || lit.contains(['\n', '\r', '\0'])
-        || lit.contains("://")
-        || lit.trim() != lit
-    {
-        return false;
-    }
-    let last = lit.rsplit('/').next().unwrap_or(lit);
-    if last.is_empty() || last == "." || last == ".." || last == "~" {
-        return false;
-    }
-    let has_extension = last.rsplit_once('.').is_some_and(|(stem, ext)| {
-        !stem.is_empty()
-            && (1..=10).contains(&ext.len())
-            && ext.bytes().all(|b| b.is_ascii_alphanumeric())
-            && ext.bytes().any(|b| b.is_ascii_alphabetic())
-    });
-    lit.contains('/') || has_extension
-}
-
 /// Finds the owner's files `code` names, admits each through the toolbox, and reads the
 /// admitted ones (at most [`MAX_OWNER_FILES`], [`MAX_OWNER_BYTES`] in all).
 fn owner_files(
@@ -301,8 +274,8 @@ fn owner_files(
     let mut total: u64 = 0;
     let mut targets: Vec<String> = Vec::new();
     let mut asked = 0;
-    for lit in literals::string_literals(code) {
-        if !looks_like_a_file(&lit) {
+    for lit in seam_pylex::file_names(code) {
+        if lit.len() > seam_sandbox::MAX_READ_ONLY_NAME {
             continue;
         }
         if asked == MAX_NAMES_ASKED {

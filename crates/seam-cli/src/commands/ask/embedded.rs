@@ -158,12 +158,14 @@ impl ChatModel for EmbeddedModel {
                             retries: 0,
                             elapsed: started.elapsed(),
                             notes: std::iter::once(format!(
-                                "prompt {} tokens ({} reused from the cache) in {} ms; {} tokens in {} ms",
+                                "prompt {} tokens ({} reused from the cache) in {} ms; {} tokens in {} ms ({} of {} drafted ahead taken)",
                                 g.prompt_tokens,
                                 g.reused_tokens,
                                 g.prompt_ms,
                                 g.generated_tokens,
-                                g.gen_ms
+                                g.gen_ms,
+                                g.draft_accepted_tokens,
+                                g.drafted_tokens
                             ))
                             // What the prompt cache did (and why a file was not used).
                             .chain(g.prompt_cache.as_ref().map(ToString::to_string))

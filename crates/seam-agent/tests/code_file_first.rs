@@ -1,0 +1,187 @@
+//! Code that opens a file the turn has not read: the file's first lines are
+//! shown first (`code-file-shown-first`), and the model's next call runs.
+//! The model is scripted in-process; the two tools are stand-ins on the local
+//! side that record what they were called with.
+
+use std::sync::{Arc, Mutex};
+
+use seam_agent::dispatch::{ActionDispatch, LocalDispatch, LocalToolbox, Router};
+use seam_agent::model::{ChatModel, ChatRequest, Completion, ModelError, ModelFuture};
+use seam_agent::registry::Registry;
+use seam_agent::trace::Trace;
+use seam_agent::turn::{Turn, TurnOptions, TurnReport};
+use seam_local::{LocalRefusal, TurnInfo};
+use seam_protocol::ToolSpec;
+use serde_json::{Map, Value, json};
+
+struct Scripted {
+    replies: Vec<String>,
+    seen: Vec<ChatRequest>,
+}
+
+impl ChatModel for Scripted {
+    fn describe(&self) -> String {
+        "scripted".into()
+    }
+    fn complete<'a>(
+        &'a mut self,
+        request: &'a ChatRequest,
+        on_text: &'a mut (dyn FnMut(&str) + Send),
+    ) -> ModelFuture<'a> {
+        self.seen.push(request.clone());
+        let next = (!self.replies.is_empty()).then(|| self.replies.remove(0));
+        Box::pin(async move {
+            let text = next.ok_or_else(|| ModelError::Engine("script exhausted".into()))?;
+            on_text(&text);
+            Ok(Completion {
+                text,
+                completion_tokens: Some(10),
+                ..Completion::default()
+            })
+        })
+    }
+}
+
+#[derive(Default)]
+struct Recorder(Mutex<Vec<(String, Value)>>);
+
+impl LocalToolbox for Recorder {
+    fn call(
+        &self,
+        _t: &TurnInfo,
+        tool: &str,
+        params: &Map<String, Value>,
+    ) -> Result<Value, LocalRefusal> {
+        self.0
+            .lock()
+            .unwrap()
+            .push((tool.to_owned(), Value::Object(params.clone())));
+        match tool {
+            "files.read" => {
+                Ok(json!({"path": params["path"], "text": "date,km\n2027-04-02,8.5\n"}))
+            }
+            "python.run" => Ok(json!({"exit_code": 0, "stdout": "8.5\n"})),
+            _ => Err(LocalRefusal::new("unknown_tool", "no such tool")),
+        }
+    }
+}
+
+fn registry() -> Registry {
+    let files_read = ToolSpec {
+        name: "files.read".into(),
+        version: "1".into(),
+        description: "Reads a file.".into(),
+        input_schema: json!({"type":"object","properties":{
+            "path":{"type":"string"},
+            "limit":{"type":"integer","minimum":1}
+        },"required":["path"],"additionalProperties":false}),
+    };
+    let python_run = ToolSpec {
+        name: "python.run".into(),
+        version: "1".into(),
+        description: "Runs Python.".into(),
+        input_schema: json!({"type":"object","properties":{
+            "code":{"type":"string","contentMediaType":"text/x-python"},
+            "scratch_files":{"type":"array","items":{"type":"object","properties":{
+                "name":{"type":"string"},"text":{"type":"string"}},"additionalProperties":false}}
+        },"required":["code"],"additionalProperties":false}),
+    };
+    Registry::new(vec![files_read, python_run], vec![]).unwrap()
+}
+
+fn run(replies: &[String]) -> (TurnReport, Scripted, Vec<(String, Value)>) {
+    let rt = tokio::runtime::Runtime::new().unwrap();
+    let registry = Arc::new(registry());
+    let tools = Arc::new(Recorder::default());
+    let dispatch: Box<dyn ActionDispatch> = Box::new(Router::new(
+        registry.clone(),
+        Box::new(LocalDispatch::new(tools.clone())),
+        Box::new(LocalDispatch::new(tools.clone())),
+    ));
+    let mut model = Scripted {
+        replies: replies.to_vec(),
+        seen: Vec::new(),
+    };
+    let mut trace = Trace::none();
+    let report = rt
+        .block_on(async {
+            let turn = Turn {
+                model: &mut model,
+                dispatch: dispatch.as_ref(),
+                registry: &registry,
+                options: TurnOptions::default(),
+                trace: &mut trace,
+            };
+            let info = TurnInfo {
+                turn: "t1".into(),
+                task: "How many km did I run in April? It is in data/runs.csv.".into(),
+                ..TurnInfo::default()
+            };
+            turn.run(info, &mut |_| {}).await
+        })
+        .unwrap();
+    let calls = tools.0.lock().unwrap().clone();
+    (report, model, calls)
+}
+
+fn python(code: &str) -> String {
+    json!({"mode":"action","tool":"python.run","params":{"code": code}}).to_string()
+}
+
+fn respond() -> String {
+    r#"{"mode":"respond","text":"8.5 km"}"#.to_owned()
+}
+
+#[test]
+fn code_that_opens_an_unread_file_is_shown_the_file_first_and_then_runs() {
+    let code = "import csv\nrows = csv.DictReader(open('./data/runs.csv'))\nprint(sum(float(r['km']) for r in rows))";
+    let (report, model, calls) = run(&[python(code), python(code), respond()]);
+    assert_eq!(report.answer, "8.5 km");
+    assert_eq!(
+        calls,
+        [
+            (
+                "files.read".to_owned(),
+                json!({"path": "data/runs.csv", "limit": 12})
+            ),
+            ("python.run".to_owned(), json!({"code": code})),
+        ]
+    );
+    assert_eq!(report.corrections.get("code-file-shown-first"), Some(&1));
+    // The same code sent again is run, not warned about as a repeat.
+    assert_eq!(report.corrections.get("repeat-warned"), None);
+    let shown = &model.seen[1].messages.last().unwrap().content;
+    assert!(shown.starts_with("files.read returned:\n"), "{shown}");
+    assert!(shown.contains("date,km"), "{shown}");
+    assert!(
+        shown.contains("Your python.run code opens data/runs.csv; it has not run."),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_file_already_read_or_brought_as_scratch_is_not_shown_again() {
+    let read = r#"{"mode":"action","tool":"files.read","params":{"path":"data/runs.csv"}}"#;
+    let code = "print(open('data/runs.csv').read().count('\\n'))";
+    let (_, _, calls) = run(&[read.to_owned(), python(code), respond()]);
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["files.read", "python.run"]);
+
+    let with_scratch = json!({"mode":"action","tool":"python.run","params":{
+        "code": "print(open('in.csv').read())",
+        "scratch_files": [{"name": "in.csv", "text": "a,b\n"}]}})
+    .to_string();
+    let (_, _, calls) = run(&[with_scratch, respond()]);
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["python.run"]);
+}
+
+#[test]
+fn names_that_are_no_file_and_absolute_paths_are_left_to_the_tool() {
+    // A month, an encoding, a mode, a name with no extension, an absolute path.
+    let code = "import csv\nf = open('/etc/hosts', 'r', encoding='utf-8')\nm = '2027-04'\nk = open('~/.ssh/id_rsa')";
+    let (report, _, calls) = run(&[python(code), respond()]);
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["python.run"]);
+    assert_eq!(report.corrections.get("code-file-shown-first"), None);
+}
