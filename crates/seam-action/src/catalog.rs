@@ -779,6 +779,29 @@ impl<'a> Schema<'a> {
         }
     }
 
+    /// The param a bare command or text is meant for: the one required param
+    /// that takes a free string (not an enum), or else the only param that takes one.
+    pub(crate) fn command_param(&self) -> Option<&'a str> {
+        let strings = |keys: Vec<&'a str>| -> Option<&'a str> {
+            let s: Vec<&str> = keys
+                .into_iter()
+                .filter(|k| {
+                    self.types(k).contains(&"string")
+                        && self
+                            .properties
+                            .get(*k)
+                            .is_some_and(|p| p.get("enum").is_none())
+                })
+                .collect();
+            match s.as_slice() {
+                [only] => Some(*only),
+                _ => None,
+            }
+        };
+        strings(self.required.clone())
+            .or_else(|| strings(self.properties.keys().map(String::as_str).collect()))
+    }
+
     /// Whether a string value suits the property (its type allows strings, or says nothing).
     pub(crate) fn takes_string(&self, key: &str) -> bool {
         let t = self.types(key);

@@ -52,17 +52,31 @@ corrections! {
     /// MiniMax's `<invoke name="NAME"><parameter name="KEY">…`, GLM's
     /// `NAME<arg_key>KEY</arg_key><arg_value>…</arg_value>`.
     XmlFunctionCall => "xml-function-call",
+    /// Qwen's XML with `<parameter=NAME>` where `<function=NAME>` belongs: a
+    /// `<parameter=…>` naming a tool and holding nothing but the params after it.
+    XmlParameterAsFunction => "xml-parameter-as-function",
+    /// A list of chat messages (JSON, or a Python repr of one:
+    /// `[{'role': 'assistant', 'content': '…'}]`): the calls are read from the
+    /// assistant's messages, their `content` and `tool_calls`.
+    ChatMessages => "chat-messages",
     /// A `[FUNCTION] NAME` / `[ARGS] {…}` (or `✿FUNCTION✿`) labelled call.
     LabelledCall => "labelled-call",
     /// The tool's name written before a bare JSON object of its arguments
     /// (`get_weather\n{…}`, `[TOOL_CALLS]get_weather[ARGS]{…}`,
     /// `to=functions.get_weather <|message|>{…}`, `Action: …\nAction Input: {…}`).
     NameBeforeArguments => "name-before-arguments",
+    /// The first line the tool's name and the next its whole command, with
+    /// nothing else (`bash` / `ls -la`): the command is the tool's one string
+    /// param (`command` for a tool whose schema is not known).
+    NameThenCommand => "name-then-command",
     /// `NAME({…})`: a call written as a function call.
     CallSyntax => "call-syntax",
     /// `NAME(key=value, …)`: a call in Python syntax (as Llama's "pythonic"
     /// tool calls are written), its values read as Python literals.
     PythonCall => "python-call",
+    /// Several fenced blocks, each read on its own: damage in one (a cut-off
+    /// object) does not run on into the next.
+    SeveralFencedBlocks => "several-fenced-blocks",
     /// Prose before or after the JSON was left out.
     ProseAroundJson => "prose-around-json",
     /// The whole reply was one tool's name.
@@ -88,6 +102,9 @@ corrections! {
     ControlCharInString => "control-char-in-string",
     /// A backslash escape JSON does not have (`\d`, `\U`): kept as written.
     InvalidEscape => "invalid-escape",
+    /// `\n`, `\t` or `\r` written as an escape between tokens, outside any
+    /// string (`{\n  "name": "x"\n}` as two characters each): read as the whitespace.
+    EscapedWhitespace => "escaped-whitespace",
     /// Quotes inside a string that were not escaped.
     UnescapedQuotes => "unescaped-quotes",
     /// The JSON stopped early (a cut-off reply): open strings, arrays and objects were closed.
