@@ -72,6 +72,7 @@
 //! nesting depth, and a fuel counter that keeps retries linear in the input.
 
 mod catalog;
+mod catalog_file;
 mod correction;
 mod json;
 mod parse;
@@ -79,6 +80,7 @@ mod python_layout;
 mod route;
 
 pub use catalog::{CatalogEntry, ToolCatalog, schema_for_grammar};
+pub use catalog_file::CatalogError;
 pub use correction::Correction;
 pub use parse::{FailureReason, MAX_REPLY_BYTES, ParseFailure, Parsed, parse};
 pub use route::{Next, Routed, RoutedCall, route};
