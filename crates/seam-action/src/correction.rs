@@ -168,6 +168,13 @@ corrections! {
     ToolNameCamelCase => "tool-name-camel-case",
     /// The tail of one tool's name (at least two of its parts) stood for the whole name.
     ToolNameSuffix => "tool-name-suffix",
+    /// The name's words were one tool's in another order or number
+    /// (`read_file` for `files.read`, `search_web` for `web.search`).
+    ToolNameWordOrder => "tool-name-word-order",
+    /// The name was one tool's but for a slip of spelling: that tool is the
+    /// only one within a small edit distance (one edit in a name of 5 to 9
+    /// characters, two from 10), `web.serach` for `web.search`.
+    ToolNameNearMatch => "tool-name-near-match",
     /// The name was none of the tools (often the assistant's own), but a value
     /// in the params (or a second name key beside it) named one: that tool,
     /// without that key.
@@ -193,8 +200,18 @@ corrections! {
     OptionalMarkerInKey => "optional-marker-in-key",
     /// A key in another case or style than the schema's (`Path`, `timeoutS`): renamed.
     ParamKeyCase => "param-key-case",
+    /// A key the schema does not have that is one missing param's but for a
+    /// slip of spelling or number (`querry`, `paths`), or its leading words
+    /// (`timeout` for `timeout_s`), and no other's: renamed.
+    ParamKeyNearMatch => "param-key-near-match",
+    /// A key the schema does not have that is a word of exactly one missing
+    /// param's own description (`file` for `path`: "file to read"): renamed.
+    ParamKeySynonym => "param-key-synonym",
     /// An enum value in another case or style (`Tree`, `find-symbol`): the schema's value.
     EnumValueCase => "enum-value-case",
+    /// An enum value that is one of the schema's but for a slip of spelling
+    /// or number (`find_symbols`, `queues`), and near no other: the schema's value.
+    EnumValueNearMatch => "enum-value-near-match",
     /// An optional param given as `""` or `null` was left out.
     EmptyOptionalDropped => "empty-optional-dropped",
     /// A key the schema does not have, whose value is an enum value of exactly

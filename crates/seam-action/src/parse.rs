@@ -1927,7 +1927,12 @@ fn resolve_call(
         tool = Some(i);
         unnest_params(&mut params, Schema::of(&catalog.entries()[i]), fixes);
     } else if !c.name_from_mode {
-        if let Some((i, key, value)) = catalog.enum_value_named(&written) {
+        if let Some((i, fix)) = catalog.resolve_near(&written) {
+            // `read_file`, `web.serach`: the tool the model named, in other words.
+            fixes.add(fix);
+            tool = Some(i);
+            unnest_params(&mut params, Schema::of(&catalog.entries()[i]), fixes);
+        } else if let Some((i, key, value)) = catalog.enum_value_named(&written) {
             // `{"tool":"os"}`: the name is one tool's enum value.
             let entry = &catalog.entries()[i];
             let fits = match &c.params {

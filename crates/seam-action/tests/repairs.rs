@@ -1112,3 +1112,148 @@ fn several_fenced_json_objects() {
     );
     assert!(!p.corrections.contains(&Correction::SeveralFencedBlocks));
 }
+
+// ---- the model's words for a tool, a key or a value, against the schema's
+
+#[test]
+fn a_tool_named_in_other_words_or_with_a_slip() {
+    let c = names();
+    let city = json!({"city": "Oslo"});
+    for (written, want, fix) in [
+        ("search_web", "web.search", Correction::ToolNameWordOrder),
+        ("read_files", "files.read", Correction::ToolNameWordOrder),
+        ("weatherGet", "get_weather", Correction::ToolNameWordOrder),
+        ("get_wheather", "get_weather", Correction::ToolNameNearMatch),
+        ("web.serach", "web.search", Correction::ToolNameNearMatch),
+        ("file.read", "files.read", Correction::ToolNameWordOrder),
+        ("files.raed", "files.read", Correction::ToolNameNearMatch),
+    ] {
+        check(
+            &c,
+            &format!(r#"{{"name": "{written}", "arguments": {city}}}"#),
+            call(want, city.clone()),
+            fix,
+        );
+    }
+    // never a short name (`seam` is no misspelt `seer`), never one of two
+    let f = catalog_fixture();
+    let p = parse(
+        r#"{"mode":"action","tool":"seam","params":{"what":"queue"}}"#,
+        &f,
+    )
+    .unwrap();
+    assert!(
+        !p.corrections.contains(&Correction::ToolNameNearMatch),
+        "{:?}",
+        p.corrections
+    );
+    let two = ToolCatalog::from_names(["get_weather", "set_weather"]);
+    let p = parse(r#"{"name": "bet_weather", "arguments": {}}"#, &two).unwrap();
+    assert_eq!(
+        serde_json::to_value(&p.action).unwrap(),
+        call("bet_weather", json!({}))
+    );
+}
+
+fn described() -> ToolCatalog {
+    let entries: Vec<seam_action::CatalogEntry> = serde_json::from_value(json!([{
+        "spec": {"name": "files.read", "version": "1", "description": "read a file",
+            "input_schema": {"type": "object", "additionalProperties": false, "required": ["path"],
+                "properties": {
+                    "path": {"type": "string", "description": "file to read; relative to the workspace"},
+                    "offset": {"type": "integer", "description": "line to start at (1-based)"},
+                    "limit": {"type": "integer", "description": "most lines to return"}}}}
+    }]))
+    .unwrap();
+    ToolCatalog::new(entries)
+}
+
+#[test]
+fn a_key_in_other_words_or_with_a_slip() {
+    let f = catalog_fixture();
+    check(
+        &f,
+        r#"{"mode":"action","tool":"web.search","params":{"querry":"rust"}}"#,
+        call("web.search", json!({"query": "rust"})),
+        Correction::ParamKeyNearMatch,
+    );
+    check(
+        &f,
+        r#"{"mode":"action","tool":"files.read","params":{"paths":"a.txt","limits":3}}"#,
+        call("files.read", json!({"path": "a.txt", "limit": 3})),
+        Correction::ParamKeyNearMatch,
+    );
+    // a key that is a param's leading words
+    check(
+        &f,
+        r#"{"mode":"action","tool":"python.run","params":{"code":"print(1)","timeout":5}}"#,
+        call("python.run", json!({"code": "print(1)", "timeout_s": 5})),
+        Correction::ParamKeyNearMatch,
+    );
+    // a word of the param's own description: `file` for `path`, `start` for `offset`
+    check(
+        &described(),
+        r#"{"mode":"action","tool":"files.read","params":{"file":"a.txt","start":"2"}}"#,
+        call("files.read", json!({"path": "a.txt", "offset": 2})),
+        Correction::ParamKeySynonym,
+    );
+    // a word two descriptions have (`line`) says nothing
+    let p = parse(
+        r#"{"mode":"action","tool":"files.read","params":{"path":"a.txt","line":2}}"#,
+        &described(),
+    )
+    .unwrap();
+    assert_eq!(
+        serde_json::to_value(&p.action).unwrap(),
+        call("files.read", json!({"path": "a.txt"}))
+    );
+    // a param already given is no target: its twin is an extra
+    let p = parse(
+        r#"{"mode":"action","tool":"web.search","params":{"query":"a","querry":"b"}}"#,
+        &f,
+    )
+    .unwrap();
+    assert_eq!(
+        serde_json::to_value(&p.action).unwrap(),
+        call("web.search", json!({"query": "a"}))
+    );
+    assert!(!p.corrections.contains(&Correction::ParamKeyNearMatch));
+    // a value the param cannot take is not moved to it
+    let p = parse(
+        r#"{"mode":"action","tool":"web.search","params":{"query":"a","limt":{"n":1}}}"#,
+        &f,
+    )
+    .unwrap();
+    assert!(!p.corrections.contains(&Correction::ParamKeyNearMatch));
+}
+
+#[test]
+fn an_enum_value_with_a_slip() {
+    let f = catalog_fixture();
+    check(
+        &f,
+        r#"{"mode":"action","tool":"memory.codebase","params":{"op":"find_symbols","name":"parse"}}"#,
+        call(
+            "memory.codebase",
+            json!({"op": "find_symbol", "name": "parse"}),
+        ),
+        Correction::EnumValueNearMatch,
+    );
+    check(
+        &f,
+        r#"{"mode":"action","tool":"seer","params":{"what":"queues"}}"#,
+        call("seer", json!({"what": "queue"})),
+        Correction::EnumValueNearMatch,
+    );
+    // a short value is a word of its own (`read` is not `tree`), a template no value
+    for raw in [
+        r#"{"mode":"action","tool":"memory.codebase","params":{"op":"read","path":"a"}}"#,
+        r#"{"mode":"action","tool":"seer","params":{"what":"queue|ledger"}}"#,
+    ] {
+        let p = parse(raw, &f).unwrap();
+        assert!(
+            !p.corrections.contains(&Correction::EnumValueNearMatch),
+            "{raw}"
+        );
+    }
+}
