@@ -167,6 +167,29 @@ impl ToolCatalog {
         None
     }
 
+    /// A written name that [`ToolCatalog::resolve`] finds no tool for, but
+    /// whose words are one tool's in another order or number (`read_file`,
+    /// `get_facts`), or that is one tool's but for a slip of spelling (the
+    /// only tool within [`near_distance`]). Never for a short name: `seam`
+    /// is no misspelt `seer`.
+    pub(crate) fn resolve_near(&self, written: &str) -> Option<(usize, Correction)> {
+        let trimmed = written.trim_matches(|c: char| {
+            c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '*' | '<' | '>' | ':' | ',' | ';')
+        });
+        if trimmed.is_empty() || trimmed.len() > 100 {
+            return None;
+        }
+        let w = normalize_camel(trimmed);
+        let words = word_set(&w);
+        if words.len() >= 2
+            && let Some(i) = unique(self.camel.iter().map(|n| word_set(n) == words))
+        {
+            return Some((i, Correction::ToolNameWordOrder));
+        }
+        nearest(&w, self.camel.iter().map(String::as_str))
+            .map(|i| (i, Correction::ToolNameNearMatch))
+    }
+
     /// A written name that is no tool's but one value of exactly one tool's
     /// enum param (`os` → `facts.get`, `fact: "os"`): the tool, the key and
     /// the value. A value that is also some tool's param name (`path`) or a
@@ -257,6 +280,61 @@ fn match_normalized(norm: &str, names: &[String]) -> Option<(usize, Correction)>
         }
     }
     None
+}
+
+/// The edits a name or key of this many characters may be away from the
+/// one it stands for: none under 5 (`seam` and `seer`, `path` and `patch`
+/// are different words), one up to 9, two from 10.
+pub(crate) fn near_distance(len: usize) -> usize {
+    match len {
+        0..5 => 0,
+        5..10 => 1,
+        _ => 2,
+    }
+}
+
+/// The one candidate within [`near_distance`] of `w` (both normalized), by
+/// Damerau-Levenshtein distance (a swap of two letters is one edit), or
+/// whose words are `w`'s in another number (`paths`, `queues`). `None` when
+/// none is, or two are.
+pub(crate) fn nearest<'a>(w: &str, candidates: impl Iterator<Item = &'a str>) -> Option<usize> {
+    let max = near_distance(w.chars().count());
+    let words = word_list(w);
+    let hits = candidates.map(|c| {
+        c != w
+            && ((max > 0 && strsim::damerau_levenshtein(w, c) <= max)
+                || (w.len() >= 4 && word_list(c) == words))
+    });
+    unique(hits)
+}
+
+/// A normalized name's words, each without a plural ending, in order.
+fn word_list(n: &str) -> Vec<String> {
+    n.split('.')
+        .filter(|p| !p.is_empty())
+        .map(singular)
+        .collect()
+}
+
+/// A normalized name's words, each without a plural ending, sorted.
+fn word_set(n: &str) -> Vec<String> {
+    let mut w = word_list(n);
+    w.sort();
+    w
+}
+
+/// `files` → `file`, `queues` → `queue`, `summaries` → `summary`; a short
+/// word or one ending in `ss` is left as it is.
+fn singular(w: &str) -> String {
+    if w.len() > 4
+        && let Some(stem) = w.strip_suffix("ies")
+    {
+        return format!("{stem}y");
+    }
+    if w.len() > 3 && w.ends_with('s') && !w.ends_with("ss") {
+        return w[..w.len() - 1].to_owned();
+    }
+    w.to_owned()
 }
 
 fn unique(hits: impl Iterator<Item = bool>) -> Option<usize> {
@@ -570,6 +648,7 @@ impl<'a> Schema<'a> {
                 fixes.add(Correction::ParamKeyCase);
             }
         }
+        self.rename_near_keys(params, fixes);
         // Types: "20" for an integer, 3 for a string.
         let keys: Vec<String> = params.keys().cloned().collect();
         for k in &keys {
@@ -598,6 +677,14 @@ impl<'a> Schema<'a> {
                 if let [only] = same.as_slice() {
                     params.insert(k.clone(), Value::String((*only).to_owned()));
                     fixes.add(Correction::EnumValueCase);
+                } else if same.is_empty() {
+                    // A slip of spelling or number: `find_symbols`, `queues`.
+                    let values = self.enum_values(k);
+                    let normed: Vec<String> = values.iter().map(|e| normalize_camel(e)).collect();
+                    if let Some(i) = nearest(&w, normed.iter().map(String::as_str)) {
+                        params.insert(k.clone(), Value::String(values[i].to_owned()));
+                        fixes.add(Correction::EnumValueNearMatch);
+                    }
                 }
             }
         }
@@ -757,6 +844,81 @@ impl<'a> Schema<'a> {
         }
     }
 
+    /// Keys the schema does not have that stand for one param it has and the
+    /// params lack: the only param near it (see [`nearest`]) or whose leading
+    /// words it is (`timeout` for `timeout_s`), else the only param whose own
+    /// description has its words (`file` for `path`: "file to read"). The
+    /// value must suit that param. A param already given is never a target:
+    /// its near twin is an extra, dropped later.
+    fn rename_near_keys(&self, params: &mut Map<String, Value>, fixes: &mut Corrections) {
+        let undeclared: Vec<String> = params
+            .keys()
+            .filter(|k| !self.has(k) && *k != "tool")
+            .cloned()
+            .collect();
+        let all: Vec<&'a String> = self.properties.keys().collect();
+        let normed: Vec<String> = all.iter().map(|p| normalize_camel(p)).collect();
+        for k in undeclared {
+            let w = normalize_camel(&k);
+            if w.len() < 3 {
+                continue;
+            }
+            let near = nearest(&w, normed.iter().map(String::as_str))
+                .map(|i| (i, Correction::ParamKeyNearMatch))
+                .or_else(|| {
+                    let lead = format!("{w}.");
+                    (w.len() >= 4)
+                        .then(|| unique(normed.iter().map(|n| n.starts_with(&lead))))
+                        .flatten()
+                        .map(|i| (i, Correction::ParamKeyNearMatch))
+                })
+                .or_else(|| {
+                    self.described_by(&w, &all)
+                        .map(|i| (i, Correction::ParamKeySynonym))
+                });
+            let Some((i, fix)) = near else { continue };
+            let target = all[i].as_str();
+            let Some(v) = params.get(&k) else { continue };
+            let suits = self.accepts(target, v)
+                || self
+                    .types(target)
+                    .iter()
+                    .any(|t| coerce(t, v).is_some_and(|c| self.accepts(target, &c)));
+            if params.contains_key(target) || !suits {
+                continue;
+            }
+            if let Some(v) = params.remove(&k) {
+                params.insert(target.to_owned(), v);
+                fixes.add(fix);
+            }
+        }
+    }
+
+    /// The one property whose own `description` has every word of the
+    /// normalized key `w` (each 3 letters or more, plural or not).
+    fn described_by(&self, w: &str, props: &[&String]) -> Option<usize> {
+        let words = word_list(w);
+        if words.is_empty() || words.iter().any(|x| x.len() < 3) {
+            return None;
+        }
+        unique(props.iter().map(|p| {
+            let Some(d) = self
+                .properties
+                .get(p.as_str())
+                .and_then(|x| x.get("description"))
+                .and_then(Value::as_str)
+            else {
+                return false;
+            };
+            let said: Vec<String> = d
+                .split(|c: char| !c.is_alphanumeric())
+                .filter(|x| !x.is_empty())
+                .map(|x| singular(&x.to_lowercase()))
+                .collect();
+            words.iter().all(|x| said.contains(x))
+        }))
+    }
+
     /// Whether the schema says the property holds Python source
     /// (`"contentMediaType": "text/x-python"`, JSON Schema's word for what a
     /// string encodes).
@@ -777,6 +939,29 @@ impl<'a> Schema<'a> {
         } else {
             None
         }
+    }
+
+    /// The param a bare command or text is meant for: the one required param
+    /// that takes a free string (not an enum), or else the only param that takes one.
+    pub(crate) fn command_param(&self) -> Option<&'a str> {
+        let strings = |keys: Vec<&'a str>| -> Option<&'a str> {
+            let s: Vec<&str> = keys
+                .into_iter()
+                .filter(|k| {
+                    self.types(k).contains(&"string")
+                        && self
+                            .properties
+                            .get(*k)
+                            .is_some_and(|p| p.get("enum").is_none())
+                })
+                .collect();
+            match s.as_slice() {
+                [only] => Some(*only),
+                _ => None,
+            }
+        };
+        strings(self.required.clone())
+            .or_else(|| strings(self.properties.keys().map(String::as_str).collect()))
     }
 
     /// Whether a string value suits the property (its type allows strings, or says nothing).

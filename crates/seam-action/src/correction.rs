@@ -52,17 +52,31 @@ corrections! {
     /// MiniMax's `<invoke name="NAME"><parameter name="KEY">…`, GLM's
     /// `NAME<arg_key>KEY</arg_key><arg_value>…</arg_value>`.
     XmlFunctionCall => "xml-function-call",
+    /// Qwen's XML with `<parameter=NAME>` where `<function=NAME>` belongs: a
+    /// `<parameter=…>` naming a tool and holding nothing but the params after it.
+    XmlParameterAsFunction => "xml-parameter-as-function",
+    /// A list of chat messages (JSON, or a Python repr of one:
+    /// `[{'role': 'assistant', 'content': '…'}]`): the calls are read from the
+    /// assistant's messages, their `content` and `tool_calls`.
+    ChatMessages => "chat-messages",
     /// A `[FUNCTION] NAME` / `[ARGS] {…}` (or `✿FUNCTION✿`) labelled call.
     LabelledCall => "labelled-call",
     /// The tool's name written before a bare JSON object of its arguments
     /// (`get_weather\n{…}`, `[TOOL_CALLS]get_weather[ARGS]{…}`,
     /// `to=functions.get_weather <|message|>{…}`, `Action: …\nAction Input: {…}`).
     NameBeforeArguments => "name-before-arguments",
+    /// The first line the tool's name and the next its whole command, with
+    /// nothing else (`bash` / `ls -la`): the command is the tool's one string
+    /// param (`command` for a tool whose schema is not known).
+    NameThenCommand => "name-then-command",
     /// `NAME({…})`: a call written as a function call.
     CallSyntax => "call-syntax",
     /// `NAME(key=value, …)`: a call in Python syntax (as Llama's "pythonic"
     /// tool calls are written), its values read as Python literals.
     PythonCall => "python-call",
+    /// Several fenced blocks, each read on its own: damage in one (a cut-off
+    /// object) does not run on into the next.
+    SeveralFencedBlocks => "several-fenced-blocks",
     /// Prose before or after the JSON was left out.
     ProseAroundJson => "prose-around-json",
     /// The whole reply was one tool's name.
@@ -88,6 +102,9 @@ corrections! {
     ControlCharInString => "control-char-in-string",
     /// A backslash escape JSON does not have (`\d`, `\U`): kept as written.
     InvalidEscape => "invalid-escape",
+    /// `\n`, `\t` or `\r` written as an escape between tokens, outside any
+    /// string (`{\n  "name": "x"\n}` as two characters each): read as the whitespace.
+    EscapedWhitespace => "escaped-whitespace",
     /// Quotes inside a string that were not escaped.
     UnescapedQuotes => "unescaped-quotes",
     /// The JSON stopped early (a cut-off reply): open strings, arrays and objects were closed.
@@ -151,6 +168,13 @@ corrections! {
     ToolNameCamelCase => "tool-name-camel-case",
     /// The tail of one tool's name (at least two of its parts) stood for the whole name.
     ToolNameSuffix => "tool-name-suffix",
+    /// The name's words were one tool's in another order or number
+    /// (`read_file` for `files.read`, `search_web` for `web.search`).
+    ToolNameWordOrder => "tool-name-word-order",
+    /// The name was one tool's but for a slip of spelling: that tool is the
+    /// only one within a small edit distance (one edit in a name of 5 to 9
+    /// characters, two from 10), `web.serach` for `web.search`.
+    ToolNameNearMatch => "tool-name-near-match",
     /// The name was none of the tools (often the assistant's own), but a value
     /// in the params (or a second name key beside it) named one: that tool,
     /// without that key.
@@ -176,8 +200,18 @@ corrections! {
     OptionalMarkerInKey => "optional-marker-in-key",
     /// A key in another case or style than the schema's (`Path`, `timeoutS`): renamed.
     ParamKeyCase => "param-key-case",
+    /// A key the schema does not have that is one missing param's but for a
+    /// slip of spelling or number (`querry`, `paths`), or its leading words
+    /// (`timeout` for `timeout_s`), and no other's: renamed.
+    ParamKeyNearMatch => "param-key-near-match",
+    /// A key the schema does not have that is a word of exactly one missing
+    /// param's own description (`file` for `path`: "file to read"): renamed.
+    ParamKeySynonym => "param-key-synonym",
     /// An enum value in another case or style (`Tree`, `find-symbol`): the schema's value.
     EnumValueCase => "enum-value-case",
+    /// An enum value that is one of the schema's but for a slip of spelling
+    /// or number (`find_symbols`, `queues`), and near no other: the schema's value.
+    EnumValueNearMatch => "enum-value-near-match",
     /// An optional param given as `""` or `null` was left out.
     EmptyOptionalDropped => "empty-optional-dropped",
     /// A key the schema does not have, whose value is an enum value of exactly

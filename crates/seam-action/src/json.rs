@@ -120,6 +120,13 @@ impl<'a> Reader<'a, '_> {
             self.burn(1)?;
             match self.peek() {
                 Some(b' ' | b'\t' | b'\n' | b'\r') => self.pos += 1,
+                // `{\n  "name": …}`: a newline (tab, return) written as its
+                // escape, outside any string. Between tokens JSON allows only
+                // whitespace, so `\n` there can mean nothing else.
+                Some(b'\\') if matches!(self.s.get(self.pos + 1), Some(b'n' | b't' | b'r')) => {
+                    self.repairs.add(Correction::EscapedWhitespace);
+                    self.pos += 2;
+                }
                 Some(b'/') if self.s.get(self.pos + 1) == Some(&b'/') => {
                     self.repairs.add(Correction::JsonComments);
                     while let Some(b) = self.peek() {
@@ -412,11 +419,22 @@ impl<'a> Reader<'a, '_> {
 
     /// True when the closing-quote candidate at `q` (a quote of `len` bytes)
     /// really ends the string: what follows it is what may follow a string.
-    fn closes(&self, q: usize, len: usize, is_key: bool) -> bool {
-        let mut p = q + len;
-        while p < self.s.len() && matches!(self.s[p], b' ' | b'\t' | b'\r' | b'\n') {
-            p += 1;
+    /// The first byte at or after `p` that is neither whitespace nor an
+    /// escaped whitespace (`\n` as two characters, which [`Reader::ws`] reads
+    /// as whitespace between tokens).
+    fn skip_gap(&self, mut p: usize) -> usize {
+        while p < self.s.len() {
+            match self.s[p] {
+                b' ' | b'\t' | b'\r' | b'\n' => p += 1,
+                b'\\' if matches!(self.s.get(p + 1), Some(b'n' | b't' | b'r')) => p += 2,
+                _ => break,
+            }
         }
+        p
+    }
+
+    fn closes(&self, q: usize, len: usize, is_key: bool) -> bool {
+        let p = self.skip_gap(q + len);
         let Some(&c) = self.s.get(p) else {
             return true;
         };
@@ -432,10 +450,8 @@ impl<'a> Reader<'a, '_> {
     }
 
     /// After a comma: does the next thing look like JSON's next member or element?
-    fn plausible_after_comma(&self, mut p: usize) -> bool {
-        while p < self.s.len() && matches!(self.s[p], b' ' | b'\t' | b'\r' | b'\n') {
-            p += 1;
-        }
+    fn plausible_after_comma(&self, p: usize) -> bool {
+        let p = self.skip_gap(p);
         let Some(&c) = self.s.get(p) else {
             return true;
         };

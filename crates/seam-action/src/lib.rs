@@ -12,14 +12,20 @@
 //! 1. Guards: more than [`MAX_REPLY_BYTES`] or an empty reply is refused.
 //! 2. Think blocks (`<think>…</think>`, unclosed, or a bare `</think>`) are
 //!    set aside; they are searched only when the rest holds no action.
-//! 3. Text level: XML dialects (Qwen's `<function=…><parameter=…>`,
+//! 3. Text level: XML dialects (Qwen's `<function=…><parameter=…>`, also
+//!    with a `<parameter=TOOL>` for its opener,
 //!    MiniMax's `<invoke name=…>`, GLM's `<arg_key>`), labelled calls
 //!    (`[FUNCTION]`/`[ARGS]`), a reply that is one JSON string, outer code
 //!    fences, then every JSON object in the text (strict `serde_json` first,
-//!    then the tolerant reader of `json.rs`), a `NAME({…})` call, a bare
+//!    then the tolerant reader of `json.rs`, which also reads `\n` written
+//!    as an escape between tokens; several fenced blocks are read block by
+//!    block when an object ran on across a fence), a `NAME({…})` call, a bare
 //!    payload right after a tool's name (`[TOOL_CALLS]NAME[ARGS]{…}`,
 //!    `to=functions.NAME … {…}`); with no JSON, Python call syntax
-//!    (`NAME(key=value)`) or a reply that is only a tool's name.
+//!    (`NAME(key=value)`), a tool's name on one line and its command on the
+//!    next, or a reply that is only a tool's name. A list of chat messages
+//!    (JSON or a Python repr) is read by its assistant messages' content and
+//!    `tool_calls`.
 //! 4. Shape: each object is read as the seam grammar (`mode`), an
 //!    OpenAI-style call (`name`/`arguments`, `function`, `tool_calls`, a
 //!    wrapper key, keys in another case), a plan without its mode, or a bare
@@ -28,7 +34,10 @@
 //!    call repeated word for word counts once; placeholder steps (`NAME`)
 //!    beside real ones are dropped, and so are answers beside calls.
 //! 5. Names: a written name resolves to a catalog tool through padding,
-//!    case, separators, a namespace prefix or a unique multi-part suffix. A
+//!    case, separators, a namespace prefix or a unique multi-part suffix;
+//!    as a call's name, also through its words in another order or number
+//!    (`read_file`) or a slip of spelling (the only tool within one edit in
+//!    5-9 characters, two from 10; never under 5: `seam` is not `seer`). A
 //!    name that is no tool (the assistant's own name, an invented one) may be
 //!    resolved by the params: a value or key naming exactly one tool, or
 //!    params that fit exactly one tool's schema (with a catalog of names
@@ -41,7 +50,11 @@
 //!    to no tool whose params are only prose under keys no tool has is a
 //!    message, read as the answer (`message-as-respond`).
 //! 6. Params, when the tool's schema is known: `key?` marks, keys and enum
-//!    values in another case or style, types, empty optionals, a stray key
+//!    values in another case or style, keys a slip of spelling or number
+//!    away from one missing param (or its leading words, `timeout` for
+//!    `timeout_s`), a key that is a word of exactly one missing param's own
+//!    description (`file` for `path`: "file to read"), enum values a slip
+//!    away from one value, types, empty optionals, a stray key
 //!    holding an enum value of a missing required param, a missing required
 //!    enum value named by the model's own tool name or implied by the
 //!    schema's conditional requirements, the one missing required param
@@ -72,6 +85,7 @@
 //! nesting depth, and a fuel counter that keeps retries linear in the input.
 
 mod catalog;
+mod catalog_file;
 mod correction;
 mod json;
 mod parse;
@@ -79,6 +93,7 @@ mod python_layout;
 mod route;
 
 pub use catalog::{CatalogEntry, ToolCatalog, schema_for_grammar};
+pub use catalog_file::CatalogError;
 pub use correction::Correction;
 pub use parse::{FailureReason, MAX_REPLY_BYTES, ParseFailure, Parsed, parse};
 pub use route::{Next, Routed, RoutedCall, route};

@@ -237,7 +237,15 @@ fn extract(
     if WRAPPER_TAGS.iter().any(|t| text.contains(t)) {
         fixes.add(Correction::ToolCallTags);
     }
-    let xml = if text.contains("<function=") {
+    let opened = if text.contains("<parameter=") && !text.contains("<function=") {
+        parameter_openers(text, catalog)
+    } else {
+        None
+    };
+    let xml = if let Some(rewritten) = &opened {
+        fixes.add(Correction::XmlParameterAsFunction);
+        xml_calls(rewritten)
+    } else if text.contains("<function=") {
         xml_calls(text)
     } else if text.contains("<invoke") {
         invoke_calls(text)
@@ -275,6 +283,10 @@ fn extract(
     }
     let body = strip_outer_fences(trimmed, fixes);
     let mut spans = scan(body, fuel, damaged);
+    if let Some(per_block) = scan_fenced_blocks(body, &spans, fuel, damaged) {
+        fixes.add(Correction::SeveralFencedBlocks);
+        spans = per_block;
+    }
     let mut scanned = body.to_owned();
     if spans.is_empty() && (body.contains("\"\"") || body.contains("''")) {
         // `{""key"":""v""}`: quotes doubled as CSV escapes them.
@@ -291,6 +303,11 @@ fn extract(
         if !calls.is_empty() {
             fixes.add(Correction::PythonCall);
             items.extend(calls.into_iter().map(Item::Call));
+            return items;
+        }
+        if let Some(call) = name_then_command(trimmed, catalog) {
+            fixes.add(Correction::NameThenCommand);
+            items.push(Item::Call(call));
             return items;
         }
         if let Some(call) = bare_tool_name(trimmed, catalog, fixes) {
@@ -404,14 +421,112 @@ fn name_before(gap: &str, catalog: &ToolCatalog) -> Option<String> {
     None
 }
 
+/// Several fenced blocks, when a loosely read object ran on from one block
+/// into the next (a cut-off object swallowing the fence and what follows):
+/// each block scanned on its own. Taken only when that finds more objects
+/// with members than the scan of the whole did; an object that holds a fence
+/// in a string it was meant to hold is left as read.
+fn scan_fenced_blocks(
+    body: &str,
+    spans: &[Span],
+    fuel: &mut Fuel,
+    damaged: &mut bool,
+) -> Option<Vec<Span>> {
+    let crossed = spans
+        .iter()
+        .any(|sp| sp.repairs != Corrections::default() && body[sp.start..sp.end].contains("```"));
+    if !crossed {
+        return None;
+    }
+    // The blocks: what lies between fence markers (```, with a language word after an opener).
+    let mut blocks = Vec::new();
+    let mut start = 0;
+    let mut rest = body;
+    while let Some(p) = rest[..].find("```") {
+        let abs = body.len() - rest.len() + p;
+        blocks.push((start, abs));
+        let after = &body[abs + 3..];
+        let word = after
+            .find(|c: char| !(c.is_ascii_alphanumeric() || c == '_' || c == '-'))
+            .unwrap_or(after.len());
+        start = abs + 3 + word;
+        rest = &body[start..];
+    }
+    blocks.push((start, body.len()));
+    let members = |spans: &[Span]| {
+        spans
+            .iter()
+            .filter(|sp| match &sp.value {
+                Value::Object(o) => !o.is_empty(),
+                Value::Array(a) => !a.is_empty(),
+                _ => false,
+            })
+            .count()
+    };
+    let mut per_block = Vec::new();
+    for (a, b) in blocks {
+        // a block's last newline is the fence's, not a cut-off string's
+        let b = a + body[a..b].trim_end().len();
+        for mut sp in scan(&body[a..b], fuel, damaged) {
+            sp.start += a;
+            sp.end += a;
+            per_block.push(sp);
+        }
+    }
+    (members(&per_block) >= 2 && members(&per_block) > members(spans)).then_some(per_block)
+}
+
+/// The tool's name alone on the first line and its whole command on the next
+/// (or in one fenced block after it), nothing else: `bash` / `ls -la`. The
+/// command is the tool's one string param (the one required string param, or
+/// its only string param); a tool whose schema is not known gets `command`,
+/// the key every shell tool's format uses (OpenAI's `shell`, Anthropic's
+/// `bash`). A tool with no such param is no fit: nothing is made up for it.
+fn name_then_command(t: &str, catalog: &ToolCatalog) -> Option<RawCall> {
+    let (first, rest) = t.split_once('\n')?;
+    let name = first.trim();
+    if name.is_empty() || name.len() > 200 || name.contains(char::is_whitespace) {
+        return None;
+    }
+    let (i, _) = catalog.resolve(name)?;
+    let mut command = rest.trim();
+    if let Some(inner) = command.strip_prefix("```") {
+        let (_, body) = inner.split_once('\n')?;
+        command = body.trim_end().strip_suffix("```")?.trim();
+    } else if command.contains('\n') {
+        return None;
+    }
+    if command.is_empty() || command.contains("```") {
+        return None;
+    }
+    let key = match Schema::of(&catalog.entries()[i]) {
+        Some(schema) => schema.command_param()?.to_owned(),
+        None => "command".to_owned(),
+    };
+    let mut params = Map::new();
+    params.insert(key, Value::String(command.to_owned()));
+    Some(RawCall {
+        name: Some(name.to_owned()),
+        name_from_mode: false,
+        params: RawParams::Object(params),
+        xml_text: vec![],
+    })
+}
+
 /// A leading ```lang line and a trailing ``` (the fences inside are left to the scan).
+/// An opener with the JSON on its own line (```` ```json {…} ``` ````) keeps the JSON.
 fn strip_outer_fences<'a>(t: &'a str, fixes: &mut Corrections) -> &'a str {
     let mut s = t;
     if let Some(after) = s.strip_prefix("```") {
         fixes.add(Correction::MarkdownFence);
-        s = match after.find('\n') {
-            Some(n) => &after[n + 1..],
-            None => after.trim_start_matches(|c: char| c.is_ascii_alphanumeric()),
+        let word = after.trim_start_matches(|c: char| c.is_ascii_alphanumeric() || c == '_');
+        s = if word.trim_start_matches([' ', '\t']).starts_with(['{', '[']) {
+            word
+        } else {
+            match after.find('\n') {
+                Some(n) => &after[n + 1..],
+                None => word,
+            }
         };
     }
     let end = s.trim_end();
@@ -511,6 +626,11 @@ fn note_leftovers(text: &str, spans: &[Span], fixes: &mut Corrections) {
     for t in WRAPPER_TAGS {
         rest = rest.replace(t, "");
     }
+    // `\n` written as an escape around the JSON (see `escaped-whitespace`) is no prose.
+    rest = rest
+        .replace("\\n", " ")
+        .replace("\\t", " ")
+        .replace("\\r", " ");
     let left = rest.trim();
     if left.is_empty() {
         return;
@@ -792,6 +912,39 @@ fn xml_calls(text: &str) -> Vec<RawCall> {
     calls
 }
 
+/// Qwen's XML with `<parameter=NAME>` for its `<function=NAME>`: each
+/// `<parameter=…>` whose name is a tool's and whose body is empty (the next
+/// tag is another `<parameter=`) or a JSON object opens a call. The text with
+/// those tags made `<function=…>`; `None` when no tag opens one. A key is
+/// never a call: a tag whose body is a value stays a param.
+fn parameter_openers(text: &str, catalog: &ToolCatalog) -> Option<String> {
+    const TAG: &str = "<parameter=";
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    let mut found = false;
+    while let Some(p) = rest.find(TAG) {
+        let after = &rest[p + TAG.len()..];
+        let Some(gt) = after.find(['>', '\n']) else {
+            break;
+        };
+        let name = after[..gt].trim().trim_matches('"');
+        let body = after[(gt + 1).min(after.len())..].trim_start();
+        let opens = (body.starts_with(TAG) || body.starts_with('{'))
+            && name.len() <= 200
+            && catalog.resolve(name).is_some();
+        out.push_str(&rest[..p]);
+        if opens {
+            found = true;
+            out.push_str("<function=");
+        } else {
+            out.push_str(TAG);
+        }
+        rest = after;
+    }
+    out.push_str(rest);
+    found.then_some(out)
+}
+
 /// The text between `open` and the first of `closers` (or the end).
 fn until<'a>(text: &'a str, closers: &[&str]) -> &'a str {
     let end = closers
@@ -1051,6 +1204,13 @@ fn interpret_object(
     items: &mut Vec<Item>,
     depth: usize,
 ) {
+    if let Some(assistant) = chat_message_role(&o) {
+        fixes.add(Correction::ChatMessages);
+        if assistant {
+            read_chat_message(o, catalog, fuel, fixes, items, depth);
+        }
+        return;
+    }
     restyle_call_keys(&mut o, fixes);
     let mode = o
         .get("mode")
@@ -1171,6 +1331,70 @@ fn interpret_object(
         params: RawParams::Object(o),
         xml_text: vec![],
     }));
+}
+
+/// The keys of a chat message (OpenAI's, and what the servers add).
+const CHAT_MESSAGE_KEYS: &[&str] = &[
+    "role",
+    "content",
+    "tool_calls",
+    "function_call",
+    "name",
+    "tool_call_id",
+    "refusal",
+    "reasoning_content",
+    "reasoning",
+    "audio",
+    "annotations",
+];
+
+/// Whether the object is a chat message (a `role` the chat formats define and
+/// no key a message lacks): `Some(true)` for the assistant's (or the model's) own.
+fn chat_message_role(o: &Map<String, Value>) -> Option<bool> {
+    let role = o.get("role")?.as_str()?;
+    let known = matches!(
+        role,
+        "assistant" | "model" | "user" | "system" | "developer" | "tool" | "function" | "ipython"
+    );
+    let shaped = o.keys().all(|k| CHAT_MESSAGE_KEYS.contains(&k.as_str()))
+        && (o.contains_key("content") || o.contains_key("tool_calls"));
+    (known && shaped).then_some(matches!(role, "assistant" | "model"))
+}
+
+/// The calls of an assistant's chat message: its `tool_calls` (or
+/// `function_call`), then what its `content` holds, read as a reply is (a
+/// string, or the text parts of a list).
+fn read_chat_message(
+    mut o: Map<String, Value>,
+    catalog: &ToolCatalog,
+    fuel: &mut Fuel,
+    fixes: &mut Corrections,
+    items: &mut Vec<Item>,
+    depth: usize,
+) {
+    if let Some(Value::Array(calls)) = o.remove("tool_calls") {
+        for c in calls {
+            interpret(c, catalog, fuel, fixes, items, depth + 1);
+        }
+    }
+    if let Some(Value::Object(f)) = o.remove("function_call") {
+        interpret_object(f, catalog, fuel, fixes, items, depth + 1);
+    }
+    let texts: Vec<String> = match o.remove("content") {
+        Some(Value::String(s)) => vec![s],
+        Some(Value::Array(parts)) => parts
+            .iter()
+            .filter_map(|p| p.get("text").and_then(Value::as_str).map(str::to_owned))
+            .collect(),
+        _ => vec![],
+    };
+    for t in texts {
+        let mut damaged = false;
+        // Read as a reply is, at the last text level (a JSON string in it is
+        // not opened again); each nested content is shorter than the text
+        // around it, and the reply's fuel bounds the whole.
+        items.extend(extract(&t, catalog, fuel, fixes, &mut damaged, 2));
+    }
 }
 
 /// Keys whose object value is the whole call.
@@ -1703,7 +1927,12 @@ fn resolve_call(
         tool = Some(i);
         unnest_params(&mut params, Schema::of(&catalog.entries()[i]), fixes);
     } else if !c.name_from_mode {
-        if let Some((i, key, value)) = catalog.enum_value_named(&written) {
+        if let Some((i, fix)) = catalog.resolve_near(&written) {
+            // `read_file`, `web.serach`: the tool the model named, in other words.
+            fixes.add(fix);
+            tool = Some(i);
+            unnest_params(&mut params, Schema::of(&catalog.entries()[i]), fixes);
+        } else if let Some((i, key, value)) = catalog.enum_value_named(&written) {
             // `{"tool":"os"}`: the name is one tool's enum value.
             let entry = &catalog.entries()[i];
             let fits = match &c.params {

@@ -942,3 +942,318 @@ fn python_source_python_cannot_compile_is_laid_out() {
         Correction::PythonEscapesUnescaped,
     );
 }
+
+// ---- formats the dev half did not show (issue 19); each input is written
+// from the format's definition, not copied from a corpus.
+
+#[test]
+fn escaped_whitespace_between_json_tokens() {
+    // A JSON encoder's output printed once more: every newline and indent
+    // between tokens is the two characters `\n` and `\t`, the strings intact.
+    let c = names();
+    let raw = r#"{\n\t"name": "get_weather",\n\t"arguments": {\n\t\t"city": "Oslo",\r\n\t\t"days": 3\n\t}\n}\n"#;
+    check(
+        &c,
+        raw,
+        call("get_weather", json!({"city": "Oslo", "days": 3})),
+        Correction::EscapedWhitespace,
+    );
+    // the reply's own text after the JSON is no prose
+    let p = parse(raw, &c).unwrap();
+    assert!(!p.corrections.contains(&Correction::ProseAroundJson));
+    // the seam grammar, an escape inside a string kept as JSON reads it
+    check(
+        &c,
+        r#"{\n  "mode": "action",\n  "tool": "files.read",\n  "params": {"path": "a\nb.txt"}\n}"#,
+        call("files.read", json!({"path": "a\nb.txt"})),
+        Correction::EscapedWhitespace,
+    );
+}
+
+#[test]
+fn a_python_repr_of_chat_messages() {
+    let c = names();
+    // `print(messages)` in Python: single quotes, `None`, the assistant's
+    // content a JSON call.
+    check(
+        &c,
+        r#"[{'role': 'user', 'content': 'Weather in Oslo?'}, {'role': 'assistant', 'content': '{"name": "get_weather", "arguments": {"city": "Oslo"}}', 'tool_calls': None}]"#,
+        call("get_weather", json!({"city": "Oslo"})),
+        Correction::ChatMessages,
+    );
+    // OpenAI's message shape: `tool_calls` with arguments as a string
+    check(
+        &c,
+        r#"[{'role': 'assistant', 'content': None, 'tool_calls': [{'id': 'call_0', 'type': 'function', 'function': {'name': 'web_search', 'arguments': '{"query": "rust"}'}}]}]"#,
+        call("web.search", json!({"query": "rust"})),
+        Correction::ChatMessages,
+    );
+    // content as a list of parts, the call in a tag
+    check(
+        &c,
+        "[{\"role\": \"assistant\", \"content\": [{\"type\": \"text\", \"text\": \"<tool_call>\\n{\\\"name\\\": \\\"Bash\\\", \\\"arguments\\\": {\\\"command\\\": \\\"ls\\\"}}\\n</tool_call>\"}]}]",
+        call("Bash", json!({"command": "ls"})),
+        Correction::ChatMessages,
+    );
+    // the user's words are never the call: a list with no assistant message has none
+    let r = parse(
+        r#"[{'role': 'user', 'content': '{"name": "get_weather", "arguments": {"city": "Oslo"}}'}]"#,
+        &c,
+    );
+    assert!(r.is_err(), "{r:?}");
+    // an object with a `role` among other keys is a payload, not a message
+    let p = parse(r#"{"role": "admin", "content": "x", "user": "ann"}"#, &c).unwrap();
+    assert!(!p.corrections.contains(&Correction::ChatMessages));
+}
+
+#[test]
+fn a_tool_name_then_its_command() {
+    let c = names();
+    check(
+        &c,
+        "Bash\nls -la /tmp\n",
+        call("Bash", json!({"command": "ls -la /tmp"})),
+        Correction::NameThenCommand,
+    );
+    check(
+        &c,
+        "bash\n```sh\ngrep -rn 'TODO' src\n```",
+        call("Bash", json!({"command": "grep -rn 'TODO' src"})),
+        Correction::NameThenCommand,
+    );
+    // with a schema, the tool's one required free string param
+    let f = catalog_fixture();
+    check(
+        &f,
+        "files.read\nnotes/todo.md",
+        call("files.read", json!({"path": "notes/todo.md"})),
+        Correction::NameThenCommand,
+    );
+    check(
+        &f,
+        "python.run\nprint(2 ** 10)",
+        call("python.run", json!({"code": "print(2 ** 10)"})),
+        Correction::NameThenCommand,
+    );
+    // not a command: two commands, prose on the first line, a name no tool
+    // has, a tool with no free string param
+    for raw in [
+        "Bash\nls\nrm -rf build",
+        "I will run\nls -la",
+        "shell\nls -la",
+    ] {
+        assert!(parse(raw, &c).is_err(), "{raw:?}");
+    }
+    assert!(parse("context\nshow it", &f).is_err());
+    assert!(parse("facts.get\nos", &f).is_err());
+}
+
+#[test]
+fn qwen_xml_with_a_parameter_tag_for_the_function_tag() {
+    let c = names();
+    check(
+        &c,
+        "<tool_call>\n<parameter=get_weather>\n<parameter=city>\nOslo\n</parameter>\n<parameter=days>\n3\n</parameter>\n</function>\n</tool_call>",
+        call("get_weather", json!({"city": "Oslo", "days": 3})),
+        Correction::XmlParameterAsFunction,
+    );
+    // its arguments as JSON, as `<function=NAME>{…}` has them
+    check(
+        &c,
+        "<parameter=web.search>\n{\"query\": \"rust\"}\n</parameter>",
+        call("web.search", json!({"query": "rust"})),
+        Correction::XmlParameterAsFunction,
+    );
+    // a parameter whose value is a tool's name is a param, not a call
+    let p = parse(
+        "<tool_call>\n<function=Bash>\n<parameter=command>\nget_weather\n</parameter>\n</function>\n</tool_call>",
+        &c,
+    )
+    .unwrap();
+    assert_eq!(
+        serde_json::to_value(&p.action).unwrap(),
+        call("Bash", json!({"command": "get_weather"}))
+    );
+    assert!(!p.corrections.contains(&Correction::XmlParameterAsFunction));
+    // a `<parameter=…>` that names no tool opens nothing
+    assert!(parse("<parameter=city>\nOslo\n</parameter>", &c).is_err());
+}
+
+#[test]
+fn several_fenced_json_objects() {
+    let c = ToolCatalog::from_names(["get_weather", "get_time"]);
+    let plan = json!({"mode": "plan", "steps": [
+        {"actor": "get_weather", "params": {"city": "Oslo"}},
+        {"actor": "get_time", "params": {"tz": "CET"}}]});
+    // the first object cut off inside a string: it must not swallow the
+    // fence and the next one
+    check(
+        &c,
+        "```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\n```\n\n```json\n{\"name\": \"get_time\", \"arguments\": {\"tz\": \"CET\"}}\n```",
+        plan.clone(),
+        Correction::SeveralFencedBlocks,
+    );
+    // fences opened and closed on the JSON's own line
+    check(
+        &c,
+        "```json {\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\"}} ```\n```json {\"name\": \"get_time\", \"arguments\": {\"tz\": \"CET\"}} ```",
+        plan,
+        Correction::SeveralCallsAsPlan,
+    );
+    // a fence inside a string the object means to hold stays in it
+    let raw = "```json\n{\"name\": \"get_weather\", \"arguments\": {\"city\": \"Oslo\", \"note\": \"see\n```\ncode\n```\"}}\n```";
+    let p = parse(raw, &c).unwrap();
+    assert_eq!(
+        serde_json::to_value(&p.action).unwrap(),
+        call(
+            "get_weather",
+            json!({"city": "Oslo", "note": "see\n```\ncode\n```"})
+        )
+    );
+    assert!(!p.corrections.contains(&Correction::SeveralFencedBlocks));
+}
+
+// ---- the model's words for a tool, a key or a value, against the schema's
+
+#[test]
+fn a_tool_named_in_other_words_or_with_a_slip() {
+    let c = names();
+    let city = json!({"city": "Oslo"});
+    for (written, want, fix) in [
+        ("search_web", "web.search", Correction::ToolNameWordOrder),
+        ("read_files", "files.read", Correction::ToolNameWordOrder),
+        ("weatherGet", "get_weather", Correction::ToolNameWordOrder),
+        ("get_wheather", "get_weather", Correction::ToolNameNearMatch),
+        ("web.serach", "web.search", Correction::ToolNameNearMatch),
+        ("file.read", "files.read", Correction::ToolNameWordOrder),
+        ("files.raed", "files.read", Correction::ToolNameNearMatch),
+    ] {
+        check(
+            &c,
+            &format!(r#"{{"name": "{written}", "arguments": {city}}}"#),
+            call(want, city.clone()),
+            fix,
+        );
+    }
+    // never a short name (`seam` is no misspelt `seer`), never one of two
+    let f = catalog_fixture();
+    let p = parse(
+        r#"{"mode":"action","tool":"seam","params":{"what":"queue"}}"#,
+        &f,
+    )
+    .unwrap();
+    assert!(
+        !p.corrections.contains(&Correction::ToolNameNearMatch),
+        "{:?}",
+        p.corrections
+    );
+    let two = ToolCatalog::from_names(["get_weather", "set_weather"]);
+    let p = parse(r#"{"name": "bet_weather", "arguments": {}}"#, &two).unwrap();
+    assert_eq!(
+        serde_json::to_value(&p.action).unwrap(),
+        call("bet_weather", json!({}))
+    );
+}
+
+fn described() -> ToolCatalog {
+    let entries: Vec<seam_action::CatalogEntry> = serde_json::from_value(json!([{
+        "spec": {"name": "files.read", "version": "1", "description": "read a file",
+            "input_schema": {"type": "object", "additionalProperties": false, "required": ["path"],
+                "properties": {
+                    "path": {"type": "string", "description": "file to read; relative to the workspace"},
+                    "offset": {"type": "integer", "description": "line to start at (1-based)"},
+                    "limit": {"type": "integer", "description": "most lines to return"}}}}
+    }]))
+    .unwrap();
+    ToolCatalog::new(entries)
+}
+
+#[test]
+fn a_key_in_other_words_or_with_a_slip() {
+    let f = catalog_fixture();
+    check(
+        &f,
+        r#"{"mode":"action","tool":"web.search","params":{"querry":"rust"}}"#,
+        call("web.search", json!({"query": "rust"})),
+        Correction::ParamKeyNearMatch,
+    );
+    check(
+        &f,
+        r#"{"mode":"action","tool":"files.read","params":{"paths":"a.txt","limits":3}}"#,
+        call("files.read", json!({"path": "a.txt", "limit": 3})),
+        Correction::ParamKeyNearMatch,
+    );
+    // a key that is a param's leading words
+    check(
+        &f,
+        r#"{"mode":"action","tool":"python.run","params":{"code":"print(1)","timeout":5}}"#,
+        call("python.run", json!({"code": "print(1)", "timeout_s": 5})),
+        Correction::ParamKeyNearMatch,
+    );
+    // a word of the param's own description: `file` for `path`, `start` for `offset`
+    check(
+        &described(),
+        r#"{"mode":"action","tool":"files.read","params":{"file":"a.txt","start":"2"}}"#,
+        call("files.read", json!({"path": "a.txt", "offset": 2})),
+        Correction::ParamKeySynonym,
+    );
+    // a word two descriptions have (`line`) says nothing
+    let p = parse(
+        r#"{"mode":"action","tool":"files.read","params":{"path":"a.txt","line":2}}"#,
+        &described(),
+    )
+    .unwrap();
+    assert_eq!(
+        serde_json::to_value(&p.action).unwrap(),
+        call("files.read", json!({"path": "a.txt"}))
+    );
+    // a param already given is no target: its twin is an extra
+    let p = parse(
+        r#"{"mode":"action","tool":"web.search","params":{"query":"a","querry":"b"}}"#,
+        &f,
+    )
+    .unwrap();
+    assert_eq!(
+        serde_json::to_value(&p.action).unwrap(),
+        call("web.search", json!({"query": "a"}))
+    );
+    assert!(!p.corrections.contains(&Correction::ParamKeyNearMatch));
+    // a value the param cannot take is not moved to it
+    let p = parse(
+        r#"{"mode":"action","tool":"web.search","params":{"query":"a","limt":{"n":1}}}"#,
+        &f,
+    )
+    .unwrap();
+    assert!(!p.corrections.contains(&Correction::ParamKeyNearMatch));
+}
+
+#[test]
+fn an_enum_value_with_a_slip() {
+    let f = catalog_fixture();
+    check(
+        &f,
+        r#"{"mode":"action","tool":"memory.codebase","params":{"op":"find_symbols","name":"parse"}}"#,
+        call(
+            "memory.codebase",
+            json!({"op": "find_symbol", "name": "parse"}),
+        ),
+        Correction::EnumValueNearMatch,
+    );
+    check(
+        &f,
+        r#"{"mode":"action","tool":"seer","params":{"what":"queues"}}"#,
+        call("seer", json!({"what": "queue"})),
+        Correction::EnumValueNearMatch,
+    );
+    // a short value is a word of its own (`read` is not `tree`), a template no value
+    for raw in [
+        r#"{"mode":"action","tool":"memory.codebase","params":{"op":"read","path":"a"}}"#,
+        r#"{"mode":"action","tool":"seer","params":{"what":"queue|ledger"}}"#,
+    ] {
+        let p = parse(raw, &f).unwrap();
+        assert!(
+            !p.corrections.contains(&Correction::EnumValueNearMatch),
+            "{raw}"
+        );
+    }
+}

@@ -567,5 +567,11 @@ pub enum ActionCommand {
         /// registry's 14). A name that is none of them is kept as written.
         #[arg(long, value_name = "NAME,NAME,...", value_delimiter = ',')]
         tools: Option<Vec<String>>,
+        /// The tools to resolve against, with their schemas: a JSON array of
+        /// tool specs, as `seam tools --json` prints them (OpenAI's
+        /// `{"type":"function","function":{…}}` and MCP's `inputSchema` forms
+        /// are read too). The schema repairs then apply.
+        #[arg(long, value_name = "FILE", conflicts_with = "tools")]
+        catalog: Option<std::path::PathBuf>,
     },
 }

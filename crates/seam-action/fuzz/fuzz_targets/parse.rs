@@ -1,7 +1,8 @@
 //! Any bytes: `parse` never panics, and any action it returns re-serialises
 //! and re-parses as the strict `Action`, and parses again to itself; `route`
 //! never panics on it. Run against a catalog of names only and against the
-//! 14 tools with their schemas (so the schema repairs are fuzzed too).
+//! 14 tools with their schemas (so the schema repairs are fuzzed too). The
+//! bytes are also read as a catalog file (`ToolCatalog::from_json`).
 
 #![no_main]
 
@@ -38,5 +39,10 @@ fuzz_target!(|data: &[u8]| {
             assert_eq!(again.action, parsed.action);
             let _ = route(parsed.action, catalog);
         }
+    }
+    // The same bytes as a catalog file (`seam action parse --catalog`): read
+    // or refused, never a panic; a catalog read is one the parser can use.
+    if let Ok(catalog) = ToolCatalog::from_json(text) {
+        let _ = parse(r#"{"mode":"action","tool":"x","params":{"path":"a"}}"#, &catalog);
     }
 });

@@ -2,6 +2,7 @@
 //! the repairs it took (seam-action), printed as JSON.
 
 use std::io::Read;
+use std::path::Path;
 
 use anyhow::Context as _;
 use seam_action::{MAX_REPLY_BYTES, ToolCatalog, parse};
@@ -33,11 +34,22 @@ pub const REGISTRY_TOOLS: [&str; 14] = [
 
 pub fn run(cmd: ActionCommand) -> anyhow::Result<Exit> {
     match cmd {
-        ActionCommand::Parse { tools } => parse_stdin(tools),
+        ActionCommand::Parse { tools, catalog } => parse_stdin(tools, catalog.as_deref()),
     }
 }
 
-fn parse_stdin(tools: Option<Vec<String>>) -> anyhow::Result<Exit> {
+/// The catalog a `--catalog` file describes; a bad file is a usage error
+/// that names the file and what was wrong with it.
+fn catalog_file(path: &Path) -> Result<ToolCatalog, UsageError> {
+    let text = std::fs::read_to_string(path)
+        .map_err(|e| UsageError(format!("--catalog {}: cannot read it: {e}", path.display())))?;
+    ToolCatalog::from_json(&text)
+        .map_err(|e| UsageError(format!("--catalog {}: {e}", path.display())))
+}
+
+fn parse_stdin(tools: Option<Vec<String>>, catalog: Option<&Path>) -> anyhow::Result<Exit> {
+    // The catalog first: a bad file is reported before stdin is waited on.
+    let from_file = catalog.map(catalog_file).transpose()?;
     let mut raw = Vec::new();
     std::io::stdin()
         .lock()
@@ -56,8 +68,9 @@ fn parse_stdin(tools: Option<Vec<String>>) -> anyhow::Result<Exit> {
             e.utf8_error().valid_up_to()
         ))
     })?;
-    let catalog = match tools {
-        Some(names) => ToolCatalog::from_names(
+    let catalog = match (from_file, tools) {
+        (Some(c), _) => c,
+        (None, Some(names)) => ToolCatalog::from_names(
             names
                 .iter()
                 .map(|n| n.trim())
@@ -65,7 +78,7 @@ fn parse_stdin(tools: Option<Vec<String>>) -> anyhow::Result<Exit> {
                 .map(str::to_owned)
                 .collect::<Vec<_>>(),
         ),
-        None => ToolCatalog::from_names(REGISTRY_TOOLS),
+        (None, None) => ToolCatalog::from_names(REGISTRY_TOOLS),
     };
     match parse(&text, &catalog) {
         Ok(parsed) => {
