@@ -419,6 +419,37 @@ fn search_finds_lines_with_numbers_and_is_bounded() {
 }
 
 #[test]
+fn a_search_hit_names_the_definition_it_is_in() {
+    let r = repo();
+    let mut idx = CodebaseIndex::open(&r.store).unwrap();
+    index(&mut idx, &r.root);
+    // `hello` is defined on line 2 of app/main.py and called on line 7, in main().
+    let s = idx.search(&r.root, "hello", 10).unwrap();
+    let py = s
+        .hits
+        .iter()
+        .find(|h| h.path.ends_with("main.py"))
+        .expect("main.py");
+    let at = |n: u64| py.lines.iter().find(|l| l.line == n).unwrap();
+    let caller = at(7).within.as_deref().unwrap_or_default();
+    assert!(caller.ends_with(" main"), "{py:?}");
+    let definition = at(2).within.as_deref().unwrap_or_default();
+    assert!(definition.ends_with("Greeter.hello"), "{py:?}");
+    // The JSON the tool returns calls it `in`.
+    let v = serde_json::to_value(at(7)).unwrap();
+    assert_eq!(v["in"], caller);
+    // A line in no definition (prose) has none.
+    let s = idx.search(&r.root, "frobnicator", 10).unwrap();
+    assert_eq!(s.hits[0].lines[0].within, None);
+    assert!(
+        serde_json::to_value(&s.hits[0].lines[0])
+            .unwrap()
+            .get("in")
+            .is_none()
+    );
+}
+
+#[test]
 fn reindexing_is_incremental() {
     let r = repo();
     let mut idx = CodebaseIndex::open(&r.store).unwrap();

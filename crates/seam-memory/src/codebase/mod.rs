@@ -250,6 +250,11 @@ pub struct SymbolMatches {
 pub struct LineHit {
     pub line: u64,
     pub text: String,
+    /// The innermost definition whose lines hold this one (`function
+    /// cmdList`, `method Store.add`), when the file's symbols say: who calls
+    /// a function is then in the search's answer, not one read further away.
+    #[serde(rename = "in", skip_serializing_if = "Option::is_none")]
+    pub within: Option<String>,
 }
 
 /// A file that matches a full-text search.
@@ -1032,10 +1037,19 @@ impl CodebaseIndex {
                 ))
             })
             .map_err(self.sql("searching"))?;
-        let mut hits = Vec::new();
+        let mut found = Vec::new();
         for row in rows {
-            let (path, language, body, snippet) = row.map_err(self.sql("searching"))?;
-            let (lines, more_lines) = best_lines(&q, &body);
+            found.push(row.map_err(self.sql("searching"))?);
+        }
+        let mut hits = Vec::new();
+        for (path, language, body, snippet) in found {
+            let (mut lines, more_lines) = best_lines(&q, &body);
+            if !lines.is_empty() {
+                let symbols = self.symbol_spans(&path)?;
+                for hit in &mut lines {
+                    hit.within = innermost(&symbols, hit.line);
+                }
+            }
             hits.push(SearchHit {
                 path,
                 language,
@@ -1047,6 +1061,48 @@ impl CodebaseIndex {
         let truncated = cut(&mut hits, limit);
         Ok(SearchResults { hits, truncated })
     }
+}
+
+/// The definitions of the file at `abs`: (first line, last line, `kind name`
+/// with its parent as `Parent.name`).
+fn symbol_spans_query() -> &'static str {
+    "SELECT s.line, s.end_line, s.kind, s.name, s.parent FROM symbols s
+     JOIN files f ON f.id = s.file_id WHERE f.abs = ?1"
+}
+
+impl CodebaseIndex {
+    fn symbol_spans(&self, abs: &str) -> Result<Vec<(u64, u64, String)>, MemoryError> {
+        let mut st = self
+            .conn
+            .prepare_cached(symbol_spans_query())
+            .map_err(self.sql("reading symbols"))?;
+        st.query_map([abs], |r| {
+            let kind: String = r.get(2)?;
+            let name: String = r.get(3)?;
+            let parent: Option<String> = r.get(4)?;
+            let shown = match parent {
+                Some(p) => format!("{kind} {p}.{name}"),
+                None => format!("{kind} {name}"),
+            };
+            Ok((
+                r.get::<_, u32>(0)? as u64,
+                r.get::<_, u32>(1)? as u64,
+                shown,
+            ))
+        })
+        .and_then(|rows| rows.collect())
+        .map_err(self.sql("reading symbols"))
+    }
+}
+
+/// The narrowest span of `symbols` that holds `line` (the latest to start,
+/// among equals).
+fn innermost(symbols: &[(u64, u64, String)], line: u64) -> Option<String> {
+    symbols
+        .iter()
+        .filter(|(first, last, _)| *first <= line && line <= *last)
+        .min_by_key(|(first, last, _)| (last - first, u64::MAX - first))
+        .map(|(_, _, shown)| shown.clone())
 }
 
 /// The lines of `body` holding the most query words, in line order, and how many more match.
@@ -1068,6 +1124,7 @@ fn best_lines(q: &FtsQuery, body: &str) -> (Vec<LineHit>, usize) {
         .map(|(_, line, text)| LineHit {
             line,
             text: around_match(q, text.trim_end()),
+            within: None,
         })
         .collect();
     (lines, more)
