@@ -157,6 +157,11 @@ impl std::fmt::Debug for Turn<'_> {
 const READER: &str = "files.read";
 const FILE_FIRST_LINES: u64 = 12;
 
+/// Calls in a row that each take the next value of an enum param, after the
+/// first, before the turn is told to answer: `arch` after `kernel` after `os`
+/// is a walk down the list.
+const ENUM_WALK_STOP: u32 = 2;
+
 /// `name` without a leading `./`.
 fn plain_name(name: &str) -> &str {
     name.trim_start_matches("./")
@@ -175,6 +180,10 @@ struct Progress {
     /// Files the turn has looked at with the reading tool (as the model named
     /// them), and files shown before code that opens them ran.
     looked_at: HashSet<String>,
+    /// The last call's tool and params, and how many calls in a row each
+    /// took the next value of one enum param (see `enum_walk`).
+    last_call: Option<(String, Map<String, Value>)>,
+    walked: u32,
 }
 
 impl Progress {
@@ -240,6 +249,8 @@ impl Turn<'_> {
             forced: false,
             unreadable: 0,
             looked_at: HashSet::new(),
+            last_call: None,
+            walked: 0,
         };
 
         loop {
@@ -448,6 +459,19 @@ impl Turn<'_> {
                  names of the columns or fields, how the values are written)."
             )));
         }
+        let walking = self.enum_walk(p.last_call.as_ref(), tool, params);
+        p.last_call = Some((tool.to_owned(), params.clone()));
+        p.walked = if walking { p.walked + 1 } else { 0 };
+        if p.walked >= ENUM_WALK_STOP {
+            // A model that takes the next value of a list each step is
+            // reciting the schema, not working out the task (qwen2.5-coder-1.5b
+            // asked facts.get for every fact in order until its steps ran out).
+            p.correct("enum-walk-stopped", json!({"tool": tool}), self.trace, on);
+            p.force = Some(format!(
+                "{tool} was called with one value after another of its list"
+            ));
+            return Ok(None);
+        }
         let key = format!("{tool}\u{0}{}", Value::Object(params.clone()));
         if !p.seen.insert(key) {
             if p.warned {
@@ -468,6 +492,43 @@ impl Turn<'_> {
         } else {
             shown
         }))
+    }
+
+    /// Does this call of `tool` differ from the last call only in one enum
+    /// param, set to the value that follows the last call's in the schema's
+    /// list?
+    fn enum_walk(
+        &self,
+        last: Option<&(String, Map<String, Value>)>,
+        tool: &str,
+        params: &Map<String, Value>,
+    ) -> bool {
+        let Some((last_tool, last_params)) = last else {
+            return false;
+        };
+        if last_tool != tool || last_params.len() != params.len() {
+            return false;
+        }
+        let mut changed = params
+            .iter()
+            .filter(|(k, v)| last_params.get(*k) != Some(*v));
+        let (Some((key, value)), None) = (changed.next(), changed.next()) else {
+            return false;
+        };
+        let Some(list) = self
+            .registry
+            .get(tool)
+            .and_then(|t| {
+                t.spec
+                    .input_schema
+                    .pointer(&format!("/properties/{key}/enum"))
+            })
+            .and_then(Value::as_array)
+        else {
+            return false;
+        };
+        let at = |v: Option<&Value>| v.and_then(|v| list.iter().position(|e| e == v));
+        matches!((at(last_params.get(key)), at(Some(value))), (Some(a), Some(b)) if b == a + 1)
     }
 
     /// A file that `params` of `tool`, a tool that runs code, opens by name

@@ -104,6 +104,22 @@ fn every_fact_has_a_value_of_its_kind() {
 }
 
 #[test]
+fn every_answer_carries_the_other_identity_facts_beside_it() {
+    let dir = tempfile::tempdir().unwrap();
+    let tb = toolbox(policy(dir.path(), ""));
+    let out = value(&tb, "time");
+    let also = out["also"].as_object().unwrap();
+    assert_eq!(also.len(), 4, "{out}");
+    for name in ["os", "kernel", "arch", "hostname"] {
+        assert_eq!(also[name], value(&tb, name)["value"], "{name}");
+    }
+    // The fact asked for is not repeated there.
+    let out = value(&tb, "kernel");
+    assert!(out["also"].get("kernel").is_none(), "{out}");
+    assert_eq!(out["also"]["arch"], std::env::consts::ARCH);
+}
+
+#[test]
 fn time_is_now_in_rfc3339_utc() {
     let dir = tempfile::tempdir().unwrap();
     let tb = toolbox(policy(dir.path(), ""));

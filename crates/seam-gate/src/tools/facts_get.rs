@@ -16,6 +16,11 @@ use serde_json::{Value, json};
 
 use crate::toolbox::{GovernedTool, ToolCall, ToolDecl, ToolFailure};
 
+/// The facts every answer carries beside the one asked for, under `also`: a
+/// model that needs two of them (a bug report's architecture and kernel)
+/// asked for one at a time, down the list, until its steps ran out.
+pub const IDENTITY: &[&str] = &["os", "kernel", "arch", "hostname"];
+
 /// Every fact, in the order the schema lists them.
 pub const FACTS: &[(&str, &str)] = &[
     ("os", "the operating system's name and version"),
@@ -65,7 +70,7 @@ impl FactsGet {
             decl: ToolDecl {
                 name: "facts.get",
                 version: "1",
-                description: "Get one fact about the machine by name (os, kernel, arch, hostname, time, timezone, …): returns {fact, value}.",
+                description: "Get one fact about the machine by name (os, kernel, arch, hostname, time, timezone, …): returns {fact, value}, and the os, kernel, arch and hostname beside it (also).",
                 schema: json!({
                     "type": "object",
                     "additionalProperties": false,
@@ -95,7 +100,25 @@ impl GovernedTool for FactsGet {
         let params: Params = serde_json::from_value(call.params().clone())
             .map_err(|e| ToolFailure::new(RefusalCode::InvalidParams, e.to_string()))?;
         let fact = params.fact.as_str();
-        let (value, unit) = match fact {
+        let (value, unit) = self.read(fact)?;
+        let mut out = json!({"fact": fact, "value": value});
+        if let Some(unit) = unit {
+            out["unit"] = json!(unit);
+        }
+        let also: serde_json::Map<String, Value> = IDENTITY
+            .iter()
+            .filter(|n| **n != fact)
+            .filter_map(|n| Some(((*n).to_owned(), self.read(n).ok()?.0)))
+            .collect();
+        out["also"] = Value::Object(also);
+        Ok(out)
+    }
+}
+
+impl FactsGet {
+    /// One fact's value, and its unit if it has one.
+    fn read(&self, fact: &str) -> Result<(Value, Option<&'static str>), ToolFailure> {
+        Ok(match fact {
             "os" => (json!(os_name()), None),
             "kernel" => (json!(kernel()?), None),
             "arch" => (json!(std::env::consts::ARCH), None),
@@ -124,12 +147,7 @@ impl GovernedTool for FactsGet {
                     format!("{other:?} is not a fact facts.get knows"),
                 ));
             }
-        };
-        let mut out = json!({"fact": fact, "value": value});
-        if let Some(unit) = unit {
-            out["unit"] = json!(unit);
-        }
-        Ok(out)
+        })
     }
 }
 

@@ -1,7 +1,8 @@
-//! Code that opens a file the turn has not read: the file's first lines are
-//! shown first (`code-file-shown-first`), and the model's next call runs.
-//! The model is scripted in-process; the two tools are stand-ins on the local
-//! side that record what they were called with.
+//! Corrections the turn makes for what small models do: code that opens a
+//! file the turn has not read is shown the file's first lines first
+//! (`code-file-shown-first`), and a walk down an enum's values is stopped
+//! (`enum-walk-stopped`). The model is scripted in-process; the tools are
+//! stand-ins on the local side that record what they were called with.
 
 use std::sync::{Arc, Mutex};
 
@@ -61,6 +62,7 @@ impl LocalToolbox for Recorder {
                 Ok(json!({"path": params["path"], "text": "date,km\n2027-04-02,8.5\n"}))
             }
             "python.run" => Ok(json!({"exit_code": 0, "stdout": "8.5\n"})),
+            "facts.get" => Ok(json!({"fact": params["fact"], "value": "x"})),
             _ => Err(LocalRefusal::new("unknown_tool", "no such tool")),
         }
     }
@@ -86,7 +88,15 @@ fn registry() -> Registry {
                 "name":{"type":"string"},"text":{"type":"string"}},"additionalProperties":false}}
         },"required":["code"],"additionalProperties":false}),
     };
-    Registry::new(vec![files_read, python_run], vec![]).unwrap()
+    let facts_get = ToolSpec {
+        name: "facts.get".into(),
+        version: "1".into(),
+        description: "A fact about the machine.".into(),
+        input_schema: json!({"type":"object","properties":{
+            "fact":{"type":"string","enum":["os","kernel","arch","hostname","time"]}
+        },"required":["fact"],"additionalProperties":false}),
+    };
+    Registry::new(vec![files_read, python_run, facts_get], vec![]).unwrap()
 }
 
 fn run(replies: &[String]) -> (TurnReport, Scripted, Vec<(String, Value)>) {
@@ -184,4 +194,33 @@ fn names_that_are_no_file_and_absolute_paths_are_left_to_the_tool() {
     let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
     assert_eq!(tools, ["python.run"]);
     assert_eq!(report.corrections.get("code-file-shown-first"), None);
+}
+
+fn fact(name: &str) -> String {
+    json!({"mode":"action","tool":"facts.get","params":{"fact": name}}).to_string()
+}
+
+#[test]
+fn a_walk_down_an_enum_is_stopped_at_its_third_step_and_an_answer_forced() {
+    let (report, model, calls) = run(&[fact("os"), fact("kernel"), fact("arch"), respond()]);
+    let asked: Vec<&Value> = calls.iter().map(|(_, p)| &p["fact"]).collect();
+    assert_eq!(asked, ["os", "kernel"], "arch was not asked for");
+    assert_eq!(report.corrections.get("enum-walk-stopped"), Some(&1));
+    assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
+    assert_eq!(report.answer, "8.5 km");
+    let told = &model.seen[3].messages.last().unwrap().content;
+    assert!(told.contains("Give your final answer now"), "{told}");
+}
+
+#[test]
+fn values_out_of_the_lists_order_are_no_walk() {
+    let (report, _, calls) = run(&[
+        fact("arch"),
+        fact("kernel"),
+        fact("time"),
+        fact("os"),
+        respond(),
+    ]);
+    assert_eq!(calls.len(), 4);
+    assert_eq!(report.corrections.get("enum-walk-stopped"), None);
 }
