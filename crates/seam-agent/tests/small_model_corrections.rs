@@ -4,44 +4,18 @@
 //! (`enum-walk-stopped`). The model is scripted in-process; the tools are
 //! stand-ins on the local side that record what they were called with.
 
+mod support;
+
 use std::sync::{Arc, Mutex};
 
 use seam_agent::dispatch::{ActionDispatch, LocalDispatch, LocalToolbox, Router};
-use seam_agent::model::{ChatModel, ChatRequest, Completion, ModelError, ModelFuture};
 use seam_agent::registry::Registry;
 use seam_agent::trace::Trace;
 use seam_agent::turn::{Turn, TurnOptions, TurnReport};
 use seam_local::{LocalRefusal, TurnInfo};
 use seam_protocol::ToolSpec;
 use serde_json::{Map, Value, json};
-
-struct Scripted {
-    replies: Vec<String>,
-    seen: Vec<ChatRequest>,
-}
-
-impl ChatModel for Scripted {
-    fn describe(&self) -> String {
-        "scripted".into()
-    }
-    fn complete<'a>(
-        &'a mut self,
-        request: &'a ChatRequest,
-        on_text: &'a mut (dyn FnMut(&str) + Send),
-    ) -> ModelFuture<'a> {
-        self.seen.push(request.clone());
-        let next = (!self.replies.is_empty()).then(|| self.replies.remove(0));
-        Box::pin(async move {
-            let text = next.ok_or_else(|| ModelError::Engine("script exhausted".into()))?;
-            on_text(&text);
-            Ok(Completion {
-                text,
-                completion_tokens: Some(10),
-                ..Completion::default()
-            })
-        })
-    }
-}
+use support::Scripted;
 
 #[derive(Default)]
 struct Recorder(Mutex<Vec<(String, Value)>>);
@@ -108,10 +82,7 @@ fn run(replies: &[String]) -> (TurnReport, Scripted, Vec<(String, Value)>) {
         Box::new(LocalDispatch::new(tools.clone())),
         Box::new(LocalDispatch::new(tools.clone())),
     ));
-    let mut model = Scripted {
-        replies: replies.to_vec(),
-        seen: Vec::new(),
-    };
+    let mut model = Scripted::new(replies.iter().cloned());
     let mut trace = Trace::none();
     let report = rt
         .block_on(async {

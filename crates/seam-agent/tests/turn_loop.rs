@@ -2,50 +2,20 @@
 //! in for a 9B model; the end-to-end tests in seam-cli use a real server on
 //! loopback) and a small local toolbox.
 
+mod support;
+
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
 use seam_agent::dispatch::{ActionDispatch, LocalDispatch, LocalToolbox, Router};
-use seam_agent::model::{ChatModel, ChatRequest, Completion, ModelError, ModelFuture};
 use seam_agent::registry::Registry;
 use seam_agent::trace::Trace;
 use seam_agent::turn::{Turn, TurnEnd, TurnOptions};
 use seam_local::{LocalRefusal, TurnInfo};
 use seam_protocol::ToolSpec;
 use serde_json::{Map, Value, json};
-
-struct Scripted {
-    replies: Vec<&'static str>,
-    seen: Vec<ChatRequest>,
-}
-
-impl ChatModel for Scripted {
-    fn describe(&self) -> String {
-        "scripted".into()
-    }
-    fn complete<'a>(
-        &'a mut self,
-        request: &'a ChatRequest,
-        on_text: &'a mut (dyn FnMut(&str) + Send),
-    ) -> ModelFuture<'a> {
-        self.seen.push(request.clone());
-        let next = if self.replies.is_empty() {
-            None
-        } else {
-            Some(self.replies.remove(0))
-        };
-        Box::pin(async move {
-            let text = next.ok_or_else(|| ModelError::Engine("script exhausted".into()))?;
-            on_text(text);
-            Ok(Completion {
-                text: text.into(),
-                completion_tokens: Some(10),
-                ..Completion::default()
-            })
-        })
-    }
-}
+use support::Scripted;
 
 /// A toolbox with one tool, `context`, that echoes its params and counts calls.
 struct Echo(AtomicUsize);
@@ -98,10 +68,7 @@ fn run_traced(replies: Vec<&'static str>, options: TurnOptions, trace: &mut Trac
         Box::new(LocalDispatch::new(echo.clone())),
         Box::new(LocalDispatch::new(echo.clone())),
     ));
-    let mut model = Scripted {
-        replies,
-        seen: Vec::new(),
-    };
+    let mut model = Scripted::new(replies);
     let report = rt.block_on(async {
         let turn = Turn {
             model: &mut model,
