@@ -541,9 +541,7 @@ impl Turn<'_> {
         tool: &str,
         params: &Map<String, Value>,
     ) -> Option<String> {
-        if self.registry.get(READER).is_none() {
-            return None;
-        }
+        self.registry.get(READER)?;
         let spec = &self.registry.get(tool)?.spec;
         let props = spec.input_schema.get("properties")?.as_object()?;
         let scratch: Vec<&str> = params
