@@ -48,9 +48,17 @@ pub fn system_prompt(registry: &Registry) -> String {
     }
     p.push_str(
         "\nUse tools to learn what you do not know; never invent a file's content or a tool's \
-         result. Call one tool at a time when the next step depends on its result. When you \
-         have the answer, respond.",
+         result. Call one tool at a time when the next step depends on its result. ",
     );
+    if registry.get("python.run").is_some() {
+        // qwen2.5-coder-1.5b, shown a note it had read, ran Python over it
+        // to find a line, and its code broke where the answer was in view.
+        p.push_str(
+            "A file's text, once read, is yours to answer from: use Python to calculate, not \
+             to look things up in it. ",
+        );
+    }
+    p.push_str("When you have the answer, respond.");
     p
 }
 
