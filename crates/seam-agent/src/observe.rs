@@ -23,6 +23,23 @@ use serde_json::Value;
 /// suite) instead of answering; the latest words it reads steer it most.
 pub const AFTER_RESULT: &str = "If this tells you the answer, respond with it now; call a tool only for what it does not tell you.";
 
+/// The line after a program's result that printed nothing. Its code ran and
+/// printed nothing (a filter that matched no row, a result never printed), and
+/// qwen2.5-coder-1.5b, told to answer from a result, answered with a number
+/// from elsewhere in the conversation.
+pub const AFTER_NOTHING_PRINTED: &str = "It printed nothing, so it holds no answer: check what the code filters on and what it prints, against the data, and run it again.";
+
+/// The line that follows `value`, a tool's result, for the model.
+pub fn after(value: &Value) -> &'static str {
+    let printed_nothing = value.get("stdout").and_then(Value::as_str) == Some("")
+        && value.get("exit_code").and_then(Value::as_i64) == Some(0);
+    if printed_nothing {
+        AFTER_NOTHING_PRINTED
+    } else {
+        AFTER_RESULT
+    }
+}
+
 /// `value` as the model reads it.
 pub fn render(value: &Value) -> String {
     let Value::Object(fields) = value else {
@@ -89,6 +106,24 @@ mod tests {
         assert_eq!(render(&json!([1, 2])), "[1,2]");
         assert_eq!(render(&json!(7)), "7");
         assert_eq!(render(&json!({})), "");
+    }
+
+    #[test]
+    fn a_program_that_printed_nothing_is_told_so() {
+        assert_eq!(
+            after(&json!({"exit_code": 0, "stdout": "", "stderr": ""})),
+            AFTER_NOTHING_PRINTED
+        );
+        assert_eq!(
+            after(&json!({"exit_code": 0, "stdout": "8.5\n"})),
+            AFTER_RESULT
+        );
+        // A failure says why in its stderr; a file's text is no program's.
+        assert_eq!(
+            after(&json!({"exit_code": 1, "stdout": "", "stderr": "E"})),
+            AFTER_RESULT
+        );
+        assert_eq!(after(&json!({"text": ""})), AFTER_RESULT);
     }
 
     #[test]

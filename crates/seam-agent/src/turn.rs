@@ -486,11 +486,10 @@ impl Turn<'_> {
                  change. Use it, call something else, or give your final answer."
             )));
         }
-        let (shown, answered) = self.run_call(p, step, tool, params, on).await?;
-        Ok(Some(if answered {
-            format!("{shown}\n\n{}", crate::observe::AFTER_RESULT)
-        } else {
-            shown
+        let (shown, after) = self.run_call(p, step, tool, params, on).await?;
+        Ok(Some(match after {
+            Some(line) => format!("{shown}\n\n{line}"),
+            None => shown,
         }))
     }
 
@@ -574,7 +573,7 @@ impl Turn<'_> {
     }
 
     /// Calls `tool` and returns what the model is shown of its result, and
-    /// whether it is a result (not a refusal).
+    /// for a result (not a refusal) the line to follow it.
     async fn run_call(
         &mut self,
         p: &mut Progress,
@@ -582,7 +581,7 @@ impl Turn<'_> {
         tool: &str,
         params: &Map<String, Value>,
         on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
-    ) -> Result<(String, bool), TurnError> {
+    ) -> Result<(String, Option<&'static str>), TurnError> {
         on(TurnEvent::Calling { step, tool, params });
         self.trace.record(
             "call",
@@ -655,8 +654,11 @@ impl Turn<'_> {
                 outcome: outcome_line(&outcome),
             });
         }
-        let answered = matches!(outcome.result, CallResult::Output(_));
-        Ok((shown, answered))
+        let after = match &outcome.result {
+            CallResult::Output(v) => Some(crate::observe::after(v)),
+            CallResult::Refused { .. } => None,
+        };
+        Ok((shown, after))
     }
 
     fn budget_spent(&self, r: &TurnReport, started: Instant) -> Option<String> {

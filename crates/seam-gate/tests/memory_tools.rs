@@ -540,6 +540,44 @@ fn outline_of_a_directory_lists_its_files_and_their_top_symbols() {
 }
 
 #[test]
+fn an_outline_given_a_query_searches_for_it_below_its_directory() {
+    let s = setup(true);
+    // "frobnicate" is in app/main.py and in many/*.rs; below many/ only the latter.
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "path": "many/", "query": "frobnicate"}),
+    );
+    assert_eq!(e.output["op"], "search", "{}", e.output);
+    let paths: Vec<&str> = e.output["hits"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|h| h["path"].as_str().unwrap())
+        .collect();
+    assert_eq!(paths.len(), 5, "{paths:?}");
+    assert!(paths.iter().all(|p| p.starts_with("many/")), "{paths:?}");
+    // Each line found names the function it is in.
+    assert_eq!(e.output["hits"][0]["lines"][0]["in"], "function config_0");
+    let note = e.output["note"].as_str().unwrap();
+    assert!(note.contains("op=outline takes no query"), "{note}");
+    // A path outside the workspace is refused before any search, as for every outline.
+    let r = refusal(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "path": "../other", "query": "Config"}),
+    );
+    assert_eq!(r.refused.code, RefusalCode::NotAllowed, "{r:?}");
+    // Without a query an outline is an outline.
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "path": "many/", "query": " "}),
+    );
+    assert_eq!(e.output["op"], "outline");
+}
+
+#[test]
 fn outline_of_an_empty_directory_says_nothing_is_indexed() {
     let s = setup(true);
     std::fs::create_dir_all(s.workspace.join("empty")).unwrap();

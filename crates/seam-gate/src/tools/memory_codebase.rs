@@ -185,9 +185,28 @@ impl GovernedTool for MemoryCodebase {
             let mut notes = Vec::new();
             match op {
                 "tree" => self.tree(idx, &p, target, &mut notes),
+                // An outline lists symbols and takes no query: a small model that
+                // gives one with a directory (`{op: outline, path: src/, query:
+                // paginate}`) is looking for where the words are, so they are
+                // searched for below the directory. (A file's outline stays one.)
+                "outline"
+                    if matches!(target, Some((_, true)))
+                        && p.query.as_deref().is_some_and(|q| !q.trim().is_empty()) =>
+                {
+                    // Never wider than the tool's scope, whatever path was admitted.
+                    let within = match &target {
+                        Some((dir, true)) if dir.starts_with(&self.scope) => dir.clone(),
+                        _ => self.scope.clone(),
+                    };
+                    notes.push(format!(
+                        "op=outline takes no query: searched for params.query below {} (op=search)",
+                        self.shown(&within.display().to_string())
+                    ));
+                    self.search(idx, &p, &within, &mut notes)
+                }
                 "outline" => self.outline(idx, &p, target, &mut notes),
                 "find_symbol" => self.find_symbol(idx, &p, &mut notes),
-                "search" => self.search(idx, &p, &mut notes),
+                "search" => self.search(idx, &p, &self.scope, &mut notes),
                 other => Err(ToolFailure::new(
                     RefusalCode::InvalidParams,
                     format!("memory.codebase has no op {other:?}"),
@@ -427,11 +446,12 @@ impl MemoryCodebase {
         &self,
         idx: &CodebaseIndex,
         p: &Params,
+        within: &Path,
         notes: &mut Vec<String>,
     ) -> Result<Value, ToolFailure> {
         let query = p.query.as_deref().unwrap_or_default();
         let lim = limit(p.limit, SEARCH_LIMIT, notes);
-        let found = idx.search(&self.scope, query, lim).map_err(failure)?;
+        let found = idx.search(within, query, lim).map_err(failure)?;
         if found.truncated {
             notes.push(cut_note("files", lim, SEARCH_LIMIT));
         }
