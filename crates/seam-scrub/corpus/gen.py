@@ -59,6 +59,10 @@ def neg(kind, text, cls="benign", source="synthetic"):
     rows.append({"kind": kind, "label": "neg", "neg_class": cls, "text": text, "secrets": [], "source": source})
 
 
+def b64url(obj):
+    return base64.urlsafe_b64encode(json.dumps(obj, separators=(",", ":")).encode()).decode().rstrip("=")
+
+
 # Places a token is found. {k} is the variable name, {v} the value.
 PLACES = [
     "{K}={v}",
@@ -97,7 +101,7 @@ FORMATS = [
     ("aws-access-key-id", "aws_access_key_id", g("AKIA", UP + "234567", 16)),
     ("openai-project-key", "openai_api_key", lambda: "sk-proj-" + rnd(URLSAFE, 74) + "T3BlbkFJ" + rnd(URLSAFE, 74)),
     ("anthropic-api-key", "anthropic_api_key", lambda: "sk-ant-api03-" + rnd(URLSAFE, 93) + "AA"),
-    ("huggingface-token", "hf_token", g("hf_", AN, 34)),
+    ("huggingface-token", "hf_token", g("hf_", UP + LO, 34)),
     ("npm-token", "npm_token", g("npm_", AN, 36)),
     ("pypi-token", "pypi_token", g("pypi-AgEIcHlwaS5vcmc", URLSAFE, 70)),
     ("sendgrid-api-key", "sendgrid_api_key", lambda: "SG." + rnd(URLSAFE, 22) + "." + rnd(URLSAFE, 43)),
@@ -146,7 +150,8 @@ FORMATS = [
     ("azure-acr-password", "acr_password", lambda: rnd(AN, 42) + "+ACR" + rnd(AN, 6)),
     ("azure-function-key", "function_key", lambda: rnd(URLSAFE, 44) + "AzFu" + rnd(URLSAFE, 5) + "=="),
     ("paystack-secret-key", "paystack_secret", g("sk_live_", HEX, 40)),
-    ("mapbox-secret-token", "mapbox_token", lambda: "sk.eyJ1Ijoi" + rnd(AN, 40) + "." + rnd(URLSAFE, 22)),
+    ("mapbox-secret-token", "mapbox_token",
+     lambda: "sk." + b64url({"u": R.choice(["acme", "maps-team", "ada"]), "a": "cl" + rnd(LO + DI, 23)}) + "." + rnd(URLSAFE, 22)),
     ("age-secret-key", "age_identity", g("AGE-SECRET-KEY-1", "QPZRY9X8GF2TVDW0S3JN54KHCE6MUA7L", 58)),
 ]
 
@@ -285,10 +290,6 @@ for _ in range(6):
 for _ in range(4):
     a, b, c = "T" + rnd(UP + DI, 10), "B" + rnd(UP + DI, 10), rnd(AN, 24)
     pos("json-escaped-url", '{"webhook":"https:\\/\\/hooks.slack.com\\/services\\/' + f"{a}\\/{b}\\/{c}" + '"}', [c])
-
-
-def b64url(obj):
-    return base64.urlsafe_b64encode(json.dumps(obj, separators=(",", ":")).encode()).decode().rstrip("=")
 
 
 for _ in range(8):
