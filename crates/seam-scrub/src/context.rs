@@ -41,6 +41,8 @@ const CREDENTIAL_WORDS: &[&str] = &[
     "tok",
     "secret",
     "secrets",
+    // A common misspelling of `secret` in keys (`secrete_key`, `SECRETE=`).
+    "secrete",
     "auth",
     "authorization",
     "authtoken",
@@ -571,6 +573,12 @@ fn classify_sub_word(s: &[u8], class: &mut KeyClass) -> u8 {
     flags
 }
 
+/// A first sub-word that makes the key it starts public: `public_key`, `pub_key`,
+/// `publishable_key` name what may be shown.
+pub(crate) fn is_public_prefix(s: &[u8]) -> bool {
+    matches!(trim_digits(s), b"public" | b"pub" | b"publishable")
+}
+
 /// What one key word says, wherever it stands in the key.
 #[derive(Debug, Default, Clone, Copy)]
 struct WordClass {
@@ -588,7 +596,12 @@ fn word_class(word: &[u8], subs: &mut SubWords) -> WordClass {
     for &(s, e) in &subs.bounds {
         last_flags = classify_sub_word(&subs.joined[s..e], &mut class);
     }
-    let public_if_nearest = last_flags & PUBLIC != 0;
+    // Or its first sub-word says the key is public (`public_key`, `publishableKey`).
+    let public_if_nearest = last_flags & PUBLIC != 0
+        || subs
+            .bounds
+            .first()
+            .is_some_and(|&(s, e)| is_public_prefix(&subs.joined[s..e]));
     // The whole word, joined: the same as its one sub-word when it has only one.
     if subs.bounds.len() != 1 {
         classify_sub_word(&subs.joined, &mut class);
@@ -790,6 +803,16 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
             }
             if e < n && line[e] == b && e - s >= 8 && all & BARE == 0 {
                 consider(line, s, e, Kind::Quoted, scratch, out);
+            } else if e < n
+                && BYTE_CLASS[usize::from(line[e])] & SPACE != 0
+                && e > s
+                && assigned_before(line, i)
+                && let Some(close) = spaced_string_end(line, s, b)
+            {
+                // A quoted value with spaces after an assignment (`password: 'let me in
+                // 7sj8E'`): only a password key makes it a secret (see `consider_plausible`).
+                consider_plausible(line, s, close, Kind::Spaced, scratch, out);
+                i = close;
             }
             i += 1;
             continue;
@@ -829,7 +852,13 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
         while end < n && line[end] == b'=' {
             end += 1;
         }
-        let padded = end > i && (end == n || !is_bare(line[end]));
+        // Not padding: `=` then an opening quote, the sign of an attribute or assignment
+        // (`value="…"`); padding inside a quoted value is followed by its closing quote.
+        let padded = end > i
+            && (end == n || !is_bare(line[end]))
+            && !(end < n
+                && BYTE_CLASS[usize::from(line[end])] & QUOTE != 0
+                && (start == 0 || line[start - 1] != line[end]));
         let end = if padded { end } else { i };
         if end - start >= 6 {
             let before = out.len();
@@ -856,6 +885,92 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
         }
         i = end.max(i);
     }
+}
+
+/// Whether the quote at `quote` follows an assignment sign, across spaces (`= "`, `: '`).
+fn assigned_before(line: &[u8], quote: usize) -> bool {
+    let mut i = quote;
+    while i > 0 && matches!(line[i - 1], b' ' | b'\t') {
+        i -= 1;
+    }
+    i > 0 && matches!(line[i - 1], b'=' | b':')
+}
+
+/// The end of a quoted value with spaces that starts at `s` (after its opening quote `q`):
+/// its closing quote within 64 bytes, holding one to three single spaces between other bytes,
+/// no other whitespace and no quote of its kind; `None` if it is not one.
+fn spaced_string_end(line: &[u8], s: usize, q: u8) -> Option<usize> {
+    let rest = &line[s..line.len().min(s + 65)];
+    let close = memchr::memchr(q, rest)?;
+    let v = &rest[..close];
+    if v.len() < 8 || v[0] == b' ' || v[v.len() - 1] == b' ' {
+        return None;
+    }
+    let mut spaces = 0;
+    for (k, &b) in v.iter().enumerate() {
+        if b == b' ' {
+            spaces += 1;
+            if v[k + 1] == b' ' {
+                return None;
+            }
+        } else if b.is_ascii_whitespace() {
+            return None;
+        }
+    }
+    (1..=3).contains(&spaces).then_some(s + close)
+}
+
+/// The name of a name/value pair before the key word `value` at `word_start`: `"name":
+/// "client_secret", "value": …`, `key="ClearTextPassword" value=…`, `{"key": "db_password",
+/// "value": …}`. Returns the range of the quoted name.
+fn paired_name(line: &[u8], word_start: usize) -> Option<(usize, usize)> {
+    let mut i = word_start;
+    // Back over the glue between the pair's two members: a quote, `, `, a space.
+    let mut glue = 0;
+    while i > 0 && matches!(line[i - 1], b'"' | b'\'' | b' ' | b',' | b'\t') && glue < 4 {
+        i -= 1;
+        glue += 1;
+    }
+    // The name, inside its quotes (the closing one was read as glue above).
+    let close = i;
+    while i > 0 && is_word(line[i - 1]) && close - i <= 64 {
+        i -= 1;
+    }
+    let open = i;
+    if open == close || open == 0 || !matches!(line[open - 1], b'"' | b'\'') {
+        return None;
+    }
+    if close >= line.len() || line[close] != line[open - 1] {
+        return None;
+    }
+    // Back over `": "` or `="` to the word that says it is the pair's name.
+    i = open - 1;
+    let mut glue = 0;
+    while i > 0 && matches!(line[i - 1], b'"' | b'\'' | b' ' | b':' | b'=') && glue < 4 {
+        i -= 1;
+        glue += 1;
+    }
+    let end = i;
+    while i > 0 && line[i - 1].is_ascii_alphabetic() && end - i <= 4 {
+        i -= 1;
+    }
+    let word = &line[i..end];
+    (word.eq_ignore_ascii_case(b"name") || word.eq_ignore_ascii_case(b"key"))
+        .then_some((open, close))
+}
+
+/// A password value that is two or three lower-case words joined by `-` (`shorter-version`,
+/// `current-password`): an identifier or a placeholder, not a password.
+fn kebab_words(v: &[u8]) -> bool {
+    let parts = v.split(|&b| b == b'-');
+    let mut n = 0;
+    for p in parts {
+        n += 1;
+        if p.len() < 2 || !p.iter().all(u8::is_ascii_lowercase) {
+            return false;
+        }
+    }
+    (2..=3).contains(&n)
 }
 
 /// Words that may stand before a value with nothing but a space between them.
@@ -910,6 +1025,8 @@ enum Kind {
     Quoted,
     /// One `/`-separated part of a bare run (a URL path segment).
     Segment,
+    /// The inside of a quoted string with spaces, after an assignment sign.
+    Spaced,
 }
 
 fn consider(
@@ -937,8 +1054,13 @@ fn consider_plausible(
     out: &mut Vec<ContextHit>,
 ) {
     let Scratch { words, subs, cache } = scratch;
-    let quoted = kind == Kind::Quoted;
+    let quoted = matches!(kind, Kind::Quoted | Kind::Spaced);
     let v = &line[start..end];
+    // A bare value right before `(` is a function being called (`getpass.getpass(…)`), and
+    // one right after `(` is an argument, not an assignment (`Generator(TokenBase)`).
+    if !quoted && (line.get(end) == Some(&b'(') || (start > 0 && line[start - 1] == b'(')) {
+        return;
+    }
     let assigned = key_before(line, start, words);
     if words.is_empty() {
         return;
@@ -959,7 +1081,26 @@ fn consider_plausible(
         *slot = &line[s..e];
     }
     let key = &key[..words.len().min(4)];
-    let class = key_class(key.iter().map(|w| cache.class_of(w, subs)));
+    let mut class = key_class(key.iter().map(|w| cache.class_of(w, subs)));
+    // `"name": "client_secret", "value": "…"`: the key is the pair's name.
+    if key[0].eq_ignore_ascii_case(b"value")
+        && !(class.password || class.credential)
+        && let Some((s, e)) = paired_name(line, words[0].0)
+    {
+        let named = cache.class_of(&line[s..e], subs).class;
+        class.password |= named.password;
+        class.credential |= named.credential;
+        class.provider |= named.provider;
+        class.public |= named.public;
+    }
+    // A quoted value with spaces is a secret after a password key, or after a credential key
+    // when it holds a digit (`secret: "open sesame 4kQz"`); never after a public one.
+    if kind == Kind::Spaced
+        && (class.public
+            || !(class.password || (class.credential && v.iter().any(u8::is_ascii_digit))))
+    {
+        return;
+    }
     let scheme = (2..=5).contains(&key[0].len())
         && [
             &b"http"[..],
@@ -992,12 +1133,13 @@ fn consider_plausible(
     }
     let judged = Judged::new(v);
     let shape = if class.password {
-        if !(assigned || quoted) || !judged.credential_value(true) {
+        if !(assigned || quoted) || !judged.credential_value(true) || kebab_words(v) {
             return;
         }
         PASSWORD_SHAPE
     } else if class.credential {
-        if judged.credential_value(false) {
+        // A value with spaces is a pass phrase, judged as a password is.
+        if judged.credential_value(kind == Kind::Spaced) {
             if class.provider {
                 PROVIDER_SHAPE
             } else {
@@ -1009,7 +1151,9 @@ fn consider_plausible(
             return;
         }
     } else if class.provider {
-        if !judged.looks_random_with(true) {
+        // A URL after a provider's name is its address (`key="nuget"
+        // value="https://nuget.example.com/v3/index.json"`); the URL shapes judge credentials in it.
+        if !judged.looks_random_with(true) || memchr::memmem::find(v, b"://").is_some() {
             return;
         }
         PROVIDER_SHAPE

@@ -889,10 +889,11 @@ pub(crate) fn passes(check: Check, secret: &[u8]) -> bool {
             if password.is_empty() {
                 return value::credential_value(user, true);
             }
+            // The user may be empty (`redis://:pw@`, `curl -u :pw`) or a variable (`curl -u
+            // "$USER:pw"`): the password alone decides.
             password != user
                 && password.len() >= 3
                 && !value::is_variable_reference(password)
-                && !value::is_variable_reference(user)
                 && !value::is_placeholder(password)
                 && !password.starts_with(b"<")
         }

@@ -78,6 +78,13 @@ pub(super) fn classify(words: &[&[u8]]) -> Class {
         {
             public = true;
         }
+        if n == 0
+            && let Some(first) = subs.first()
+            && ["public", "pub", "publishable"]
+                .contains(&first.trim_end_matches(|c: char| c.is_ascii_digit()))
+        {
+            public = true;
+        }
         let whole = joined(word);
         for s in subs.iter().chain(std::iter::once(&whole)) {
             let s = s.trim_end_matches(|c: char| c.is_ascii_digit());
