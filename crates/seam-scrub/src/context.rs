@@ -579,6 +579,39 @@ pub(crate) fn is_public_prefix(s: &[u8]) -> bool {
     matches!(trim_digits(s), b"public" | b"pub" | b"publishable")
 }
 
+/// Words that make the `key` after them an index, not a credential: `cache_key`, `sortKey`,
+/// `primary key`, `partition_key`, `idempotency-key`.
+pub(crate) const INDEX_WORDS: &[&str] = &[
+    "cache",
+    "primary",
+    "foreign",
+    "sort",
+    "partition",
+    "routing",
+    "idempotency",
+    "dedup",
+    "dedupe",
+    "lookup",
+    "shard",
+    "unique",
+    "composite",
+    "row",
+    "index",
+    "map",
+    "dict",
+    "object",
+    "group",
+];
+
+fn is_index_word(s: &[u8]) -> bool {
+    let s = trim_digits(s);
+    INDEX_WORDS.iter().any(|w| w.as_bytes() == s)
+}
+
+fn is_key_word(s: &[u8]) -> bool {
+    matches!(trim_digits(s), b"key" | b"keys")
+}
+
 /// What one key word says, wherever it stands in the key.
 #[derive(Debug, Default, Clone, Copy)]
 struct WordClass {
@@ -586,6 +619,11 @@ struct WordClass {
     /// Its last sub-word names something public: the key is public when this word is
     /// the nearest (`token_type: bearer`).
     public_if_nearest: bool,
+    /// The word is `key` or `keys` itself.
+    key_only: bool,
+    /// Its last sub-word is an index word: the key is public when the nearest word is
+    /// `key` and this one is the next (`cache key: …`).
+    index_last: bool,
 }
 
 fn word_class(word: &[u8], subs: &mut SubWords) -> WordClass {
@@ -596,12 +634,17 @@ fn word_class(word: &[u8], subs: &mut SubWords) -> WordClass {
     for &(s, e) in &subs.bounds {
         last_flags = classify_sub_word(&subs.joined[s..e], &mut class);
     }
-    // Or its first sub-word says the key is public (`public_key`, `publishableKey`).
+    // Or its first sub-word says the key is public (`public_key`, `publishableKey`), or
+    // names an index before a last `key` (`cache_key`).
+    let first = subs.bounds.first().map(|&(s, e)| &subs.joined[s..e]);
+    let last = subs.last();
     let public_if_nearest = last_flags & PUBLIC != 0
-        || subs
-            .bounds
-            .first()
-            .is_some_and(|&(s, e)| is_public_prefix(&subs.joined[s..e]));
+        || first.is_some_and(is_public_prefix)
+        || (subs.bounds.len() >= 2
+            && first.is_some_and(is_index_word)
+            && last.is_some_and(is_key_word));
+    let key_only = matches!(subs.joined.as_slice(), b"key" | b"keys");
+    let index_last = last.is_some_and(is_index_word);
     // The whole word, joined: the same as its one sub-word when it has only one.
     if subs.bounds.len() != 1 {
         classify_sub_word(&subs.joined, &mut class);
@@ -609,17 +652,23 @@ fn word_class(word: &[u8], subs: &mut SubWords) -> WordClass {
     WordClass {
         class,
         public_if_nearest,
+        key_only,
+        index_last,
     }
 }
 
 /// The class of a key from the classes of its words, nearest first.
 fn key_class(words: impl IntoIterator<Item = WordClass>) -> KeyClass {
     let mut class = KeyClass::default();
+    let mut nearest_is_key = false;
     for (n, w) in words.into_iter().enumerate() {
         class.password |= w.class.password;
         class.credential |= w.class.credential;
         class.provider |= w.class.provider;
-        class.public |= w.class.public || (n == 0 && w.public_if_nearest);
+        class.public |= w.class.public
+            || (n == 0 && w.public_if_nearest)
+            || (n == 1 && nearest_is_key && w.index_last);
+        nearest_is_key |= n == 0 && w.key_only;
     }
     class
 }
@@ -1061,6 +1110,16 @@ fn consider_plausible(
     if !quoted && (line.get(end) == Some(&b'(') || (start > 0 && line[start - 1] == b'(')) {
         return;
     }
+    // A bare value right before `="` (`='`) is the name of the next attribute
+    // (`name="DB_PASSWORD" serializeAs="String"`); a `=` inside a token is not.
+    if !quoted
+        && line.get(end) == Some(&b'=')
+        && line
+            .get(end + 1)
+            .is_some_and(|&b| BYTE_CLASS[usize::from(b)] & QUOTE != 0)
+    {
+        return;
+    }
     let assigned = key_before(line, start, words);
     if words.is_empty() {
         return;
@@ -1243,6 +1302,11 @@ mod tests {
         assert!(redacted("this.ultraPictureBox1.Name = \"ultraPictureBox1\";").is_empty());
         assert!(redacted("github.com/mattn/go-runewidth v0.0.14 h1:+xnbZSEeDbOIg5/mE6JF0w6n9duR1l3/WmbinWVwUuU=").is_empty());
         assert!(redacted("token_type: bearer").is_empty());
+        assert!(redacted("cache_key = build-6e2adf84019204a8-23").is_empty());
+        assert!(redacted("cache key: build-6e2adf84019204a8-23").is_empty());
+        assert!(redacted("sortKey: \"Xq8v2LkP9sXwTy\"").is_empty());
+        assert!(!redacted("api key: Xq8v2LkP9sXwTy7u").is_empty());
+        assert!(!redacted("master_key = Xq8v2LkP9sXwTy7u").is_empty());
     }
 
     #[test]
@@ -1273,14 +1337,18 @@ mod tests {
                         cached.class.credential,
                         cached.class.provider,
                         cached.class.public,
-                        cached.public_if_nearest
+                        cached.public_if_nearest,
+                        cached.key_only,
+                        cached.index_last
                     ),
                     (
                         fresh.class.password,
                         fresh.class.credential,
                         fresh.class.provider,
                         fresh.class.public,
-                        fresh.public_if_nearest
+                        fresh.public_if_nearest,
+                        fresh.key_only,
+                        fresh.index_last
                     ),
                     "{w} (round {round})"
                 );
@@ -1310,6 +1378,7 @@ mod tests {
                 .chain(PASSWORD_WORDS.iter().copied())
                 .chain(PUBLIC_WORDS.iter().copied())
                 .chain(ID_WORDS.iter().copied())
+                .chain(INDEX_WORDS.iter().copied())
                 .chain(SPACE_KEYS.iter().copied())
                 .chain(["monkey", "sha", "md", "h", "integrity", "checksum"])
                 .collect();
