@@ -448,10 +448,6 @@ fn plausible_by_classes(classes: u16, len: usize) -> bool {
     classes & TELLING != 0 || classes & (LOWER | UPPER) == LOWER | UPPER || len >= 12
 }
 
-fn is_bare(b: u8) -> bool {
-    BYTE_CLASS[usize::from(b)] & BARE != 0
-}
-
 fn is_word(b: u8) -> bool {
     BYTE_CLASS[usize::from(b)] & WORD != 0
 }
@@ -866,6 +862,18 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
             i += 1;
             continue;
         }
+        // An assignment sign before a value full of punctuation (`PASSWORD=a}K9{m!x#2`): a
+        // password key makes the whole of it a secret.
+        if (b == b'=' || b == b':')
+            && let Some((s, e)) = punctuated_value(line, i)
+        {
+            let before = out.len();
+            consider_punctuated(line, s, e, scratch, out);
+            if out.len() > before {
+                i = e;
+                continue;
+            }
+        }
         // (The byte before a bare byte reached here is never bare: a run of value bytes is
         // read whole below, and the byte that ends it is not one.)
         if class & BARE == 0 {
@@ -903,8 +911,10 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
         }
         // Not padding: `=` then an opening quote, the sign of an attribute or assignment
         // (`value="…"`); padding inside a quoted value is followed by its closing quote.
+        // Nor `=` then a byte that opens a value (`db_pass={Xy9}…`, `pw=(9K…`): padding ends
+        // a value, so what follows it is a byte that ends one.
         let padded = end > i
-            && (end == n || !is_bare(line[end]))
+            && (end == n || ends_value(line[end]))
             && !(end < n
                 && BYTE_CLASS[usize::from(line[end])] & QUOTE != 0
                 && (start == 0 || line[start - 1] != line[end]));
@@ -1022,6 +1032,80 @@ fn kebab_words(v: &[u8]) -> bool {
     (2..=3).contains(&n)
 }
 
+/// A file path (`/home/user/src`, `~/work`, `./run`): after `PWD=` it is the working
+/// directory, not a password.
+fn is_path(v: &[u8]) -> bool {
+    (v.starts_with(b"/") || v.starts_with(b"~/") || v.starts_with(b"./"))
+        && v.iter()
+            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'_' | b'-' | b'~'))
+}
+
+/// The end of an unquoted value after the assignment sign at `sign` that the bare scan cannot
+/// read whole (`PASSWORD=a}K9{m!x#2`, `db_pass={Xy9}zQ!w`): it runs to whitespace or a quote,
+/// less one trailing `,` or `;`, is at least six bytes long, and holds a byte no bare value
+/// does (other than the `/`, `.` and `:` of paths and hosts). Returns where it starts and ends.
+fn punctuated_value(line: &[u8], sign: usize) -> Option<(usize, usize)> {
+    let mut s = sign + 1;
+    while s < line.len() && matches!(line[s], b' ' | b'\t') && s - sign <= 2 {
+        s += 1;
+    }
+    let first = *line.get(s)?;
+    // `==`, `=>`, `::`, `:=`, `://` and a quoted or empty value are not this; nor is any
+    // value after a key with no `pass` or `pw` in it.
+    if BYTE_CLASS[usize::from(first)] & (QUOTE | SPACE) != 0
+        || matches!(first, b'=' | b'>' | b':' | b'/')
+        || !password_ish_before(line, sign)
+    {
+        return None;
+    }
+    let mut e = s;
+    let mut odd = false;
+    while e < line.len() {
+        let c = BYTE_CLASS[usize::from(line[e])];
+        if c & (QUOTE | SPACE) != 0 {
+            break;
+        }
+        odd |= c & CONTINUES == 0 && !matches!(line[e], b'/' | b'.' | b':');
+        e += 1;
+    }
+    if e > s && matches!(line[e - 1], b',' | b';') {
+        e -= 1;
+    }
+    (odd && e - s >= 6).then_some((s, e))
+}
+
+/// A quick look before [`punctuated_value`]: whether the word before the sign at `sign` (across
+/// a closing quote) holds `pass` or `pw` in any case, as every password key does (`db_pass`,
+/// `PASSWD`, `rootPass`, `pwd`, `my_password_super_secure`).
+fn password_ish_before(line: &[u8], sign: usize) -> bool {
+    let mut i = sign;
+    while i > 0 && sign - i < 2 && matches!(line[i - 1], b'"' | b'\'' | b' ') {
+        i -= 1;
+    }
+    let end = i;
+    while i > 0 && end - i < 64 && is_word(line[i - 1]) {
+        i -= 1;
+    }
+    line[i..end].windows(2).enumerate().any(|(k, w)| {
+        (w[0] | 0x20) == b'p'
+            && ((w[1] | 0x20) == b'w'
+                || ((w[1] | 0x20) == b'a' && line[i + k..end].len() >= 4 && {
+                    let r = &line[i + k + 2..i + k + 4];
+                    (r[0] | 0x20) == b's' && (r[1] | 0x20) == b's'
+                }))
+    })
+}
+
+/// Whether `v` starts with a call or a type: an identifier, then `(` or `<`
+/// (`get_password()`, `z.string().min(8)`, `Option<String>`).
+fn call_or_type(v: &[u8]) -> bool {
+    let ident = v
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':')))
+        .unwrap_or(v.len());
+    ident > 0 && v[0].is_ascii_alphabetic() && matches!(v.get(ident), Some(&(b'(' | b'<')))
+}
+
 /// Words that may stand before a value with nothing but a space between them.
 const SPACE_KEYS: &[&str] = &[
     "bearer",
@@ -1105,9 +1189,13 @@ fn consider_plausible(
     let Scratch { words, subs, cache } = scratch;
     let quoted = matches!(kind, Kind::Quoted | Kind::Spaced);
     let v = &line[start..end];
-    // A bare value right before `(` is a function being called (`getpass.getpass(…)`), and
-    // one right after `(` is an argument, not an assignment (`Generator(TokenBase)`).
-    if !quoted && (line.get(end) == Some(&b'(') || (start > 0 && line[start - 1] == b'(')) {
+    // A bare value right before `(` is a function being called (`getpass.getpass(…)`), one
+    // before `<` a generic type (`password: Option<String>`; `</` closes an element), and one
+    // right after `(` an argument, not an assignment (`Generator(TokenBase)`).
+    let generic = line.get(end) == Some(&b'<') && line.get(end + 1) != Some(&b'/');
+    if !quoted
+        && (line.get(end) == Some(&b'(') || generic || (start > 0 && line[start - 1] == b'('))
+    {
         return;
     }
     // A bare value right before `="` (`='`) is the name of the next attribute
@@ -1192,7 +1280,7 @@ fn consider_plausible(
     }
     let judged = Judged::new(v);
     let shape = if class.password {
-        if !(assigned || quoted) || !judged.credential_value(true) || kebab_words(v) {
+        if !(assigned || quoted) || !judged.credential_value(true) || kebab_words(v) || is_path(v) {
             return;
         }
         PASSWORD_SHAPE
@@ -1220,6 +1308,40 @@ fn consider_plausible(
         return;
     };
     push(line, start, end, quoted, shape, out);
+}
+
+/// A value found by [`punctuated_value`]: a secret after a password key (not a public one),
+/// when it is not a reference, a call, a type or a placeholder.
+fn consider_punctuated(
+    line: &[u8],
+    start: usize,
+    end: usize,
+    scratch: &mut Scratch,
+    out: &mut Vec<ContextHit>,
+) {
+    let Scratch { words, subs, cache } = scratch;
+    let v = &line[start..end];
+    if value::is_variable_reference(v) || call_or_type(v) || is_path(v) {
+        return;
+    }
+    key_before(line, start, words);
+    if words.is_empty() {
+        return;
+    }
+    let mut key: [&[u8]; 4] = [&[]; 4];
+    for (slot, &(s, e)) in key.iter_mut().zip(words.iter()) {
+        *slot = &line[s..e];
+    }
+    let key = &key[..words.len().min(4)];
+    let class = key_class(key.iter().map(|w| cache.class_of(w, subs)));
+    if !class.password || class.public || !Judged::new(v).credential_value(true) {
+        return;
+    }
+    out.push(ContextHit {
+        start,
+        end,
+        shape: PASSWORD_SHAPE,
+    });
 }
 
 /// Record a value, extended to its natural end when bare: `abc=2+qq…`, `id:secret`, `a|b`.

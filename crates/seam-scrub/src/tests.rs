@@ -139,6 +139,11 @@ fn keyword_assignments_with_unusual_values_and_keys_are_redacted() {
     assert_removed("my_password_super_secure=Zebra%91", &["Zebra%91"]);
     assert_removed("db_pass: k3yb0ard!!", &["k3yb0ard!!"]);
     assert_removed(r#"client_secret: "blue moon 42x""#, &["blue moon 42x"]);
+    // Unquoted values full of punctuation and braces, whole.
+    assert_removed("PASSWORD=a}K9{m!x#2", &["a}K9{m!x#2"]);
+    assert_removed("db_pass={Xy9}zQ!w", &["Xy9}zQ!w"]);
+    assert_removed("password: p@ss{w0rd}!", &["p@ss{w0rd}!"]);
+    assert_removed("password=(9Kx)[zz]!q", &["(9Kx)[zz]!q"]);
     // Prose, placeholders, code: left alone.
     assert_untouched(r#"password: "must be at least twelve characters long""#);
     assert_untouched(r#"description: "rotate the key 2 times""#);
@@ -149,6 +154,19 @@ fn keyword_assignments_with_unusual_values_and_keys_are_redacted() {
     assert_untouched(r#"password = getpass.getpass("Password: ")"#);
     assert_untouched("class PasswordResetTokenGenerator(TokenGeneratorBase):");
     assert_untouched("public_key: 7UFapbtrVQ8lp0v6iWVZfB1O");
+    // Types, calls, references and paths after a password key are not passwords.
+    for code in [
+        "    password: Option<String>,",
+        "password: Vec<u8>,",
+        "password: z.string().min(8),",
+        "password_hash = bcrypt.hashpw(pw, salt)",
+        "password=%(pw)s",
+        "password: ${{ secrets.PW }}",
+        "PWD=/home/user/src",
+        "if password == other:",
+    ] {
+        assert_untouched(code);
+    }
 }
 
 #[test]
