@@ -1097,8 +1097,12 @@ fn password_ish_before(line: &[u8], sign: usize) -> bool {
 }
 
 /// Whether `v` starts with a call or a type: an identifier, then `(` or `<`
-/// (`get_password()`, `z.string().min(8)`, `Option<String>`).
+/// (`get_password()`, `z.string().min(8)`, `Option<String>`), or a reference type
+/// (`&[&str]`, `&'a str`).
 fn call_or_type(v: &[u8]) -> bool {
+    if v.first() == Some(&b'&') {
+        return true;
+    }
     let ident = v
         .iter()
         .position(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':')))

@@ -158,6 +158,7 @@ fn keyword_assignments_with_unusual_values_and_keys_are_redacted() {
     for code in [
         "    password: Option<String>,",
         "password: Vec<u8>,",
+        "const PASSWORD_WORDS: &[&str] = &[",
         "password: z.string().min(8),",
         "password_hash = bcrypt.hashpw(pw, salt)",
         "password=%(pw)s",
