@@ -348,7 +348,7 @@ CONFIGS = [
     "[package]\nname = \"widget\"\nversion = \"0.3.0\"\nedition = \"2021\"\n\n[dependencies]\nserde = { version = \"1\", features = [\"derive\"] }\n",
     "apiVersion: apps/v1\nkind: Deployment\nmetadata:\n  name: api\nspec:\n  replicas: 3\n  template:\n    spec:\n      containers:\n        - name: api\n          image: registry.example.com/api:4f2a9c1\n",
     "<configuration>\n  <appSettings>\n    <add key=\"PageSize\" value=\"50\" />\n    <add key=\"Theme\" value=\"dark\" />\n    <add key=\"EnableCache\" value=\"true\" />\n  </appSettings>\n</configuration>",
-    "<packageSources>\n  <add key=\"nuget\" value=\"https://nuget.example.com/v3/index.json\" protocolVersion=\"3\" />\n</packageSources>",
+    "<packageSources>\n  <add key=\"nuget.internal\" value=\"https://pkgs.contoso.net/v3/index.json\" protocolVersion=\"3\" />\n</packageSources>",
     "[{\"name\": \"LOG_LEVEL\", \"value\": \"debug\"}, {\"name\": \"REGION\", \"value\": \"eu-west-1\"}]",
     "env:\n  - name: PASSWORD_FILE\n    value: /run/secrets/db_password\n  - name: TZ\n    value: Europe/Berlin\n",
     "password_min_length = 12\npassword_require_symbols = true\npassword_expiry_days = 90\n",

@@ -1302,8 +1302,8 @@ fn consider_plausible(
             return;
         }
     } else if class.provider {
-        // A URL after a provider's name is its address (`key="nuget"
-        // value="https://nuget.example.com/v3/index.json"`); the URL shapes judge credentials in it.
+        // A URL after a provider's name is its address (`key="nuget.internal"
+        // value="https://pkgs.contoso.net/v3/index.json"`); the URL shapes judge credentials in it.
         if !judged.looks_random_with(true) || memchr::memmem::find(v, b"://").is_some() {
             return;
         }

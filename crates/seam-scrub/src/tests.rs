@@ -128,7 +128,9 @@ fn the_value_of_a_name_value_pair_is_redacted_not_its_attribute() {
     assert_untouched(r#"<add key="PageSize" value="50" protocolVersion="3" />"#);
     assert_untouched(r#"<setting name="DB_PASSWORD" serializeAs="String" />"#);
     assert_untouched(r#"<input type="password" name="password" autocomplete="current-password">"#);
-    assert_untouched(r#"<add key="nuget" value="https://nuget.example.com/v3/index.json" />"#);
+    assert_untouched(
+        r#"<add key="nuget.internal" value="https://pkgs.contoso.net/v3/index.json" />"#,
+    );
 }
 
 #[test]
