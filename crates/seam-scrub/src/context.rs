@@ -41,6 +41,8 @@ const CREDENTIAL_WORDS: &[&str] = &[
     "tok",
     "secret",
     "secrets",
+    // A common misspelling of `secret` in keys (`secrete_key`, `SECRETE=`).
+    "secrete",
     "auth",
     "authorization",
     "authtoken",
@@ -446,10 +448,6 @@ fn plausible_by_classes(classes: u16, len: usize) -> bool {
     classes & TELLING != 0 || classes & (LOWER | UPPER) == LOWER | UPPER || len >= 12
 }
 
-fn is_bare(b: u8) -> bool {
-    BYTE_CLASS[usize::from(b)] & BARE != 0
-}
-
 fn is_word(b: u8) -> bool {
     BYTE_CLASS[usize::from(b)] & WORD != 0
 }
@@ -571,6 +569,45 @@ fn classify_sub_word(s: &[u8], class: &mut KeyClass) -> u8 {
     flags
 }
 
+/// A first sub-word that makes the key it starts public: `public_key`, `pub_key`,
+/// `publishable_key` name what may be shown.
+pub(crate) fn is_public_prefix(s: &[u8]) -> bool {
+    matches!(trim_digits(s), b"public" | b"pub" | b"publishable")
+}
+
+/// Words that make the `key` after them an index, not a credential: `cache_key`, `sortKey`,
+/// `primary key`, `partition_key`, `idempotency-key`.
+pub(crate) const INDEX_WORDS: &[&str] = &[
+    "cache",
+    "primary",
+    "foreign",
+    "sort",
+    "partition",
+    "routing",
+    "idempotency",
+    "dedup",
+    "dedupe",
+    "lookup",
+    "shard",
+    "unique",
+    "composite",
+    "row",
+    "index",
+    "map",
+    "dict",
+    "object",
+    "group",
+];
+
+fn is_index_word(s: &[u8]) -> bool {
+    let s = trim_digits(s);
+    INDEX_WORDS.iter().any(|w| w.as_bytes() == s)
+}
+
+fn is_key_word(s: &[u8]) -> bool {
+    matches!(trim_digits(s), b"key" | b"keys")
+}
+
 /// What one key word says, wherever it stands in the key.
 #[derive(Debug, Default, Clone, Copy)]
 struct WordClass {
@@ -578,6 +615,11 @@ struct WordClass {
     /// Its last sub-word names something public: the key is public when this word is
     /// the nearest (`token_type: bearer`).
     public_if_nearest: bool,
+    /// The word is `key` or `keys` itself.
+    key_only: bool,
+    /// Its last sub-word is an index word: the key is public when the nearest word is
+    /// `key` and this one is the next (`cache key: …`).
+    index_last: bool,
 }
 
 fn word_class(word: &[u8], subs: &mut SubWords) -> WordClass {
@@ -588,7 +630,17 @@ fn word_class(word: &[u8], subs: &mut SubWords) -> WordClass {
     for &(s, e) in &subs.bounds {
         last_flags = classify_sub_word(&subs.joined[s..e], &mut class);
     }
-    let public_if_nearest = last_flags & PUBLIC != 0;
+    // Or its first sub-word says the key is public (`public_key`, `publishableKey`), or
+    // names an index before a last `key` (`cache_key`).
+    let first = subs.bounds.first().map(|&(s, e)| &subs.joined[s..e]);
+    let last = subs.last();
+    let public_if_nearest = last_flags & PUBLIC != 0
+        || first.is_some_and(is_public_prefix)
+        || (subs.bounds.len() >= 2
+            && first.is_some_and(is_index_word)
+            && last.is_some_and(is_key_word));
+    let key_only = matches!(subs.joined.as_slice(), b"key" | b"keys");
+    let index_last = last.is_some_and(is_index_word);
     // The whole word, joined: the same as its one sub-word when it has only one.
     if subs.bounds.len() != 1 {
         classify_sub_word(&subs.joined, &mut class);
@@ -596,17 +648,23 @@ fn word_class(word: &[u8], subs: &mut SubWords) -> WordClass {
     WordClass {
         class,
         public_if_nearest,
+        key_only,
+        index_last,
     }
 }
 
 /// The class of a key from the classes of its words, nearest first.
 fn key_class(words: impl IntoIterator<Item = WordClass>) -> KeyClass {
     let mut class = KeyClass::default();
+    let mut nearest_is_key = false;
     for (n, w) in words.into_iter().enumerate() {
         class.password |= w.class.password;
         class.credential |= w.class.credential;
         class.provider |= w.class.provider;
-        class.public |= w.class.public || (n == 0 && w.public_if_nearest);
+        class.public |= w.class.public
+            || (n == 0 && w.public_if_nearest)
+            || (n == 1 && nearest_is_key && w.index_last);
+        nearest_is_key |= n == 0 && w.key_only;
     }
     class
 }
@@ -790,9 +848,31 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
             }
             if e < n && line[e] == b && e - s >= 8 && all & BARE == 0 {
                 consider(line, s, e, Kind::Quoted, scratch, out);
+            } else if e < n
+                && BYTE_CLASS[usize::from(line[e])] & SPACE != 0
+                && e > s
+                && assigned_before(line, i)
+                && let Some(close) = spaced_string_end(line, s, b)
+            {
+                // A quoted value with spaces after an assignment (`password: 'let me in
+                // 7sj8E'`): only a password key makes it a secret (see `consider_plausible`).
+                consider_plausible(line, s, close, Kind::Spaced, scratch, out);
+                i = close;
             }
             i += 1;
             continue;
+        }
+        // An assignment sign before a value full of punctuation (`PASSWORD=a}K9{m!x#2`): a
+        // password key makes the whole of it a secret.
+        if (b == b'=' || b == b':')
+            && let Some((s, e)) = punctuated_value(line, i)
+        {
+            let before = out.len();
+            consider_punctuated(line, s, e, scratch, out);
+            if out.len() > before {
+                i = e;
+                continue;
+            }
         }
         // (The byte before a bare byte reached here is never bare: a run of value bytes is
         // read whole below, and the byte that ends it is not one.)
@@ -829,7 +909,15 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
         while end < n && line[end] == b'=' {
             end += 1;
         }
-        let padded = end > i && (end == n || !is_bare(line[end]));
+        // Not padding: `=` then an opening quote, the sign of an attribute or assignment
+        // (`value="…"`); padding inside a quoted value is followed by its closing quote.
+        // Nor `=` then a byte that opens a value (`db_pass={Xy9}…`, `pw=(9K…`): padding ends
+        // a value, so what follows it is a byte that ends one.
+        let padded = end > i
+            && (end == n || ends_value(line[end]))
+            && !(end < n
+                && BYTE_CLASS[usize::from(line[end])] & QUOTE != 0
+                && (start == 0 || line[start - 1] != line[end]));
         let end = if padded { end } else { i };
         if end - start >= 6 {
             let before = out.len();
@@ -856,6 +944,170 @@ pub(crate) fn scan_line(line: &[u8], out: &mut Vec<ContextHit>, scratch: &mut Sc
         }
         i = end.max(i);
     }
+}
+
+/// Whether the quote at `quote` follows an assignment sign, across spaces (`= "`, `: '`).
+fn assigned_before(line: &[u8], quote: usize) -> bool {
+    let mut i = quote;
+    while i > 0 && matches!(line[i - 1], b' ' | b'\t') {
+        i -= 1;
+    }
+    i > 0 && matches!(line[i - 1], b'=' | b':')
+}
+
+/// The end of a quoted value with spaces that starts at `s` (after its opening quote `q`):
+/// its closing quote within 64 bytes, holding one to three single spaces between other bytes,
+/// no other whitespace and no quote of its kind; `None` if it is not one.
+fn spaced_string_end(line: &[u8], s: usize, q: u8) -> Option<usize> {
+    let rest = &line[s..line.len().min(s + 65)];
+    let close = memchr::memchr(q, rest)?;
+    let v = &rest[..close];
+    if v.len() < 8 || v[0] == b' ' || v[v.len() - 1] == b' ' {
+        return None;
+    }
+    let mut spaces = 0;
+    for (k, &b) in v.iter().enumerate() {
+        if b == b' ' {
+            spaces += 1;
+            if v[k + 1] == b' ' {
+                return None;
+            }
+        } else if b.is_ascii_whitespace() {
+            return None;
+        }
+    }
+    (1..=3).contains(&spaces).then_some(s + close)
+}
+
+/// The name of a name/value pair before the key word `value` at `word_start`: `"name":
+/// "client_secret", "value": …`, `key="ClearTextPassword" value=…`, `{"key": "db_password",
+/// "value": …}`. Returns the range of the quoted name.
+fn paired_name(line: &[u8], word_start: usize) -> Option<(usize, usize)> {
+    let mut i = word_start;
+    // Back over the glue between the pair's two members: a quote, `, `, a space.
+    let mut glue = 0;
+    while i > 0 && matches!(line[i - 1], b'"' | b'\'' | b' ' | b',' | b'\t') && glue < 4 {
+        i -= 1;
+        glue += 1;
+    }
+    // The name, inside its quotes (the closing one was read as glue above).
+    let close = i;
+    while i > 0 && is_word(line[i - 1]) && close - i <= 64 {
+        i -= 1;
+    }
+    let open = i;
+    if open == close || open == 0 || !matches!(line[open - 1], b'"' | b'\'') {
+        return None;
+    }
+    if close >= line.len() || line[close] != line[open - 1] {
+        return None;
+    }
+    // Back over `": "` or `="` to the word that says it is the pair's name.
+    i = open - 1;
+    let mut glue = 0;
+    while i > 0 && matches!(line[i - 1], b'"' | b'\'' | b' ' | b':' | b'=') && glue < 4 {
+        i -= 1;
+        glue += 1;
+    }
+    let end = i;
+    while i > 0 && line[i - 1].is_ascii_alphabetic() && end - i <= 4 {
+        i -= 1;
+    }
+    let word = &line[i..end];
+    (word.eq_ignore_ascii_case(b"name") || word.eq_ignore_ascii_case(b"key"))
+        .then_some((open, close))
+}
+
+/// A password value that is two or three lower-case words joined by `-` (`shorter-version`,
+/// `current-password`): an identifier or a placeholder, not a password.
+fn kebab_words(v: &[u8]) -> bool {
+    let parts = v.split(|&b| b == b'-');
+    let mut n = 0;
+    for p in parts {
+        n += 1;
+        if p.len() < 2 || !p.iter().all(u8::is_ascii_lowercase) {
+            return false;
+        }
+    }
+    (2..=3).contains(&n)
+}
+
+/// A file path (`/home/user/src`, `~/work`, `./run`): after `PWD=` it is the working
+/// directory, not a password.
+fn is_path(v: &[u8]) -> bool {
+    (v.starts_with(b"/") || v.starts_with(b"~/") || v.starts_with(b"./"))
+        && v.iter()
+            .all(|&b| b.is_ascii_alphanumeric() || matches!(b, b'/' | b'.' | b'_' | b'-' | b'~'))
+}
+
+/// The end of an unquoted value after the assignment sign at `sign` that the bare scan cannot
+/// read whole (`PASSWORD=a}K9{m!x#2`, `db_pass={Xy9}zQ!w`): it runs to whitespace or a quote,
+/// less one trailing `,` or `;`, is at least six bytes long, and holds a byte no bare value
+/// does (other than the `/`, `.` and `:` of paths and hosts). Returns where it starts and ends.
+fn punctuated_value(line: &[u8], sign: usize) -> Option<(usize, usize)> {
+    let mut s = sign + 1;
+    while s < line.len() && matches!(line[s], b' ' | b'\t') && s - sign <= 2 {
+        s += 1;
+    }
+    let first = *line.get(s)?;
+    // `==`, `=>`, `::`, `:=`, `://` and a quoted or empty value are not this; nor is any
+    // value after a key with no `pass` or `pw` in it.
+    if BYTE_CLASS[usize::from(first)] & (QUOTE | SPACE) != 0
+        || matches!(first, b'=' | b'>' | b':' | b'/')
+        || !password_ish_before(line, sign)
+    {
+        return None;
+    }
+    let mut e = s;
+    let mut odd = false;
+    while e < line.len() {
+        let c = BYTE_CLASS[usize::from(line[e])];
+        if c & (QUOTE | SPACE) != 0 {
+            break;
+        }
+        odd |= c & CONTINUES == 0 && !matches!(line[e], b'/' | b'.' | b':');
+        e += 1;
+    }
+    if e > s && matches!(line[e - 1], b',' | b';') {
+        e -= 1;
+    }
+    (odd && e - s >= 6).then_some((s, e))
+}
+
+/// A quick look before [`punctuated_value`]: whether the word before the sign at `sign` (across
+/// a closing quote) holds `pass` or `pw` in any case, as every password key does (`db_pass`,
+/// `PASSWD`, `rootPass`, `pwd`, `my_password_super_secure`).
+fn password_ish_before(line: &[u8], sign: usize) -> bool {
+    let mut i = sign;
+    while i > 0 && sign - i < 2 && matches!(line[i - 1], b'"' | b'\'' | b' ') {
+        i -= 1;
+    }
+    let end = i;
+    while i > 0 && end - i < 64 && is_word(line[i - 1]) {
+        i -= 1;
+    }
+    line[i..end].windows(2).enumerate().any(|(k, w)| {
+        (w[0] | 0x20) == b'p'
+            && ((w[1] | 0x20) == b'w'
+                || ((w[1] | 0x20) == b'a' && line[i + k..end].len() >= 4 && {
+                    let r = &line[i + k + 2..i + k + 4];
+                    (r[0] | 0x20) == b's' && (r[1] | 0x20) == b's'
+                }))
+    })
+}
+
+/// Whether `v` starts with a call or a type: an identifier, then `(` or `<`
+/// (`get_password()`, `z.string().min(8)`, `Option<String>`), or a reference type
+/// (`&[&str]`, `&'a str`).
+fn call_or_type(v: &[u8]) -> bool {
+    if v.first() == Some(&b'&') {
+        return true;
+    }
+    let ident = v
+        .iter()
+        .position(|&b| !(b.is_ascii_alphanumeric() || matches!(b, b'_' | b'.' | b':')))
+        .unwrap_or(v.len());
+    ident > 0 && v[0].is_ascii_alphabetic() && matches!(v.get(ident), Some(&(b'(' | b'<')))
 }
 
 /// Words that may stand before a value with nothing but a space between them.
@@ -910,6 +1162,8 @@ enum Kind {
     Quoted,
     /// One `/`-separated part of a bare run (a URL path segment).
     Segment,
+    /// The inside of a quoted string with spaces, after an assignment sign.
+    Spaced,
 }
 
 fn consider(
@@ -937,8 +1191,27 @@ fn consider_plausible(
     out: &mut Vec<ContextHit>,
 ) {
     let Scratch { words, subs, cache } = scratch;
-    let quoted = kind == Kind::Quoted;
+    let quoted = matches!(kind, Kind::Quoted | Kind::Spaced);
     let v = &line[start..end];
+    // A bare value right before `(` is a function being called (`getpass.getpass(…)`), one
+    // before `<` a generic type (`password: Option<String>`; `</` closes an element), and one
+    // right after `(` an argument, not an assignment (`Generator(TokenBase)`).
+    let generic = line.get(end) == Some(&b'<') && line.get(end + 1) != Some(&b'/');
+    if !quoted
+        && (line.get(end) == Some(&b'(') || generic || (start > 0 && line[start - 1] == b'('))
+    {
+        return;
+    }
+    // A bare value right before `="` (`='`) is the name of the next attribute
+    // (`name="DB_PASSWORD" serializeAs="String"`); a `=` inside a token is not.
+    if !quoted
+        && line.get(end) == Some(&b'=')
+        && line
+            .get(end + 1)
+            .is_some_and(|&b| BYTE_CLASS[usize::from(b)] & QUOTE != 0)
+    {
+        return;
+    }
     let assigned = key_before(line, start, words);
     if words.is_empty() {
         return;
@@ -959,7 +1232,26 @@ fn consider_plausible(
         *slot = &line[s..e];
     }
     let key = &key[..words.len().min(4)];
-    let class = key_class(key.iter().map(|w| cache.class_of(w, subs)));
+    let mut class = key_class(key.iter().map(|w| cache.class_of(w, subs)));
+    // `"name": "client_secret", "value": "…"`: the key is the pair's name.
+    if key[0].eq_ignore_ascii_case(b"value")
+        && !(class.password || class.credential)
+        && let Some((s, e)) = paired_name(line, words[0].0)
+    {
+        let named = cache.class_of(&line[s..e], subs).class;
+        class.password |= named.password;
+        class.credential |= named.credential;
+        class.provider |= named.provider;
+        class.public |= named.public;
+    }
+    // A quoted value with spaces is a secret after a password key, or after a credential key
+    // when it holds a digit (`secret: "open sesame 4kQz"`); never after a public one.
+    if kind == Kind::Spaced
+        && (class.public
+            || !(class.password || (class.credential && v.iter().any(u8::is_ascii_digit))))
+    {
+        return;
+    }
     let scheme = (2..=5).contains(&key[0].len())
         && [
             &b"http"[..],
@@ -992,12 +1284,13 @@ fn consider_plausible(
     }
     let judged = Judged::new(v);
     let shape = if class.password {
-        if !(assigned || quoted) || !judged.credential_value(true) {
+        if !(assigned || quoted) || !judged.credential_value(true) || kebab_words(v) || is_path(v) {
             return;
         }
         PASSWORD_SHAPE
     } else if class.credential {
-        if judged.credential_value(false) {
+        // A value with spaces is a pass phrase, judged as a password is.
+        if judged.credential_value(kind == Kind::Spaced) {
             if class.provider {
                 PROVIDER_SHAPE
             } else {
@@ -1009,7 +1302,9 @@ fn consider_plausible(
             return;
         }
     } else if class.provider {
-        if !judged.looks_random_with(true) {
+        // A URL after a provider's name is its address (`key="nuget.internal"
+        // value="https://pkgs.contoso.net/v3/index.json"`); the URL shapes judge credentials in it.
+        if !judged.looks_random_with(true) || memchr::memmem::find(v, b"://").is_some() {
             return;
         }
         PROVIDER_SHAPE
@@ -1017,6 +1312,40 @@ fn consider_plausible(
         return;
     };
     push(line, start, end, quoted, shape, out);
+}
+
+/// A value found by [`punctuated_value`]: a secret after a password key (not a public one),
+/// when it is not a reference, a call, a type or a placeholder.
+fn consider_punctuated(
+    line: &[u8],
+    start: usize,
+    end: usize,
+    scratch: &mut Scratch,
+    out: &mut Vec<ContextHit>,
+) {
+    let Scratch { words, subs, cache } = scratch;
+    let v = &line[start..end];
+    if value::is_variable_reference(v) || call_or_type(v) || is_path(v) {
+        return;
+    }
+    key_before(line, start, words);
+    if words.is_empty() {
+        return;
+    }
+    let mut key: [&[u8]; 4] = [&[]; 4];
+    for (slot, &(s, e)) in key.iter_mut().zip(words.iter()) {
+        *slot = &line[s..e];
+    }
+    let key = &key[..words.len().min(4)];
+    let class = key_class(key.iter().map(|w| cache.class_of(w, subs)));
+    if !class.password || class.public || !Judged::new(v).credential_value(true) {
+        return;
+    }
+    out.push(ContextHit {
+        start,
+        end,
+        shape: PASSWORD_SHAPE,
+    });
 }
 
 /// Record a value, extended to its natural end when bare: `abc=2+qq…`, `id:secret`, `a|b`.
@@ -1099,6 +1428,11 @@ mod tests {
         assert!(redacted("this.ultraPictureBox1.Name = \"ultraPictureBox1\";").is_empty());
         assert!(redacted("github.com/mattn/go-runewidth v0.0.14 h1:+xnbZSEeDbOIg5/mE6JF0w6n9duR1l3/WmbinWVwUuU=").is_empty());
         assert!(redacted("token_type: bearer").is_empty());
+        assert!(redacted("cache_key = build-6e2adf84019204a8-23").is_empty());
+        assert!(redacted("cache key: build-6e2adf84019204a8-23").is_empty());
+        assert!(redacted("sortKey: \"Xq8v2LkP9sXwTy\"").is_empty());
+        assert!(!redacted("api key: Xq8v2LkP9sXwTy7u").is_empty());
+        assert!(!redacted("master_key = Xq8v2LkP9sXwTy7u").is_empty());
     }
 
     #[test]
@@ -1129,14 +1463,18 @@ mod tests {
                         cached.class.credential,
                         cached.class.provider,
                         cached.class.public,
-                        cached.public_if_nearest
+                        cached.public_if_nearest,
+                        cached.key_only,
+                        cached.index_last
                     ),
                     (
                         fresh.class.password,
                         fresh.class.credential,
                         fresh.class.provider,
                         fresh.class.public,
-                        fresh.public_if_nearest
+                        fresh.public_if_nearest,
+                        fresh.key_only,
+                        fresh.index_last
                     ),
                     "{w} (round {round})"
                 );
@@ -1166,6 +1504,7 @@ mod tests {
                 .chain(PASSWORD_WORDS.iter().copied())
                 .chain(PUBLIC_WORDS.iter().copied())
                 .chain(ID_WORDS.iter().copied())
+                .chain(INDEX_WORDS.iter().copied())
                 .chain(SPACE_KEYS.iter().copied())
                 .chain(["monkey", "sha", "md", "h", "integrity", "checksum"])
                 .collect();

@@ -65,9 +65,27 @@ const RANK_PASSWORD: u16 = 2000;
 const RANK_PROVIDER: u16 = 2001;
 const RANK_GENERIC: u16 = 2002;
 
+/// A rule's regex, compiled at its first use: on most texts only a few rules' keywords ever
+/// hit, and compiling all of them up front was a fifth of the cost of building the set (about
+/// 70 of 340 million instructions), paid again by every short-lived process.
 struct CompiledRule {
-    regex: Regex,
+    regex: std::sync::OnceLock<Regex>,
     has_group: bool,
+}
+
+impl CompiledRule {
+    fn regex(&self, i: usize) -> &Regex {
+        self.regex.get_or_init(|| compile_rule(i))
+    }
+}
+
+/// The regex of rule `i`.
+fn compile_rule(i: usize) -> Regex {
+    let rule = &RULES[i];
+    RegexBuilder::new(rule.pattern)
+        .unicode(false)
+        .build()
+        .unwrap_or_else(|e| panic!("the built-in pattern of {} must compile: {e}", rule.id))
 }
 
 pub(crate) struct Engine {
@@ -215,12 +233,7 @@ impl Engine {
         let rules = RULES
             .iter()
             .map(|r| CompiledRule {
-                regex: RegexBuilder::new(r.pattern)
-                    .unicode(false)
-                    .build()
-                    .unwrap_or_else(|e| {
-                        panic!("the built-in pattern of {} must compile: {e}", r.id)
-                    }),
+                regex: std::sync::OnceLock::new(),
                 has_group: r.pattern.contains("(?P<s>"),
             })
             .collect();
@@ -487,14 +500,15 @@ impl Engine {
                 });
             }
         };
+        let regex = compiled.regex(i);
         if compiled.has_group {
-            for caps in compiled.regex.captures_iter(window) {
+            for caps in regex.captures_iter(window) {
                 if let Some(g) = caps.name("s") {
                     push(g.start(), g.end());
                 }
             }
         } else {
-            for m in compiled.regex.find_iter(window) {
+            for m in regex.find_iter(window) {
                 push(m.start(), m.end());
             }
         }
@@ -889,10 +903,11 @@ pub(crate) fn passes(check: Check, secret: &[u8]) -> bool {
             if password.is_empty() {
                 return value::credential_value(user, true);
             }
+            // The user may be empty (`redis://:pw@`, `curl -u :pw`) or a variable (`curl -u
+            // "$USER:pw"`): the password alone decides.
             password != user
                 && password.len() >= 3
                 && !value::is_variable_reference(password)
-                && !value::is_variable_reference(user)
                 && !value::is_placeholder(password)
                 && !password.starts_with(b"<")
         }
@@ -996,6 +1011,19 @@ pub(crate) static ENGINE: LazyLock<Engine> = LazyLock::new(Engine::build);
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn every_rule_pattern_compiles_and_is_compiled_once() {
+        // Rules compile at first use, so a bad pattern would only show on a text that wakes
+        // it: compile every one here.
+        let engine = &*ENGINE;
+        for (i, rule) in RULES.iter().enumerate() {
+            let first: *const Regex = engine.rules[i].regex(i);
+            let again: *const Regex = engine.rules[i].regex(i);
+            assert_eq!(first, again, "{}", rule.id);
+            assert_eq!(engine.rules[i].regex(i).as_str(), rule.pattern);
+        }
+    }
 
     #[test]
     fn github_checksum_is_verified() {

@@ -90,6 +90,8 @@ whoxy wistia wit worksnaps workstack worldcoinindex worldweather wrike xai yande
 youneedabudget yousign youtube zapier zendesk zenkit zenrows zenscrape zenserp zeplin
 zerobounce zerotier zipapi zipbooks zipcodeapi zipcodebase zoho zohocrm zonka zonkafeedback
 zulipchat
+brevo cerebras firecrawl fireworks gitea hcloud hetzner linode mailersend rollbar sonarcloud sonarqube
+tavily tencentcloud upstash woocommerce
 ";
 
 /// Provider names as a list.

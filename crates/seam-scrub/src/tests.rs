@@ -86,6 +86,131 @@ fn every_shape_example() {
     assert_eq!(checked + 1, shapes().len());
 }
 
+/// What is left of `text` once scrubbed, and whether each of `secrets` is gone from it.
+fn assert_removed(text: &str, secrets: &[&str]) {
+    let out = Scrubber::new().scrub(text).text;
+    for s in secrets {
+        assert!(!out.contains(s), "{s:?} survived in {text:?}: {out:?}");
+    }
+}
+
+fn assert_untouched(text: &str) {
+    let out = Scrubber::new().scrub(text).text;
+    assert_eq!(out, text, "{text:?} was altered");
+}
+
+#[test]
+fn the_value_of_a_name_value_pair_is_redacted_not_its_attribute() {
+    // XML <add key=… value=…/>: the value goes, `value=` stays.
+    let text = r#"    <add key="ClearTextPassword" value="Qv7-mercury_Lark" />"#;
+    let out = Scrubber::new().scrub(text).text;
+    assert_eq!(
+        out,
+        r#"    <add key="ClearTextPassword" value="[REDACTED:password-assignment]" />"#
+    );
+    assert_removed(
+        r#"<add key="ApiSecret" value="t0ucan_Rv82kq" />"#,
+        &["t0ucan_Rv82kq"],
+    );
+    // JSON name/value and key/value objects: the name is the key.
+    assert_removed(
+        r#"{"name": "db_password", "value": "Tangerine#58"}"#,
+        &["Tangerine#58"],
+    );
+    assert_removed(
+        r#"{"key": "client_secret", "value": "Zx81-pQm!wE2"}"#,
+        &["Zx81-pQm!wE2"],
+    );
+    // A pair whose name is not a credential, or an attribute after its own `=`, stays.
+    assert_untouched(
+        r#"[{"name": "LOG_LEVEL", "value": "debug"}, {"name": "REGION", "value": "eu-west-1"}]"#,
+    );
+    assert_untouched(r#"<add key="PageSize" value="50" protocolVersion="3" />"#);
+    assert_untouched(r#"<setting name="DB_PASSWORD" serializeAs="String" />"#);
+    assert_untouched(r#"<input type="password" name="password" autocomplete="current-password">"#);
+    assert_untouched(
+        r#"<add key="nuget.internal" value="https://pkgs.contoso.net/v3/index.json" />"#,
+    );
+}
+
+#[test]
+fn keyword_assignments_with_unusual_values_and_keys_are_redacted() {
+    assert_removed("password: 'open the gate 7'", &["open the gate 7"]);
+    assert_removed(r#""db_pass": "let me in Qz4""#, &["let me in Qz4"]);
+    assert_removed(r#"secrete = "p{4}x!Q;zR""#, &["p{4}x!Q;zR"]);
+    assert_removed("my_password_super_secure=Zebra%91", &["Zebra%91"]);
+    assert_removed("db_pass: k3yb0ard!!", &["k3yb0ard!!"]);
+    assert_removed(r#"client_secret: "blue moon 42x""#, &["blue moon 42x"]);
+    // Unquoted values full of punctuation and braces, whole.
+    assert_removed("PASSWORD=a}K9{m!x#2", &["a}K9{m!x#2"]);
+    assert_removed("db_pass={Xy9}zQ!w", &["Xy9}zQ!w"]);
+    assert_removed("password: p@ss{w0rd}!", &["p@ss{w0rd}!"]);
+    assert_removed("password=(9Kx)[zz]!q", &["(9Kx)[zz]!q"]);
+    // Prose, placeholders, code: left alone.
+    assert_untouched(r#"password: "must be at least twelve characters long""#);
+    assert_untouched(r#"description: "rotate the key 2 times""#);
+    assert_untouched("PASSWORD: shorter-version");
+    assert_untouched("password = XXXXXXXXXXX");
+    assert_untouched("password: abc");
+    assert_untouched(r#""password": "os.getenv('PW')""#);
+    assert_untouched(r#"password = getpass.getpass("Password: ")"#);
+    assert_untouched("class PasswordResetTokenGenerator(TokenGeneratorBase):");
+    assert_untouched("public_key: 7UFapbtrVQ8lp0v6iWVZfB1O");
+    // Types, calls, references and paths after a password key are not passwords.
+    for code in [
+        "    password: Option<String>,",
+        "password: Vec<u8>,",
+        "const PASSWORD_WORDS: &[&str] = &[",
+        "password: z.string().min(8),",
+        "password_hash = bcrypt.hashpw(pw, salt)",
+        "password=%(pw)s",
+        "password: ${{ secrets.PW }}",
+        "PWD=/home/user/src",
+        "if password == other:",
+    ] {
+        assert_untouched(code);
+    }
+}
+
+#[test]
+fn tokens_in_an_encoding_are_redacted() {
+    use base64::Engine as _;
+    // A URL with credentials, JSON-escaped.
+    assert_removed(
+        r#"{"url": "https:\/\/svc:Pq8sLm2Xw9@db.example.com\/x"}"#,
+        &["Pq8sLm2Xw9"],
+    );
+    assert_removed(
+        r#""dsn":"mongodb+srv:\/\/app:Hq2mZ8vLx4@c0.example.net\/t""#,
+        &["Hq2mZ8vLx4"],
+    );
+    assert_removed(
+        r#"{"hook":"https:\/\/hooks.slack.com\/services\/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"}"#,
+        &["Lw3kR9tPq2ZxV8mN4cJ7yB1s"],
+    );
+    // A JWT with no signature part: base64url of a header and a payload, then a dot.
+    let b64 = base64::engine::general_purpose::URL_SAFE_NO_PAD;
+    let header = b64.encode(r#"{"alg":"none","typ":"JWT"}"#);
+    let payload = b64.encode(r#"{"sub":"81723","iat":1700000000}"#);
+    let unsigned = format!("{header}.{payload}");
+    assert_removed(&format!("id_token={unsigned}."), &[&unsigned]);
+    // Basic credentials in a header: base64 of user:password.
+    let basic = base64::engine::general_purpose::STANDARD.encode("jenkins:Harbor913");
+    assert_removed(&format!("Authorization: Basic {basic}"), &[&basic]);
+    // curl -u with the password only, or with the user from a variable; an empty user in a URL.
+    assert_removed(
+        "curl -u :Tk9wQ2mZpL https://api.example.com/v1",
+        &["Tk9wQ2mZpL"],
+    );
+    assert_removed(
+        "curl -s -u \"$USER:Tk9wQ2mZpL\" https://ci.example.com",
+        &["Tk9wQ2mZpL"],
+    );
+    assert_removed("redis://:Tk9wQ2mZpL@cache.internal:6379/0", &["Tk9wQ2mZpL"]);
+    assert_untouched("curl -u \"$USER:$PASSWORD\" https://ci.example.com");
+    assert_untouched("https://example.com/a.b/c");
+}
+
 #[test]
 fn the_published_set_is_large_and_its_ids_are_unique() {
     let all = shapes();

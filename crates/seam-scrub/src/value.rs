@@ -266,7 +266,7 @@ pub(crate) fn is_placeholder(v: &[u8]) -> bool {
 }
 
 /// A reference to a value kept elsewhere: `$VAR`, `${VAR}`, `{{ var }}`, `<var>`, `%VAR%`,
-/// `process.env.X`, `os.environ[...]`, `secrets.X`.
+/// `process.env.X`, `os.environ[...]`, `os.getenv(...)`, `secrets.X`.
 pub(crate) fn is_variable_reference(v: &[u8]) -> bool {
     let Some(&first) = v.first() else {
         return true;
@@ -292,7 +292,7 @@ pub(crate) fn is_variable_reference(v: &[u8]) -> bool {
     // The prefixes of a reference into the environment or a settings object, by first letter.
     let prefixes: &[&[u8]] = match v[0].to_ascii_lowercase() {
         b'p' => &[b"process.env"],
-        b'o' => &[b"os.environ"],
+        b'o' => &[b"os.environ", b"os.getenv"],
         b'g' => &[b"getenv"],
         b'e' => &[b"env[", b"env(", b"env."],
         b's' => &[b"secrets.", b"settings.", b"self."],

@@ -6,7 +6,8 @@ use std::collections::HashSet;
 use std::sync::LazyLock;
 
 use super::{
-    CREDENTIAL_SUFFIXES, CREDENTIAL_WORDS, ID_WORDS, PASSWORD_WORDS, PUBLIC_WORDS, SPACE_KEYS,
+    CREDENTIAL_SUFFIXES, CREDENTIAL_WORDS, ID_WORDS, INDEX_WORDS, PASSWORD_WORDS, PUBLIC_WORDS,
+    SPACE_KEYS,
 };
 
 static PROVIDERS: LazyLock<HashSet<&'static str>> =
@@ -75,6 +76,30 @@ pub(super) fn classify(words: &[&[u8]]) -> Class {
         if n == 0
             && let Some(last) = subs.last()
             && PUBLIC_WORDS.contains(&last.trim_end_matches(|c: char| c.is_ascii_digit()))
+        {
+            public = true;
+        }
+        let trim = |s: &str| s.trim_end_matches(|c: char| c.is_ascii_digit()).to_owned();
+        if n == 0
+            && let Some(first) = subs.first()
+            && ["public", "pub", "publishable"].contains(&trim(first).as_str())
+        {
+            public = true;
+        }
+        // An index word before a last `key` (`cache_key`), or before a nearest word `key`
+        // (`cache key`).
+        if n == 0
+            && subs.len() >= 2
+            && INDEX_WORDS.contains(&trim(&subs[0]).as_str())
+            && ["key", "keys"].contains(&trim(&subs[subs.len() - 1]).as_str())
+        {
+            public = true;
+        }
+        if n == 1
+            && ["key", "keys"].contains(&joined(words[0]).as_str())
+            && subs
+                .last()
+                .is_some_and(|l| INDEX_WORDS.contains(&trim(l).as_str()))
         {
             public = true;
         }

@@ -121,6 +121,7 @@ pub(super) fn is_variable_reference(v: &[u8]) -> bool {
     [
         &b"process.env"[..],
         b"os.environ",
+        b"os.getenv",
         b"getenv",
         b"env[",
         b"env(",
