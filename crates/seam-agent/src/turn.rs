@@ -184,6 +184,8 @@ struct Progress {
     /// took the next value of one enum param (see `enum_walk`).
     last_call: Option<(String, Map<String, Value>)>,
     walked: u32,
+    /// The last call was refused, or ran a program that failed.
+    last_failed: bool,
 }
 
 impl Progress {
@@ -251,6 +253,7 @@ impl Turn<'_> {
             looked_at: HashSet::new(),
             last_call: None,
             walked: 0,
+            last_failed: false,
         };
 
         loop {
@@ -385,7 +388,16 @@ impl Turn<'_> {
                 ));
             }
             let mut observations = Vec::new();
-            for s in reading.steps {
+            let steps = reading.steps;
+            let calls_after: Vec<usize> = (0..steps.len())
+                .map(|i| {
+                    steps[i + 1..]
+                        .iter()
+                        .filter(|s| matches!(s, Step::Call { .. }))
+                        .count()
+                })
+                .collect();
+            for (i, s) in steps.into_iter().enumerate() {
                 match s {
                     Step::Respond(text) if !has_calls => {
                         p.report.answer = text;
@@ -404,10 +416,28 @@ impl Turn<'_> {
                         p.correct("answer-after-calls-dropped", Value::Null, self.trace, on);
                     }
                     Step::Call { tool, params, .. } => {
+                        p.last_failed = false;
                         if let Some(o) = self.call(&mut p, step, &tool, &params, on).await? {
                             observations.push(o);
                         }
                         if p.force.is_some() {
+                            break;
+                        }
+                        let left = calls_after[i];
+                        if p.last_failed && left > 0 {
+                            // The steps of a plan were written before any ran: after a
+                            // failure the rest would fail the same way (a plan of four
+                            // web requests from a sandbox without network ran all four).
+                            p.correct(
+                                "plan-cut-after-failure",
+                                json!({"tool": tool, "steps_not_run": left}),
+                                self.trace,
+                                on,
+                            );
+                            observations.push(format!(
+                                "The plan's {left} later step(s) were not run, because this one \
+                                 failed: change what failed first."
+                            ));
                             break;
                         }
                     }
@@ -657,6 +687,15 @@ impl Turn<'_> {
         let after = match &outcome.result {
             CallResult::Output(v) => Some(crate::observe::after(v)),
             CallResult::Refused { .. } => None,
+        };
+        p.last_failed = match &outcome.result {
+            CallResult::Refused { .. } => true,
+            CallResult::Output(v) => {
+                v.get("exit_code")
+                    .and_then(Value::as_i64)
+                    .is_some_and(|c| c != 0)
+                    || v.get("timed_out").and_then(Value::as_bool) == Some(true)
+            }
         };
         Ok((shown, after))
     }

@@ -35,6 +35,9 @@ impl LocalToolbox for Recorder {
             "files.read" => {
                 Ok(json!({"path": params["path"], "text": "date,km\n2027-04-02,8.5\n"}))
             }
+            "python.run" if params["code"].as_str().unwrap_or("").starts_with("fail") => {
+                Ok(json!({"exit_code": 1, "stdout": "", "stderr": "NameError"}))
+            }
             "python.run" => Ok(json!({"exit_code": 0, "stdout": "8.5\n"})),
             "facts.get" => Ok(json!({"fact": params["fact"], "value": "x"})),
             _ => Err(LocalRefusal::new("unknown_tool", "no such tool")),
@@ -194,4 +197,34 @@ fn values_out_of_the_lists_order_are_no_walk() {
     ]);
     assert_eq!(calls.len(), 4);
     assert_eq!(report.corrections.get("enum-walk-stopped"), None);
+}
+
+#[test]
+fn a_plan_stops_at_its_first_failed_step() {
+    // The stand-in python.run fails on code that says `fail`.
+    let plan = json!({"mode":"plan","steps":[
+        {"actor":"python.run","params":{"code":"fail(1)"}},
+        {"actor":"python.run","params":{"code":"fail(2)"}},
+        {"actor":"facts.get","params":{"fact":"os"}}
+    ]})
+    .to_string();
+    let (report, model, calls) = run(&[plan, respond()]);
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["python.run"]);
+    assert_eq!(report.corrections.get("plan-cut-after-failure"), Some(&1));
+    let shown = &model.seen[1].messages.last().unwrap().content;
+    assert!(
+        shown.contains("The plan's 2 later step(s) were not run"),
+        "{shown}"
+    );
+
+    // A plan whose steps succeed runs whole.
+    let plan = json!({"mode":"plan","steps":[
+        {"actor":"facts.get","params":{"fact":"time"}},
+        {"actor":"facts.get","params":{"fact":"os"}}
+    ]})
+    .to_string();
+    let (report, _, calls) = run(&[plan, respond()]);
+    assert_eq!(calls.len(), 2);
+    assert_eq!(report.corrections.get("plan-cut-after-failure"), None);
 }
