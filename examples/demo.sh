@@ -6,7 +6,8 @@
 # model server to install.
 #
 # The demo gives seam a throwaway owner home holding a copy of
-# examples/workspace and a planted SSH key, then:
+# examples/workspace and a planted SSH key, indexes the workspace (as an
+# operator keeps it indexed for memory.codebase), then:
 #   1. asks the agent a question about the workspace, naming a file but no
 #      tool: one line per tool call, then the answer (every reply is a valid
 #      action, because decoding is constrained to the action schema);
@@ -48,6 +49,8 @@ ln -s "$HOME/.ssh/id_ed25519" "$HOME/project/innocent.txt"
 cd "$HOME/project"
 git init -q -b main . && git -c user.name=demo -c user.email=demo@example.invalid commit -q --allow-empty -m start
 
+# The code index an operator keeps of a workspace (memory.codebase answers from it).
+"$seam" index . >/dev/null
 # The task names a file, never a tool: which tool reads it is the model's choice.
 task="Where does the staging server's config live? It is written in notes.md."
 echo

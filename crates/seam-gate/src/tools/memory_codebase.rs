@@ -130,7 +130,7 @@ impl MemoryCodebase {
             "op": op,
             "indexed": false,
             "note": format!(
-                "no indexed repository covers the workspace ({}); the operator can index one with `seam index PATH`",
+                "no indexed repository covers the workspace ({}); the operator can index one with `seam index PATH`. A file whose name you know is read with files.read (its path)",
                 self.scope.display()
             ),
         })
