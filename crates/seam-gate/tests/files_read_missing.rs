@@ -2,28 +2,17 @@
 //! files of that name in the workspace that the same admission would give:
 //! never a protected one, never one behind a link or in a hidden directory.
 
+mod builtin_support;
+
 use std::os::unix::fs::symlink;
 use std::path::Path;
-use std::sync::Arc;
 
-use seam_gate::{CallRequest, NoLedger, Toolbox, ToolboxConfig};
-use seam_policy::{Policy, PolicyEnv};
+use seam_gate::{CallRequest, Toolbox};
 use seam_protocol::{Answer, RefusalCode};
 use serde_json::json;
 
 fn toolbox(root: &Path) -> Toolbox {
-    let env = PolicyEnv {
-        owner_home: root.join("home"),
-        seam_home: root.join("seam"),
-        workspace_root: root.join("home"),
-    };
-    Toolbox::new(
-        Arc::new(Policy::builtin(env)),
-        Arc::new(seam_scrub::Scrubber::new()),
-        Arc::new(NoLedger),
-        &ToolboxConfig::default(),
-    )
-    .unwrap()
+    builtin_support::builtin_toolbox(root, "home")
 }
 
 fn refusal(tb: &Toolbox, path: &str) -> (RefusalCode, String) {

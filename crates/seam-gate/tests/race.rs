@@ -2,31 +2,21 @@
 //! for links to protected files while files.read runs. The protected bytes must
 //! never come back, whatever the interleaving.
 
+mod builtin_support;
+
 use std::os::unix::fs::symlink;
 use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicBool, Ordering};
 
-use seam_gate::{CallRequest, NoLedger, Toolbox, ToolboxConfig};
-use seam_policy::{Policy, PolicyEnv};
+use seam_gate::{CallRequest, Toolbox};
 use seam_protocol::Answer;
 use serde_json::json;
 
 const SECRET: &str = "PROTECTED-BYTES-7f3a";
 
 fn toolbox(root: &Path) -> Toolbox {
-    let env = PolicyEnv {
-        owner_home: root.join("home"),
-        seam_home: root.join("seam"),
-        workspace_root: root.join("home/project"),
-    };
-    Toolbox::new(
-        Arc::new(Policy::builtin(env)),
-        Arc::new(seam_scrub::Scrubber::new()),
-        Arc::new(NoLedger),
-        &ToolboxConfig::default(),
-    )
-    .unwrap()
+    builtin_support::builtin_toolbox(root, "home/project")
 }
 
 /// Calls files.read on `path` at least `rounds` times, and on until both
