@@ -254,8 +254,20 @@ impl TestGate {
         self.signal_stop();
         let report = self.task.await.unwrap().unwrap();
         drop(self.toolbox);
-        let ledger = Arc::try_unwrap(self.ledger)
-            .expect("nothing else holds the ledger once the gate has stopped");
+        // axum's serve returns once every connection task has let go of its
+        // shutdown receiver, and each task drops its connection (which holds
+        // the router, hence the toolbox and the ledger) a moment after that.
+        // The binary shuts its runtime down first; a test waits for those
+        // drops, boundedly, instead of racing them.
+        let ledger = self.ledger;
+        for _ in 0..500 {
+            if Arc::strong_count(&ledger) == 1 {
+                break;
+            }
+            tokio::time::sleep(std::time::Duration::from_millis(10)).await;
+        }
+        let ledger = Arc::try_unwrap(ledger)
+            .expect("nothing else holds the ledger 5 s after the gate has stopped");
         ledger.close().unwrap();
         let verified = seam_ledger::verify(&self.seam_home, None)
             .unwrap_or_else(|e| panic!("the ledger does not verify after shutdown: {e}"));
