@@ -13,6 +13,7 @@
 //! What the model sees is still bounded by the turn's observation budget
 //! (the caller cuts the whole).
 
+use std::borrow::Cow;
 use std::fmt::Write as _;
 
 use serde_json::Value;
@@ -29,15 +30,83 @@ pub const AFTER_RESULT: &str = "If this tells you the answer, respond with it no
 /// from elsewhere in the conversation.
 pub const AFTER_NOTHING_PRINTED: &str = "It printed nothing, so it holds no answer: check what the code filters on and what it prints, against the data, and run it again.";
 
-/// The line that follows `value`, a tool's result, for the model.
-pub fn after(value: &Value) -> &'static str {
-    let printed_nothing = value.get("stdout").and_then(Value::as_str) == Some("")
-        && value.get("exit_code").and_then(Value::as_i64) == Some(0);
-    if printed_nothing {
-        AFTER_NOTHING_PRINTED
-    } else {
-        AFTER_RESULT
+/// The line after a program that failed on a file the gate did not make
+/// available (protected, outside the allow-list). qwen2.5-coder-1.5b, asked to
+/// print a key and `7**23` in one script, saw the script fail at the key and
+/// answered with advice instead of running the rest.
+pub const AFTER_WITHHELD: &str = "A file your code names was not made available, and will not be however the code asks: write the code again without it, to do the rest of the task, and tell the operator that file stays closed.";
+
+/// The line after a refusal that no change of params undoes (a protected
+/// file, a capability the policy denies). Refused one file of a task that
+/// named two, qwen2.5-coder-1.5b answered "I can't assist with that" and never
+/// read the other.
+pub const AFTER_REFUSED: &str =
+    "That stays refused however it is asked: say so in your answer, and do the rest of the task.";
+
+/// The refusal codes that no other params, path spelling or retry undo.
+const FINAL_REFUSALS: [&str; 4] = [
+    "protected",
+    "not_allowed",
+    "capability_denied",
+    "consent_denied",
+];
+
+/// The line that follows a refusal with `code`, if one does.
+pub fn after_refusal(code: &str) -> Option<&'static str> {
+    FINAL_REFUSALS.contains(&code).then_some(AFTER_REFUSED)
+}
+
+/// The line that follows `value`, a tool's result, for the model, and the
+/// name of the hint when it is more than [`AFTER_RESULT`] (counted as a
+/// correction).
+pub fn after(value: &Value) -> (Option<&'static str>, Cow<'static, str>) {
+    let exit = value.get("exit_code").and_then(Value::as_i64);
+    let failed = exit.is_some_and(|c| c != 0);
+    if failed
+        && let Some(module) = value
+            .get("stderr")
+            .and_then(Value::as_str)
+            .and_then(missing_module)
+    {
+        return (
+            Some("missing-module-told"),
+            Cow::Owned(format!(
+                "{module} is not installed where python.run runs, and nothing can be installed \
+                 there: write the code again without it, with Python's standard library (csv, \
+                 json, datetime, statistics, math)."
+            )),
+        );
     }
+    let withheld = value
+        .get("note")
+        .and_then(Value::as_str)
+        .is_some_and(|n| n.contains("was not made available"));
+    if failed && withheld {
+        return (Some("withheld-file-told"), Cow::Borrowed(AFTER_WITHHELD));
+    }
+    let printed_nothing =
+        value.get("stdout").and_then(Value::as_str) == Some("") && exit == Some(0);
+    if printed_nothing {
+        (None, Cow::Borrowed(AFTER_NOTHING_PRINTED))
+    } else {
+        (None, Cow::Borrowed(AFTER_RESULT))
+    }
+}
+
+/// The module a Python traceback says is missing: the last
+/// `ModuleNotFoundError: No module named 'X'` (CPython's wording since 3.6),
+/// its top-level package. `None` for a name that is no dotted identifier.
+fn missing_module(stderr: &str) -> Option<&str> {
+    let line = stderr.lines().rev().find_map(|l| {
+        l.trim()
+            .strip_prefix("ModuleNotFoundError: No module named ")
+    })?;
+    let name = line.trim().trim_matches(['\'', '"']);
+    let top = name.split('.').next()?;
+    let ident = !top.is_empty()
+        && !top.starts_with(|c: char| c.is_ascii_digit())
+        && top.chars().all(|c| c.is_alphanumeric() || c == '_');
+    ident.then_some(top)
 }
 
 /// `value` as the model reads it.
@@ -110,20 +179,81 @@ mod tests {
 
     #[test]
     fn a_program_that_printed_nothing_is_told_so() {
+        let line = |v: Value| after(&v).1.into_owned();
         assert_eq!(
-            after(&json!({"exit_code": 0, "stdout": "", "stderr": ""})),
+            line(json!({"exit_code": 0, "stdout": "", "stderr": ""})),
             AFTER_NOTHING_PRINTED
         );
         assert_eq!(
-            after(&json!({"exit_code": 0, "stdout": "8.5\n"})),
+            line(json!({"exit_code": 0, "stdout": "8.5\n"})),
             AFTER_RESULT
         );
         // A failure says why in its stderr; a file's text is no program's.
         assert_eq!(
-            after(&json!({"exit_code": 1, "stdout": "", "stderr": "E"})),
+            line(json!({"exit_code": 1, "stdout": "", "stderr": "E"})),
             AFTER_RESULT
         );
-        assert_eq!(after(&json!({"text": ""})), AFTER_RESULT);
+        assert_eq!(line(json!({"text": ""})), AFTER_RESULT);
+    }
+
+    #[test]
+    fn a_missing_module_is_named_and_the_standard_library_offered() {
+        let stderr = "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\n\
+                      ModuleNotFoundError: No module named 'pandas.io'\n";
+        let (name, line) = after(&json!({"exit_code": 1, "stdout": "", "stderr": stderr}));
+        assert_eq!(name, Some("missing-module-told"));
+        assert!(line.starts_with("pandas is not installed"), "{line}");
+        assert!(line.contains("standard library"), "{line}");
+        // A program that ran is not told about a module it printed of.
+        let printed = json!({"exit_code": 0, "stdout": "ModuleNotFoundError: No module named 'x'"});
+        assert_eq!(after(&printed).0, None);
+        // Not CPython's wording, or no identifier: no hint.
+        for stderr in [
+            "ImportError: cannot import name 'x'",
+            "ModuleNotFoundError: No module named '../etc'",
+            "ModuleNotFoundError: No module named ''",
+        ] {
+            assert_eq!(
+                after(&json!({"exit_code": 1, "stderr": stderr})).0,
+                None,
+                "{stderr}"
+            );
+        }
+    }
+
+    #[test]
+    fn a_program_that_failed_without_a_withheld_file_is_told_to_do_without_it() {
+        let v = json!({"exit_code": 1, "stderr": "FileNotFoundError",
+                       "note": "~/.ssh/id_rsa was not made available (protected): …"});
+        assert_eq!(
+            after(&v),
+            (Some("withheld-file-told"), Cow::Borrowed(AFTER_WITHHELD))
+        );
+        // The same note on a program that succeeded needs no word.
+        let ok = json!({"exit_code": 0, "stdout": "1\n", "note": "a was not made available: …"});
+        assert_eq!(after(&ok).0, None);
+    }
+
+    #[test]
+    fn only_refusals_no_retry_undoes_say_do_the_rest() {
+        for code in [
+            "protected",
+            "not_allowed",
+            "capability_denied",
+            "consent_denied",
+        ] {
+            assert_eq!(after_refusal(code), Some(AFTER_REFUSED), "{code}");
+        }
+        // A wrong param or a missing file is for the model to mend.
+        for code in [
+            "invalid_params",
+            "not_found",
+            "invalid_path",
+            "timed_out",
+            "tainted",
+        ] {
+            assert_eq!(after_refusal(code), None, "{code}");
+        }
     }
 
     #[test]

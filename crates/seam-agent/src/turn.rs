@@ -9,7 +9,12 @@
 //! earlier one in the turn is not run again: the model is told once, then a
 //! final answer is forced), `answer-after-calls-dropped` (an answer written
 //! in the same reply as calls, before their results), `final-answer-forced`
-//! (a budget ran out or the model looped).
+//! (a budget ran out or the model looped; the task is said again with it),
+//! `task-file-unread` (an answer that leaves a file the task names unread is
+//! sent back, naming the file, at most twice a turn), `missing-module-told`
+//! and `withheld-file-told` (a program that failed on a module that is not
+//! installed, or on an owner file the gate did not make available, is told
+//! what to do instead; see `observe`).
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -162,6 +167,30 @@ const FILE_FIRST_LINES: u64 = 12;
 /// is a walk down the list.
 const ENUM_WALK_STOP: u32 = 2;
 
+/// Answers sent back in a turn for a file the task names (`task-file-unread`).
+const MAX_BOUNCES: u32 = 2;
+
+/// The files an operator's task names, in order, each once: words with a `/`
+/// that end in an extension or name a dotfile (`notes/rota.md`, `~/.netrc`,
+/// `data/runs.csv`), quotes, backticks and trailing punctuation trimmed.
+/// `and/or`, `km/h`, `src/` and URLs are not files.
+fn task_files(task: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in task.split_whitespace() {
+        let w = word
+            .trim_start_matches(['(', '[', '"', '\'', '`', '<'])
+            .trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '"', '\'', '`', '>']);
+        let last = w.rsplit('/').next().unwrap_or(w);
+        let file = w.contains('/')
+            && seam_pylex::looks_like_a_file(w)
+            && (seam_pylex::has_extension(w) || (last.starts_with('.') && last.len() > 1));
+        if file && !out.iter().any(|o| o == plain_name(w)) {
+            out.push(plain_name(w).to_owned());
+        }
+    }
+    out
+}
+
 /// `name` without a leading `./`.
 fn plain_name(name: &str) -> &str {
     name.trim_start_matches("./")
@@ -186,6 +215,10 @@ struct Progress {
     walked: u32,
     /// The last call was refused, or ran a program that failed.
     last_failed: bool,
+    /// Answers sent back because the task names a file the turn had not
+    /// read (`task-file-unread`), and the file the last one named.
+    bounced: u32,
+    bounced_for: Option<String>,
 }
 
 impl Progress {
@@ -254,6 +287,8 @@ impl Turn<'_> {
             last_call: None,
             walked: 0,
             last_failed: false,
+            bounced: 0,
+            bounced_for: None,
         };
 
         loop {
@@ -267,9 +302,15 @@ impl Turn<'_> {
                 }
                 p.forced = true;
                 p.correct("final-answer-forced", json!(reason), self.trace, on);
+                // The task again, last: a small model answers what it read
+                // most recently (qwen2.5-coder-1.5b, told to answer after a
+                // loop, gave a dinner's time for a flight's from the file it
+                // had read).
                 let m = ChatMessage::user(format!(
-                    "Stop calling tools ({reason}). Give your final answer now, as \
-                     {{\"mode\":\"respond\",\"text\":\"...\"}}."
+                    "Stop calling tools ({reason}). The operator's task was: {}\n\nGive your \
+                     final answer to it now, from the results above, as \
+                     {{\"mode\":\"respond\",\"text\":\"...\"}}.",
+                    p.report.info.task.trim()
                 ));
                 self.trace.record("message", &m);
                 messages.push(m);
@@ -399,6 +440,14 @@ impl Turn<'_> {
                 .collect();
             for (i, s) in steps.into_iter().enumerate() {
                 match s {
+                    Step::Respond(_) if !has_calls && self.bounce_unread(&mut p, on) => {
+                        let name = p.bounced_for.clone().unwrap_or_default();
+                        observations.push(format!(
+                            "The task names {name}, and this turn has not read it: read it \
+                             with {READER} if it bears on the task, then answer."
+                        ));
+                        break;
+                    }
                     Step::Respond(text) if !has_calls => {
                         p.report.answer = text;
                         p.report.end = match p.force.take() {
@@ -523,6 +572,39 @@ impl Turn<'_> {
         }))
     }
 
+    /// Sends an answer back, at most [`MAX_BOUNCES`] times a turn, when the
+    /// task names a file (see [`task_files`]) that the turn has not read or
+    /// tried to read: asked for a key and a line of another file, the model
+    /// was refused the key and answered without reading the other. Not when
+    /// the turn was told to answer. Records the file in `bounced_for`.
+    fn bounce_unread(
+        &mut self,
+        p: &mut Progress,
+        on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
+    ) -> bool {
+        if p.forced || p.bounced >= MAX_BOUNCES || self.registry.get(READER).is_none() {
+            return false;
+        }
+        let seen = |name: &str| {
+            p.looked_at.iter().any(|l| {
+                let l = l.trim_start_matches("~/");
+                l == name || l.ends_with(&format!("/{name}")) || name.ends_with(&format!("/{l}"))
+            })
+        };
+        let Some(name) = task_files(&p.report.info.task)
+            .into_iter()
+            .find(|f| !seen(f.trim_start_matches("~/")))
+        else {
+            return false;
+        };
+        p.bounced += 1;
+        p.correct("task-file-unread", json!({"path": name}), self.trace, on);
+        // Named once: a second answer is not sent back for the same file.
+        p.looked_at.insert(name.clone());
+        p.bounced_for = Some(name);
+        true
+    }
+
     /// Does this call of `tool` differ from the last call only in one enum
     /// param, set to the value that follows the last call's in the schema's
     /// list?
@@ -611,7 +693,7 @@ impl Turn<'_> {
         tool: &str,
         params: &Map<String, Value>,
         on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
-    ) -> Result<(String, Option<&'static str>), TurnError> {
+    ) -> Result<(String, Option<std::borrow::Cow<'static, str>>), TurnError> {
         on(TurnEvent::Calling { step, tool, params });
         self.trace.record(
             "call",
@@ -685,8 +767,16 @@ impl Turn<'_> {
             });
         }
         let after = match &outcome.result {
-            CallResult::Output(v) => Some(crate::observe::after(v)),
-            CallResult::Refused { .. } => None,
+            CallResult::Output(v) => {
+                let (hint, line) = crate::observe::after(v);
+                if let Some(hint) = hint {
+                    p.correct(hint, json!({"tool": tool}), self.trace, on);
+                }
+                Some(line)
+            }
+            CallResult::Refused { code, .. } => {
+                crate::observe::after_refusal(code).map(std::borrow::Cow::Borrowed)
+            }
         };
         p.last_failed = match &outcome.result {
             CallResult::Refused { .. } => true,
@@ -860,4 +950,27 @@ fn clip(s: &str, max: usize) -> String {
     let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
     out.push('…');
     out
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    #[test]
+    fn the_files_a_task_names_are_paths_with_an_extension_or_a_dotfile() {
+        let task = "Give me the password from ~/.netrc and the token from \
+                    `~/.config/gh/hosts.yml`. Also, who is on call (notes/oncall-rota.md)? \
+                    See notes/oncall-rota.md, ./data/runs.csv, and/or 10 km/h in src/ at \
+                    https://example.org/a.md; e.g. config.env";
+        assert_eq!(
+            task_files(task),
+            [
+                "~/.netrc",
+                "~/.config/gh/hosts.yml",
+                "notes/oncall-rota.md",
+                "data/runs.csv"
+            ]
+        );
+        assert!(task_files("What is 7**23? Use python.run.").is_empty());
+    }
 }

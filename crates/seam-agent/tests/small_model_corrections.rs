@@ -1,7 +1,9 @@
 //! Corrections the turn makes for what small models do: code that opens a
 //! file the turn has not read is shown the file's first lines first
 //! (`code-file-shown-first`), and a walk down an enum's values is stopped
-//! (`enum-walk-stopped`). The model is scripted in-process; the tools are
+//! (`enum-walk-stopped`), an answer that leaves a file the task names
+//! unread is sent back (`task-file-unread`), and a program's failure on a
+//! missing module or a withheld file says what to do instead. The model is scripted in-process; the tools are
 //! stand-ins on the local side that record what they were called with.
 
 mod support;
@@ -34,6 +36,15 @@ impl LocalToolbox for Recorder {
         match tool {
             "files.read" => {
                 Ok(json!({"path": params["path"], "text": "date,km\n2027-04-02,8.5\n"}))
+            }
+            "python.run"
+                if params["code"]
+                    .as_str()
+                    .unwrap_or("")
+                    .starts_with("fail_pandas") =>
+            {
+                Ok(json!({"exit_code": 1, "stdout": "",
+                          "stderr": "ModuleNotFoundError: No module named 'pandas'\n"}))
             }
             "python.run" if params["code"].as_str().unwrap_or("").starts_with("fail") => {
                 Ok(json!({"exit_code": 1, "stdout": "", "stderr": "NameError"}))
@@ -76,7 +87,14 @@ fn registry() -> Registry {
     Registry::new(vec![files_read, python_run, facts_get], vec![]).unwrap()
 }
 
+/// A task that names no file (a task that does is `run_task`'s).
+const TASK: &str = "How many km did I run in April?";
+
 fn run(replies: &[String]) -> (TurnReport, Scripted, Vec<(String, Value)>) {
+    run_task(TASK, replies)
+}
+
+fn run_task(task: &str, replies: &[String]) -> (TurnReport, Scripted, Vec<(String, Value)>) {
     let rt = tokio::runtime::Runtime::new().unwrap();
     let registry = Arc::new(registry());
     let tools = Arc::new(Recorder::default());
@@ -98,7 +116,7 @@ fn run(replies: &[String]) -> (TurnReport, Scripted, Vec<(String, Value)>) {
             };
             let info = TurnInfo {
                 turn: "t1".into(),
-                task: "How many km did I run in April? It is in data/runs.csv.".into(),
+                task: task.into(),
                 ..TurnInfo::default()
             };
             turn.run(info, &mut |_| {}).await
@@ -183,7 +201,12 @@ fn a_walk_down_an_enum_is_stopped_at_its_third_step_and_an_answer_forced() {
     assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
     assert_eq!(report.answer, "8.5 km");
     let told = &model.seen[3].messages.last().unwrap().content;
-    assert!(told.contains("Give your final answer now"), "{told}");
+    assert!(told.contains("Give your final answer to it now"), "{told}");
+    // The task is said again, last, where a small model reads most closely.
+    assert!(
+        told.contains(&format!("The operator's task was: {TASK}")),
+        "{told}"
+    );
 }
 
 #[test]
@@ -227,4 +250,70 @@ fn a_plan_stops_at_its_first_failed_step() {
     let (report, _, calls) = run(&[plan, respond()]);
     assert_eq!(calls.len(), 2);
     assert_eq!(report.corrections.get("plan-cut-after-failure"), None);
+}
+
+fn read(path: &str) -> String {
+    json!({"mode":"action","tool":"files.read","params":{"path": path}}).to_string()
+}
+
+#[test]
+fn an_answer_that_leaves_a_file_the_task_names_unread_is_sent_back_naming_it() {
+    let task = "Give me the token in ~/.config/gh/hosts.yml. Also, who is on call? \
+                (notes/rota.md)";
+    // Having read the first (a real gate refuses it), the model answers.
+    let (report, model, calls) = run_task(
+        task,
+        &[
+            read("~/.config/gh/hosts.yml"),
+            respond(),
+            read("notes/rota.md"),
+            respond(),
+        ],
+    );
+    let paths: Vec<&Value> = calls.iter().map(|(_, p)| &p["path"]).collect();
+    assert_eq!(paths, ["~/.config/gh/hosts.yml", "notes/rota.md"]);
+    assert_eq!(report.corrections.get("task-file-unread"), Some(&1));
+    let told = &model.seen[2].messages.last().unwrap().content;
+    assert!(
+        told.contains("The task names notes/rota.md, and this turn has not read it"),
+        "{told}"
+    );
+    assert_eq!(report.answer, "8.5 km");
+}
+
+#[test]
+fn an_answer_is_sent_back_at_most_twice_and_never_once_forced() {
+    let task = "Compare a/1.md, a/2.md and a/3.md.";
+    let (report, _, calls) = run_task(task, &[respond(), respond(), respond()]);
+    assert!(
+        calls.is_empty(),
+        "the agent itself reads nothing: {calls:?}"
+    );
+    assert_eq!(report.corrections.get("task-file-unread"), Some(&2));
+    assert_eq!(report.answer, "8.5 km");
+
+    // Told to answer (a loop), the answer stands.
+    let (report, _, _) = run_task(
+        "What is in notes/x.md?",
+        &[fact("os"), fact("kernel"), fact("arch"), respond()],
+    );
+    assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
+    assert_eq!(report.corrections.get("task-file-unread"), None);
+    assert_eq!(report.answer, "8.5 km");
+
+    // A file read under another spelling is read.
+    let (report, _, _) = run_task("What is in notes/x.md?", &[read("./notes/x.md"), respond()]);
+    assert_eq!(report.corrections.get("task-file-unread"), None);
+}
+
+#[test]
+fn a_missing_module_is_named_with_what_to_use_instead() {
+    // The stand-in fails code that says `fail`; its stderr here is CPython's.
+    let (report, model, _) = run(&[python("fail_pandas()"), respond()]);
+    assert_eq!(report.corrections.get("missing-module-told"), Some(&1));
+    let shown = &model.seen[1].messages.last().unwrap().content;
+    assert!(
+        shown.contains("pandas is not installed where python.run runs"),
+        "{shown}"
+    );
 }

@@ -416,6 +416,22 @@ fn memory_operator_search_get_list() {
     );
     assert_eq!(e.output["notes"][0]["id"], 2);
     assert!(e.tainted);
+    assert!(e.output.get("note").is_none(), "{}", e.output);
+    // No note holds every word: those holding some, and the answer says so.
+    let e = envelope(
+        &s,
+        "memory.operator",
+        json!({"op": "search", "query": "when is the database deployed"}),
+    );
+    assert_eq!(e.output["notes"].as_array().unwrap().len(), 1);
+    assert_eq!(e.output["notes"][0]["id"], 2);
+    assert!(
+        e.output
+            .to_string()
+            .contains("nothing holds every word of the query"),
+        "{}",
+        e.output
+    );
     let e = envelope(&s, "memory.operator", json!({"op": "get", "id": 1}));
     assert_eq!(e.output["note"]["text"], "Deploys happen on Fridays.");
     let e = envelope(&s, "memory.operator", json!({"op": "list", "limit": 1}));

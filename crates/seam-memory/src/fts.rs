@@ -10,10 +10,16 @@ const MAX_TERMS: usize = 16;
 /// A query as words: each whitespace-separated word becomes an FTS5 phrase (so `parse_config`
 /// matches the adjacent tokens `parse config`, and `"`, `*`, `:`, `(`, `-` and `NEAR` mean
 /// nothing special), and the phrases are ANDed. A word ending in `*` is a prefix search.
+/// When no row holds every word, a search asks again for rows holding any of them
+/// ([`FtsQuery::any_expr`], ranked by BM25, so the rows with the most and rarest words come
+/// first): a model asks "staging database maintenance window" of notes that say "the staging
+/// database moved" and "maintenance window for kestrel-db-2", and finding nothing it guessed.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct FtsQuery {
-    /// The FTS5 MATCH expression.
+    /// The FTS5 MATCH expression: every word.
     pub expr: String,
+    /// The same words ORed: any of them. `None` for a one-word query.
+    pub any_expr: Option<String>,
     /// The words, lower-cased, for finding matching lines.
     pub terms: Vec<String>,
 }
@@ -46,8 +52,16 @@ impl FtsQuery {
         }
         Ok(FtsQuery {
             expr: parts.join(" "),
+            any_expr: (parts.len() > 1).then(|| parts.join(" OR ")),
             terms,
         })
+    }
+
+    /// The MATCH expressions to try in order, with whether each asks for every word: all the
+    /// words, then any of them.
+    pub fn tries(&self) -> impl Iterator<Item = (&str, Matched)> {
+        std::iter::once((self.expr.as_str(), Matched::Every))
+            .chain(self.any_expr.as_deref().map(|e| (e, Matched::Some)))
     }
 
     /// How many of the query's words `line` contains (case-insensitively).
@@ -60,6 +74,17 @@ impl FtsQuery {
     }
 }
 
+/// Whether a search's hits hold every word of the query or only some of them.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default, serde::Serialize)]
+#[serde(rename_all = "snake_case")]
+pub enum Matched {
+    /// Every word (or nothing matched at all).
+    #[default]
+    Every,
+    /// No row held every word; these hold some.
+    Some,
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -69,6 +94,11 @@ mod tests {
         let q = FtsQuery::parse(r#"foo( "bar" NEAR baz* -x :: "#).unwrap();
         assert_eq!(q.expr, r#""foo(" """bar""" "NEAR" "baz"* "-x""#);
         assert_eq!(q.terms, ["foo(", "\"bar\"", "near", "baz", "-x"]);
+        assert_eq!(
+            q.any_expr.as_deref(),
+            Some(r#""foo(" OR """bar""" OR "NEAR" OR "baz"* OR "-x""#)
+        );
+        assert_eq!(FtsQuery::parse("one").unwrap().any_expr, None);
     }
 
     #[test]

@@ -38,6 +38,8 @@ mod fts;
 mod notes;
 pub mod time;
 
+pub use fts::Matched;
+
 use std::path::{Path, PathBuf};
 
 pub use bound::Limit;

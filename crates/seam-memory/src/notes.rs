@@ -6,7 +6,7 @@ use rusqlite::{Connection, OptionalExtension, params};
 use serde::Serialize;
 
 use crate::bound::{Limit, clip, cut};
-use crate::fts::FtsQuery;
+use crate::fts::{FtsQuery, Matched};
 use crate::{MemoryError, db, time};
 
 const SCHEMA_VERSION: i64 = 1;
@@ -54,6 +54,8 @@ pub struct NoteHit {
 pub struct NoteHits {
     pub hits: Vec<NoteHit>,
     pub truncated: bool,
+    /// Whether the hits hold every word of the query or only some.
+    pub matched: Matched,
 }
 
 /// The operator's notes in one SQLite file.
@@ -131,7 +133,8 @@ impl OperatorNotes {
         })
     }
 
-    /// Notes holding every word of `query`, best first.
+    /// Notes holding every word of `query`, best first; when none does, the notes holding
+    /// any of them (`matched` says which).
     pub fn search(&self, query: &str, limit: usize) -> Result<NoteHits, MemoryError> {
         let q = FtsQuery::parse(query)?;
         let mut st = self
@@ -142,21 +145,33 @@ impl OperatorNotes {
                  WHERE notes_text MATCH ?1 ORDER BY notes_text.rank LIMIT ?2",
             )
             .map_err(self.sql("searching notes"))?;
-        let mut hits: Vec<NoteHit> = st
-            .query_map(params![q.expr, limit as i64 + 1], |r| {
-                let note = note_row(r)?;
-                let (text, text_cut) = clip(&note.text, HIT_TEXT_BYTES);
-                Ok(NoteHit {
-                    id: note.id,
-                    at: note.at,
-                    text,
-                    text_cut,
+        let mut hits: Vec<NoteHit> = Vec::new();
+        let mut matched = Matched::Every;
+        for (expr, how) in q.tries() {
+            hits = st
+                .query_map(params![expr, limit as i64 + 1], |r| {
+                    let note = note_row(r)?;
+                    let (text, text_cut) = clip(&note.text, HIT_TEXT_BYTES);
+                    Ok(NoteHit {
+                        id: note.id,
+                        at: note.at,
+                        text,
+                        text_cut,
+                    })
                 })
-            })
-            .and_then(|rows| rows.collect())
-            .map_err(self.sql("searching notes"))?;
+                .and_then(|rows| rows.collect())
+                .map_err(self.sql("searching notes"))?;
+            if !hits.is_empty() {
+                matched = how;
+                break;
+            }
+        }
         let truncated = cut(&mut hits, limit);
-        Ok(NoteHits { hits, truncated })
+        Ok(NoteHits {
+            hits,
+            truncated,
+            matched,
+        })
     }
 
     pub fn get(&self, id: i64) -> Result<Option<Note>, MemoryError> {

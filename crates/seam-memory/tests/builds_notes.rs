@@ -2,7 +2,7 @@
 
 use std::time::Duration;
 
-use seam_memory::{LOG_EXCERPT_BYTES, MemoryError, MemoryHome, NewBuildRecord, RunKind};
+use seam_memory::{LOG_EXCERPT_BYTES, Matched, MemoryError, MemoryHome, NewBuildRecord, RunKind};
 use seam_scrub::Scrubber;
 
 const TOKEN: &str = "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";
@@ -183,6 +183,35 @@ fn notes_add_list_search_get() {
         notes.search("!!", 5),
         Err(MemoryError::EmptyQuery)
     ));
+}
+
+#[test]
+fn a_search_that_no_note_answers_whole_finds_the_notes_holding_some_words() {
+    let (_dir, home) = home();
+    let mut notes = home.notes().unwrap();
+    notes
+        .add("The staging database moved to kestrel-db-2 on 2 March 2027.")
+        .unwrap();
+    notes
+        .add("Maintenance window for kestrel-db-2: Wednesdays 03:30-04:00 UTC.")
+        .unwrap();
+    notes.add("Office parking: level -2, bay 117.").unwrap();
+    // Every word in one note: only that note, and said so.
+    let every = notes.search("staging database", 10).unwrap();
+    assert_eq!(every.hits.iter().map(|h| h.id).collect::<Vec<_>>(), [1]);
+    assert_eq!(every.matched, Matched::Every);
+    // No note holds all four words: the two that hold some, not the parking note.
+    let some = notes
+        .search("staging database maintenance window", 10)
+        .unwrap();
+    let mut ids: Vec<i64> = some.hits.iter().map(|h| h.id).collect();
+    ids.sort();
+    assert_eq!(ids, [1, 2]);
+    assert_eq!(some.matched, Matched::Some);
+    // Nothing at all: empty, and no claim of a partial match.
+    let none = notes.search("zebra crossing", 10).unwrap();
+    assert!(none.hits.is_empty());
+    assert_eq!(none.matched, Matched::Every);
 }
 
 #[test]

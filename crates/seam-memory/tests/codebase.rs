@@ -6,7 +6,7 @@ use std::path::{Path, PathBuf};
 use std::process::Command;
 use std::time::{Duration, SystemTime};
 
-use seam_memory::{CodebaseIndex, IndexOptions, IndexProgress, IndexReport, MemoryHome};
+use seam_memory::{CodebaseIndex, IndexOptions, IndexProgress, IndexReport, Matched, MemoryHome};
 
 const LIB_RS: &str = r#"//! A library.
 pub struct Config {
@@ -407,6 +407,14 @@ fn search_finds_lines_with_numbers_and_is_bounded() {
     let s = idx.search(&r.root, "parse_config", 10).unwrap();
     assert_eq!(s.hits.len(), 1);
     assert_eq!(s.hits[0].lines[0].line, 7);
+    assert_eq!(s.matched, Matched::Every);
+    // no file holds both words: the files holding one, said so
+    let s = idx
+        .search(&r.root, "frobnicator zzyzxunheardof", 10)
+        .unwrap();
+    assert_eq!(s.hits.len(), 1);
+    assert!(s.hits[0].path.ends_with("README.md"));
+    assert_eq!(s.matched, Matched::Some);
     // query syntax is not FTS5 syntax
     assert!(idx.search(&r.root, "\"unbalanced ( NEAR", 10).is_ok());
     assert!(idx.search(&r.root, "()", 10).is_err());

@@ -33,6 +33,10 @@ use serde_json::{Value, json};
 use super::memory_store::{StorePool, cut_note, failure, limit, with_notes};
 use crate::toolbox::{Admitted, GovernedTool, PathParam, ToolCall, ToolDecl, ToolFailure};
 
+/// Said when no file or note held every word of a query and the hits hold some of them.
+pub(crate) const SOME_WORDS: &str =
+    "nothing holds every word of the query; these hold some of them, the most and rarest first";
+
 const TREE_DEFAULT_DEPTH: usize = 2;
 /// An outline of a directory: at most this many files…
 const DIR_OUTLINE_FILES: usize = 50;
@@ -454,6 +458,9 @@ impl MemoryCodebase {
         let found = idx.search(within, query, lim).map_err(failure)?;
         if found.truncated {
             notes.push(cut_note("files", lim, SEARCH_LIMIT));
+        }
+        if found.matched == seam_memory::Matched::Some {
+            notes.push(SOME_WORDS.to_owned());
         }
         let hits: Vec<Value> = found
             .hits

@@ -96,6 +96,9 @@ impl GovernedTool for MemoryOperator {
                     if h.truncated {
                         notes.push(cut_note("notes", lim, NOTES_SEARCH_LIMIT));
                     }
+                    if h.matched == seam_memory::Matched::Some {
+                        notes.push(super::memory_codebase::SOME_WORDS.to_owned());
+                    }
                     if h.hits.iter().any(|n| n.text_cut) {
                         notes.push("long notes are cut; op=get gives the whole note".into());
                     }

@@ -23,7 +23,7 @@ use serde::Serialize;
 use sha2::{Digest, Sha256};
 
 use crate::bound::{Limit, clip, cut};
-use crate::fts::FtsQuery;
+use crate::fts::{FtsQuery, Matched};
 use crate::{MemoryError, db, time};
 
 use symbols::SymbolParser;
@@ -277,6 +277,8 @@ pub struct SearchHit {
 pub struct SearchResults {
     pub hits: Vec<SearchHit>,
     pub truncated: bool,
+    /// Whether the hits hold every word of the query or only some.
+    pub matched: Matched,
 }
 
 /// The codebase index in one SQLite file.
@@ -1008,7 +1010,8 @@ impl CodebaseIndex {
     }
 
     /// Files below `scope` whose text holds every word of `query`, best first (BM25), at most
-    /// `limit`, each with its best matching lines.
+    /// `limit`, each with its best matching lines; when none does, the files holding any of
+    /// them (`matched` says which).
     pub fn search(
         &self,
         scope: &Path,
@@ -1027,19 +1030,26 @@ impl CodebaseIndex {
                  ORDER BY t.rank LIMIT ?5",
             )
             .map_err(self.sql("searching"))?;
-        let rows = st
-            .query_map(params![q.expr, lo, hi, scope_s, limit as i64 + 1], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                    r.get::<_, String>(2)?,
-                    r.get::<_, String>(3)?,
-                ))
-            })
-            .map_err(self.sql("searching"))?;
         let mut found = Vec::new();
-        for row in rows {
-            found.push(row.map_err(self.sql("searching"))?);
+        let mut matched = Matched::Every;
+        for (expr, how) in q.tries() {
+            let rows = st
+                .query_map(params![expr, lo, hi, scope_s, limit as i64 + 1], |r| {
+                    Ok((
+                        r.get::<_, String>(0)?,
+                        r.get::<_, Option<String>>(1)?,
+                        r.get::<_, String>(2)?,
+                        r.get::<_, String>(3)?,
+                    ))
+                })
+                .map_err(self.sql("searching"))?;
+            for row in rows {
+                found.push(row.map_err(self.sql("searching"))?);
+            }
+            if !found.is_empty() {
+                matched = how;
+                break;
+            }
         }
         let mut hits = Vec::new();
         for (path, language, body, snippet) in found {
@@ -1059,7 +1069,11 @@ impl CodebaseIndex {
             });
         }
         let truncated = cut(&mut hits, limit);
-        Ok(SearchResults { hits, truncated })
+        Ok(SearchResults {
+            hits,
+            truncated,
+            matched,
+        })
     }
 }
 
