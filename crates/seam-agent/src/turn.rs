@@ -215,6 +215,8 @@ struct Progress {
     walked: u32,
     /// The last call was refused, or ran a program that failed.
     last_failed: bool,
+    /// The output of the last call that gave one (not a refusal).
+    last_output: Option<Value>,
     /// Answers sent back because the task names a file the turn had not
     /// read (`task-file-unread`), and the file the last one named.
     bounced: u32,
@@ -289,6 +291,7 @@ impl Turn<'_> {
             last_failed: false,
             bounced: 0,
             bounced_for: None,
+            last_output: None,
         };
 
         loop {
@@ -532,11 +535,26 @@ impl Turn<'_> {
                 ("limit".to_owned(), json!(FILE_FIRST_LINES)),
             ]);
             let (shown, _) = self.run_call(p, step, READER, &read, on).await?;
-            return Ok(Some(format!(
-                "{shown}\n\nYour {tool} code opens {path}; it has not run. Above are the \
-                 file's first lines: write the {tool} call again so that it fits them (the \
-                 names of the columns or fields, how the values are written)."
-            )));
+            // A file that fits in the lines shown is all there: asked to
+            // quote two steps of an 11-line runbook, the model was shown it
+            // whole, told to write its code again, and answered with the code.
+            let whole = p
+                .last_output
+                .as_ref()
+                .is_some_and(|v| v.get("next_offset").is_some_and(Value::is_null));
+            return Ok(Some(if whole {
+                format!(
+                    "{shown}\n\nYour {tool} code opens {path}; it has not run. Above is the \
+                     whole file: if it answers the task, answer from it; if the task needs \
+                     the code, write the {tool} call again so that it fits the file."
+                )
+            } else {
+                format!(
+                    "{shown}\n\nYour {tool} code opens {path}; it has not run. Above are the \
+                     file's first lines: write the {tool} call again so that it fits them (the \
+                     names of the columns or fields, how the values are written)."
+                )
+            }));
         }
         let walking = self.enum_walk(p.last_call.as_ref(), tool, params);
         p.last_call = Some((tool.to_owned(), params.clone()));
@@ -766,6 +784,10 @@ impl Turn<'_> {
                 outcome: outcome_line(&outcome),
             });
         }
+        p.last_output = match &outcome.result {
+            CallResult::Output(v) => Some(v.clone()),
+            CallResult::Refused { .. } => None,
+        };
         let after = match &outcome.result {
             CallResult::Output(v) => {
                 let (hint, line) = crate::observe::after(v);

@@ -34,9 +34,12 @@ impl LocalToolbox for Recorder {
             .unwrap()
             .push((tool.to_owned(), Value::Object(params.clone())));
         match tool {
-            "files.read" => {
-                Ok(json!({"path": params["path"], "text": "date,km\n2027-04-02,8.5\n"}))
-            }
+            "files.read" if params["path"] == "notes/short.md" => Ok(json!({
+                "path": params["path"], "text": "1. Tag.\n2. Push.\n", "next_offset": null
+            })),
+            "files.read" => Ok(json!({
+                "path": params["path"], "text": "date,km\n2027-04-02,8.5\n", "next_offset": 13
+            })),
             "python.run"
                 if params["code"]
                     .as_str()
@@ -314,6 +317,26 @@ fn a_missing_module_is_named_with_what_to_use_instead() {
     let shown = &model.seen[1].messages.last().unwrap().content;
     assert!(
         shown.contains("pandas is not installed where python.run runs"),
+        "{shown}"
+    );
+}
+
+#[test]
+fn a_file_shown_whole_before_code_runs_is_offered_as_the_answer() {
+    let code = "print(open('notes/short.md').read().splitlines()[1])";
+    let (_, model, calls) = run(&[python(code), respond()]);
+    assert_eq!(calls.len(), 1, "only the file was read: {calls:?}");
+    let shown = &model.seen[1].messages.last().unwrap().content;
+    assert!(
+        shown.contains("Above is the whole file: if it answers the task"),
+        "{shown}"
+    );
+    // A file with more lines than shown asks for the code again, fitted to them.
+    let code = "print(open('data/runs.csv').read())";
+    let (_, model, _) = run(&[python(code), respond()]);
+    let shown = &model.seen[1].messages.last().unwrap().content;
+    assert!(
+        shown.contains("Above are the file's first lines"),
         "{shown}"
     );
 }
