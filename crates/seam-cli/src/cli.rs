@@ -420,7 +420,7 @@ pub enum NoteCommand {
         #[arg(long)]
         json: bool,
     },
-    /// Find notes holding every word of QUERY (word* matches a prefix).
+    /// Find notes holding every word of QUERY, or when none does, some of them (word* matches a prefix).
     Search {
         #[arg(required = true, num_args = 1..)]
         query: Vec<String>,

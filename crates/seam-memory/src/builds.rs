@@ -8,7 +8,7 @@ use seam_scrub::Scrubber;
 use serde::Serialize;
 
 use crate::bound::{Limit, clip, cut};
-use crate::fts::FtsQuery;
+use crate::fts::{FtsQuery, Matched};
 use crate::{MemoryError, db, time};
 
 const SCHEMA_VERSION: i64 = 1;
@@ -115,6 +115,8 @@ pub struct BuildHit {
 pub struct BuildHits {
     pub hits: Vec<BuildHit>,
     pub truncated: bool,
+    /// Whether the hits hold every word of the query or only some.
+    pub matched: Matched,
 }
 
 /// The build memory in one SQLite file.
@@ -224,7 +226,8 @@ impl BuildMemory {
         })
     }
 
-    /// Runs whose command, summary or log holds every word of `query`, best first.
+    /// Runs whose command, summary or log holds every word of `query`, best first; when none
+    /// does, the runs holding any of them (`matched` says which).
     pub fn search(&self, query: &str, limit: usize) -> Result<BuildHits, MemoryError> {
         let q = FtsQuery::parse(query)?;
         let mut st = self
@@ -235,17 +238,29 @@ impl BuildMemory {
                  WHERE runs_text MATCH ?1 ORDER BY runs_text.rank LIMIT ?2"
             ))
             .map_err(self.sql("searching runs"))?;
-        let mut hits: Vec<BuildHit> = st
-            .query_map(params![q.expr, limit as i64 + 1], |r| {
-                Ok(BuildHit {
-                    summary: summary_row(r)?,
-                    snippet: r.get(7)?,
+        let mut hits: Vec<BuildHit> = Vec::new();
+        let mut matched = Matched::Every;
+        for (expr, how) in q.tries() {
+            hits = st
+                .query_map(params![expr, limit as i64 + 1], |r| {
+                    Ok(BuildHit {
+                        summary: summary_row(r)?,
+                        snippet: r.get(7)?,
+                    })
                 })
-            })
-            .and_then(|rows| rows.collect())
-            .map_err(self.sql("searching runs"))?;
+                .and_then(|rows| rows.collect())
+                .map_err(self.sql("searching runs"))?;
+            if !hits.is_empty() {
+                matched = how;
+                break;
+            }
+        }
         let truncated = cut(&mut hits, limit);
-        Ok(BuildHits { hits, truncated })
+        Ok(BuildHits {
+            hits,
+            truncated,
+            matched,
+        })
     }
 
     /// One run with its log excerpt.

@@ -93,6 +93,12 @@ fn build_summaries_search_get_and_bounds() {
         "{:?}",
         hits.hits[0].snippet
     );
+    assert_eq!(hits.matched, Matched::Every);
+    // No run holds both words: the run holding one, said so.
+    let some = builds.search("linker zzyzxunheardof", 10).unwrap();
+    assert_eq!(some.hits.len(), 1);
+    assert_eq!(some.hits[0].summary.id, 3);
+    assert_eq!(some.matched, Matched::Some);
     let cut = builds.search("cargo", 2).unwrap();
     assert_eq!(cut.hits.len(), 2);
     assert!(cut.truncated);

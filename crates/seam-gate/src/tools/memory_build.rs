@@ -47,7 +47,7 @@ impl MemoryBuild {
                     "properties": {
                         "op": {"type": "string", "enum": ["all_summaries", "search", "get"],
                                "description": "all_summaries: newest runs first; search: runs matching words; get: one run by id, with its log excerpt"},
-                        "query": {"type": "string", "minLength": 1, "description": "search: words that must all appear"},
+                        "query": {"type": "string", "minLength": 1, "description": "search: words to find (runs holding them all, else those holding some)"},
                         "id": {"type": "integer", "minimum": 1, "description": "get: the run's id (from all_summaries or search)"},
                         "limit": {"type": "integer", "minimum": 1,
                                   "description": format!("most runs: all_summaries {}/{}, search {}/{} (default/maximum)",
@@ -103,6 +103,9 @@ impl GovernedTool for MemoryBuild {
                     let h = builds.search(query, lim).map_err(failure)?;
                     if h.truncated {
                         notes.push(cut_note("runs", lim, BUILD_SEARCH_LIMIT));
+                    }
+                    if h.matched == seam_memory::Matched::Some {
+                        notes.push(super::memory_store::SOME_WORDS.to_owned());
                     }
                     json!({"op": op, "query": query, "hits": h.hits, "truncated": h.truncated})
                 }

@@ -33,10 +33,6 @@ use serde_json::{Value, json};
 use super::memory_store::{StorePool, cut_note, failure, limit, with_notes};
 use crate::toolbox::{Admitted, GovernedTool, PathParam, ToolCall, ToolDecl, ToolFailure};
 
-/// Said when no file or note held every word of a query and the hits hold some of them.
-pub(crate) const SOME_WORDS: &str =
-    "nothing holds every word of the query; these hold some of them, the most and rarest first";
-
 const TREE_DEFAULT_DEPTH: usize = 2;
 /// An outline of a directory: at most this many files…
 const DIR_OUTLINE_FILES: usize = 50;
@@ -92,7 +88,7 @@ impl MemoryCodebase {
                         "name": {"type": "string", "minLength": 1,
                                  "description": "find_symbol: a function, type or module name, or its start; Type::method or Class.method for a member. Case is ignored"},
                         "query": {"type": "string", "minLength": 1,
-                                  "description": "search: words that must all appear in a file; word* matches a prefix"},
+                                  "description": "search: words to find (files holding them all, else those holding some); word* matches a prefix"},
                         "limit": {"type": "integer", "minimum": 1,
                                   "description": format!(
                                       "most results: tree {}/{}, outline {}/{}, find_symbol {}/{}, search {}/{} (default/maximum)",
@@ -460,7 +456,7 @@ impl MemoryCodebase {
             notes.push(cut_note("files", lim, SEARCH_LIMIT));
         }
         if found.matched == seam_memory::Matched::Some {
-            notes.push(SOME_WORDS.to_owned());
+            notes.push(super::memory_store::SOME_WORDS.to_owned());
         }
         let hits: Vec<Value> = found
             .hits

@@ -44,7 +44,7 @@ impl MemoryOperator {
                     "properties": {
                         "op": {"type": "string", "enum": ["search", "get", "list"],
                                "description": "search: notes matching words; get: one note by id; list: the newest notes"},
-                        "query": {"type": "string", "minLength": 1, "description": "search: words that must all appear; word* matches a prefix"},
+                        "query": {"type": "string", "minLength": 1, "description": "search: words to find (notes holding them all, else those holding some); word* matches a prefix"},
                         "id": {"type": "integer", "minimum": 1, "description": "get: the note's id"},
                         "limit": {"type": "integer", "minimum": 1,
                                   "description": format!("most notes: search {}/{}, list {}/{} (default/maximum)",
@@ -97,7 +97,7 @@ impl GovernedTool for MemoryOperator {
                         notes.push(cut_note("notes", lim, NOTES_SEARCH_LIMIT));
                     }
                     if h.matched == seam_memory::Matched::Some {
-                        notes.push(super::memory_codebase::SOME_WORDS.to_owned());
+                        notes.push(super::memory_store::SOME_WORDS.to_owned());
                     }
                     if h.hits.iter().any(|n| n.text_cut) {
                         notes.push("long notes are cut; op=get gives the whole note".into());

@@ -82,6 +82,11 @@ pub(super) fn limit(requested: Option<u64>, bound: Limit, notes: &mut Vec<String
 }
 
 /// The note for a result cut at `limit`.
+/// Said when no run, note or file held every word of a search's query and the hits hold some
+/// of them (`seam_memory::Matched::Some`).
+pub(super) const SOME_WORDS: &str =
+    "nothing holds every word of the query; these hold some of them, the most and rarest first";
+
 pub(super) fn cut_note(what: &str, limit: usize, bound: Limit) -> String {
     if limit < bound.max {
         format!(
