@@ -14,7 +14,9 @@
 //! sent back, naming the file, at most twice a turn), `missing-module-told`
 //! and `withheld-file-told` (a program that failed on a module that is not
 //! installed, or on an owner file the gate did not make available, is told
-//! what to do instead; see `observe`).
+//! what to do instead; see `observe`), `print-only-code-not-run` (code that
+//! only prints literals, in a task that does not speak of Python, is the
+//! model talking: it is told to say it in its answer).
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -519,6 +521,23 @@ impl Turn<'_> {
         {
             p.looked_at.insert(plain_name(path).to_owned());
         }
+        if self.speaks_through_code(p, tool, params) {
+            // Code that only prints words the model wrote is the model talking:
+            // qwen2.5-coder-1.5b "said" a refusal with print('The path is
+            // protected…'), then, told to answer, gave that line as its answer
+            // to a task whose other half it had read the answer to.
+            p.correct(
+                "print-only-code-not-run",
+                json!({"tool": tool}),
+                self.trace,
+                on,
+            );
+            return Ok(Some(format!(
+                "Your {tool} code only prints words you wrote, so it was not run: words for \
+                 the operator go in your final answer, beside the answer to the rest of the \
+                 task."
+            )));
+        }
         if let Some(path) = self.unread_file_of_code(p, tool, params) {
             // The code opens a file the turn has not seen: show its first
             // lines, and let the model write the call again (it is not
@@ -660,6 +679,38 @@ impl Turn<'_> {
         matches!((at(last_params.get(key)), at(Some(value))), (Some(a), Some(b)) if b == a + 1)
     }
 
+    /// The code params of `tool` (its string params whose `contentMediaType`
+    /// is Python), as `params` gives them.
+    fn code_of<'p>(&self, tool: &str, params: &'p Map<String, Value>) -> Vec<&'p str> {
+        let Some(props) = self
+            .registry
+            .get(tool)
+            .and_then(|t| t.spec.input_schema.get("properties"))
+            .and_then(Value::as_object)
+        else {
+            return Vec::new();
+        };
+        props
+            .iter()
+            .filter(|(_, s)| {
+                s.get("contentMediaType")
+                    .and_then(Value::as_str)
+                    .is_some_and(|m| m.eq_ignore_ascii_case("text/x-python"))
+            })
+            .filter_map(|(name, _)| params.get(name).and_then(Value::as_str))
+            .collect()
+    }
+
+    /// True when the code of this call of `tool` only prints literals
+    /// ([`seam_pylex::printed_words`]) and the task does not speak of
+    /// Python: an operator who asks for Python to print a line gets it run.
+    fn speaks_through_code(&self, p: &Progress, tool: &str, params: &Map<String, Value>) -> bool {
+        let code = self.code_of(tool, params);
+        !code.is_empty()
+            && !p.report.info.task.to_lowercase().contains("python")
+            && code.iter().all(|c| seam_pylex::printed_words(c).is_some())
+    }
+
     /// A file that `params` of `tool`, a tool that runs code, opens by name
     /// (`seam_pylex::file_names`, with an extension, relative or under `~`),
     /// that the turn has not looked at yet and the call does not bring as a
@@ -671,8 +722,6 @@ impl Turn<'_> {
         params: &Map<String, Value>,
     ) -> Option<String> {
         self.registry.get(READER)?;
-        let spec = &self.registry.get(tool)?.spec;
-        let props = spec.input_schema.get("properties")?.as_object()?;
         let scratch: Vec<&str> = params
             .get("scratch_files")
             .and_then(Value::as_array)
@@ -683,14 +732,8 @@ impl Turn<'_> {
                     .collect()
             })
             .unwrap_or_default();
-        props
-            .iter()
-            .filter(|(_, s)| {
-                s.get("contentMediaType")
-                    .and_then(Value::as_str)
-                    .is_some_and(|m| m.eq_ignore_ascii_case("text/x-python"))
-            })
-            .filter_map(|(name, _)| params.get(name).and_then(Value::as_str))
+        self.code_of(tool, params)
+            .into_iter()
             .flat_map(seam_pylex::file_names)
             .find(|f| {
                 let f = plain_name(f);

@@ -340,3 +340,28 @@ fn a_file_shown_whole_before_code_runs_is_offered_as_the_answer() {
         "{shown}"
     );
 }
+
+#[test]
+fn code_that_only_prints_its_own_words_is_not_run_unless_the_task_asks_for_python() {
+    let plan = json!({"mode":"plan","steps":[
+        {"actor":"python.run","params":{"code":"print('That file is protected.')"}},
+        {"actor":"facts.get","params":{"fact":"os"}}
+    ]})
+    .to_string();
+    let (report, model, calls) = run(&[plan.clone(), respond()]);
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["facts.get"], "the plan's other step still ran");
+    assert_eq!(report.corrections.get("print-only-code-not-run"), Some(&1));
+    let shown = &model.seen[1].messages.last().unwrap().content;
+    assert!(
+        shown.contains("only prints words you wrote, so it was not run"),
+        "{shown}"
+    );
+
+    // Asked for Python, the same code runs; code that computes always runs.
+    let (report, _, calls) = run_task("Print hello with Python.", &[plan, respond()]);
+    assert_eq!(calls.len(), 2);
+    assert_eq!(report.corrections.get("print-only-code-not-run"), None);
+    let (_, _, calls) = run(&[python("print(7**23)"), respond()]);
+    assert_eq!(calls.len(), 1);
+}

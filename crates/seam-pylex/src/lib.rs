@@ -8,13 +8,14 @@
 //! the code is written against the file's real columns). They must agree on
 //! what "a file the code names" is, so the answer lives here, once.
 //!
-//! Owns: a scan of Python's string literals and the rule for a file name.
+//! Owns: a scan of Python's string literals, the rule for a file name, and what code that
+//! only prints literals prints.
 //! Must never: run or import code, touch the file system, or depend on
 //! another seam crate (both the gate and the agent use it).
 
 mod literals;
 
-pub use literals::string_literals;
+pub use literals::{printed_words, string_literals};
 
 /// The literals of `code` that look like a file's name (see
 /// [`looks_like_a_file`]), in order of appearance, each once.

@@ -20,6 +20,7 @@ pub fn string_literals(code: &str) -> Vec<String> {
     let mut scan = Scan {
         s: code.as_bytes(),
         i: 0,
+        start: 0,
     };
     let mut out: Vec<String> = Vec::new();
     while let Some(lit) = scan.next_literal() {
@@ -32,9 +33,74 @@ pub fn string_literals(code: &str) -> Vec<String> {
     out
 }
 
+/// The text `code` prints when every statement of it is a `print` of plain string literals
+/// (`print('a')`, `print("a", 'b')`, several lines of them, comments and blank lines
+/// between), each call's literals joined by a space and each call ending a line, as Python
+/// prints them. `None` for anything else: a name, a number, an interpolating f-string, a
+/// keyword argument, a byte string, another call.
+pub fn printed_words(code: &str) -> Option<String> {
+    let mut scan = Scan {
+        s: code.as_bytes(),
+        i: 0,
+        start: 0,
+    };
+    // The code with each literal as one byte, `\0`, and the literals' values in order.
+    let mut skeleton: Vec<u8> = Vec::new();
+    let mut values: Vec<String> = Vec::new();
+    let mut from = 0;
+    while let Some(found) = scan.next_literal() {
+        let start = scan.start;
+        skeleton.extend_from_slice(&code.as_bytes()[from..start]);
+        let plain_str = !code.as_bytes()[start..scan.i]
+            .iter()
+            .take_while(|b| **b != b'\'' && **b != b'"')
+            .any(|b| b.eq_ignore_ascii_case(&b'b'));
+        values.push(found.filter(|_| plain_str)?);
+        skeleton.push(0);
+        from = scan.i;
+    }
+    skeleton.extend_from_slice(&code.as_bytes()[from..]);
+    let mut out = String::new();
+    let mut taken = values.into_iter();
+    let mut calls = 0;
+    for line in skeleton.split(|b| *b == b'\n') {
+        let line = match line.iter().position(|b| *b == b'#') {
+            Some(at) => &line[..at],
+            None => line,
+        };
+        let words: Vec<u8> = line
+            .iter()
+            .copied()
+            .filter(|b| !b.is_ascii_whitespace())
+            .collect();
+        if words.is_empty() {
+            continue;
+        }
+        for stmt in words.split(|b| *b == b';').filter(|s| !s.is_empty()) {
+            let args = stmt.strip_prefix(b"print(")?.strip_suffix(b")")?;
+            let args = args.strip_suffix(b",").unwrap_or(args);
+            let mut parts: Vec<String> = Vec::new();
+            if !args.is_empty() {
+                for a in args.split(|b| *b == b',') {
+                    if a != [0] {
+                        return None;
+                    }
+                    parts.push(taken.next()?);
+                }
+            }
+            out.push_str(&parts.join(" "));
+            out.push('\n');
+            calls += 1;
+        }
+    }
+    (calls > 0).then_some(out)
+}
+
 struct Scan<'a> {
     s: &'a [u8],
     i: usize,
+    /// Where the literal `next_literal` last gave starts (its prefix included).
+    start: usize,
 }
 
 fn is_ident_start(b: u8) -> bool {
@@ -82,7 +148,10 @@ impl Scan<'_> {
                         self.i += 1;
                     }
                 }
-                b'\'' | b'"' => return Some(self.literal(Prefix::default())),
+                b'\'' | b'"' => {
+                    self.start = self.i;
+                    return Some(self.literal(Prefix::default()));
+                }
                 _ if is_ident_start(b) => {
                     let start = self.i;
                     while self.peek(0).is_some_and(is_ident) {
@@ -92,6 +161,7 @@ impl Scan<'_> {
                         (self.peek(0), string_prefix(&self.s[start..self.i]))
                     {
                         let _ = q;
+                        self.start = start;
                         return Some(self.literal(p));
                     }
                 }
@@ -269,7 +339,38 @@ impl Scan<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::string_literals;
+    use super::{printed_words, string_literals};
+
+    #[test]
+    fn code_that_only_prints_literals_gives_the_printed_text() {
+        assert_eq!(
+            printed_words("print('The path is protected.')").as_deref(),
+            Some("The path is protected.\n")
+        );
+        assert_eq!(
+            printed_words(
+                "# say it\nprint(\"a\", 'b',)\n\nprint()  # done\nprint(r'c\\d'); print(f'{{x}}')\n"
+            )
+            .as_deref(),
+            Some("a b\n\nc\\d\n{x}\n")
+        );
+        for code in [
+            "",
+            "# nothing",
+            "print(7**23)",
+            "print('a', x)",
+            "print(f'{x}')",
+            "print('a', end='')",
+            "print(b'a')",
+            "x = 'a'\nprint(x)",
+            "print('a')\nprint(open('data/runs.csv').read())",
+            "print('a') or exit(1)",
+            "import os\nprint('a')",
+            "print('a'",
+        ] {
+            assert_eq!(printed_words(code), None, "{code:?}");
+        }
+    }
 
     #[test]
     fn finds_the_literals_a_model_opens_files_with() {
