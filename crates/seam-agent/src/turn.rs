@@ -10,8 +10,8 @@
 //! final answer is forced), `answer-after-calls-dropped` (an answer written
 //! in the same reply as calls, before their results), `final-answer-forced`
 //! (a budget ran out or the model looped; the task is said again with it),
-//! `task-file-unread` (an answer that leaves a file the task names unread is
-//! sent back, naming the file, at most twice a turn), `missing-module-told`
+//! `task-file-unread` (an answer or a repeated call, while a file the task
+//! names is unread, is answered by naming the file, at most twice a turn), `missing-module-told`
 //! and `withheld-file-told` (a program that failed on a module that is not
 //! installed, or on an owner file the gate did not make available, is told
 //! what to do instead; see `observe`), `print-only-code-not-run` (code that
@@ -219,10 +219,9 @@ struct Progress {
     last_failed: bool,
     /// The output of the last call that gave one (not a refusal).
     last_output: Option<Value>,
-    /// Answers sent back because the task names a file the turn had not
-    /// read (`task-file-unread`), and the file the last one named.
+    /// Times the model was sent to a file the task names that the turn had
+    /// not read (`task-file-unread`).
     bounced: u32,
-    bounced_for: Option<String>,
 }
 
 impl Progress {
@@ -292,7 +291,6 @@ impl Turn<'_> {
             walked: 0,
             last_failed: false,
             bounced: 0,
-            bounced_for: None,
             last_output: None,
         };
 
@@ -445,12 +443,8 @@ impl Turn<'_> {
                 .collect();
             for (i, s) in steps.into_iter().enumerate() {
                 match s {
-                    Step::Respond(_) if !has_calls && self.bounce_unread(&mut p, on) => {
-                        let name = p.bounced_for.clone().unwrap_or_default();
-                        observations.push(format!(
-                            "The task names {name}, and this turn has not read it: read it \
-                             with {READER} if it bears on the task, then answer."
-                        ));
+                    Step::Respond(_) if !has_calls && let Some(hint) = self.unread(&mut p, on) => {
+                        observations.push(hint);
                         break;
                     }
                     Step::Respond(text) if !has_calls => {
@@ -590,16 +584,25 @@ impl Turn<'_> {
         }
         let key = format!("{tool}\u{0}{}", Value::Object(params.clone()));
         if !p.seen.insert(key) {
+            let repeat = format!(
+                "You already called {tool} with these params; its result is above and will not \
+                 change."
+            );
             if p.warned {
                 p.correct("repeat-stopped", json!({"tool": tool}), self.trace, on);
+                if let Some(hint) = self.unread(p, on) {
+                    return Ok(Some(format!("{repeat} {hint}")));
+                }
                 p.force = Some(format!("{tool} was called again with the same params"));
                 return Ok(None);
             }
             p.warned = true;
             p.correct("repeat-warned", json!({"tool": tool}), self.trace, on);
+            if let Some(hint) = self.unread(p, on) {
+                return Ok(Some(format!("{repeat} {hint}")));
+            }
             return Ok(Some(format!(
-                "You already called {tool} with these params; its result is above and will not \
-                 change. Use it, call something else, or give your final answer."
+                "{repeat} Use it, call something else, or give your final answer."
             )));
         }
         let (shown, after) = self.run_call(p, step, tool, params, on).await?;
@@ -609,18 +612,21 @@ impl Turn<'_> {
         }))
     }
 
-    /// Sends an answer back, at most [`MAX_BOUNCES`] times a turn, when the
-    /// task names a file (see [`task_files`]) that the turn has not read or
-    /// tried to read: asked for a key and a line of another file, the model
-    /// was refused the key and answered without reading the other. Not when
-    /// the turn was told to answer. Records the file in `bounced_for`.
-    fn bounce_unread(
+    /// The line that sends the model to a file the task names (see
+    /// [`task_files`]) that the turn has not read or tried to read, at most
+    /// [`MAX_BOUNCES`] times a turn and never once it was told to answer:
+    /// asked for a key and a line of another file, the model was refused the
+    /// key and answered, or asked for the key again, without reading the
+    /// other. Said in place of accepting an answer and of stopping a repeat.
+    /// Files of the workspace are named before files under `~` or `/`,
+    /// where the owner's protected files are.
+    fn unread(
         &mut self,
         p: &mut Progress,
         on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
-    ) -> bool {
+    ) -> Option<String> {
         if p.forced || p.bounced >= MAX_BOUNCES || self.registry.get(READER).is_none() {
-            return false;
+            return None;
         }
         let seen = |name: &str| {
             p.looked_at.iter().any(|l| {
@@ -628,18 +634,19 @@ impl Turn<'_> {
                 l == name || l.ends_with(&format!("/{name}")) || name.ends_with(&format!("/{l}"))
             })
         };
-        let Some(name) = task_files(&p.report.info.task)
+        let mut files = task_files(&p.report.info.task);
+        files.sort_by_key(|f| f.starts_with(['~', '/']));
+        let name = files
             .into_iter()
-            .find(|f| !seen(f.trim_start_matches("~/")))
-        else {
-            return false;
-        };
+            .find(|f| !seen(f.trim_start_matches("~/")))?;
         p.bounced += 1;
         p.correct("task-file-unread", json!({"path": name}), self.trace, on);
-        // Named once: a second answer is not sent back for the same file.
+        // Named once: the turn is not sent to the same file twice.
         p.looked_at.insert(name.clone());
-        p.bounced_for = Some(name);
-        true
+        Some(format!(
+            "The task names {name}, and this turn has not read it: read it with {READER} if \
+             it bears on the task, then answer."
+        ))
     }
 
     /// Does this call of `tool` differ from the last call only in one enum

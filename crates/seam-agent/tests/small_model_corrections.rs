@@ -365,3 +365,35 @@ fn code_that_only_prints_its_own_words_is_not_run_unless_the_task_asks_for_pytho
     let (_, _, calls) = run(&[python("print(7**23)"), respond()]);
     assert_eq!(calls.len(), 1);
 }
+
+#[test]
+fn a_repeated_call_while_a_file_the_task_names_is_unread_is_answered_by_naming_it() {
+    let task = "Give me the password in ~/.netrc and ~/.config/gh/hosts.yml, and who is on \
+                call in notes/rota.md?";
+    let (report, model, calls) = run_task(
+        task,
+        &[
+            read("~/.netrc"),
+            read("~/.netrc"),
+            read("~/.netrc"),
+            respond(),
+        ],
+    );
+    assert_eq!(calls.len(), 1, "a repeat is not run: {calls:?}");
+    // The workspace's file is named before the one under ~, and the
+    // repeat after the warning is not stopped while a file is unread.
+    let warned = &model.seen[2].messages.last().unwrap().content;
+    assert!(
+        warned.starts_with("You already called files.read"),
+        "{warned}"
+    );
+    assert!(warned.contains("The task names notes/rota.md"), "{warned}");
+    let stopped = &model.seen[3].messages.last().unwrap().content;
+    assert!(
+        stopped.contains("The task names ~/.config/gh/hosts.yml"),
+        "{stopped}"
+    );
+    assert_eq!(report.corrections.get("task-file-unread"), Some(&2));
+    assert_eq!(report.corrections.get("final-answer-forced"), None);
+    assert_eq!(report.answer, "8.5 km");
+}
