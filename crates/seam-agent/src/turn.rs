@@ -16,7 +16,9 @@
 //! installed, or on an owner file the gate did not make available, is told
 //! what to do instead; see `observe`), `print-only-code-not-run` (code that
 //! only prints literals, in a task that does not speak of Python, is the
-//! model talking: it is told to say it in its answer).
+//! model talking: it is told to say it in its answer), `exact-match-missed`
+//! (code that printed nothing compared with `==` a value that the files
+//! shown hold only as the start of longer ones: it is told so).
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -219,6 +221,8 @@ struct Progress {
     last_failed: bool,
     /// The output of the last call that gave one (not a refusal).
     last_output: Option<Value>,
+    /// The text of every file the turn was shown, with its path as shown.
+    file_texts: Vec<(String, String)>,
     /// Times the model was sent to a file the task names that the turn had
     /// not read (`task-file-unread`).
     bounced: u32,
@@ -292,6 +296,7 @@ impl Turn<'_> {
             last_failed: false,
             bounced: 0,
             last_output: None,
+            file_texts: Vec::new(),
         };
 
         loop {
@@ -718,6 +723,47 @@ impl Turn<'_> {
             && code.iter().all(|c| seam_pylex::printed_words(c).is_some())
     }
 
+    /// A literal the code of this call compares with `==` that no value of
+    /// the files the turn was shown equals, while a value there starts with
+    /// it: `row['date'] == '2027-04'` over dates written `2027-04-02` (a
+    /// month filter that matched no row; the model then sent the same code
+    /// again and made a number up). The literal, the file and that value.
+    fn exact_match_missed(
+        &self,
+        p: &Progress,
+        tool: &str,
+        params: &Map<String, Value>,
+    ) -> Option<(String, String, String)> {
+        let literals: Vec<String> = self
+            .code_of(tool, params)
+            .into_iter()
+            .flat_map(seam_pylex::compared_literals)
+            .filter(|l| !l.is_empty())
+            .collect();
+        for literal in literals {
+            let mut example = None;
+            for (path, text) in &p.file_texts {
+                let mut values = text
+                    .split([',', '\t', '|', ';', '\n'])
+                    .map(|v| v.trim().trim_matches(['"', '\'']));
+                if values.clone().any(|v| v == literal) {
+                    example = None;
+                    break;
+                }
+                if example.is_none()
+                    && let Some(v) =
+                        values.find(|v| v.len() > literal.len() && v.starts_with(&literal))
+                {
+                    example = Some((path.clone(), v.to_owned()));
+                }
+            }
+            if let Some((path, value)) = example {
+                return Some((literal, path, value));
+            }
+        }
+        None
+    }
+
     /// A file that `params` of `tool`, a tool that runs code, opens by name
     /// (`seam_pylex::file_names`, with an extension, relative or under `~`),
     /// that the turn has not looked at yet and the call does not bring as a
@@ -838,13 +884,38 @@ impl Turn<'_> {
             CallResult::Output(v) => Some(v.clone()),
             CallResult::Refused { .. } => None,
         };
+        if let (READER, CallResult::Output(v)) = (tool, &outcome.result)
+            && let (Some(path), Some(text)) = (
+                v.get("path").and_then(Value::as_str),
+                v.get("text").and_then(Value::as_str),
+            )
+        {
+            p.file_texts.push((path.to_owned(), text.to_owned()));
+        }
         let after = match &outcome.result {
             CallResult::Output(v) => {
                 let (hint, line) = crate::observe::after(v);
                 if let Some(hint) = hint {
                     p.correct(hint, json!({"tool": tool}), self.trace, on);
                 }
-                Some(line)
+                let printed_nothing = line == crate::observe::AFTER_NOTHING_PRINTED;
+                match self.exact_match_missed(p, tool, params) {
+                    Some((literal, path, example)) if printed_nothing => {
+                        p.correct(
+                            "exact-match-missed",
+                            json!({"literal": literal, "path": path}),
+                            self.trace,
+                            on,
+                        );
+                        Some(std::borrow::Cow::Owned(format!(
+                            "It printed nothing. Your code looks for a value equal to \
+                             {literal:?}, and no value in the lines of {path} you were shown is \
+                             that exactly: they are written like {example:?}, which starts with \
+                             it. Compare the start of the value (startswith) and run it again."
+                        )))
+                    }
+                    _ => Some(line),
+                }
             }
             CallResult::Refused { code, .. } => {
                 crate::observe::after_refusal(code).map(std::borrow::Cow::Borrowed)

@@ -52,6 +52,9 @@ impl LocalToolbox for Recorder {
             "python.run" if params["code"].as_str().unwrap_or("").starts_with("fail") => {
                 Ok(json!({"exit_code": 1, "stdout": "", "stderr": "NameError"}))
             }
+            "python.run" if params["code"].as_str().unwrap_or("").contains("silent") => {
+                Ok(json!({"exit_code": 0, "stdout": "", "stderr": ""}))
+            }
             "python.run" => Ok(json!({"exit_code": 0, "stdout": "8.5\n"})),
             "facts.get" => Ok(json!({"fact": params["fact"], "value": "x"})),
             _ => Err(LocalRefusal::new("unknown_tool", "no such tool")),
@@ -396,4 +399,29 @@ fn a_repeated_call_while_a_file_the_task_names_is_unread_is_answered_by_naming_i
     assert_eq!(report.corrections.get("task-file-unread"), Some(&2));
     assert_eq!(report.corrections.get("final-answer-forced"), None);
     assert_eq!(report.answer, "8.5 km");
+}
+
+#[test]
+fn an_equality_with_the_start_of_the_files_values_that_printed_nothing_is_named() {
+    // The stand-in file has dates written 2027-04-02; code that prints
+    // nothing (`silent`) looked for '2027-04' exactly.
+    let code = "# silent\nimport csv\nfor r in csv.DictReader(open('data/runs.csv')):\n    \
+                if r['date'] == '2027-04':\n        print(r['km'])";
+    let (report, model, _) = run(&[read("data/runs.csv"), python(code), respond()]);
+    assert_eq!(report.corrections.get("exact-match-missed"), Some(&1));
+    let shown = &model.seen[2].messages.last().unwrap().content;
+    assert!(
+        shown.contains("looks for a value equal to \"2027-04\"")
+            && shown.contains("written like \"2027-04-02\""),
+        "{shown}"
+    );
+    // A value the file holds whole is no miss: the plain line follows.
+    let code = "# silent\nprint([r for r in rows if r['date'] == '2027-04-02'])";
+    let (report, model, _) = run(&[read("data/runs.csv"), python(code), respond()]);
+    assert_eq!(report.corrections.get("exact-match-missed"), None);
+    let shown = &model.seen[2].messages.last().unwrap().content;
+    assert!(
+        shown.contains("It printed nothing, so it holds no answer"),
+        "{shown}"
+    );
 }

@@ -96,6 +96,31 @@ pub fn printed_words(code: &str) -> Option<String> {
     (calls > 0).then_some(out)
 }
 
+/// The plain string literals of `code` that stand on one side of `==` (`row['date'] ==
+/// '2027-04'`, `'Lars' == name`), in order, each once: the values the code looks for exactly.
+pub fn compared_literals(code: &str) -> Vec<String> {
+    let b = code.as_bytes();
+    let mut scan = Scan {
+        s: b,
+        i: 0,
+        start: 0,
+    };
+    let mut out: Vec<String> = Vec::new();
+    while let Some(found) = scan.next_literal() {
+        let before = b[..scan.start].trim_ascii_end();
+        let after = b[scan.i..].trim_ascii_start();
+        let compared =
+            (before.ends_with(b"==") && !before.ends_with(b"===")) || after.starts_with(b"==");
+        if let Some(v) = found
+            && compared
+            && !out.contains(&v)
+        {
+            out.push(v);
+        }
+    }
+    out
+}
+
 struct Scan<'a> {
     s: &'a [u8],
     i: usize,
@@ -339,7 +364,15 @@ impl Scan<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{printed_words, string_literals};
+    use super::{compared_literals, printed_words, string_literals};
+
+    #[test]
+    fn the_literals_compared_with_equals_are_found_on_either_side() {
+        let code = "for r in rows:\n    if r['date'] == '2027-04' and 'Lars' ==r['who']:\n        \
+                    print(r['km'] != 'x', r.get('a') >= 'b')";
+        assert_eq!(compared_literals(code), ["2027-04", "Lars"]);
+        assert!(compared_literals("x = 'a'\nprint(x)").is_empty());
+    }
 
     #[test]
     fn code_that_only_prints_literals_gives_the_printed_text() {
