@@ -305,7 +305,15 @@ fn a_key_named_by_a_home_literal_is_not_there_and_the_note_names_it() {
     let env = ran(call(&tb, json!({ "code": code })));
     let stdout = env.output["stdout"].as_str().unwrap();
     assert!(!stdout.contains("seam-test-key-body"), "{stdout}");
-    assert_eq!(stdout.matches("missing").count(), 2, "{}", env.output);
+    // The home literal leads to the sandbox's home, where a stand-in line is; the same
+    // name opened as written (a directory called `~`) leads nowhere.
+    assert_eq!(
+        stdout,
+        "[seam: ~/.ssh/id_ed25519 is withheld (protected); python.run is never shown it]\n\n\
+         missing FileNotFoundError\n",
+        "{}",
+        env.output
+    );
     let note = note(&env);
     assert!(
         note.contains("~/.ssh/id_ed25519 was not made available (protected)"),
@@ -314,6 +322,37 @@ fn a_key_named_by_a_home_literal_is_not_there_and_the_note_names_it() {
     assert!(note.contains(&key.display().to_string()), "{note}");
     assert!(env.output.get("owner_files").is_none());
     assert!(!env.tainted, "nothing of the owner's entered the sandbox");
+}
+
+#[test]
+fn a_refused_file_is_a_stand_in_line_and_the_rest_of_the_code_runs() {
+    let o = Owner::new();
+    o.write(".ssh/id_rsa", KEY.as_bytes());
+    let tb = o.toolbox();
+    let code = "import os\nwith open(os.path.expanduser('~/.ssh/id_rsa')) as f:\n    \
+                print(f.read())\nprint(7**23)";
+    let env = ran(call(&tb, json!({ "code": code })));
+    assert_eq!(env.output["exit_code"], 0, "{}", env.output);
+    let stdout = env.output["stdout"].as_str().unwrap();
+    assert!(
+        stdout.starts_with("[seam: ~/.ssh/id_rsa is withheld (protected)"),
+        "{stdout}"
+    );
+    assert!(stdout.ends_with("27368747340080916343\n"), "{stdout}");
+    assert!(!stdout.contains("seam-test-key-body"), "{stdout}");
+    assert!(note(&env).contains("the code read a one-line stand-in in its place"));
+    assert!(env.output.get("owner_files").is_none(), "{}", env.output);
+    assert!(!env.tainted, "nothing of the owner's entered the sandbox");
+
+    // A stand-in never takes the place of what else the run is shown: a scratch file
+    // below the refused name's place keeps the call whole, and the stand-in is left out.
+    let code = "import os\np = os.path.expanduser('~/.ssh/id_rsa')\nprint(os.path.isdir(p))\n\
+                print(open(os.path.join(p, 'x.txt')).read())";
+    let env = ran(call(
+        &tb,
+        json!({"code": code, "scratch_files": [{"name": ".ssh/id_rsa/x.txt", "text": "mine"}]}),
+    ));
+    assert_eq!(env.output["stdout"], "True\nmine\n", "{}", env.output);
 }
 
 #[test]
@@ -326,7 +365,12 @@ fn a_link_in_the_workspace_to_a_protected_file_is_refused_naming_the_real_file()
     let code =
         "try:\n    print(open('notes/key.md').read())\nexcept OSError:\n    print('missing')";
     let env = ran(call(&tb, json!({ "code": code })));
-    assert_eq!(env.output["stdout"], "missing\n", "{}", env.output);
+    assert_eq!(
+        env.output["stdout"],
+        "[seam: notes/key.md is withheld (protected); python.run is never shown it]\n\n",
+        "{}",
+        env.output
+    );
     let note = note(&env);
     assert!(
         note.starts_with("notes/key.md was not made available (protected)"),
@@ -372,12 +416,10 @@ fn a_path_through_dot_dot_is_normalised_and_admitted_or_refused_like_files_read(
     let tb = o.toolbox();
     let code = "import csv\n\
                 print(sum(float(r['amount']) for r in csv.DictReader(open('notes/../data/./runs.csv'))))\n\
-                try:\n\
-                \x20   open('../.ssh/id_ed25519')\n\
-                except OSError:\n\
-                \x20   print('missing')\n";
+                print(open('../.ssh/id_ed25519').read().startswith('[seam: ../.ssh/id_ed25519 is withheld'))\n";
     let env = ran(call(&tb, json!({ "code": code })));
-    assert_eq!(env.output["stdout"], "6.75\nmissing\n", "{}", env.output);
+    // the refused name opens its stand-in line, never the key
+    assert_eq!(env.output["stdout"], "6.75\nTrue\n", "{}", env.output);
     assert_eq!(
         env.output["owner_files"][0]["inside"],
         "/scratch/data/runs.csv"

@@ -26,10 +26,11 @@
 //! [`MAX_OWNER_FILES`] files of [`MAX_OWNER_BYTES`] in all; past either the call is refused,
 //! naming the limit and the file.
 //!
-//! A name that is not admitted does not fail the call: the code runs without it (so a string
-//! that merely looks like a path costs nothing) and the result's `note` says
-//! `"notes/x.md was not made available: <why, naming the real file>"`, so the model learns
-//! why its `open` failed. A name that leads nowhere (`not_found`, `invalid_path`) is not
+//! A name that is not admitted does not fail the call (so a string that merely looks like a
+//! path costs nothing), and the result's `note` says
+//! `"notes/x.md was not made available (protected): <why, naming the real file>"`, so the
+//! model learns why. A name refused by policy (protected, outside the allow-list) is shown a
+//! one-line stand-in that says it is withheld (see `stand_in`), so the rest of the code runs. A name that leads nowhere (`not_found`, `invalid_path`) is not
 //! mentioned: most literals are not files. A refused file's content never enters the sandbox.
 //! The files shown are listed in the result's `owner_files` (`name`, `path` where the file
 //! really is, `inside`, `bytes`).
@@ -273,6 +274,8 @@ fn owner_files(
     let mut owner = OwnerFiles::default();
     let mut total: u64 = 0;
     let mut targets: Vec<String> = Vec::new();
+    // (inside, file) of each name refused: see `stand_in`.
+    let mut stand_ins: Vec<(String, ReadOnlyFile)> = Vec::new();
     let mut asked = 0;
     for lit in seam_pylex::file_names(code) {
         if lit.len() > seam_sandbox::MAX_READ_ONLY_NAME {
@@ -318,9 +321,17 @@ fn owner_files(
             }
             Err(r) => {
                 owner.notes.push(format!(
-                    "{lit} was not made available ({}): {}",
+                    "{lit} was not made available ({}): {}; the code read a one-line \
+                     stand-in in its place",
                     r.code.as_str(),
                     r.message
+                ));
+                stand_ins.push((
+                    inside,
+                    ReadOnlyFile {
+                        name: inside_name.to_owned(),
+                        content: stand_in(&lit, r.code).into_bytes(),
+                    },
                 ));
                 continue;
             }
@@ -375,5 +386,40 @@ fn owner_files(
             content,
         });
     }
+    // A stand-in goes where nothing else of the run is, above or below it (a file
+    // shown, a scratch file, another stand-in): it must never cost the run a file.
+    let scratch_inside: Vec<String> = scratch
+        .iter()
+        .map(|f| format!("/scratch/{}", f.name))
+        .collect();
+    let clash = |a: &str, b: &str| {
+        a == b || a.starts_with(&format!("{b}/")) || b.starts_with(&format!("{a}/"))
+    };
+    for (i, (inside, file)) in stand_ins.iter().enumerate() {
+        let others = targets.iter().chain(&scratch_inside).chain(
+            stand_ins
+                .iter()
+                .enumerate()
+                .filter(|(j, _)| *j != i)
+                .map(|(_, (o, _))| o),
+        );
+        if others.clone().any(|o| clash(inside, o)) || owner.files.len() == MAX_OWNER_FILES {
+            continue;
+        }
+        owner.files.push(file.clone());
+    }
     Ok(owner)
+}
+
+/// What code reads in place of an owner file it named that admission refused (a
+/// protected file, one outside the allow-list): one line that says so, naming the file as
+/// the code did, and nothing of the file itself. The code runs on, so the rest of what it
+/// does is done: asked to print a key and `7**23` in one script, the model saw the script
+/// die at the key and never sent it again without it. The note says the same; the turn is
+/// not tainted by it, since nothing of the owner's entered the sandbox.
+fn stand_in(name: &str, why: RefusalCode) -> String {
+    format!(
+        "[seam: {name} is withheld ({}); python.run is never shown it]\n",
+        why.as_str()
+    )
 }
