@@ -18,7 +18,9 @@
 //! only prints literals, in a task that does not speak of Python, is the
 //! model talking: it is told to say it in its answer), `exact-match-missed`
 //! (code that printed nothing compared with `==` a value that the files
-//! shown hold only as the start of longer ones: it is told so).
+//! shown hold only as the start of longer ones: it is told so), `plan-walk-cut`
+//! (a plan's later steps that run the same code as an earlier one, but for
+//! the strings in it, are not run: the model is told to write one loop).
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -446,7 +448,19 @@ impl Turn<'_> {
                         .count()
                 })
                 .collect();
+            let walk = self.plan_walk(&steps);
+            if !walk.is_empty() {
+                p.correct(
+                    "plan-walk-cut",
+                    json!({"steps_not_run": walk.len()}),
+                    self.trace,
+                    on,
+                );
+            }
             for (i, s) in steps.into_iter().enumerate() {
+                if walk.contains(&i) {
+                    continue;
+                }
                 match s {
                     Step::Respond(_) if !has_calls && let Some(hint) = self.unread(&mut p, on) => {
                         observations.push(hint);
@@ -495,6 +509,14 @@ impl Turn<'_> {
                         }
                     }
                 }
+            }
+            if !walk.is_empty() {
+                observations.push(format!(
+                    "{} later step(s) of your plan ran the same code with other strings in it; \
+                     they were not run. If the task needs those values, write one program \
+                     that loops over them.",
+                    walk.len()
+                ));
             }
             if !observations.is_empty() {
                 let m = ChatMessage::user(observations.join("\n\n"));
@@ -689,6 +711,29 @@ impl Turn<'_> {
         };
         let at = |v: Option<&Value>| v.and_then(|v| list.iter().position(|e| e == v));
         matches!((at(last_params.get(key)), at(Some(value))), (Some(a), Some(b)) if b == a + 1)
+    }
+
+    /// The steps of a reply that call a code tool with code of the same shape
+    /// ([`seam_pylex::shape`]) as an earlier step: one program run for one
+    /// name after another (qwen2.5-coder-1.5b, having read a rota whole, sent
+    /// four copies of a grep, one per person, and then the four again).
+    fn plan_walk(&self, steps: &[Step]) -> HashSet<usize> {
+        let mut seen: HashSet<(String, Vec<String>)> = HashSet::new();
+        let mut walk = HashSet::new();
+        for (i, s) in steps.iter().enumerate() {
+            let Step::Call { tool, params, .. } = s else {
+                continue;
+            };
+            let shapes: Vec<String> = self
+                .code_of(tool, params)
+                .into_iter()
+                .map(seam_pylex::shape)
+                .collect();
+            if !shapes.is_empty() && !seen.insert((tool.clone(), shapes)) {
+                walk.insert(i);
+            }
+        }
+        walk
     }
 
     /// The code params of `tool` (its string params whose `contentMediaType`

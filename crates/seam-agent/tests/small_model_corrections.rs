@@ -425,3 +425,35 @@ fn an_equality_with_the_start_of_the_files_values_that_printed_nothing_is_named(
         "{shown}"
     );
 }
+
+#[test]
+fn a_plan_that_runs_one_program_for_one_string_after_another_runs_it_once() {
+    let step = |who: &str| {
+        json!({"actor":"python.run","params":{"code":
+            format!("for l in open('notes/rota.md'):\n    if '{who}' in l:\n        print(l)")}})
+    };
+    let plan = json!({"mode":"plan","steps":[
+        step("Lars"), step("Priya Raman"), {"actor":"facts.get","params":{"fact":"os"}}, step("Ines")
+    ]})
+    .to_string();
+    let (report, model, calls) = run(&[read("notes/rota.md"), plan, respond()]);
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["files.read", "python.run", "facts.get"]);
+    assert!(calls[1].1["code"].as_str().unwrap().contains("'Lars'"));
+    assert_eq!(report.corrections.get("plan-walk-cut"), Some(&1));
+    let shown = &model.seen[2].messages.last().unwrap().content;
+    assert!(
+        shown.contains("2 later step(s) of your plan ran the same code"),
+        "{shown}"
+    );
+
+    // Programs of different shapes all run.
+    let plan = json!({"mode":"plan","steps":[
+        {"actor":"python.run","params":{"code":"print(7**23)"}},
+        {"actor":"python.run","params":{"code":"print(sum([1, 2]))"}}
+    ]})
+    .to_string();
+    let (report, _, calls) = run(&[plan, respond()]);
+    assert_eq!(calls.len(), 2);
+    assert_eq!(report.corrections.get("plan-walk-cut"), None);
+}

@@ -15,7 +15,7 @@
 
 mod literals;
 
-pub use literals::{compared_literals, printed_words, string_literals};
+pub use literals::{compared_literals, printed_words, shape, string_literals};
 
 /// The literals of `code` that look like a file's name (see
 /// [`looks_like_a_file`]), in order of appearance, each once.

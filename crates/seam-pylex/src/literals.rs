@@ -96,6 +96,27 @@ pub fn printed_words(code: &str) -> Option<String> {
     (calls > 0).then_some(out)
 }
 
+/// `code` with every string literal (its prefix and quotes too) replaced by `''`: two
+/// pieces of code of the same shape differ only in the strings they hold, as a plan's steps
+/// do that run one program for one name after another.
+pub fn shape(code: &str) -> String {
+    let b = code.as_bytes();
+    let mut scan = Scan {
+        s: b,
+        i: 0,
+        start: 0,
+    };
+    let mut out: Vec<u8> = Vec::with_capacity(b.len());
+    let mut from = 0;
+    while scan.next_literal().is_some() {
+        out.extend_from_slice(&b[from..scan.start]);
+        out.extend_from_slice(b"''");
+        from = scan.i;
+    }
+    out.extend_from_slice(&b[from.min(b.len())..]);
+    String::from_utf8_lossy(&out).into_owned()
+}
+
 /// The plain string literals of `code` that stand on one side of `==` (`row['date'] ==
 /// '2027-04'`, `'Lars' == name`), in order, each once: the values the code looks for exactly.
 pub fn compared_literals(code: &str) -> Vec<String> {
@@ -364,7 +385,20 @@ impl Scan<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{compared_literals, printed_words, string_literals};
+    use super::{compared_literals, printed_words, shape, string_literals};
+
+    #[test]
+    fn code_that_differs_only_in_its_strings_has_one_shape() {
+        let a = "for l in open('r.md'):\n    if 'Lars' in l:\n        print(l)";
+        let b = "for l in open('r.md'):\n    if \"Priya Raman\" in l:\n        print(l)";
+        assert_eq!(shape(a), shape(b));
+        assert_eq!(
+            shape(a),
+            "for l in open(''):\n    if '' in l:\n        print(l)"
+        );
+        assert_ne!(shape(a), shape("for l in open('r.md'):\n    print(l)"));
+        assert_eq!(shape("x = 1 # 'not a string'"), "x = 1 # 'not a string'");
+    }
 
     #[test]
     fn the_literals_compared_with_equals_are_found_on_either_side() {
