@@ -43,6 +43,37 @@ pub const AFTER_WITHHELD: &str = "A file your code names was not made available,
 pub const AFTER_REFUSED: &str =
     "That stays refused however it is asked: say so in your answer, and do the rest of the task.";
 
+/// How the agent's own lines to the model begin, after a result or in its
+/// place. A reply that answers with one of them is no answer: told to
+/// answer, qwen2.5-coder-1.5b gave back the last line it was shown ("The task
+/// names notes/trip-porto.md, and this turn has not read it…", "The plan's 1
+/// later step(s) were not run…") as its final answer.
+pub const AGENT_OPENINGS: &[&str] = &[
+    "If this tells you the answer",
+    "It printed nothing",
+    "A file your code names was not made available",
+    "That stays refused however it is asked",
+    "The task names ",
+    "You already called ",
+    "Your python.run code ",
+    "The plan's ",
+    "later step(s) of your plan ran the same code",
+    "Stop calling tools",
+    "I could not read an action",
+    "is not installed where python.run runs",
+];
+
+/// True when `answer` is one of the agent's own lines given back
+/// ([`AGENT_OPENINGS`], at its start or after a leading count or name).
+pub fn echoes_the_agent(answer: &str) -> bool {
+    let a = answer.trim();
+    AGENT_OPENINGS.iter().any(|o| {
+        a.starts_with(o)
+            || a.find(o)
+                .is_some_and(|at| at <= 24 && !a[..at].contains('.'))
+    })
+}
+
 /// The refusal codes that no other params, path spelling or retry undo.
 const FINAL_REFUSALS: [&str; 4] = [
     "protected",
@@ -232,6 +263,34 @@ mod tests {
         // The same note on a program that succeeded needs no word.
         let ok = json!({"exit_code": 0, "stdout": "1\n", "note": "a was not made available: …"});
         assert_eq!(after(&ok).0, None);
+    }
+
+    #[test]
+    fn the_agents_own_lines_given_back_are_no_answer() {
+        for line in [
+            AFTER_RESULT,
+            AFTER_NOTHING_PRINTED,
+            AFTER_WITHHELD,
+            AFTER_REFUSED,
+        ] {
+            assert!(echoes_the_agent(line), "{line}");
+        }
+        assert!(echoes_the_agent(
+            "The task names notes/trip-porto.md, and this turn has not read it"
+        ));
+        assert!(echoes_the_agent(
+            "2 later step(s) of your plan ran the same code"
+        ));
+        assert!(echoes_the_agent(
+            "pandas is not installed where python.run runs, and …"
+        ));
+        for answer in [
+            "The flight home leaves Porto at 06:50.",
+            "Lars has the pager. The task names no one else.",
+            "Yesterday you already called it: 8.5 km.",
+        ] {
+            assert!(!echoes_the_agent(answer), "{answer}");
+        }
     }
 
     #[test]

@@ -20,7 +20,9 @@
 //! (code that printed nothing compared with `==` a value that the files
 //! shown hold only as the start of longer ones: it is told so), `plan-walk-cut`
 //! (a plan's later steps that run the same code as an earlier one, but for
-//! the strings in it, are not run: the model is told to write one loop).
+//! the strings in it, are not run: the model is told to write one loop),
+//! `answer-echoes-agent` (an answer that gives back one of the agent's own
+//! lines is no answer: one is asked for, with the task said again).
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -462,6 +464,13 @@ impl Turn<'_> {
                     continue;
                 }
                 match s {
+                    Step::Respond(text)
+                        if !has_calls && !p.forced && crate::observe::echoes_the_agent(&text) =>
+                    {
+                        p.correct("answer-echoes-agent", Value::Null, self.trace, on);
+                        p.force = Some("the answer gave back the agent's own words".to_owned());
+                        break;
+                    }
                     Step::Respond(_) if !has_calls && let Some(hint) = self.unread(&mut p, on) => {
                         observations.push(hint);
                         break;
@@ -770,7 +779,8 @@ impl Turn<'_> {
 
     /// A literal the code of this call compares with `==` that no value of
     /// the files the turn was shown equals, while a value there starts with
-    /// it: `row['date'] == '2027-04'` over dates written `2027-04-02` (a
+    /// it, or with its form (digits as digits, letters as letters) when it
+    /// holds a digit: `row['date'] == '2027-04'` over dates written `2027-04-02` (a
     /// month filter that matched no row; the model then sent the same code
     /// again and made a number up). The literal, the file and that value.
     fn exact_match_missed(
@@ -795,9 +805,27 @@ impl Turn<'_> {
                     example = None;
                     break;
                 }
+                // a value that starts with the literal, or, for a literal with a digit (a
+                // date, an id), one whose form starts with the literal's form: the first
+                // lines shown of a log of runs held March's dates, and the code looked for
+                // April's month as '2027-04'
+                let form = |t: &str| -> String {
+                    t.chars()
+                        .map(|c| match c {
+                            '0'..='9' => '9',
+                            c if c.is_alphabetic() => 'a',
+                            c => c,
+                        })
+                        .collect()
+                };
+                let lit_form = form(&literal);
+                let dated = literal.chars().any(|c| c.is_ascii_digit());
                 if example.is_none()
-                    && let Some(v) =
-                        values.find(|v| v.len() > literal.len() && v.starts_with(&literal))
+                    && let Some(v) = values.find(|v| {
+                        v.len() > literal.len()
+                            && (v.starts_with(&literal)
+                                || (dated && form(v).starts_with(&lit_form)))
+                    })
                 {
                     example = Some((path.clone(), v.to_owned()));
                 }
@@ -955,8 +983,8 @@ impl Turn<'_> {
                         Some(std::borrow::Cow::Owned(format!(
                             "It printed nothing. Your code looks for a value equal to \
                              {literal:?}, and no value in the lines of {path} you were shown is \
-                             that exactly: they are written like {example:?}, which starts with \
-                             it. Compare the start of the value (startswith) and run it again."
+                             that exactly: they are written like {example:?}, longer than it. \
+                             Compare the start of the value (startswith) and run it again."
                         )))
                     }
                     _ => Some(line),

@@ -412,9 +412,22 @@ fn an_equality_with_the_start_of_the_files_values_that_printed_nothing_is_named(
     let shown = &model.seen[2].messages.last().unwrap().content;
     assert!(
         shown.contains("looks for a value equal to \"2027-04\"")
-            && shown.contains("written like \"2027-04-02\""),
+            && shown.contains("written like \"2027-04-02\", longer than it"),
         "{shown}"
     );
+    // Shown only March, the code looks for April: the form of the dates tells.
+    let code = "# silent\nfor r in rows:\n    if r['date'] == '2027-05':\n        print(r)";
+    let (report, model, _) = run(&[read("data/runs.csv"), python(code), respond()]);
+    assert_eq!(report.corrections.get("exact-match-missed"), Some(&1));
+    let shown = &model.seen[2].messages.last().unwrap().content;
+    assert!(
+        shown.contains("written like \"2027-04-02\", longer than it"),
+        "{shown}"
+    );
+    // A word is no form: 'xyz' is not taken for a shorter 'date'.
+    let code = "# silent\nfor r in rows:\n    if r['who'] == 'xyz':\n        print(r)";
+    let (report, _, _) = run(&[read("data/runs.csv"), python(code), respond()]);
+    assert_eq!(report.corrections.get("exact-match-missed"), None);
     // A value the file holds whole is no miss: the plain line follows.
     let code = "# silent\nprint([r for r in rows if r['date'] == '2027-04-02'])";
     let (report, model, _) = run(&[read("data/runs.csv"), python(code), respond()]);
@@ -456,4 +469,29 @@ fn a_plan_that_runs_one_program_for_one_string_after_another_runs_it_once() {
     let (report, _, calls) = run(&[plan, respond()]);
     assert_eq!(calls.len(), 2);
     assert_eq!(report.corrections.get("plan-walk-cut"), None);
+}
+
+#[test]
+fn an_answer_that_gives_back_the_agents_own_line_is_asked_for_again() {
+    let echo = json!({"mode":"respond","text":
+        "The task names notes/rota.md, and this turn has not read it: read it with files.read"})
+    .to_string();
+    let (report, model, _) = run_task(
+        "Who is on call? See notes/rota.md.",
+        &[read("notes/rota.md"), echo.clone(), respond()],
+    );
+    assert_eq!(report.corrections.get("answer-echoes-agent"), Some(&1));
+    assert_eq!(report.answer, "8.5 km");
+    let told = &model.seen[2].messages.last().unwrap().content;
+    assert!(
+        told.contains("The operator's task was: Who is on call?"),
+        "{told}"
+    );
+    // Once told to answer, what it answers stands.
+    let (report, _, _) = run(&[fact("os"), fact("kernel"), fact("arch"), echo]);
+    assert!(
+        report.answer.starts_with("The task names"),
+        "{}",
+        report.answer
+    );
 }

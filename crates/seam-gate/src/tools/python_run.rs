@@ -29,8 +29,8 @@
 //! A name that is not admitted does not fail the call (so a string that merely looks like a
 //! path costs nothing), and the result's `note` says
 //! `"notes/x.md was not made available (protected): <why, naming the real file>"`, so the
-//! model learns why. A name refused by policy (protected, outside the allow-list) is shown a
-//! one-line stand-in that says it is withheld (see `stand_in`), so the rest of the code runs. A name that leads nowhere (`not_found`, `invalid_path`) is not
+//! model learns why. A protected name is shown a one-line stand-in that says it is withheld
+//! (see `stand_in`), so the rest of the code runs; any other refused name stays absent. A name that leads nowhere (`not_found`, `invalid_path`) is not
 //! mentioned: most literals are not files. A refused file's content never enters the sandbox.
 //! The files shown are listed in the result's `owner_files` (`name`, `path` where the file
 //! really is, `inside`, `bytes`).
@@ -319,7 +319,10 @@ fn owner_files(
                 ));
                 continue;
             }
-            Err(r) => {
+            // A protected name (the refusal already names it) reads a stand-in; any other
+            // refused name stays absent: a stand-in at `/home`, outside the allow-list,
+            // would make the sandbox show a place it hides.
+            Err(r) if r.code == RefusalCode::Protected => {
                 owner.notes.push(format!(
                     "{lit} was not made available ({}): {}; the code read a one-line \
                      stand-in in its place",
@@ -332,6 +335,14 @@ fn owner_files(
                         name: inside_name.to_owned(),
                         content: stand_in(&lit, r.code).into_bytes(),
                     },
+                ));
+                continue;
+            }
+            Err(r) => {
+                owner.notes.push(format!(
+                    "{lit} was not made available ({}): {}",
+                    r.code.as_str(),
+                    r.message
                 ));
                 continue;
             }
@@ -411,8 +422,8 @@ fn owner_files(
     Ok(owner)
 }
 
-/// What code reads in place of an owner file it named that admission refused (a
-/// protected file, one outside the allow-list): one line that says so, naming the file as
+/// What code reads in place of an owner file it named that admission refused as
+/// protected (a key, a token file): one line that says so, naming the file as
 /// the code did, and nothing of the file itself. The code runs on, so the rest of what it
 /// does is done: asked to print a key and `7**23` in one script, the model saw the script
 /// die at the key and never sent it again without it. The note says the same; the turn is
