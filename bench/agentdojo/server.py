@@ -9,7 +9,9 @@ the server exits, so AgentDojo's `utility()` and `security()` can judge it. The 
 pickle of the environment object: its JSON dump does not survive a round trip (AgentDojo's
 calendar and inbox rebuild themselves from their initial lists when validated, dropping what a
 call added), and the judge needs exactly what the calls left. With `--state FILE`, FILE.json
-holds the JSON dump as well, to read.
+holds the JSON dump as well, to read. (To load the pickle, import
+agentdojo.task_suite.load_suites first: unpickling a suite's environment on its own trips over
+an import cycle in agentdojo.)
 
     python3 server.py --suite banking [--user-task user_task_0] [--injections FILE.json]
                       [--state FILE.pickle]
