@@ -8,7 +8,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use seam_gate::consent::{ConsentBy, ConsentReply};
-use seam_gate::mcp::{Upstreams, start_upstreams};
+use seam_gate::mcp::{ClassSource, Upstreams, start_upstreams};
 use seam_gate::{
     CallOutcome, CallRecord, CallRequest, ConsentDesk, GateConfig, GovernedTool, LedgerHook,
     LedgerHookError, Toolbox,
@@ -156,6 +156,24 @@ fn each_tool_is_what_the_config_says_and_annotations_never_loosen() {
         "{:?}",
         report.notes
     );
+    // the report says what each governed tool is, and who said so
+    let class = |name: &str| {
+        report
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .and_then(|t| t.class.clone())
+            .unwrap_or_else(|| panic!("no class for {name}: {report:?}"))
+    };
+    let send = class("c.send");
+    assert_eq!(send.effects_text(), "egress, change");
+    assert_eq!(send.decision, seam_policy::Decision::Ask);
+    assert_eq!(send.source, ClassSource::Config);
+    let wire = class("c.wire");
+    assert_eq!(wire.effects_text(), "read, egress");
+    assert_eq!(wire.decision, seam_policy::Decision::Allow);
+    assert_eq!(wire.source, ClassSource::ServerAndHints);
+    assert_eq!(class("c.clock").effects_text(), "none");
     let ledger = Arc::new(Recorded::default());
     let tb = toolbox(&h, &mut up, ledger.clone());
 

@@ -52,7 +52,7 @@ use seam_policy::{Capability, Decision, FileAccess};
 use seam_protocol::RefusalCode;
 use serde_json::Value;
 
-use super::classify::{ToolHints, classify};
+use super::classify::{ToolClass, ToolHints, classify};
 use super::config::{McpConfig, ParamUse, UpstreamConfig};
 use super::fingerprint::{AcceptedDefinitions, DefinitionStatus, FingerprintError, ToolDefinition};
 pub use crate::toolbox::schema_walk::SchemaError;
@@ -96,6 +96,8 @@ pub struct ToolReport {
     /// `<server>.<tool>`.
     pub name: String,
     pub state: ToolState,
+    /// What a governed tool is (its effects and decision); none for any other state.
+    pub class: Option<ToolClass>,
 }
 
 /// One upstream in the report.
@@ -438,6 +440,7 @@ pub fn accept_upstream(
                 Some(DefinitionStatus::Changed { changes, .. }) => ToolState::Changed(changes),
                 Some(DefinitionStatus::New) => ToolState::New,
             },
+            class: None,
         })
         .collect();
     AcceptedDefinitions::from_definitions(server, &defs).save(seam_home)?;
@@ -607,6 +610,7 @@ fn govern(
             report.tools.push(ToolReport {
                 name: governed,
                 state: ToolState::Withheld(format!("its name is refused: {why}")),
+                class: None,
             });
             continue;
         }
@@ -631,12 +635,15 @@ fn govern(
                 ToolState::New,
             ),
         };
+        let class =
+            (state == ToolState::Governed).then(|| classify(cfg, &def.name, def.hints.as_ref()));
         if let Some(t) = tool {
             tools.push(Box::new(t));
         }
         report.tools.push(ToolReport {
             name: governed,
             state,
+            class,
         });
     }
     Ok((tools, report))
