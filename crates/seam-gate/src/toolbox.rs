@@ -211,6 +211,13 @@ pub trait GovernedTool: Send + Sync + std::fmt::Debug {
         &[]
     }
 
+    /// The gate's config's own decision for this tool (an upstream tool's class, see
+    /// [`crate::mcp::classify`]), applied with the policy's: the stricter wins, and `ask`
+    /// waits at the consent desk like the policy's. None for a built-in tool.
+    fn config_decision(&self) -> Option<Decision> {
+        None
+    }
+
     /// Does a URI that is not a `file:` one, in a place the schema says holds a URI, go to the
     /// tool unchanged? Only for a tool that cannot read files; otherwise it is refused.
     fn takes_non_file_uris(&self) -> bool {
@@ -656,9 +663,42 @@ impl Toolbox {
 
         // 2. capability: the one decision, for this tool
         let cap = decl.capability;
-        let decision = self.policy().decision_for_tool(cap, decl.name);
+        let by_policy = self.policy().decision_for_tool(cap, decl.name);
+        // the gate's config may decide more strictly for this tool (an upstream's class);
+        // `[consent] always` answers its ask as it answers the policy's
+        let by_config = reg.tool.config_decision().map(|d| match d {
+            Decision::Ask if self.policy().consent_always(decl.name) => Decision::Allow,
+            other => other,
+        });
+        let decision = by_config.map_or(by_policy, |d| d.max(by_policy));
+        let asked_by = if by_config.is_some_and(|d| d >= by_policy && d != Decision::Allow) {
+            AskedBy::Config
+        } else {
+            AskedBy::Policy
+        };
         match decision {
             Decision::Allow => {}
+            Decision::Deny if asked_by == AskedBy::Config => {
+                return Err(refuse(
+                    RefusalCode::CapabilityDenied,
+                    format!(
+                        "the gate's config denies {}: its [[mcp.upstream]] (or the tool's \
+                         entry there) says capability = \"deny\"",
+                        decl.name
+                    ),
+                ));
+            }
+            Decision::Ask if decl.reads && asked_by == AskedBy::Config => {
+                return Err(refuse(
+                    RefusalCode::ConsentRequired,
+                    format!(
+                        "the gate's config says \"ask\" for {}, and a read cannot wait for \
+                         consent: consent is given for a change, not for a read. An owner can \
+                         set its capability = \"allow\" in its [[mcp.upstream]]",
+                        decl.name
+                    ),
+                ));
+            }
             Decision::Deny => {
                 return Err(refuse(
                     RefusalCode::CapabilityDenied,
@@ -788,7 +828,7 @@ impl Toolbox {
 
         // 2b. consent: the operator is asked only about a call that would otherwise run
         if decision == Decision::Ask {
-            self.consent(invocation_id, req, decl, logged_params)?;
+            self.consent(invocation_id, req, decl, logged_params, asked_by)?;
         }
 
         // 4. run
@@ -817,6 +857,13 @@ const NEARBY_DEPTH: usize = 4;
 const NEARBY_ENTRIES: usize = 4096;
 const NEARBY_SHOWN: usize = 3;
 
+/// Who made a call's decision `ask` (or `deny`): the policy, or the gate's config for the tool.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+enum AskedBy {
+    Policy,
+    Config,
+}
+
 /// Why the pipeline stopped before the run: a refusal (version, code, message), or a consent
 /// the ledger could not record.
 enum Stop {
@@ -840,10 +887,19 @@ impl Toolbox {
         req: &CallRequest,
         decl: &ToolDecl,
         logged_params: &Value,
+        asked_by: AskedBy,
     ) -> Result<(), Stop> {
         use seam_ledger::{ConsentAnswer, ConsentBy, ConsentScope};
         let cap = decl.capability.as_str();
         let refuse = |code, message: String| Stop::Refused(decl.version, code, message);
+        let asks = match asked_by {
+            AskedBy::Policy => format!("the policy says \"ask\" for \"{cap}\""),
+            AskedBy::Config => format!(
+                "the gate's config says \"ask\" for {} (a tool that changes state, or its \
+                 capability in [[mcp.upstream]])",
+                decl.name
+            ),
+        };
         let how_to_allow = format!(
             "to let {tool} run without asking, the owner can add [consent] always = \
              [\"{tool}\"] (or set [capabilities] \"{cap}\" = \"allow\") in the policy file",
@@ -853,7 +909,7 @@ impl Toolbox {
             return Err(refuse(
                 RefusalCode::ConsentRequired,
                 format!(
-                    "the policy says \"ask\" for \"{cap}\", and no operator is attached to \
+                    "{asks}, and no operator is attached to \
                      this call to give consent (seam ask asks on its terminal; a service gate \
                      takes `seam consent approve`); {how_to_allow}"
                 ),
@@ -914,7 +970,7 @@ impl Toolbox {
                 Err(refuse(
                     RefusalCode::ConsentRequired,
                     format!(
-                        "the policy says \"ask\" for \"{cap}\", and nobody answered within {} s \
+                        "{asks}, and nobody answered within {} s \
                          (the gate's --consent-timeout); {how_to_allow}",
                         after.as_secs()
                     ),
@@ -923,7 +979,7 @@ impl Toolbox {
             crate::consent::Waited::NoOperator => Err(refuse(
                 RefusalCode::ConsentRequired,
                 format!(
-                    "the policy says \"ask\" for \"{cap}\", and this gate has nobody to ask \
+                    "{asks}, and this gate has nobody to ask \
                      (no terminal: run seam ask from one, or answer a service gate with \
                      `seam consent approve`); {how_to_allow}"
                 ),

@@ -87,6 +87,29 @@ struct ToolLine<'a> {
     state: &'static str,
     #[serde(skip_serializing_if = "Option::is_none")]
     detail: Option<String>,
+    /// A governed tool's class: what it does and what a call decides.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    class: Option<ClassLine>,
+}
+
+#[derive(Debug, Serialize)]
+struct ClassLine {
+    effects: Vec<&'static str>,
+    decision: &'static str,
+    /// "config" (its `effects` entry) or "server" (the server's class, stricter by its
+    /// annotations).
+    from: &'static str,
+}
+
+fn class_line(c: &seam_gate::mcp::ToolClass) -> ClassLine {
+    ClassLine {
+        effects: c.effects.iter().map(|e| e.as_str()).collect(),
+        decision: c.decision.as_str(),
+        from: match c.source {
+            seam_gate::mcp::ClassSource::Config => "config",
+            seam_gate::mcp::ClassSource::ServerAndHints => "server",
+        },
+    }
 }
 
 #[derive(Debug, Serialize)]
@@ -120,6 +143,7 @@ fn server_line(r: &UpstreamReport) -> ServerLine<'_> {
                     name: &t.name,
                     state,
                     detail,
+                    class: t.class.as_ref().map(class_line),
                 }
             })
             .collect(),
@@ -143,9 +167,29 @@ fn print_reports(reports: &[UpstreamReport], as_json: bool) {
             None => text.push_str(&format!("{}  {} tools\n", s.server, s.tools.len())),
         }
         for t in &s.tools {
-            match &t.detail {
-                Some(d) => text.push_str(&format!("  {}  {}: {}\n", one(t.name), t.state, one(d))),
-                None => text.push_str(&format!("  {}  {}\n", one(t.name), t.state)),
+            match (&t.detail, &t.class) {
+                (Some(d), _) => {
+                    text.push_str(&format!("  {}  {}: {}\n", one(t.name), t.state, one(d)))
+                }
+                (None, Some(c)) => {
+                    let effects = if c.effects.is_empty() {
+                        "no effect".to_owned()
+                    } else {
+                        c.effects.join(", ")
+                    };
+                    let from = if c.from == "config" {
+                        "the config"
+                    } else {
+                        "the server's class"
+                    };
+                    text.push_str(&format!(
+                        "  {}  {} ({effects}; {}; from {from})\n",
+                        one(t.name),
+                        t.state,
+                        c.decision
+                    ))
+                }
+                (None, None) => text.push_str(&format!("  {}  {}\n", one(t.name), t.state)),
             }
         }
         for n in s.notes {

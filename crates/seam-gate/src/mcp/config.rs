@@ -9,10 +9,12 @@
 //! capability = "allow"                      # allow | ask | deny for every tool (default allow)
 //! egress = false                            # required: does it reach the network?
 //! timeout_s = 30                            # one call, seconds (default 30, at most 300)
+//! start_timeout_s = 20                      # its start, seconds (default 20, at most 300)
 //! reads_files = true                        # can it read files? (default: see below)
 //!
 //! [mcp.upstream.tools.read_text_file]       # per tool: optional
 //! capability = "allow"                      # overrides the server's
+//! effects = ["read"]                        # what it is: read | egress | change (classify)
 //! paths = { path = "read" }                 # top-level path params: read | write | source
 //!
 //! [mcp.upstream.params]                     # any place in a tool's params, "TOOL/PLACE"
@@ -34,7 +36,7 @@
 //! no `reads_files`, when the config declares a path for any of its tools or any of its tools'
 //! schemas has a path-like string.
 
-use std::collections::BTreeMap;
+use std::collections::{BTreeMap, BTreeSet};
 use std::ops::Range;
 use std::time::Duration;
 
@@ -43,6 +45,7 @@ use seam_policy::strict_toml::{entries_in_order, suggestion, type_name};
 use seam_policy::{Access, Decision, FileAccess};
 use toml::de::{DeTable, DeValue};
 
+use super::classify::{EFFECT_NAMES, Effect};
 use crate::config::{ConfigError, Source, quoted};
 
 /// The default and the largest `timeout_s` of one upstream call.
@@ -68,6 +71,8 @@ pub struct UpstreamConfig {
     /// The server reaches the network: its tools are closed in a tainted turn.
     pub egress: bool,
     pub timeout: Duration,
+    /// How long its start (spawn, handshake, listing its tools) may take.
+    pub start_timeout: Duration,
     /// Per-tool settings, by the upstream's own tool name.
     pub tools: BTreeMap<String, UpstreamToolConfig>,
     /// `reads_files`: `None` when the config does not say (seam infers it).
@@ -99,6 +104,9 @@ pub fn param_use_name(u: ParamUse) -> &'static str {
 #[derive(Debug, Clone, Default, PartialEq)]
 pub struct UpstreamToolConfig {
     pub capability: Option<Decision>,
+    /// `effects`: what the tool is (see [`classify`](super::classify)); `None` when the
+    /// config does not say, and the server's class, stricter by its annotations, holds.
+    pub effects: Option<BTreeSet<Effect>>,
     /// Path-like parameter → what the tool does with it.
     pub paths: BTreeMap<String, Access>,
 }
@@ -122,12 +130,13 @@ const UPSTREAM_KEYS: &[&str] = &[
     "capability",
     "egress",
     "timeout_s",
+    "start_timeout_s",
     "tools",
     "reads_files",
     "params",
 ];
 const PARAM_USES: &[&str] = &["path-read", "path-write", "path-source", "not-a-path"];
-const TOOL_KEYS: &[&str] = &["capability", "paths"];
+const TOOL_KEYS: &[&str] = &["capability", "effects", "paths"];
 const DECISIONS: &[&str] = &["allow", "ask", "deny"];
 const ACCESSES: &[&str] = &["read", "write", "source"];
 
@@ -251,6 +260,7 @@ fn parse_upstream(
     let mut capability = Decision::Allow;
     let mut egress = None;
     let mut timeout = DEFAULT_UPSTREAM_TIMEOUT;
+    let mut start_timeout = super::upstream::START_TIMEOUT;
     let mut tools = BTreeMap::new();
     let mut reads_files = None;
     let mut params: BTreeMap<String, BTreeMap<String, ParamUse>> = BTreeMap::new();
@@ -341,7 +351,7 @@ fn parse_upstream(
                 };
                 egress = Some(*b);
             }
-            "timeout_s" => {
+            "timeout_s" | "start_timeout_s" => {
                 let secs = match value.get_ref() {
                     DeValue::Integer(i) => i.as_str().parse::<f64>().ok(),
                     DeValue::Float(f) => f.as_str().parse::<f64>().ok(),
@@ -350,11 +360,15 @@ fn parse_upstream(
                 .filter(|s| s.is_finite() && *s > 0.0 && *s <= MAX_UPSTREAM_TIMEOUT_S);
                 let Some(secs) = secs else {
                     return Err(bad(format!(
-                        "bad value for \"timeout_s\": expected a number of seconds greater \
+                        "bad value for \"{k}\": expected a number of seconds greater \
                          than 0 and at most {MAX_UPSTREAM_TIMEOUT_S}"
                     )));
                 };
-                timeout = Duration::from_secs_f64(secs);
+                if k == "timeout_s" {
+                    timeout = Duration::from_secs_f64(secs);
+                } else {
+                    start_timeout = Duration::from_secs_f64(secs);
+                }
             }
             "reads_files" => {
                 let DeValue::Boolean(b) = value.get_ref() else {
@@ -456,6 +470,7 @@ fn parse_upstream(
         capability,
         egress,
         timeout,
+        start_timeout,
         tools,
         reads_files,
         params,
@@ -504,6 +519,39 @@ fn parse_tool(
                         ),
                     )
                 })?);
+            }
+            "effects" => {
+                let bad = |at: Range<usize>, found: String| {
+                    src.error(
+                        at,
+                        Some(dotted.clone()),
+                        format!(
+                            "bad value for \"effects\" of tool \"{tool}\": expected a list of \
+                             {} (read: its result taints the turn; egress: it reaches the \
+                             world, and is refused in a tainted turn; change: it changes \
+                             state, and a call asks), found {found}",
+                            quoted(EFFECT_NAMES)
+                        ),
+                    )
+                };
+                let DeValue::Array(items) = value.get_ref() else {
+                    return Err(bad(value.span(), type_name(value.get_ref()).to_owned()));
+                };
+                let mut effects = BTreeSet::new();
+                for item in items.iter() {
+                    let word = item.get_ref().as_str();
+                    let Some(effect) = word.and_then(Effect::parse) else {
+                        let found = match word {
+                            Some(w) => format!("\"{w}\"{}", suggestion(w, EFFECT_NAMES)),
+                            None => type_name(item.get_ref()).to_owned(),
+                        };
+                        return Err(bad(item.span(), found));
+                    };
+                    if !effects.insert(effect) {
+                        return Err(bad(item.span(), format!("\"{}\" twice", effect.as_str())));
+                    }
+                }
+                out.effects = Some(effects);
             }
             "paths" => {
                 let DeValue::Table(paths) = value.get_ref() else {
@@ -587,6 +635,18 @@ mod tests {
             Access::Owner(FileAccess::Read)
         );
         assert_eq!(fs.timeout, Duration::from_secs(5));
+        assert_eq!(fs.start_timeout, super::super::upstream::START_TIMEOUT);
+        let slow = parse(
+            "[[mcp.upstream]]\nname = \"s\"\ncommand = \"x\"\negress = false\nstart_timeout_s = 90\n",
+        )
+        .unwrap();
+        assert_eq!(slow.mcp.upstreams[0].start_timeout, Duration::from_secs(90));
+        let e = parse(
+            "[[mcp.upstream]]\nname = \"s\"\ncommand = \"x\"\negress = false\nstart_timeout_s = 0\n",
+        )
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("start_timeout_s"), "{e}");
         assert!(ups[1].egress);
         assert_eq!(ups[1].capability, Decision::Allow);
         assert_eq!(fs.reads_files, None);
@@ -647,5 +707,31 @@ mod tests {
         assert!(e.contains("two [[mcp.upstream]]"), "{e}");
         let e = err("[mcp]\nupstreams = 1\n");
         assert!(e.contains("did you mean \"upstream\""), "{e}");
+    }
+
+    #[test]
+    fn effects_are_a_list_of_known_words() {
+        let head = "[[mcp.upstream]]\nname = \"b\"\ncommand = \"x\"\negress = true\n";
+        let c = parse(&format!(
+            "{head}[mcp.upstream.tools]\nsend = {{ effects = [\"change\", \"egress\"] }}\n\
+             day = {{ effects = [] }}\n"
+        ))
+        .unwrap();
+        let b = &c.mcp.upstreams[0];
+        assert_eq!(
+            b.tools["send"].effects,
+            Some(BTreeSet::from([Effect::Egress, Effect::Change]))
+        );
+        assert_eq!(b.tools["day"].effects, Some(BTreeSet::new()));
+        assert_eq!(b.tools.get("other").and_then(|t| t.effects.clone()), None);
+        let err = |t: &str| parse(&format!("{head}{t}")).unwrap_err().to_string();
+        let e = err("[mcp.upstream.tools.send]\neffects = [\"reads\"]\n");
+        assert!(e.contains("did you mean \"read\""), "{e}");
+        let e = err("[mcp.upstream.tools.send]\neffects = \"egress\"\n");
+        assert!(e.contains("expected a list"), "{e}");
+        let e = err("[mcp.upstream.tools.send]\neffects = [\"egress\", \"egress\"]\n");
+        assert!(e.contains("twice"), "{e}");
+        let e = err("[mcp.upstream.tools.send]\neffect = [\"egress\"]\n");
+        assert!(e.contains("did you mean \"effects\""), "{e}");
     }
 }

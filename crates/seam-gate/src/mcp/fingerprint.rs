@@ -15,6 +15,8 @@ use serde::{Deserialize, Serialize};
 use serde_json::Value;
 use sha2::{Digest, Sha256};
 
+use super::classify::ToolHints;
+
 /// One upstream tool's definition, as the upstream gave it.
 #[derive(Debug, Clone, PartialEq, Serialize, Deserialize)]
 pub struct ToolDefinition {
@@ -22,16 +24,27 @@ pub struct ToolDefinition {
     #[serde(default)]
     pub description: Option<String>,
     pub input_schema: Value,
+    /// Its annotations (`readOnlyHint`, `destructiveHint`, `openWorldHint`), when it has any:
+    /// part of the definition, so a server cannot change them after they were accepted.
+    #[serde(default, skip_serializing_if = "Option::is_none")]
+    pub hints: Option<ToolHints>,
 }
 
 impl ToolDefinition {
     /// sha256 of the canonical JSON of the definition, hex.
     pub fn fingerprint(&self) -> String {
-        let v = serde_json::json!({
+        let mut v = serde_json::json!({
             "name": self.name,
             "description": self.description,
             "input_schema": self.input_schema,
         });
+        // A definition without annotations keeps the fingerprint it had before they counted.
+        if let (Some(h), Some(map)) = (&self.hints, v.as_object_mut()) {
+            map.insert(
+                "annotations".into(),
+                serde_json::to_value(h).unwrap_or(Value::Null),
+            );
+        }
         let mut text = String::new();
         canonical_json(&v, &mut text);
         hex::encode(Sha256::digest(text.as_bytes()))
@@ -43,6 +56,9 @@ impl ToolDefinition {
         let mut out = Vec::new();
         if self.description != accepted.description {
             out.push("its description".to_owned());
+        }
+        if self.hints != accepted.hints {
+            out.push("its annotations".to_owned());
         }
         let mut at = Vec::new();
         diff_values(&accepted.input_schema, &self.input_schema, "", &mut at);
@@ -267,7 +283,35 @@ mod tests {
             name: "t".into(),
             description: Some(desc.into()),
             input_schema: schema,
+            hints: None,
         }
+    }
+
+    #[test]
+    fn annotations_count_when_there_are_some() {
+        let plain = def("d", json!({}));
+        let mut hinted = plain.clone();
+        hinted.hints = Some(ToolHints {
+            read_only: Some(true),
+            ..ToolHints::default()
+        });
+        // a definition without annotations keeps the fingerprint it was accepted under
+        // (sha256 of {"description":"d","input_schema":{},"name":"t"})
+        assert_eq!(
+            plain.fingerprint(),
+            "373bcd8aca5b5dabbdd6efc2af82da6a0d468253feb015b80e7ec66eb1deadc8"
+        );
+        assert_ne!(plain.fingerprint(), hinted.fingerprint());
+        let mut flipped = hinted.clone();
+        flipped.hints = Some(ToolHints {
+            read_only: Some(false),
+            ..ToolHints::default()
+        });
+        assert_ne!(hinted.fingerprint(), flipped.fingerprint());
+        assert_eq!(
+            flipped.changes_from(&hinted),
+            vec!["its annotations".to_owned()]
+        );
     }
 
     #[test]

@@ -8,17 +8,21 @@
 //!   taint and ledger, plus the server's own decision from the config.
 //! - [`fingerprint`]: upstream definitions, fingerprinted on first sight and kept in seam's
 //!   home; a changed definition is refused until `seam mcp accept SERVER`.
+//! - [`classify`]: what each upstream tool is (read, egress, change), as policy: the
+//!   config's word, else the server's, made stricter by its annotations.
 //! - [`config`]: `[[mcp.upstream]]` in the gate's config file.
 //!
 //! What this module must never do: answer an MCP call except with what `Toolbox::call`
 //! returned; let an upstream see a call seam refused; show anyone an upstream definition that
 //! was not accepted.
 
+pub mod classify;
 pub mod config;
 pub mod fingerprint;
 pub mod server;
 pub mod upstream;
 
+pub use classify::{ClassSource, Effect, ToolClass, ToolHints, classify};
 pub use config::{McpConfig, UpstreamConfig, UpstreamToolConfig};
 pub use fingerprint::{AcceptedDefinitions, ToolDefinition};
 pub use server::{SeamMcpServer, http_service, serve_stdio};

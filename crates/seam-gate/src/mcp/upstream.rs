@@ -11,8 +11,9 @@
 //! - a definition that changed since it was accepted (or a tool the server did not have when
 //!   it was accepted) is refused, naming what changed, until `seam mcp accept SERVER`; such a
 //!   tool shows none of the upstream's new text (description or schema) to anyone;
-//! - the server's (or the tool's) own decision from the config: `deny` refuses, `ask` refuses
-//!   (no operator is attached to a call to give consent);
+//! - what the tool is ([`classify`](super::classify): read, egress, change) sets its taint,
+//!   its egress and its decision; the toolbox applies that decision with the policy's (the
+//!   stricter wins): `deny` refuses, `ask` waits at the consent desk (refused with nobody to ask);
 //! - every declared path parameter is replaced by the real path the toolbox admitted, so the
 //!   upstream opens the file seam decided about, not the name the model wrote.
 //!
@@ -25,8 +26,10 @@
 //!
 //! An upstream's tool names are its own text: a name that is not 1 to 64 of `A-Z a-z 0-9 _ . -`
 //! (not starting with `.`), or that makes a governed name a built-in tool (or an earlier tool
-//! of the same server) has, is refused for that tool only, and the report says why. Every upstream tool taints the turn (its result is content from outside);
-//! an upstream declared `egress = true` is closed in a tainted turn, like `web.search`.
+//! of the same server) has, is refused for that tool only, and the report says why. An upstream
+//! tool taints the turn (its result is content from outside) and one of a server declared
+//! `egress = true` is closed in a tainted turn, like `web.search`, unless the config's
+//! `effects` for the tool say otherwise.
 //!
 //! Confinement: an upstream runs with an empty environment (PATH, HOME, the locale, and the
 //! variables its config takes from the keeper), `/` as its working directory, its stderr in
@@ -49,6 +52,7 @@ use seam_policy::{Capability, Decision, FileAccess};
 use seam_protocol::RefusalCode;
 use serde_json::Value;
 
+use super::classify::{ToolClass, ToolHints, classify};
 use super::config::{McpConfig, ParamUse, UpstreamConfig};
 use super::fingerprint::{AcceptedDefinitions, DefinitionStatus, FingerprintError, ToolDefinition};
 pub use crate::toolbox::schema_walk::SchemaError;
@@ -58,7 +62,8 @@ use crate::toolbox::{
     ToolFailure, check_decl_with,
 };
 
-/// How long starting one upstream (spawn, initialize, list tools) may take.
+/// How long starting one upstream (spawn, initialize, list tools) may take, unless its
+/// config says `start_timeout_s`.
 pub const START_TIMEOUT: Duration = Duration::from_secs(20);
 
 /// Why an upstream could not be used.
@@ -91,6 +96,8 @@ pub struct ToolReport {
     /// `<server>.<tool>`.
     pub name: String,
     pub state: ToolState,
+    /// What a governed tool is (its effects and decision); none for any other state.
+    pub class: Option<ToolClass>,
 }
 
 /// One upstream in the report.
@@ -255,6 +262,7 @@ async fn connect(
     env: Vec<(String, String)>,
     log: std::fs::File,
 ) -> Result<(RunningService<RoleClient, ()>, Vec<ToolDefinition>), String> {
+    let start_timeout = cfg.start_timeout;
     let mut cmd = tokio::process::Command::new(&cfg.command);
     cmd.args(&cfg.args)
         .env_clear()
@@ -283,13 +291,26 @@ async fn connect(
                 name: t.name.to_string(),
                 description: t.description.map(|d| d.to_string()),
                 input_schema: Value::Object((*t.input_schema).clone()),
+                hints: t.annotations.and_then(|a| {
+                    ToolHints {
+                        read_only: a.read_only_hint,
+                        destructive: a.destructive_hint,
+                        open_world: a.open_world_hint,
+                    }
+                    .nonempty()
+                }),
             })
             .collect();
         Ok((client, defs))
     };
-    tokio::time::timeout(START_TIMEOUT, work)
+    tokio::time::timeout(start_timeout, work)
         .await
-        .map_err(|_| format!("no answer within {} s", START_TIMEOUT.as_secs()))?
+        .map_err(|_| {
+            format!(
+                "no answer within {} s (its start_timeout_s)",
+                start_timeout.as_secs_f64()
+            )
+        })?
 }
 
 /// Starts `cfg`'s server and returns its client and current definitions.
@@ -419,6 +440,7 @@ pub fn accept_upstream(
                 Some(DefinitionStatus::Changed { changes, .. }) => ToolState::Changed(changes),
                 Some(DefinitionStatus::New) => ToolState::New,
             },
+            class: None,
         })
         .collect();
     AcceptedDefinitions::from_definitions(server, &defs).save(seam_home)?;
@@ -543,8 +565,21 @@ fn govern(
     };
     for name in cfg.tools.keys() {
         if !defs.iter().any(|d| &d.name == name) {
+            // names are compared exactly: an entry for another spelling classifies nothing
+            let near = defs
+                .iter()
+                .find(|d| d.name.trim().eq_ignore_ascii_case(name.trim()))
+                .map(|d| {
+                    format!(
+                        " (it has {:?}: names are compared exactly, so that tool gets the \
+                         server's class)",
+                        d.name
+                    )
+                })
+                .unwrap_or_default();
             report.notes.push(format!(
-                "the config has [mcp.upstream.tools.{name}], and {:?} has no tool of that name",
+                "the config has [mcp.upstream.tools.{name}], and {:?} has no tool of that \
+                 name{near}",
                 cfg.name
             ));
         }
@@ -575,6 +610,7 @@ fn govern(
             report.tools.push(ToolReport {
                 name: governed,
                 state: ToolState::Withheld(format!("its name is refused: {why}")),
+                class: None,
             });
             continue;
         }
@@ -599,12 +635,15 @@ fn govern(
                 ToolState::New,
             ),
         };
+        let class =
+            (state == ToolState::Governed).then(|| classify(cfg, &def.name, def.hints.as_ref()));
         if let Some(t) = tool {
             tools.push(Box::new(t));
         }
         report.tools.push(ToolReport {
             name: governed,
             state,
+            class,
         });
     }
     Ok((tools, report))
@@ -698,16 +737,18 @@ fn governed_tool(
     let writes = paths
         .iter()
         .any(|p| p.access == seam_policy::Access::Owner(FileAccess::Write));
+    // What the tool is: policy (classify), from the config, else the server and its hints.
+    let class = classify(cfg, &def.name, def.hints.as_ref());
     let decl = ToolDecl {
         name: leak(format!("{}.{}", cfg.name, def.name)),
         version: leak(format!("mcp-{}", &def.fingerprint()[..12])),
         description: leak(one_line(def.description.as_deref())),
         schema,
-        capability: base_capability(cfg.egress, writes),
-        reads: !writes,
+        capability: base_capability(class.egress(), writes),
+        reads: !(writes || class.changes()),
         paths,
-        taints: true,
-        egress: cfg.egress,
+        taints: class.reads(),
+        egress: class.egress(),
     };
     match check_decl_with(&decl, &not_paths) {
         Ok(()) => {}
@@ -727,7 +768,7 @@ fn governed_tool(
     Ok(UpstreamTool {
         decl,
         upstream_name: def.name.clone(),
-        decision: cfg.decision_for(&def.name),
+        decision: class.decision,
         pending: None,
         server: server.clone(),
         not_paths,
@@ -817,6 +858,11 @@ impl GovernedTool for UpstreamTool {
         &self.not_paths
     }
 
+    fn config_decision(&self) -> Option<Decision> {
+        // a tool whose definition is not accepted refuses in `run`, saying why
+        self.pending.is_none().then_some(self.decision)
+    }
+
     fn takes_non_file_uris(&self) -> bool {
         !self.reads_files
     }
@@ -847,30 +893,6 @@ impl GovernedTool for UpstreamTool {
                 ));
             }
             None => {}
-        }
-        match self.decision {
-            Decision::Allow => {}
-            Decision::Deny => {
-                return Err(ToolFailure::new(
-                    RefusalCode::CapabilityDenied,
-                    format!(
-                        "the gate's config denies {}: [[mcp.upstream]] {server:?} (or its \
-                         [mcp.upstream.tools.{}]) says capability = \"deny\"",
-                        self.decl.name, self.upstream_name
-                    ),
-                ));
-            }
-            Decision::Ask => {
-                return Err(ToolFailure::new(
-                    RefusalCode::ConsentRequired,
-                    format!(
-                        "the gate's config says \"ask\" for {}, and no operator is attached to \
-                         this call to give consent; an owner can set capability = \"allow\" in \
-                         its [[mcp.upstream]]",
-                        self.decl.name
-                    ),
-                ));
-            }
         }
         let mut args = call.params().clone();
         let admitted = call.take_all_admitted();

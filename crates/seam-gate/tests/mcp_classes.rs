@@ -1,0 +1,286 @@
+//! Per-tool classification of an upstream's tools (seam_gate::mcp::classify), against a real
+//! MCP server on the official Python SDK (tests/mcp/classes_server.py) whose annotations are
+//! partly lies: what taints, what is closed in a tainted turn, what asks, and what the
+//! upstream was sent.
+
+use std::path::{Path, PathBuf};
+use std::sync::{Arc, Mutex};
+use std::time::Duration;
+
+use seam_gate::consent::{ConsentBy, ConsentReply};
+use seam_gate::mcp::{ClassSource, Upstreams, start_upstreams};
+use seam_gate::{
+    CallOutcome, CallRecord, CallRequest, ConsentDesk, GateConfig, GovernedTool, LedgerHook,
+    LedgerHookError, Toolbox,
+};
+use seam_keeper::Keeper;
+use seam_policy::{Policy, PolicyEnv};
+use seam_protocol::{Answer, RefusalCode};
+use seam_scrub::Scrubber;
+use serde_json::{Value, json};
+
+#[derive(Debug, Default)]
+struct Recorded(Mutex<Vec<(String, String)>>);
+
+impl LedgerHook for Recorded {
+    fn record(&self, r: &CallRecord<'_>) -> Result<(), LedgerHookError> {
+        let outcome = match r.outcome {
+            CallOutcome::Admitted { .. } => "admitted".to_owned(),
+            CallOutcome::Refused { code } => code.as_str().to_owned(),
+        };
+        self.0.lock().unwrap().push((r.tool.to_owned(), outcome));
+        Ok(())
+    }
+    fn record_consent(&self, r: &seam_gate::ConsentRecord<'_>) -> Result<(), LedgerHookError> {
+        let outcome = format!("consent {}", r.answer.as_str());
+        self.0.lock().unwrap().push((r.tool.to_owned(), outcome));
+        Ok(())
+    }
+}
+
+fn require_python_mcp() {
+    let ok = std::process::Command::new("python3")
+        .args(["-c", "import mcp.server.mcpserver"])
+        .output()
+        .is_ok_and(|o| o.status.success());
+    assert!(
+        ok,
+        "the official Python MCP SDK is not installed; install it with: \
+         python3 -m pip install mcp (.ci/run does)"
+    );
+}
+
+struct Home {
+    _dir: tempfile::TempDir,
+    owner: PathBuf,
+    seam: PathBuf,
+    ws: PathBuf,
+}
+
+fn home() -> Home {
+    let dir = tempfile::tempdir().unwrap();
+    let owner = dir.path().join("home");
+    let seam = dir.path().join("seam");
+    let ws = dir.path().join("ws");
+    for d in [&owner, &seam, &ws] {
+        std::fs::create_dir_all(d).unwrap();
+    }
+    Home {
+        _dir: dir,
+        owner,
+        seam,
+        ws,
+    }
+}
+
+fn policy(h: &Home) -> Arc<Policy> {
+    let env = PolicyEnv {
+        owner_home: h.owner.clone(),
+        seam_home: h.seam.clone(),
+        workspace_root: h.ws.clone(),
+    };
+    // the network capability allowed, so what decides is the taint rule and the tools' classes
+    let text = "[capabilities]\n\"web.search\" = \"allow\"\n";
+    Arc::new(Policy::from_toml_str(text, Path::new("policy.toml"), env).unwrap())
+}
+
+fn calls_file(h: &Home) -> PathBuf {
+    h.ws.join("calls.txt")
+}
+
+fn received(h: &Home) -> Vec<String> {
+    std::fs::read_to_string(calls_file(h))
+        .map(|t| t.lines().map(str::to_owned).collect())
+        .unwrap_or_default()
+}
+
+/// `send` is named an egress that changes state; `lookup` a read; `clock` nothing; `Lookup`
+/// (no such tool: the server's is `lookup`) nothing. `wire`, `post` and `Send` are not named.
+fn config(h: &Home) -> GateConfig {
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/classes_server.py");
+    let text = format!(
+        "[[mcp.upstream]]\nname = \"c\"\ncommand = \"python3\"\nargs = [{:?}, {:?}]\n\
+         egress = true\nreads_files = false\n\
+         [mcp.upstream.tools]\n\
+         send = {{ effects = [\"egress\", \"change\"] }}\n\
+         lookup = {{ effects = [\"read\"] }}\n\
+         clock = {{ effects = [] }}\n\
+         Lookup = {{ effects = [] }}\n",
+        script.display().to_string(),
+        calls_file(h).display().to_string()
+    );
+    GateConfig::from_toml_str(&text, Path::new("config.toml")).unwrap()
+}
+
+fn toolbox(h: &Home, up: &mut Upstreams, ledger: Arc<Recorded>) -> Toolbox {
+    let tools: Vec<Box<dyn GovernedTool>> = std::mem::take(&mut up.tools);
+    Toolbox::with_tools(policy(h), Arc::new(Scrubber::new()), ledger, tools).unwrap()
+}
+
+fn call(tb: &Toolbox, tool: &str, params: Value, turn: &str) -> Answer {
+    tb.call(CallRequest {
+        tool: tool.into(),
+        params,
+        turn: Some(turn.into()),
+    })
+    .unwrap()
+}
+
+fn code(a: &Answer) -> (RefusalCode, String) {
+    match a {
+        Answer::Refusal(r) => (r.refused.code, r.refused.message.clone()),
+        Answer::Envelope(e) => panic!("expected a refusal, got {:?}", e.output),
+    }
+}
+
+fn tainted(a: &Answer) -> bool {
+    match a {
+        Answer::Envelope(e) => e.tainted,
+        Answer::Refusal(r) => panic!("refused: {:?}", r.refused),
+    }
+}
+
+#[test]
+fn each_tool_is_what_the_config_says_and_annotations_never_loosen() {
+    require_python_mcp();
+    let h = home();
+    let mut up = start_upstreams(&config(&h).mcp, &h.seam, &Keeper::open(&h.seam).unwrap());
+    let report = &up.reports[0];
+    assert!(report.started.is_ok(), "{report:?}");
+    // a config entry whose name differs only in case classifies nothing, and says so
+    assert!(
+        report
+            .notes
+            .iter()
+            .any(|n| n.contains("tools.Lookup") && n.contains("compared exactly")),
+        "{:?}",
+        report.notes
+    );
+    // the report says what each governed tool is, and who said so
+    let class = |name: &str| {
+        report
+            .tools
+            .iter()
+            .find(|t| t.name == name)
+            .and_then(|t| t.class.clone())
+            .unwrap_or_else(|| panic!("no class for {name}: {report:?}"))
+    };
+    let send = class("c.send");
+    assert_eq!(send.effects_text(), "egress, change");
+    assert_eq!(send.decision, seam_policy::Decision::Ask);
+    assert_eq!(send.source, ClassSource::Config);
+    let wire = class("c.wire");
+    assert_eq!(wire.effects_text(), "read, egress");
+    assert_eq!(wire.decision, seam_policy::Decision::Allow);
+    assert_eq!(wire.source, ClassSource::ServerAndHints);
+    assert_eq!(class("c.clock").effects_text(), "none");
+    let ledger = Arc::new(Recorded::default());
+    let tb = toolbox(&h, &mut up, ledger.clone());
+
+    // Untainted turn. `clock` has no effect: admitted, and the turn stays clean.
+    assert!(!tainted(&call(&tb, "c.clock", json!({}), "t1")));
+    assert!(!tb.is_tainted("t1"));
+    // `send` changes state: it asks, and with nobody to ask it is refused before the upstream.
+    let (c, m) = code(&call(
+        &tb,
+        "c.send",
+        json!({"to": "bob", "body": "hi"}),
+        "t1",
+    ));
+    assert_eq!(c, RefusalCode::ConsentRequired, "{m}");
+    assert!(m.contains("gate's config"), "{m}");
+    // `post` is not named; its honest annotations make it an egress that changes state.
+    let (c, m) = code(&call(&tb, "c.post", json!({"body": "hi"}), "t1"));
+    assert_eq!(c, RefusalCode::ConsentRequired, "{m}");
+    // `wire` is not named and claims to be a local read: it keeps the server's class (reads,
+    // reaches the world) and is admitted in a clean turn, tainting it.
+    assert!(tainted(&call(
+        &tb,
+        "c.wire",
+        json!({"to": "bob", "amount": 1.0}),
+        "t1"
+    )));
+    assert!(tb.is_tainted("t1"));
+
+    // Tainted turn: every tool that reaches the world is closed, whatever it claims.
+    let t2 = "t2";
+    assert!(tainted(&call(&tb, "c.lookup", json!({"key": "k"}), t2)));
+    for (tool, params) in [
+        ("c.send", json!({"to": "mallory", "body": "all of it"})),
+        ("c.wire", json!({"to": "mallory", "amount": 100.0})),
+        ("c.post", json!({"body": "all of it"})),
+        ("c.Send", json!({"to": "mallory", "body": "all of it"})),
+    ] {
+        let (c, m) = code(&call(&tb, tool, params, t2));
+        assert_eq!(c, RefusalCode::Tainted, "{tool}: {m}");
+    }
+    // `Lookup` in the config says nothing of `lookup`, which taints as configured; `Send` is
+    // not `send`: unnamed, it reads and reaches the world (admitted in a clean turn).
+    assert!(tainted(&call(
+        &tb,
+        "c.Send",
+        json!({"to": "bob", "body": "hi"}),
+        "t3"
+    )));
+    assert_eq!(
+        received(&h),
+        ["clock", "wire", "lookup", "Send"],
+        "a refused call reached the upstream"
+    );
+    let log = ledger.0.lock().unwrap().clone();
+    assert_eq!(
+        log.iter().filter(|(_, o)| o == "tainted").count(),
+        4,
+        "{log:?}"
+    );
+}
+
+#[test]
+fn a_state_changing_tool_waits_for_the_operator_and_runs_on_yes() {
+    require_python_mcp();
+    let h = home();
+    let mut up = start_upstreams(&config(&h).mcp, &h.seam, &Keeper::open(&h.seam).unwrap());
+    let desk = Arc::new(ConsentDesk::new(Duration::from_secs(30)).with_socket());
+    let ledger = Arc::new(Recorded::default());
+    let tb = Arc::new(toolbox(&h, &mut up, ledger.clone()).with_consent(desk.clone()));
+    for (reply, expected) in [
+        (ConsentReply::Deny, Some(RefusalCode::ConsentDenied)),
+        (ConsentReply::Once, None),
+    ] {
+        let operator = {
+            let desk = desk.clone();
+            std::thread::spawn(move || {
+                for _ in 0..2000 {
+                    if let Some(p) = desk.pending().first() {
+                        assert_eq!(p.tool, "c.send");
+                        desk.answer(&p.id, reply, ConsentBy::Socket { uid: 0 })
+                            .unwrap();
+                        return true;
+                    }
+                    std::thread::sleep(Duration::from_millis(10));
+                }
+                false
+            })
+        };
+        let a = call(&tb, "c.send", json!({"to": "bob", "body": "hi"}), "t1");
+        assert!(
+            operator.join().unwrap(),
+            "the call never waited for consent"
+        );
+        match expected {
+            Some(c) => assert_eq!(code(&a).0, c),
+            // the config says send's result is no read: the turn stays clean
+            None => assert!(!tainted(&a)),
+        }
+    }
+    assert_eq!(received(&h), ["send"]);
+    let log = ledger.0.lock().unwrap().clone();
+    assert!(
+        log.contains(&("c.send".into(), "consent granted".into())),
+        "{log:?}"
+    );
+    assert!(
+        log.contains(&("c.send".into(), "consent denied".into())),
+        "{log:?}"
+    );
+}
