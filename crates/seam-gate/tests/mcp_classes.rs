@@ -4,85 +4,19 @@
 //! upstream was sent.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 use std::time::Duration;
 
 use seam_gate::consent::{ConsentBy, ConsentReply};
 use seam_gate::mcp::{ClassSource, Upstreams, start_upstreams};
-use seam_gate::{
-    CallOutcome, CallRecord, CallRequest, ConsentDesk, GateConfig, GovernedTool, LedgerHook,
-    LedgerHookError, Toolbox,
-};
+use seam_gate::{CallRequest, ConsentDesk, GateConfig, GovernedTool, Toolbox};
 use seam_keeper::Keeper;
-use seam_policy::{Policy, PolicyEnv};
 use seam_protocol::{Answer, RefusalCode};
 use seam_scrub::Scrubber;
 use serde_json::{Value, json};
 
-#[derive(Debug, Default)]
-struct Recorded(Mutex<Vec<(String, String)>>);
-
-impl LedgerHook for Recorded {
-    fn record(&self, r: &CallRecord<'_>) -> Result<(), LedgerHookError> {
-        let outcome = match r.outcome {
-            CallOutcome::Admitted { .. } => "admitted".to_owned(),
-            CallOutcome::Refused { code } => code.as_str().to_owned(),
-        };
-        self.0.lock().unwrap().push((r.tool.to_owned(), outcome));
-        Ok(())
-    }
-    fn record_consent(&self, r: &seam_gate::ConsentRecord<'_>) -> Result<(), LedgerHookError> {
-        let outcome = format!("consent {}", r.answer.as_str());
-        self.0.lock().unwrap().push((r.tool.to_owned(), outcome));
-        Ok(())
-    }
-}
-
-fn require_python_mcp() {
-    let ok = std::process::Command::new("python3")
-        .args(["-c", "import mcp.server.mcpserver"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "the official Python MCP SDK is not installed; install it with: \
-         python3 -m pip install mcp (.ci/run does)"
-    );
-}
-
-struct Home {
-    _dir: tempfile::TempDir,
-    owner: PathBuf,
-    seam: PathBuf,
-    ws: PathBuf,
-}
-
-fn home() -> Home {
-    let dir = tempfile::tempdir().unwrap();
-    let owner = dir.path().join("home");
-    let seam = dir.path().join("seam");
-    let ws = dir.path().join("ws");
-    for d in [&owner, &seam, &ws] {
-        std::fs::create_dir_all(d).unwrap();
-    }
-    Home {
-        _dir: dir,
-        owner,
-        seam,
-        ws,
-    }
-}
-
-fn policy(h: &Home) -> Arc<Policy> {
-    let env = PolicyEnv {
-        owner_home: h.owner.clone(),
-        seam_home: h.seam.clone(),
-        workspace_root: h.ws.clone(),
-    };
-    // the network capability allowed, so what decides is the taint rule and the tools' classes
-    let text = "[capabilities]\n\"web.search\" = \"allow\"\n";
-    Arc::new(Policy::from_toml_str(text, Path::new("policy.toml"), env).unwrap())
-}
+mod mcp_support;
+use mcp_support::{Home, Recorded, empty_home as home, policy, require_python_mcp};
 
 fn calls_file(h: &Home) -> PathBuf {
     h.ws.join("calls.txt")

@@ -4,38 +4,17 @@
 //! with the command that installs it.
 
 use std::path::{Path, PathBuf};
-use std::sync::{Arc, Mutex};
+use std::sync::Arc;
 
 use seam_gate::mcp::{ToolState, Upstreams, accept_upstream, start_upstreams};
-use seam_gate::{
-    CallOutcome, CallRecord, CallRequest, GateConfig, GovernedTool, LedgerHook, LedgerHookError,
-    Toolbox, ToolboxConfig,
-};
+use seam_gate::{CallRequest, GateConfig, GovernedTool, Toolbox, ToolboxConfig};
 use seam_keeper::Keeper;
-use seam_policy::{Policy, PolicyEnv};
 use seam_protocol::{Answer, RefusalCode};
 use seam_scrub::Scrubber;
 use serde_json::{Value, json};
 
-/// Records (tool, refusal code or "admitted") for every call, as the ledger would.
-#[derive(Debug, Default)]
-struct Recorded(Mutex<Vec<(String, String)>>);
-
-impl LedgerHook for Recorded {
-    fn record(&self, r: &CallRecord<'_>) -> Result<(), LedgerHookError> {
-        let outcome = match r.outcome {
-            CallOutcome::Admitted { .. } => "admitted".to_owned(),
-            CallOutcome::Refused { code } => code.as_str().to_owned(),
-        };
-        self.0.lock().unwrap().push((r.tool.to_owned(), outcome));
-        Ok(())
-    }
-    fn record_consent(&self, r: &seam_gate::ConsentRecord<'_>) -> Result<(), LedgerHookError> {
-        let outcome = format!("consent {}", r.answer.as_str());
-        self.0.lock().unwrap().push((r.tool.to_owned(), outcome));
-        Ok(())
-    }
-}
+mod mcp_support;
+use mcp_support::{Home, Recorded, empty_home, policy, require_python_mcp};
 
 fn on_path(cmd: &str) -> bool {
     std::env::var_os("PATH")
@@ -49,33 +28,9 @@ fn require_command(cmd: &str, install: &str) {
     );
 }
 
-fn require_python_mcp() {
-    let ok = std::process::Command::new("python3")
-        .args(["-c", "import mcp.server.mcpserver"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "the official Python MCP SDK is not installed; install it with: \
-         python3 -m pip install mcp (.ci/run does)"
-    );
-}
-
-struct Home {
-    _dir: tempfile::TempDir,
-    owner: PathBuf,
-    seam: PathBuf,
-    ws: PathBuf,
-}
-
 fn home() -> Home {
-    let dir = tempfile::tempdir().unwrap();
-    let owner = dir.path().join("home");
-    let seam = dir.path().join("seam");
-    let ws = dir.path().join("ws");
-    for d in [&owner, &seam, &ws] {
-        std::fs::create_dir_all(d).unwrap();
-    }
+    let h = empty_home();
+    let owner = &h.owner;
     std::fs::create_dir_all(owner.join(".ssh")).unwrap();
     std::fs::write(
         owner.join(".ssh/id_ed25519"),
@@ -89,24 +44,7 @@ fn home() -> Home {
         "AWS_ACCESS_KEY_ID=AKIAZ7Q3XMPLWT4RB2NA\nAWS_SECRET_ACCESS_KEY=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\n",
     )
     .unwrap();
-    Home {
-        _dir: dir,
-        owner,
-        seam,
-        ws,
-    }
-}
-
-fn policy(h: &Home) -> Arc<Policy> {
-    let env = PolicyEnv {
-        owner_home: h.owner.clone(),
-        seam_home: h.seam.clone(),
-        workspace_root: h.ws.clone(),
-    };
-    // An upstream declared `egress = true` answers to the policy's network capability too
-    // (default "ask", which refuses a read): the owner here allows it.
-    let text = "[capabilities]\n\"web.search\" = \"allow\"\n";
-    Arc::new(Policy::from_toml_str(text, Path::new("policy.toml"), env).unwrap())
+    h
 }
 
 fn echo_script() -> PathBuf {
