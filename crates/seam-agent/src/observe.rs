@@ -61,6 +61,7 @@ pub const AGENT_OPENINGS: &[&str] = &[
     "Stop calling tools",
     "I could not read an action",
     "is not installed where python.run runs",
+    "python.run has no network",
 ];
 
 /// True when `answer` is one of the agent's own lines given back
@@ -108,6 +109,14 @@ pub fn after(value: &Value) -> (Option<&'static str>, Cow<'static, str>) {
             )),
         );
     }
+    if failed
+        && value
+            .get("stderr")
+            .and_then(Value::as_str)
+            .is_some_and(network_failed)
+    {
+        return (Some("no-network-told"), Cow::Borrowed(AFTER_NO_NETWORK));
+    }
     let withheld = value
         .get("note")
         .and_then(Value::as_str)
@@ -122,6 +131,31 @@ pub fn after(value: &Value) -> (Option<&'static str>, Cow<'static, str>) {
     } else {
         (None, Cow::Borrowed(AFTER_RESULT))
     }
+}
+
+/// What follows a program that failed on reaching the network.
+const AFTER_NO_NETWORK: &str = "python.run has no network: no code it runs can reach another \
+    machine, so do not try again. For this machine's own files and code, use files.read and \
+    memory.codebase; for the web, web.search.";
+
+/// True when a failed program's traceback ends on the network being out of
+/// reach: name resolution, a refused or unreachable connection, as CPython's
+/// socket errors and the urllib, urllib3 and requests errors built on them
+/// word it (the last line of a traceback names the exception raised).
+fn network_failed(stderr: &str) -> bool {
+    const SIGNS: &[&str] = &[
+        "socket.gaierror",
+        "Name or service not known",
+        "Temporary failure in name resolution",
+        "NameResolutionError",
+        "Network is unreachable",
+        "ConnectionRefusedError",
+        "urllib.error.URLError",
+        "requests.exceptions.ConnectionError",
+        "http.client.RemoteDisconnected",
+    ];
+    let last = stderr.lines().rev().find(|l| !l.trim().is_empty());
+    last.is_some_and(|l| SIGNS.iter().any(|s| l.contains(s)))
 }
 
 /// The module a Python traceback says is missing: the last
@@ -250,6 +284,27 @@ mod tests {
                 "{stderr}"
             );
         }
+    }
+
+    #[test]
+    fn a_program_that_failed_on_the_network_is_told_there_is_none() {
+        for last in [
+            "socket.gaierror: [Errno -2] Name or service not known",
+            "requests.exceptions.ConnectionError: HTTPSConnectionPool(host='api.example.com', port=443): Max retries exceeded",
+            "urllib.error.URLError: <urlopen error [Errno -3] Temporary failure in name resolution>",
+            "ConnectionRefusedError: [Errno 111] Connection refused",
+            "OSError: [Errno 101] Network is unreachable",
+        ] {
+            let v = json!({"exit_code": 1, "stderr": format!("Traceback (most recent call last):\n  File \"<string>\", line 3\n{last}\n")});
+            let (name, line) = after(&v);
+            assert_eq!(name, Some("no-network-told"), "{last}");
+            assert!(line.contains("no network") && line.contains("files.read"));
+        }
+        // Named in a line above the last, or in a program that ran: no hint.
+        let above = json!({"exit_code": 1, "stderr": "socket.gaierror: x\nDuring handling...\nValueError: bad\n"});
+        assert_eq!(after(&above).0, None);
+        let ran = json!({"exit_code": 0, "stdout": "", "stderr": "socket.gaierror: x"});
+        assert_ne!(after(&ran).0, Some("no-network-told"));
     }
 
     #[test]

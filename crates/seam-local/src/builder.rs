@@ -404,6 +404,18 @@ pub(crate) fn edit(
                     "read params.old and params.new with {path}'s CRLF line endings"
                 ));
             }
+            if r.indented_new {
+                notes.push(format!(
+                    "params.new's later lines were indented like line {} of {path}",
+                    r.line
+                ));
+            }
+            if let Some(last) = r.reindented {
+                notes.push(format!(
+                    "params.old is lines {}-{last} of {path} but for their indentation: those lines were replaced, params.new indented like them",
+                    r.line
+                ));
+            }
             extra["line"] = json!(r.line);
             (r.text, "replace in")
         }
@@ -425,6 +437,78 @@ pub(crate) fn edit(
         extra["note"] = json!(notes.join("; "));
     }
     Ok(answer(b, c, extra))
+}
+
+/// At most this many files are looked through for a replace that names no
+/// path, and at most this many bytes of them read.
+const HOLDING_MAX_FILES: usize = 5000;
+const HOLDING_MAX_BYTES: usize = 64 << 20;
+
+/// The one file of the turn's worktree that holds `old` in one place, for a
+/// `replace` that names no path: the files git tracks there, each admitted as
+/// a named path would be (seam's own guarded files are never edited, and so
+/// never looked in), read as UTF-8 text no larger than `max_bytes`. A file
+/// that holds `old` as written wins over one that holds it only line by line
+/// without its indentation. Refused, naming what was found, when no file or
+/// more than one does.
+pub(crate) fn file_holding(
+    repo: &Repo,
+    b: &TurnBranch,
+    old: &str,
+    max_bytes: usize,
+) -> Result<String, LocalRefusal> {
+    let listed = git::git_bytes(&b.worktree, &["ls-files", "-z"], None).map_err(failed)?;
+    let (mut exact, mut loose, mut many) = (Vec::new(), Vec::new(), Vec::new());
+    let mut read = 0usize;
+    for name in listed.split(|&c| c == 0).take(HOLDING_MAX_FILES) {
+        let Ok(name) = std::str::from_utf8(name) else {
+            continue;
+        };
+        let Ok(path) = admit(repo, name) else {
+            continue;
+        };
+        let Ok(Some(bytes)) = repo_path::read_file(&b.worktree, &path, max_bytes) else {
+            continue;
+        };
+        read += bytes.len();
+        if read > HOLDING_MAX_BYTES {
+            break;
+        }
+        let Ok(content) = String::from_utf8(bytes) else {
+            continue;
+        };
+        match replaced(&content, old, "") {
+            Ok(r) if r.reindented.is_none() => exact.push(path.as_str().to_owned()),
+            Ok(_) => loose.push(path.as_str().to_owned()),
+            Err(NoReplace::Many(_)) => many.push(path.as_str().to_owned()),
+            Err(_) => {}
+        }
+    }
+    let list = |v: &[String]| {
+        let mut s = v.iter().take(5).cloned().collect::<Vec<_>>().join(", ");
+        if v.len() > 5 {
+            s.push_str(&format!(" and {} more", v.len() - 5));
+        }
+        s
+    };
+    match (exact.as_slice(), loose.as_slice()) {
+        ([one], _) | ([], [one]) if many.is_empty() => Ok(one.clone()),
+        ([], []) if many.is_empty() => Err(LocalRefusal::new(
+            "not_found",
+            "params.path is not given, and no file of the repository holds params.old: give the path of the file to change, and copy params.old exactly as the file has it",
+        )),
+        _ => {
+            let mut all: Vec<String> = exact.into_iter().chain(loose).collect();
+            all.extend(many);
+            Err(LocalRefusal::new(
+                "invalid_params",
+                format!(
+                    "params.path is not given, and params.old is in more than one place ({}): give the path of the file to change",
+                    list(&all)
+                ),
+            ))
+        }
+    }
 }
 
 /// The line ending `content` uses: CRLF when its first line ends so.
@@ -467,13 +551,23 @@ struct Replaced {
     line: usize,
     /// True when `old` matched only with the file's CRLF line endings.
     crlf: bool,
+    /// `Some(last line)` when `old` matched only line by line with the
+    /// indentation left out (see [`loose_places`]); `new` was then indented
+    /// like the file.
+    reindented: Option<usize>,
+    /// True when `new`'s later lines were put under the indentation of the
+    /// line `old` starts (they were written from column 0).
+    indented_new: bool,
 }
 
 /// Why a snippet cannot be replaced.
 #[derive(Debug, PartialEq, Eq)]
 enum NoReplace {
     Empty,
-    NotFound { hint: Option<usize> },
+    /// The line (from 1) and text of a line like `old`'s first, if any.
+    NotFound {
+        hint: Option<(usize, String)>,
+    },
     Many(usize),
 }
 
@@ -489,8 +583,8 @@ impl NoReplace {
             NoReplace::NotFound { hint } => LocalRefusal::new(
                 "not_found",
                 match hint {
-                    Some(line) => format!(
-                        "params.old is not found in {path}; a line like its first is at line {line}: copy the text exactly as the file has it, spaces included"
+                    Some((line, text)) => format!(
+                        "params.old is not found in {path}; a line like its first is line {line}, which reads: {text}\ncopy the text exactly as the file has it"
                     ),
                     None => format!(
                         "params.old is not found in {path}: copy the text exactly as the file has it"
@@ -541,18 +635,38 @@ fn replaced(content: &str, old: &str, new: &str) -> Result<Replaced, NoReplace> 
         }
     }
     match at.as_slice() {
-        [] => {
-            let first = old.lines().map(str::trim).find(|l| !l.is_empty());
-            let hint = first.filter(|f| f.len() >= 3).and_then(|f| {
-                content
-                    .lines()
-                    .position(|l| l.trim() == f || l.contains(f))
-                    .map(|i| i + 1)
-            });
-            Err(NoReplace::NotFound { hint })
-        }
+        [] => match loose_places(content, old).as_slice() {
+            [] => Err(NoReplace::NotFound {
+                hint: like_first_line(content, old),
+            }),
+            [span] => Ok(loosely_replaced(content, span, new)),
+            many => Err(NoReplace::Many(many.len())),
+        },
         [i] => {
-            let (old, new) = owned;
+            let (old, mut new) = owned;
+            // `old` taken from the start of a line's words, `new` of several lines written
+            // from column 0: its later lines go under the line's indentation.
+            let line_start = content[..*i].rfind('\n').map_or(0, |n| n + 1);
+            let ind = &content[line_start..*i];
+            let later = || new.lines().skip(1).filter(|l| !l.trim().is_empty());
+            let indented_new = !ind.is_empty()
+                && ind.bytes().all(|b| b == b' ' || b == b'\t')
+                && later().next().is_some()
+                && later().all(|l| indentation(l).len() < ind.len());
+            if indented_new {
+                let eol = if new.contains("\r\n") { "\r\n" } else { "\n" };
+                let mut out = String::with_capacity(new.len() + 8 * ind.len());
+                for (j, line) in new.split(eol).enumerate() {
+                    if j > 0 {
+                        out.push_str(eol);
+                        if !line.trim().is_empty() {
+                            out.push_str(ind);
+                        }
+                    }
+                    out.push_str(line);
+                }
+                new = out;
+            }
             let mut text = String::with_capacity(content.len() - old.len() + new.len());
             text.push_str(&content[..*i]);
             text.push_str(&new);
@@ -561,9 +675,138 @@ fn replaced(content: &str, old: &str, new: &str) -> Result<Replaced, NoReplace> 
                 text,
                 line: content[..*i].matches('\n').count() + 1,
                 crlf: crlf_read,
+                reindented: None,
+                indented_new,
             })
         }
         many => Err(NoReplace::Many(many.len())),
+    }
+}
+
+/// The line (from 1) and text of the first line of `content` like `old`'s
+/// first non-blank line: the same once trimmed, or holding it.
+fn like_first_line(content: &str, old: &str) -> Option<(usize, String)> {
+    let first = old.lines().map(str::trim).find(|l| !l.is_empty())?;
+    if first.len() < 3 {
+        return None;
+    }
+    let (i, line) = content
+        .lines()
+        .enumerate()
+        .find(|(_, l)| l.trim() == first || l.contains(first))?;
+    let line = line.trim_end();
+    let shown: String = line.chars().take(200).collect();
+    Some((i + 1, shown))
+}
+
+/// A run of whole lines of a file: the lines `first..=last` (from 0), and
+/// their bytes `start..end`, the last line's ending left out.
+#[derive(Debug, Clone, PartialEq, Eq)]
+struct LineSpan {
+    first: usize,
+    last: usize,
+    start: usize,
+    end: usize,
+}
+
+/// Every run of whole lines of `content` that reads as `old` once each line
+/// is trimmed of its indentation and trailing space (blank lines at either
+/// end of `old` left out). A small model copies a line's words and gets its
+/// indentation wrong far more often than the words; this is the one place
+/// the builder meets it there, and it still asks for every word, in order.
+fn loose_places(content: &str, old: &str) -> Vec<LineSpan> {
+    let want: Vec<&str> = old.lines().map(str::trim).collect();
+    let from = want.iter().position(|l| !l.is_empty());
+    let to = want.iter().rposition(|l| !l.is_empty());
+    let (Some(from), Some(to)) = (from, to) else {
+        return Vec::new();
+    };
+    let want = &want[from..=to];
+    // Each line's byte range, its ending left out.
+    let mut lines = Vec::new();
+    let mut at = 0;
+    for piece in content.split_inclusive('\n') {
+        let body = piece.strip_suffix('\n').unwrap_or(piece);
+        let body = body.strip_suffix('\r').unwrap_or(body);
+        lines.push((at, at + body.len()));
+        at += piece.len();
+    }
+    let text = |i: usize| &content[lines[i].0..lines[i].1];
+    let mut spans = Vec::new();
+    if want.len() > lines.len() {
+        return spans;
+    }
+    for first in 0..=lines.len() - want.len() {
+        if (0..want.len()).all(|j| text(first + j).trim() == want[j]) {
+            let last = first + want.len() - 1;
+            spans.push(LineSpan {
+                first,
+                last,
+                start: lines[first].0,
+                end: lines[last].1,
+            });
+        }
+    }
+    spans
+}
+
+/// The leading spaces and tabs of `line`.
+fn indentation(line: &str) -> &str {
+    &line[..line.len() - line.trim_start_matches([' ', '\t']).len()]
+}
+
+/// `content` with the lines of `span` replaced by `new`, indented like the
+/// file: when `new` has as many lines as the span, each takes the
+/// indentation of the line it stands for; otherwise `new` keeps its own
+/// indentation relative to its least indented line, under the span's first
+/// line's. An empty `new` takes the lines out whole.
+fn loosely_replaced(content: &str, span: &LineSpan, new: &str) -> Replaced {
+    let file_lines: Vec<&str> = content[span.start..span.end].lines().collect();
+    let eol = if crlf(content) { "\r\n" } else { "\n" };
+    let new_lines: Vec<&str> = new.lines().collect();
+    let mut text = String::with_capacity(content.len() + new.len());
+    text.push_str(&content[..span.start]);
+    let mut end = span.end;
+    if new.trim().is_empty() {
+        // The lines go, with their line ending.
+        if content[end..].starts_with("\r\n") {
+            end += 2;
+        } else if content[end..].starts_with('\n') {
+            end += 1;
+        }
+    } else {
+        let base = indentation(file_lines[0]);
+        let least = new_lines
+            .iter()
+            .filter(|l| !l.trim().is_empty())
+            .map(|l| indentation(l).len())
+            .min()
+            .unwrap_or(0);
+        let same_count = new_lines.len() == file_lines.len();
+        for (j, line) in new_lines.iter().enumerate() {
+            if j > 0 {
+                text.push_str(eol);
+            }
+            let body = line.trim_end();
+            if body.trim().is_empty() {
+                continue;
+            }
+            if same_count {
+                text.push_str(indentation(file_lines[j]));
+                text.push_str(body.trim_start());
+            } else {
+                text.push_str(base);
+                text.push_str(&body[least.min(indentation(body).len())..]);
+            }
+        }
+    }
+    text.push_str(&content[end..]);
+    Replaced {
+        text,
+        line: span.first + 1,
+        crlf: false,
+        reindented: Some(span.last + 1),
+        indented_new: false,
     }
 }
 
@@ -726,8 +969,78 @@ mod tests {
         );
         assert_eq!(
             replaced("fn a() {\n    let x = 1;\n}\n", "  let x = 1;\n  y", "z"),
-            Err(NoReplace::NotFound { hint: Some(2) })
+            Err(NoReplace::NotFound {
+                hint: Some((2, "    let x = 1;".to_owned()))
+            })
         );
+    }
+
+    #[test]
+    fn replace_reads_old_without_its_indentation_and_indents_new_like_the_file() {
+        let file = "function f(page) {\n  if (page) {\n    return page * size;\n  }\n}\n";
+        // The model's lines, flush left: each new line takes its old line's indentation.
+        let r = replaced(
+            file,
+            "if (page) {\nreturn page * size;\n}",
+            "if (page) {\nreturn (page - 1) * size;\n}",
+        )
+        .unwrap();
+        assert_eq!(
+            r.text,
+            "function f(page) {\n  if (page) {\n    return (page - 1) * size;\n  }\n}\n"
+        );
+        assert_eq!((r.line, r.reindented), (2, Some(4)));
+        // Too deep by two, one line: the file's indentation wins.
+        let r = replaced(file, "      return page * size;", "      return 0;").unwrap();
+        assert_eq!(r.text, file.replace("page * size", "0"));
+        assert_eq!(r.reindented, Some(3));
+        // Too shallow is a part of the line, taken exactly as it is.
+        let r = replaced(file, "  return page * size;", "  return 0;").unwrap();
+        assert_eq!(r.text, file.replace("page * size", "0"));
+        assert_eq!(r.reindented, None);
+        let r = replaced(file, "   return page * size;  ", "return 0;").unwrap();
+        assert_eq!(r.text, file.replace("page * size", "0"));
+        assert_eq!(r.reindented, Some(3));
+        // More lines than old: new keeps its own shape under the first line's indentation.
+        let r = replaced(
+            file,
+            "return page * size;",
+            "const n = page - 1;\nreturn n * size;",
+        );
+        assert_eq!(
+            r.unwrap().text,
+            "function f(page) {\n  if (page) {\n    const n = page - 1;\n    return n * size;\n  }\n}\n"
+        );
+        let r = replaced(
+            file,
+            "return page * size; ",
+            "const n = page - 1;\nreturn n * size;",
+        );
+        assert_eq!(
+            r.unwrap().text,
+            "function f(page) {\n  if (page) {\n    const n = page - 1;\n    return n * size;\n  }\n}\n"
+        );
+        // Later lines written under the line's indentation already are left as they are.
+        let r = replaced(file, "return page * size;", "const n = 1;\n    return n;").unwrap();
+        assert!(r.text.contains("    const n = 1;\n    return n;\n"));
+        assert!(!r.indented_new);
+        // An empty new takes the lines out whole.
+        let r = replaced(file, "  if (page) {\nreturn page * size;\n  }", "").unwrap();
+        assert_eq!(r.text, "function f(page) {\n}\n");
+        // Every word is still asked for, in order, and a loose match must be there once.
+        assert!(matches!(
+            replaced(file, "if (page) {\nreturn page;\n}", "x"),
+            Err(NoReplace::NotFound { .. })
+        ));
+        assert_eq!(
+            replaced("a\n  x\nb\n    x\n", " x ", "y"),
+            Err(NoReplace::Many(2))
+        );
+        // A CRLF file keeps its line endings.
+        let r = replaced("a {\r\n  b;\r\n  c;\r\n}\r\n", "b;\nc;", "b;\nd;").unwrap();
+        assert_eq!(r.text, "a {\r\n  b;\r\n  d;\r\n}\r\n");
+        // Blank old is no place at all.
+        assert_eq!(loose_places("a\n\nb\n", "\n  \n"), Vec::new());
     }
 
     #[test]
@@ -742,10 +1055,11 @@ mod tests {
         // One line needs no reading.
         let r = replaced("a\r\nb\r\n", "b", "c").unwrap();
         assert_eq!((r.text.as_str(), r.crlf), ("a\r\nc\r\n", false));
-        // An LF file is not read as CRLF.
+        // An LF file is not read as CRLF; its lines are the same lines, loosely.
+        let r = replaced("alpha\nbeta\n", "alpha\r\nbeta", "z").unwrap();
         assert_eq!(
-            replaced("alpha\nbeta\n", "alpha\r\nbeta", "z"),
-            Err(NoReplace::NotFound { hint: Some(1) })
+            (r.text.as_str(), r.crlf, r.reindented),
+            ("z\n", false, Some(2))
         );
     }
 }

@@ -447,18 +447,21 @@ impl LocalTools {
                 (Some(path), None, Some(builder::Edit::Append { text }))
             }
             "replace" => {
-                let path = required(params, "path", "for replace")?;
+                // A replace that names no path is of the one file holding `old`,
+                // found once the branch is there (below).
+                let path = str_param(params, "path").filter(|p| !p.trim().is_empty());
                 let old = required(params, "old", "for replace")?;
                 let new = required(params, "new", "for replace (\"\" deletes old)")?;
                 if old.is_empty() {
                     return Err(refusal(
                         "invalid_params",
                         format!(
-                            "params.old is empty: give the exact text to replace in {path} (append adds text at its end)"
+                            "params.old is empty: give the exact text to replace in {} (append adds text at its end)",
+                            path.unwrap_or("the file")
                         ),
                     ));
                 }
-                (Some(path), None, Some(builder::Edit::Replace { old, new }))
+                (path, None, Some(builder::Edit::Replace { old, new }))
             }
             "patch" => (None, Some(required(params, "diff", "for patch")?), None),
             "delete" => (Some(required(params, "path", "for delete")?), None, None),
@@ -481,6 +484,13 @@ impl LocalTools {
             }
             ("append" | "replace", Some(p), _, Some(edit)) => {
                 builder::edit(repo, b, p, edit, message, max, notes)
+            }
+            ("replace", None, _, Some(edit @ builder::Edit::Replace { old, .. })) => {
+                let found = builder::file_holding(repo, b, old, max)?;
+                notes.push(format!(
+                    "params.path was not given: {found} is the one file that holds params.old"
+                ));
+                builder::edit(repo, b, &found, edit, message, max, notes)
             }
             ("patch", _, Some(diff), _) => builder::patch(repo, b, diff, message, max),
             ("delete", Some(p), _, _) => builder::delete(repo, b, p, message),

@@ -246,13 +246,17 @@ fn replace_refusals_name_the_file() {
             .contains("found 3 times in src/paginate.js: give a longer snippet"),
         "{e}"
     );
-    // Indentation the model got wrong: the line it meant is pointed at.
+    // A word the model got wrong: the line it meant is pointed at, and quoted.
     let e = refused(
         &tools,
         "r2",
-        json!({"op": "replace", "path": "src/paginate.js", "old": "function next() {\n    return page + 1;", "new": "x"}),
+        json!({"op": "replace", "path": "src/paginate.js", "old": "function next() {\n    return page + 2;", "new": "x"}),
     );
-    assert!(e.message.contains("at line 4"), "{e}");
+    assert!(
+        e.message
+            .contains("is line 4, which reads: function next() {"),
+        "{e}"
+    );
     let e = refused(
         &tools,
         "r2",
@@ -478,4 +482,133 @@ fn the_schema_takes_one_name_for_each_param() {
         ops,
         json!(["append", "replace", "write", "patch", "delete", "check"])
     );
+}
+
+#[test]
+fn replace_reads_old_without_its_indentation_and_says_so() {
+    let f = Fixture::new();
+    commit(
+        &f,
+        &[(
+            "src/paginate.js",
+            b"function paginate(items, page, size) {\n  const start = page * size;\n  return items.slice(start, start + size);\n}\n",
+        )],
+    );
+    let tools = f.tools();
+    // Written flush left, as a small model copies lines.
+    let out = ok(
+        &tools,
+        "r5",
+        json!({"op": "replace", "path": "src/paginate.js",
+               "old": "const start = page * size;\nreturn items.slice(start, start + size);",
+               "new": "const start = (page - 1) * size;\nreturn items.slice(start, start + size);"}),
+    );
+    let note = out["note"].as_str().unwrap();
+    assert!(
+        note.contains("lines 2-3 of src/paginate.js but for their indentation"),
+        "{out}"
+    );
+    assert_eq!(
+        staged_file(&tools, "r5", "src/paginate.js"),
+        b"function paginate(items, page, size) {\n  const start = (page - 1) * size;\n  return items.slice(start, start + size);\n}\n"
+    );
+    let items = tools.finish_turn(&turn("r5")).unwrap();
+    assert!(
+        items[0]
+            .preview
+            .contains("+  const start = (page - 1) * size;")
+    );
+}
+
+#[test]
+fn replace_without_a_path_edits_the_one_file_that_holds_old() {
+    let f = Fixture::new();
+    commit(
+        &f,
+        &[
+            (
+                "src/config.js",
+                b"const DEFAULT_PAGE_SIZE = 10;\nmodule.exports = { DEFAULT_PAGE_SIZE };\n",
+            ),
+            (
+                "src/list.js",
+                b"const { DEFAULT_PAGE_SIZE } = require('./config');\n",
+            ),
+            ("docs/a.md", b"same line\n"),
+            ("docs/b.md", b"same line\n"),
+        ],
+    );
+    let tools = f.tools();
+    let out = ok(
+        &tools,
+        "p1",
+        json!({"op": "replace", "old": "DEFAULT_PAGE_SIZE = 10", "new": "DEFAULT_PAGE_SIZE = 25"}),
+    );
+    assert_eq!(out["path"], "src/config.js", "{out}");
+    assert!(
+        out["note"]
+            .as_str()
+            .unwrap()
+            .contains("params.path was not given: src/config.js is the one file"),
+        "{out}"
+    );
+    assert_eq!(
+        staged_file(&tools, "p1", "src/config.js"),
+        b"const DEFAULT_PAGE_SIZE = 25;\nmodule.exports = { DEFAULT_PAGE_SIZE };\n"
+    );
+    // An empty path is no path.
+    let out = ok(
+        &tools,
+        "p1",
+        json!({"op": "replace", "path": " ", "old": "module.exports = { DEFAULT_PAGE_SIZE };", "new": "module.exports = { DEFAULT_PAGE_SIZE, x: 1 };"}),
+    );
+    assert_eq!(out["path"], "src/config.js", "{out}");
+    // In two files: neither is guessed, both are named.
+    let e = refused(
+        &tools,
+        "p1",
+        json!({"op": "replace", "old": "same line", "new": "x"}),
+    );
+    assert_eq!(e.code, "invalid_params");
+    assert!(
+        e.message.contains("docs/a.md") && e.message.contains("docs/b.md"),
+        "{e}"
+    );
+    // In no file.
+    let e = refused(
+        &tools,
+        "p1",
+        json!({"op": "replace", "old": "no such text", "new": "x"}),
+    );
+    assert_eq!(e.code, "not_found");
+    assert!(e.message.contains("give the path"), "{e}");
+    // Neither refusal touched a file.
+    assert_eq!(staged_file(&tools, "p1", "docs/a.md"), b"same line\n");
+}
+
+#[test]
+fn replace_without_a_path_never_looks_in_a_guarded_file() {
+    let f = Fixture::new();
+    commit(
+        &f,
+        &[
+            ("deploy/id_ed25519", b"the only holder\n"),
+            ("notes.txt", b"the only holder is above\n"),
+        ],
+    );
+    let tools = f.tools();
+    // The key file holds the line whole, but is never read: the note is what is left.
+    let out = ok(
+        &tools,
+        "p2",
+        json!({"op": "replace", "old": "the only holder", "new": "x"}),
+    );
+    assert_eq!(out["path"], "notes.txt", "{out}");
+    let e = refused(
+        &tools,
+        "p2",
+        json!({"op": "replace", "old": "the only holder\n", "new": "x"}),
+    );
+    assert_eq!(e.code, "not_found", "{e}");
+    assert!(!e.message.contains("id_ed25519"), "{e}");
 }
