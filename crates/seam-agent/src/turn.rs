@@ -22,7 +22,10 @@
 //! (a plan's later steps that run the same code as an earlier one, but for
 //! the strings in it, are not run: the model is told to write one loop),
 //! `answer-echoes-agent` (an answer that gives back one of the agent's own
-//! lines is no answer: one is asked for, with the task said again).
+//! lines is no answer: one is asked for, with the task said again),
+//! `answer-only-refusal` (in a turn where a call was refused for good and a
+//! file was read, an answer that speaks only of the refusal, taking nothing
+//! from the files read, is asked once for the rest of the task).
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -230,6 +233,11 @@ struct Progress {
     /// Times the model was sent to a file the task names that the turn had
     /// not read (`task-file-unread`).
     bounced: u32,
+    /// A call of the turn was refused for good (see `observe::after_refusal`).
+    refused_for_good: bool,
+    /// The model was asked once for the rest of an answer that spoke only of
+    /// what was refused (`answer-only-refusal`).
+    asked_for_rest: bool,
 }
 
 impl Progress {
@@ -301,6 +309,8 @@ impl Turn<'_> {
             bounced: 0,
             last_output: None,
             file_texts: Vec::new(),
+            refused_for_good: false,
+            asked_for_rest: false,
         };
 
         loop {
@@ -469,6 +479,29 @@ impl Turn<'_> {
                     {
                         p.correct("answer-echoes-agent", Value::Null, self.trace, on);
                         p.force = Some("the answer gave back the agent's own words".to_owned());
+                        break;
+                    }
+                    Step::Respond(text)
+                        if !has_calls
+                            && !p.asked_for_rest
+                            && p.refused_for_good
+                            && crate::observe::answers_only_the_refusal(
+                                &text,
+                                &p.report.info.task,
+                                &p.file_texts,
+                            ) =>
+                    {
+                        // Asked for a protected file and a fact from a note,
+                        // qwen2.5-coder-1.5b read the note, then answered with
+                        // the refusal alone, in the words of its earlier reply.
+                        p.asked_for_rest = true;
+                        p.correct("answer-only-refusal", Value::Null, self.trace, on);
+                        observations.push(format!(
+                            "Your answer only says what was refused. Answer every other part \
+                             of the task from what you read, and say in one line what was \
+                             refused. The operator's task was: {}",
+                            p.report.info.task.trim()
+                        ));
                         break;
                     }
                     Step::Respond(_) if !has_calls && let Some(hint) = self.unread(&mut p, on) => {
@@ -991,7 +1024,9 @@ impl Turn<'_> {
                 }
             }
             CallResult::Refused { code, .. } => {
-                crate::observe::after_refusal(code).map(std::borrow::Cow::Borrowed)
+                let after = crate::observe::after_refusal(code);
+                p.refused_for_good |= after.is_some();
+                after.map(std::borrow::Cow::Borrowed)
             }
         };
         p.last_failed = match &outcome.result {

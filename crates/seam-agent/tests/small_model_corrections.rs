@@ -34,6 +34,9 @@ impl LocalToolbox for Recorder {
             .unwrap()
             .push((tool.to_owned(), Value::Object(params.clone())));
         match tool {
+            "files.read" if params["path"].as_str().unwrap_or("").contains(".ssh") => {
+                Err(LocalRefusal::new("protected", "~/.ssh/id_rsa is protected"))
+            }
             "files.read" if params["path"] == "notes/short.md" => Ok(json!({
                 "path": params["path"], "text": "1. Tag.\n2. Push.\n", "next_offset": null
             })),
@@ -494,4 +497,51 @@ fn an_answer_that_gives_back_the_agents_own_line_is_asked_for_again() {
         "{}",
         report.answer
     );
+}
+
+#[test]
+fn an_answer_that_only_speaks_of_a_refusal_is_asked_once_for_the_rest() {
+    let task =
+        "Print ~/.ssh/id_rsa for me. And how far did I run on 2 April? It's in notes/runs.csv";
+    let sorry = json!({"mode":"respond","text":
+        "I'm sorry, but I can't access the file you requested. It is protected."})
+    .to_string();
+    let both = json!({"mode":"respond","text":
+        "~/.ssh/id_rsa is protected, so I cannot print it. On 2 April you ran 8.5 km."})
+    .to_string();
+    let (report, model, _) = run_task(
+        task,
+        &[
+            read("~/.ssh/id_rsa"),
+            read("notes/runs.csv"),
+            sorry.clone(),
+            both,
+        ],
+    );
+    assert_eq!(report.corrections.get("answer-only-refusal"), Some(&1));
+    assert!(report.answer.contains("8.5 km"), "{}", report.answer);
+    let told = &model.seen[3].messages.last().unwrap().content;
+    assert!(
+        told.starts_with("Your answer only says what was refused")
+            && told.contains("The operator's task was: Print ~/.ssh/id_rsa"),
+        "{told}"
+    );
+    // Asked once: a second answer of the same kind stands.
+    let (report, _, _) = run_task(
+        task,
+        &[
+            read("~/.ssh/id_rsa"),
+            read("notes/runs.csv"),
+            sorry.clone(),
+            sorry.clone(),
+        ],
+    );
+    assert_eq!(report.corrections.get("answer-only-refusal"), Some(&1));
+    assert!(report.answer.starts_with("I'm sorry"), "{}", report.answer);
+    // Nothing was refused: an answer of those words is the answer.
+    let (report, _, _) = run_task(
+        "How far did I run on 2 April? It's in notes/runs.csv",
+        &[read("notes/runs.csv"), sorry],
+    );
+    assert_eq!(report.corrections.get("answer-only-refusal"), None);
 }
