@@ -174,6 +174,13 @@ pub fn after(value: &Value) -> (Option<&'static str>, Cow<'static, str>) {
     if failed && withheld {
         return (Some("withheld-file-told"), Cow::Borrowed(AFTER_WITHHELD));
     }
+    let hits = value
+        .get("hits")
+        .and_then(Value::as_array)
+        .is_some_and(|h| h.iter().any(|hit| hit.get("path").is_some()));
+    if hits {
+        return (None, Cow::Borrowed(AFTER_HITS));
+    }
     let printed_nothing =
         value.get("stdout").and_then(Value::as_str) == Some("") && exit == Some(0);
     if printed_nothing {
@@ -182,6 +189,13 @@ pub fn after(value: &Value) -> (Option<&'static str>, Cow<'static, str>) {
         (None, Cow::Borrowed(AFTER_RESULT))
     }
 }
+
+/// What follows search hits that name files: the lines shown are a few of
+/// each file's, and a small model took them for the file (it went on to
+/// reproduce a bug with Python instead of reading the code the hits named).
+pub const AFTER_HITS: &str = "Each hit names a file and a few of its lines. If the task needs \
+    more than those lines, read the file that bears on it with files.read (its path) before you \
+    answer or change it.";
 
 /// What follows a program that failed on reaching the network.
 const AFTER_NO_NETWORK: &str = "python.run has no network: no code it runs can reach another \
@@ -333,6 +347,20 @@ mod tests {
                 None,
                 "{stderr}"
             );
+        }
+    }
+
+    #[test]
+    fn search_hits_that_name_files_say_how_to_read_one() {
+        let v = json!({"hits": [{"path": "src/cli.js", "lines": [{"line": 3, "text": "x"}]}],
+                       "query": "shelf list"});
+        assert_eq!(after(&v), (None, Cow::Borrowed(AFTER_HITS)));
+        // No hits, or hits that are no files: the plain line.
+        for v in [
+            json!({"hits": [], "query": "q"}),
+            json!({"hits": [{"id": 3}]}),
+        ] {
+            assert_eq!(after(&v), (None, Cow::Borrowed(AFTER_RESULT)), "{v}");
         }
     }
 

@@ -624,6 +624,16 @@ impl Turn<'_> {
                 .last_output
                 .as_ref()
                 .is_some_and(|v| v.get("next_offset").is_some_and(Value::is_null));
+            if p.last_failed {
+                // The file could not be read: the code would fail on it the
+                // same way (asked to fix a bug, qwen2.5-coder-1.5b opened
+                // a data file the README named, that was not there, and was
+                // told "above are the file's first lines").
+                return Ok(Some(format!(
+                    "{shown}\n\nYour {tool} code opens {path}, which could not be read (above), \
+                     so it has not run: {tool} cannot open it either. Do without that file."
+                )));
+            }
             return Ok(Some(if whole {
                 format!(
                     "{shown}\n\nYour {tool} code opens {path}; it has not run. Above is the \

@@ -37,6 +37,10 @@ impl LocalToolbox for Recorder {
             "files.read" if params["path"].as_str().unwrap_or("").contains(".ssh") => {
                 Err(LocalRefusal::new("protected", "~/.ssh/id_rsa is protected"))
             }
+            "files.read" if params["path"] == "notes/missing.json" => Err(LocalRefusal::new(
+                "not_found",
+                "notes/missing.json does not exist",
+            )),
             "files.read" if params["path"] == "notes/short.md" => Ok(json!({
                 "path": params["path"], "text": "1. Tag.\n2. Push.\n", "next_offset": null
             })),
@@ -168,6 +172,23 @@ fn code_that_opens_an_unread_file_is_shown_the_file_first_and_then_runs() {
         shown.contains("Your python.run code opens data/runs.csv; it has not run."),
         "{shown}"
     );
+}
+
+#[test]
+fn code_that_opens_a_file_that_cannot_be_read_is_told_so_not_shown_lines() {
+    let code = "import json\nprint(json.load(open('notes/missing.json')))";
+    let (_, model, calls) = run(&[python(code), respond()]);
+    assert_eq!(calls.len(), 1, "only the read: {calls:?}");
+    let shown = &model.seen[1].messages.last().unwrap().content;
+    assert!(
+        shown.contains("notes/missing.json does not exist"),
+        "{shown}"
+    );
+    assert!(
+        shown.contains("which could not be read (above), so it has not run"),
+        "{shown}"
+    );
+    assert!(!shown.contains("first lines"), "{shown}");
 }
 
 #[test]
