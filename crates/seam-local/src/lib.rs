@@ -48,8 +48,16 @@
 //! memory (text added on lines of its own; one exact snippet, found once, for
 //! another), keep the file's own line endings, and write and commit it like
 //! `write`. A missing file is made by `append` and refused by `replace`.
+//! A snippet that is not in the file as written is looked for line by line
+//! with each line's indentation left out (a small model gets the words right
+//! far more often than the spaces), and the new lines then take the file's
+//! indentation; a snippet not found either way is refused with the line most
+//! like its first quoted. A `replace` that names no path edits the one file
+//! git tracks on the branch that holds the snippet (guarded files are never
+//! read for it); none, or more than one, is refused, naming them.
 //! When a call is read otherwise than written (`content` as append's text, an
-//! LF snippet in a CRLF file), the answer's `note` says so.
+//! LF snippet in a CRLF file, a snippet without its indentation, a path found
+//! for a snippet), the answer's `note` says so.
 //!
 //! The agent's git reads neither the owner's `~/.gitconfig` nor the system's
 //! config (the walls deny them, and git would die on the refusal), and takes
