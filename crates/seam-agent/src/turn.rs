@@ -25,7 +25,9 @@
 //! lines is no answer: one is asked for, with the task said again),
 //! `answer-only-refusal` (in a turn where a call was refused for good and a
 //! file was read, an answer that speaks only of the refusal, taking nothing
-//! from the files read, is asked once for the rest of the task).
+//! from the files read, is asked once for the rest of the task),
+//! `change-not-made` (an answer to a task that asks for a branch, before the
+//! builder changed anything, is sent back once with how code is changed).
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -202,6 +204,17 @@ fn task_files(task: &str) -> Vec<String> {
     out
 }
 
+/// The local tool that changes code on the turn's branch.
+const BUILDER: &str = "builder";
+
+/// True when the task asks for its work as a branch: the word itself, as
+/// the operator of a builder says "on a branch", "as a branch", "stage it as
+/// a branch" (the builder's changes only ever reach the operator so).
+fn asks_for_a_branch(task: &str) -> bool {
+    task.split(|c: char| !c.is_alphanumeric())
+        .any(|w| w.eq_ignore_ascii_case("branch"))
+}
+
 /// `name` without a leading `./`.
 fn plain_name(name: &str) -> &str {
     name.trim_start_matches("./")
@@ -238,6 +251,11 @@ struct Progress {
     /// The model was asked once for the rest of an answer that spoke only of
     /// what was refused (`answer-only-refusal`).
     asked_for_rest: bool,
+    /// The builder changed something in this turn.
+    changed: bool,
+    /// The model was told once that a task asking for a change on a branch
+    /// had none yet (`change-not-made`).
+    asked_for_change: bool,
 }
 
 impl Progress {
@@ -311,6 +329,8 @@ impl Turn<'_> {
             file_texts: Vec::new(),
             refused_for_good: false,
             asked_for_rest: false,
+            changed: false,
+            asked_for_change: false,
         };
 
         loop {
@@ -502,6 +522,27 @@ impl Turn<'_> {
                              refused. The operator's task was: {}",
                             p.report.info.task.trim()
                         ));
+                        break;
+                    }
+                    Step::Respond(_)
+                        if !has_calls
+                            && !p.forced
+                            && !p.changed
+                            && !p.asked_for_change
+                            && self.registry.get(BUILDER).is_some()
+                            && asks_for_a_branch(&p.report.info.task) =>
+                    {
+                        // Asked to fix a bug on a branch, qwen2.5-coder-1.5b
+                        // read the README and answered with a line of it.
+                        p.asked_for_change = true;
+                        p.correct("change-not-made", Value::Null, self.trace, on);
+                        observations.push(
+                            "The task asks for a change on a branch, and nothing has been \
+                             changed yet. Find the code that does what the task is about \
+                             (memory.codebase), read that file (files.read), then change it \
+                             with builder (op replace: path, old as the file has it, new)."
+                                .to_owned(),
+                        );
                         break;
                     }
                     Step::Respond(_) if !has_calls && let Some(hint) = self.unread(&mut p, on) => {
@@ -1000,6 +1041,9 @@ impl Turn<'_> {
             CallResult::Output(v) => Some(v.clone()),
             CallResult::Refused { .. } => None,
         };
+        if let (BUILDER, CallResult::Output(v)) = (tool, &outcome.result) {
+            p.changed |= v.get("changed").and_then(Value::as_bool) == Some(true);
+        }
         if let (READER, CallResult::Output(v)) = (tool, &outcome.result)
             && let (Some(path), Some(text)) = (
                 v.get("path").and_then(Value::as_str),

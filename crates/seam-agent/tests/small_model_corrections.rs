@@ -64,6 +64,10 @@ impl LocalToolbox for Recorder {
             }
             "python.run" => Ok(json!({"exit_code": 0, "stdout": "8.5\n"})),
             "facts.get" => Ok(json!({"fact": params["fact"], "value": "x"})),
+            "builder" if params.get("old").is_some() => {
+                Ok(json!({"changed": true, "branch": "seam/t1-1", "path": params["path"]}))
+            }
+            "builder" => Ok(json!({"changed": false, "branch": "seam/t1-1"})),
             _ => Err(LocalRefusal::new("unknown_tool", "no such tool")),
         }
     }
@@ -97,7 +101,16 @@ fn registry() -> Registry {
             "fact":{"type":"string","enum":["os","kernel","arch","hostname","time"]}
         },"required":["fact"],"additionalProperties":false}),
     };
-    Registry::new(vec![files_read, python_run, facts_get], vec![]).unwrap()
+    let builder = ToolSpec {
+        name: "builder".into(),
+        version: "1".into(),
+        description: "Changes code on the turn's branch.".into(),
+        input_schema: json!({"type":"object","properties":{
+            "op":{"type":"string","enum":["replace","check"]},
+            "path":{"type":"string"},"old":{"type":"string"},"new":{"type":"string"}
+        },"required":["op"],"additionalProperties":false}),
+    };
+    Registry::new(vec![files_read, python_run, facts_get], vec![builder]).unwrap()
 }
 
 /// A task that names no file (a task that does is `run_task`'s).
@@ -565,4 +578,32 @@ fn an_answer_that_only_speaks_of_a_refusal_is_asked_once_for_the_rest() {
         &[read("notes/runs.csv"), sorry],
     );
     assert_eq!(report.corrections.get("answer-only-refusal"), None);
+}
+
+#[test]
+fn an_answer_to_a_task_that_asks_for_a_branch_before_any_change_is_sent_back_once() {
+    let task = "The page size should be 25, not 10. Stage it as a branch for me.";
+    let change = json!({"mode":"action","tool":"builder","params":
+        {"op":"replace","path":"src/config.js","old":"= 10","new":"= 25"}})
+    .to_string();
+    let check = json!({"mode":"action","tool":"builder","params":{"op":"check"}}).to_string();
+    // An answer first: sent back, with how code is changed; after the change it stands.
+    let (report, model, calls) = run_task(task, &[respond(), change, respond()]);
+    assert_eq!(report.corrections.get("change-not-made"), Some(&1));
+    let told = &model.seen[1].messages.last().unwrap().content;
+    assert!(
+        told.starts_with("The task asks for a change on a branch, and nothing has been changed"),
+        "{told}"
+    );
+    assert!(told.contains("builder (op replace"), "{told}");
+    assert_eq!(calls.len(), 1);
+    assert_eq!(report.answer, "8.5 km");
+    // Once: a second answer without a change stands. A builder call that changed
+    // nothing is no change.
+    let (report, _, _) = run_task(task, &[respond(), check, respond()]);
+    assert_eq!(report.corrections.get("change-not-made"), Some(&1));
+    assert_eq!(report.answer, "8.5 km");
+    // A task that asks for no branch is answered.
+    let (report, _, _) = run(&[respond()]);
+    assert_eq!(report.corrections.get("change-not-made"), None);
 }

@@ -393,10 +393,7 @@ pub(crate) fn edit(
         }
         Edit::Replace { old, new } => {
             let Some(content) = before.as_deref() else {
-                return Err(LocalRefusal::new(
-                    "not_found",
-                    format!("{path} does not exist: replace edits a file (write makes one)"),
-                ));
+                return Err(no_such_file(b, repo, &path));
             };
             let r = replaced(content, old, new).map_err(|why| why.refusal(&path))?;
             if r.crlf {
@@ -437,6 +434,54 @@ pub(crate) fn edit(
         extra["note"] = json!(notes.join("; "));
     }
     Ok(answer(b, c, extra))
+}
+
+/// The refusal of an edit of `path`, a file the branch does not have: it
+/// names the files the branch has (the first [`FILES_NAMED`] of them), since
+/// a model that guessed a path has no other way to learn the right one here.
+fn no_such_file(b: &TurnBranch, repo: &Repo, path: &RepoPath) -> LocalRefusal {
+    let files = tracked_files(b, repo);
+    let mut msg = format!("{path} does not exist: replace edits a file (write makes one)");
+    if !files.is_empty() {
+        let shown: Vec<&str> = files.iter().take(FILES_NAMED).map(String::as_str).collect();
+        msg.push_str(&format!(". The repository's files: {}", shown.join(", ")));
+        if files.len() > FILES_NAMED {
+            msg.push_str(&format!(" ({} in all)", files.len()));
+        }
+    }
+    LocalRefusal::new("not_found", msg)
+}
+
+/// At most this many files are named in a refusal of a missing file.
+const FILES_NAMED: usize = 40;
+
+/// `Some(refusal)` when `raw` names no file on the branch (see
+/// [`no_such_file`]); `None` when it does, or cannot be read.
+pub(crate) fn missing_file(
+    repo: &Repo,
+    b: &TurnBranch,
+    raw: &str,
+    max_bytes: usize,
+) -> Option<LocalRefusal> {
+    let path = admit(repo, raw).ok()?;
+    match repo_path::read_file(&b.worktree, &path, max_bytes) {
+        Ok(None) => Some(no_such_file(b, repo, &path)),
+        _ => None,
+    }
+}
+
+/// The files git tracks on the branch that a named path would be admitted
+/// to, in git's order.
+fn tracked_files(b: &TurnBranch, repo: &Repo) -> Vec<String> {
+    let Ok(listed) = git::git_bytes(&b.worktree, &["ls-files", "-z"], None) else {
+        return Vec::new();
+    };
+    listed
+        .split(|&c| c == 0)
+        .filter_map(|n| std::str::from_utf8(n).ok())
+        .filter(|n| !n.is_empty() && admit(repo, n).is_ok())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// At most this many files are looked through for a replace that names no

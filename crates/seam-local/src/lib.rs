@@ -458,7 +458,27 @@ impl LocalTools {
                 // A replace that names no path is of the one file holding `old`,
                 // found once the branch is there (below).
                 let path = str_param(params, "path").filter(|p| !p.trim().is_empty());
-                let old = required(params, "old", "for replace")?;
+                let Some(old) = str_param(params, "old") else {
+                    // Without old the call cannot run; a path that is no file
+                    // of the branch is the first thing to say (a small model
+                    // guessed both), so it is looked for on the branch.
+                    let e = required(params, "old", "for replace").unwrap_err();
+                    let Some(p) = path else {
+                        return Err(e);
+                    };
+                    builder::admit(repo, p)?;
+                    let state = self.turn_state(&turn.turn);
+                    let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+                    if state.branch.is_none() {
+                        let _opening = self.opening.lock().unwrap_or_else(|p| p.into_inner());
+                        state.branch =
+                            Some(builder::open_branch(&self.staging(), repo, &turn.turn)?);
+                    }
+                    let b = state.branch.as_ref().expect("made above");
+                    return Err(
+                        builder::missing_file(repo, b, p, self.config.max_file_bytes).unwrap_or(e),
+                    );
+                };
                 let new = required(params, "new", "for replace (\"\" deletes old)")?;
                 if old.is_empty() {
                     return Err(refusal(

@@ -264,6 +264,30 @@ fn replace_refusals_name_the_file() {
     );
     assert_eq!(e.code, "not_found");
     assert!(e.message.contains("src/nope.js does not exist"), "{e}");
+    // The files there are named, so a guessed path can be put right.
+    assert!(
+        e.message.contains("The repository's files: ") && e.message.contains("src/paginate.js"),
+        "{e}"
+    );
+    // A guessed path without old is told of the path first.
+    let e = refused(
+        &tools,
+        "r2",
+        json!({"op": "replace", "path": "shelf/books_per_page", "text": "25"}),
+    );
+    assert_eq!(e.code, "not_found");
+    assert!(
+        e.message.contains("shelf/books_per_page does not exist")
+            && e.message.contains("src/paginate.js"),
+        "{e}"
+    );
+    // A real path without old: old is asked for.
+    let e = refused(
+        &tools,
+        "r2",
+        json!({"op": "replace", "path": "src/paginate.js", "new": "x"}),
+    );
+    assert!(e.message.contains("params.old is required"), "{e}");
     // Nothing changed on the branch, and the worktree is clean.
     let (_, wt) = tools.turn_branch("r2").unwrap();
     assert_eq!(git(&wt, &["status", "--porcelain"]), "");
