@@ -27,7 +27,9 @@
 //! file was read, an answer that speaks only of the refusal, taking nothing
 //! from the files read, is asked once for the rest of the task),
 //! `change-not-made` (an answer to a task that asks for a branch, before the
-//! builder changed anything, is sent back once with how code is changed).
+//! builder changed anything, is sent back once with how code is changed),
+//! `missing-column-told` (a program that failed on a `KeyError` for a name
+//! that is no column of the delimited file its code opens is told the columns).
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -867,6 +869,57 @@ impl Turn<'_> {
     /// holds a digit: `row['date'] == '2027-04'` over dates written `2027-04-02` (a
     /// month filter that matched no row; the model then sent the same code
     /// again and made a number up). The literal, the file and that value.
+    /// A program that failed on `KeyError: 'K'` while its code names a
+    /// delimited file the turn was shown, whose header has no column K:
+    /// the key, the file and its columns. Small models guess a column's
+    /// name (`distance` for `distance_km`), or look in a log of runs for a
+    /// value that is in a note.
+    fn missing_column(
+        &self,
+        p: &Progress,
+        tool: &str,
+        params: &Map<String, Value>,
+        v: &Value,
+    ) -> Option<(String, String, Vec<String>)> {
+        let failed = v
+            .get("exit_code")
+            .and_then(Value::as_i64)
+            .is_some_and(|c| c != 0);
+        let stderr = v.get("stderr").and_then(Value::as_str)?;
+        if !failed {
+            return None;
+        }
+        let last = stderr.lines().rev().find(|l| !l.trim().is_empty())?;
+        let key = last
+            .trim()
+            .strip_prefix("KeyError: ")?
+            .trim()
+            .strip_prefix(['\'', '"'])?;
+        let key = key.strip_suffix(['\'', '"'])?;
+        if key.is_empty() {
+            return None;
+        }
+        let code = self.code_of(tool, params).join("\n");
+        p.file_texts.iter().find_map(|(path, text)| {
+            if !code.contains(path.as_str()) {
+                return None;
+            }
+            let header = text.lines().next()?;
+            let sep = [',', '\t', ';', '|']
+                .into_iter()
+                .max_by_key(|c| header.matches(*c).count())?;
+            if header.matches(sep).count() == 0 {
+                return None;
+            }
+            let columns: Vec<String> = header
+                .split(sep)
+                .map(|c| c.trim().trim_matches(['"', '\'']).to_owned())
+                .filter(|c| !c.is_empty())
+                .collect();
+            (!columns.iter().any(|c| c == key)).then(|| (key.to_owned(), path.clone(), columns))
+        })
+    }
+
     fn exact_match_missed(
         &self,
         p: &Progress,
@@ -1059,6 +1112,23 @@ impl Turn<'_> {
                     p.correct(hint, json!({"tool": tool}), self.trace, on);
                 }
                 let printed_nothing = line == crate::observe::AFTER_NOTHING_PRINTED;
+                if let Some((key, path, columns)) = self.missing_column(p, tool, params, v) {
+                    p.correct(
+                        "missing-column-told",
+                        json!({"key": key, "path": path}),
+                        self.trace,
+                        on,
+                    );
+                    return Ok((
+                        shown,
+                        Some(std::borrow::Cow::Owned(format!(
+                            "{key:?} is no column of {path}: its columns are {}. Use those \
+                             names; a value that is in none of them is not in {path}, so look \
+                             for it where the task says it is.",
+                            columns.join(", ")
+                        ))),
+                    ));
+                }
                 match self.exact_match_missed(p, tool, params) {
                     Some((literal, path, example)) if printed_nothing => {
                         p.correct(

@@ -56,6 +56,10 @@ impl LocalToolbox for Recorder {
                 Ok(json!({"exit_code": 1, "stdout": "",
                           "stderr": "ModuleNotFoundError: No module named 'pandas'\n"}))
             }
+            "python.run" if params["code"].as_str().unwrap_or("").contains("rule") => {
+                Ok(json!({"exit_code": 1, "stdout": "",
+                          "stderr": "Traceback (most recent call last):\n  File \"<string>\", line 3, in <module>\nKeyError: 'retirement_rule'\n"}))
+            }
             "python.run" if params["code"].as_str().unwrap_or("").starts_with("fail") => {
                 Ok(json!({"exit_code": 1, "stdout": "", "stderr": "NameError"}))
             }
@@ -606,4 +610,22 @@ fn an_answer_to_a_task_that_asks_for_a_branch_before_any_change_is_sent_back_onc
     // A task that asks for no branch is answered.
     let (report, _, _) = run(&[respond()]);
     assert_eq!(report.corrections.get("change-not-made"), None);
+}
+
+#[test]
+fn a_key_that_is_no_column_of_the_file_the_code_opens_is_told_the_columns() {
+    let code = "import csv\nrows = csv.DictReader(open('data/runs.csv'))\nprint(next(rows)['retirement_rule'])";
+    let (report, model, _) = run(&[read("data/runs.csv"), python(code), respond()]);
+    assert_eq!(report.corrections.get("missing-column-told"), Some(&1));
+    let told = &model.seen[2].messages.last().unwrap().content;
+    assert!(
+        told.contains(
+            "\"retirement_rule\" is no column of data/runs.csv: its columns are date, km."
+        ),
+        "{told}"
+    );
+    // A file the code does not open, or no file shown: the plain line.
+    let other = "import csv\nrows = csv.DictReader(open('data/other.csv'))\nprint(next(rows)['retirement_rule'])";
+    let (report, _, _) = run(&[read("data/runs.csv"), python(other), respond()]);
+    assert_eq!(report.corrections.get("missing-column-told"), None);
 }
