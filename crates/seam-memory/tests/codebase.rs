@@ -427,6 +427,32 @@ fn search_finds_lines_with_numbers_and_is_bounded() {
 }
 
 #[test]
+fn a_search_puts_code_before_prose_that_says_the_words_more_often() {
+    let r = repo();
+    write(
+        &r.root,
+        "docs/pages.md",
+        b"# Pages\n\nThe page size is the page size: a page shows page size books.\n",
+    );
+    write(
+        &r.root,
+        "src/page.rs",
+        b"pub fn page_count(total: u32, size: u32) -> u32 {\n    // the page size\n    total.div_ceil(size)\n}\n",
+    );
+    age_all(&r.root);
+    let mut idx = CodebaseIndex::open(&r.store).unwrap();
+    index(&mut idx, &r.root);
+    let s = idx.search(&r.root, "page size", 10).unwrap();
+    let paths: Vec<&str> = s.hits.iter().map(|h| h.path.as_str()).collect();
+    assert_eq!(paths.len(), 2, "{paths:?}");
+    assert!(paths[0].ends_with("src/page.rs"), "{paths:?}");
+    assert!(paths[1].ends_with("docs/pages.md"), "{paths:?}");
+    // Bounded, the code is what is kept.
+    let s = idx.search(&r.root, "page size", 1).unwrap();
+    assert!(s.hits[0].path.ends_with("src/page.rs") && s.truncated);
+}
+
+#[test]
 fn a_search_hit_names_the_definition_it_is_in() {
     let r = repo();
     let mut idx = CodebaseIndex::open(&r.store).unwrap();

@@ -73,7 +73,7 @@ impl MemoryCodebase {
             decl: ToolDecl {
                 name: "memory.codebase",
                 version: "1",
-                description: "Ask the index of the workspace's code. op=tree lists files and directories (path, depth); op=outline lists the functions, types and modules of one file (path); op=find_symbol finds which file defines a function, class or other name (name), e.g. {op: find_symbol, name: parseConfig}; op=search finds files containing words (query). Paths are relative to the workspace.",
+                description: "Ask the index of the workspace's code. op=tree lists files and directories (path, depth); op=outline lists the functions, types and modules of one file (path); op=find_symbol finds which file defines a function, class or other name (name), e.g. {op: find_symbol, name: parseConfig}; op=search finds files containing words (query), code before prose. Paths are relative to the workspace.",
                 schema: json!({
                     "type": "object",
                     "additionalProperties": false,

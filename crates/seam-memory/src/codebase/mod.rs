@@ -1011,7 +1011,10 @@ impl CodebaseIndex {
 
     /// Files below `scope` whose text holds every word of `query`, best first (BM25), at most
     /// `limit`, each with its best matching lines; when none does, the files holding any of
-    /// them (`matched` says which).
+    /// them (`matched` says which). Prose (markdown, reStructuredText, plain text) comes after
+    /// code and configuration: this is the index of the code, and a README that says the
+    /// words of a bug report more often than the code that has the bug led a small model to
+    /// read the README and answer from it.
     pub fn search(
         &self,
         scope: &Path,
@@ -1027,7 +1030,9 @@ impl CodebaseIndex {
                 "SELECT f.abs, f.language, t.body, snippet(file_text, 0, '', '', '…', 12)
                  FROM file_text t JOIN files f ON f.id = t.rowid
                  WHERE file_text MATCH ?1 AND ((f.abs > ?2 AND f.abs < ?3) OR f.abs = ?4)
-                 ORDER BY t.rank LIMIT ?5",
+                 ORDER BY f.language IS NOT NULL AND f.language IN ('markdown', 'rst', 'text'),
+                          t.rank
+                 LIMIT ?5",
             )
             .map_err(self.sql("searching"))?;
         let mut found = Vec::new();
