@@ -313,6 +313,7 @@ pub(crate) fn write(
     content: &str,
     message: Option<&str>,
     max_bytes: usize,
+    notes: Vec<String>,
 ) -> Result<Value, LocalRefusal> {
     let path = admit(repo, raw)?;
     if content.len() > max_bytes {
@@ -328,7 +329,11 @@ pub(crate) fn write(
     git::git(&b.worktree, &["add", "--", path.as_str()]).map_err(failed)?;
     let msg = message.map_or_else(|| format!("builder: write {path}"), str::to_owned);
     let c = commit(b, &msg)?;
-    Ok(answer(b, c, json!({"path": path.as_str()})))
+    let mut extra = json!({"path": path.as_str()});
+    if !notes.is_empty() {
+        extra["note"] = json!(notes.join("; "));
+    }
+    Ok(answer(b, c, extra))
 }
 
 /// What a small model can write instead of a whole file or a diff: an

@@ -424,11 +424,19 @@ impl LocalTools {
         // Check the params before a branch is made for them.
         let mut notes = Vec::new();
         let (path, payload, edit) = match op {
-            "write" => (
-                Some(required(params, "path", "for write")?),
-                Some(required(params, "content", "for write")?),
-                None,
-            ),
+            "write" => {
+                let path = required(params, "path", "for write")?;
+                // `text` is what append takes: read it as the content.
+                let content = match (str_param(params, "content"), str_param(params, "text")) {
+                    (Some(c), _) => c,
+                    (None, Some(t)) => {
+                        notes.push("read params.text as the file's content".to_owned());
+                        t
+                    }
+                    (None, None) => required(params, "content", "for write")?,
+                };
+                (Some(path), Some(content), None)
+            }
             "append" => {
                 let path = required(params, "path", "for append")?;
                 // `content` is what write takes: read it as the text.
@@ -508,7 +516,7 @@ impl LocalTools {
         let max = self.config.max_file_bytes;
         match (op, path, payload, edit) {
             ("write", Some(p), Some(content), _) => {
-                builder::write(repo, b, p, content, message, max)
+                builder::write(repo, b, p, content, message, max, notes)
             }
             ("append" | "replace", Some(p), _, Some(edit)) => {
                 builder::edit(repo, b, p, edit, message, max, notes)

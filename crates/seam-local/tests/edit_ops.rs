@@ -636,3 +636,34 @@ fn replace_without_a_path_never_looks_in_a_guarded_file() {
     assert_eq!(e.code, "not_found", "{e}");
     assert!(!e.message.contains("id_ed25519"), "{e}");
 }
+
+#[test]
+fn write_reads_text_as_the_content_and_says_so() {
+    let f = Fixture::new();
+    let tools = f.tools();
+    let out = ok(
+        &tools,
+        "w1",
+        json!({"op": "write", "path": "docs/new.md", "text": "# New\n"}),
+    );
+    assert_eq!(
+        out["note"].as_str(),
+        Some("read params.text as the file's content"),
+        "{out}"
+    );
+    assert_eq!(staged_file(&tools, "w1", "docs/new.md"), b"# New\n");
+    // Given content, text is not read, and there is no note.
+    let out = ok(
+        &tools,
+        "w1",
+        json!({"op": "write", "path": "docs/new.md", "content": "# Two\n", "text": "x"}),
+    );
+    assert!(out.get("note").is_none(), "{out}");
+    assert_eq!(staged_file(&tools, "w1", "docs/new.md"), b"# Two\n");
+    // Neither: content is asked for.
+    let e = refused(&tools, "w1", json!({"op": "write", "path": "docs/new.md"}));
+    assert!(
+        e.message.contains("params.content is required for write"),
+        "{e}"
+    );
+}
