@@ -233,6 +233,14 @@ pub enum Command {
         /// socket, without the turn opener and after trying to read it.
         #[arg(long)]
         consent_approve: bool,
+        /// The operator's task for the turn (registered with the gate as the operator's words
+        /// before the walls, as `seam ask` does).
+        #[arg(long, default_value = "")]
+        task: String,
+        /// From inside: try to make VALUE the operator's words for a turn (register it on its
+        /// own turn, open a turn with it), without the turn opener and after trying to read it.
+        #[arg(long, value_name = "VALUE")]
+        gate_endorse: Option<String>,
         /// Seconds the gate started for the attack waits for consent.
         #[arg(long, value_name = "SECS", default_value_t = 120)]
         consent_timeout: u64,

@@ -160,6 +160,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
             gate_close,
             tty,
             consent_approve,
+            task,
+            gate_endorse,
             consent_timeout,
         } => {
             let ctx = Context::load(&cli.global)?;
@@ -181,6 +183,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
                 gate_close,
                 tty,
                 consent_approve,
+                task,
+                gate_endorse,
                 consent_timeout,
             };
             ask::attack::run(&ctx, &cli.global, args)

@@ -34,6 +34,7 @@ impl TestEgress {
             paths: vec![],
             taints: false,
             egress: true,
+            destinations: Vec::new(),
         })
     }
 }
@@ -64,6 +65,7 @@ impl TestSlow {
             paths: vec![],
             taints: false,
             egress: false,
+            destinations: Vec::new(),
         })
     }
 }
@@ -96,6 +98,7 @@ impl TestAct {
             paths: vec![],
             taints: false,
             egress: false,
+            destinations: Vec::new(),
         })
     }
 }
