@@ -134,6 +134,11 @@ pub enum Command {
     Mcp {
         #[command(subcommand)]
         command: Option<McpCommand>,
+        /// Serving on stdio: the operator's words for the session's turn (its task). In a
+        /// tainted turn an egress call may still reach a destination they name. Given by
+        /// whoever starts the server (the MCP client's owner), never by the session.
+        #[arg(long, value_name = "TEXT")]
+        operator_words: Vec<String>,
     },
     /// Filter stdin to stdout through the terminal filter.
     #[command(subcommand)]

@@ -290,6 +290,34 @@ async fn the_agent_cannot_make_an_address_it_read_the_operators() {
             .unwrap();
         assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
     }
+    // 4b. a fresh turn by another door: an MCP session over /mcp is a turn of its own
+    let init = json!({"jsonrpc": "2.0", "id": 1, "method": "initialize",
+        "params": {"protocolVersion": "2025-06-18", "capabilities": {},
+                   "clientInfo": {"name": "agent", "version": "1"}}})
+    .to_string();
+    let accept = [
+        ("content-type", "application/json"),
+        ("accept", "application/json, text/event-stream"),
+    ];
+    let r = agent
+        .send("POST", "/mcp", &accept, init.clone())
+        .await
+        .unwrap();
+    assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
+    let with_token = [accept[0], accept[1], ("seam-turn-opener", token.as_str())];
+    let r = agent
+        .send("POST", "/mcp", &with_token, init.clone())
+        .await
+        .unwrap();
+    assert_eq!(r.status, 403, "the turn's token is no opener");
+    // (the owner's client, with the opener, gets a session)
+    let opener = launcher.opener.clone().unwrap();
+    let owner_headers = [accept[0], accept[1], ("seam-turn-opener", opener.as_str())];
+    let r = launcher
+        .send("POST", "/mcp", &owner_headers, init)
+        .await
+        .unwrap();
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
     // 5. as a param of the call: the schema is closed, and the invoke body takes no extra field
     let r = agent
         .invoke(

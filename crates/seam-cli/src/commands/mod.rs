@@ -201,10 +201,13 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
             let ctx = Context::load(&cli.global)?;
             secret::run(&ctx, cmd)
         }
-        Command::Mcp { command } => {
+        Command::Mcp {
+            command,
+            operator_words,
+        } => {
             let ctx = Context::load(&cli.global)?;
             match command {
-                None => mcp::serve(&ctx),
+                None => mcp::serve(&ctx, &operator_words),
                 Some(crate::cli::McpCommand::List { json }) => mcp::list(&ctx, json),
                 Some(crate::cli::McpCommand::Accept { server, json }) => {
                     mcp::accept(&ctx, &server, json)

@@ -14,6 +14,7 @@
 //! | `POST /v1/turns/{id}/taint` + `seam-turn-token` | 204: the turn is tainted from now on; 404 as above |
 //! | `POST /v1/turns/{id}/operator-words` `{"text": [...]}` + `seam-turn-opener` + `seam-turn-token` | 204: more of the operator's words for the turn; 403 without the opener; 404 as above |
 //! | `GET /v1/ledger/stream` | 200 `text/event-stream`: one event per new ledger record |
+//! | `/mcp` + `seam-turn-opener` | MCP over streamable HTTP, a session a turn of its own; 403 without the opener |
 //! | `GET /v1/consents` + `seam-turn-opener`, unix socket only | 200 `[PendingConsent]`: the calls waiting for the operator |
 //! | `POST /v1/consents/{id}` `{"answer": "once"\|"turn"\|"always"\|"deny"}` + `seam-turn-opener`, unix socket only | 204; 404 not waiting; 403 without the opener or over TCP; 409 an "always" whose rule could not be written |
 //!

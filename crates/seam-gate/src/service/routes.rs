@@ -36,10 +36,20 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/ledger/stream", get(stream::ledger_stream))
         .route("/v1/consents", get(consents))
         .route("/v1/consents/{id}", post(answer_consent))
-        // MCP over streamable HTTP: the same toolbox, every call through Toolbox::call.
-        .nest_service(
-            "/mcp",
-            crate::mcp::http_service(state.toolbox.clone(), state.shutdown.clone()),
+        // MCP over streamable HTTP: the same toolbox, every call through Toolbox::call. A
+        // session is a turn of its own, fresh and untainted, so opening one takes the turn
+        // opener like POST /v1/turns: the confined agent, which reaches this socket, holds
+        // its own turn's token and never the opener.
+        .merge(
+            Router::new()
+                .nest_service(
+                    "/mcp",
+                    crate::mcp::http_service(state.toolbox.clone(), state.shutdown.clone()),
+                )
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    require_opener_for_mcp,
+                )),
         )
         .fallback(not_found)
         .with_state(state)
@@ -49,6 +59,27 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
 /// gets 401 before any handler runs.
 pub(crate) fn tcp_router(state: Arc<AppState>, token: BearerToken) -> Router {
     router(state).layer(middleware::from_fn_with_state(token, require_bearer))
+}
+
+async fn require_opener_for_mcp(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let opener = request
+        .headers()
+        .get(TURN_OPENER_HEADER)
+        .map(HeaderValue::as_bytes);
+    if state.opener.is(opener) {
+        return next.run(request).await;
+    }
+    error(
+        StatusCode::FORBIDDEN,
+        format!(
+            "an MCP session is a turn of its own, and opening a turn takes the turn opener \
+             (header {TURN_OPENER_HEADER}: the secret in seam's home at keys/turn-opener)"
+        ),
+    )
 }
 
 async fn require_bearer(

@@ -53,7 +53,8 @@ struct AttachmentOut {
 struct OpenTurnOutput {
     turn: String,
     token: String,
-    #[serde(default)]
+    /// Absent when nothing was attached: the output is then a `TurnOpened`.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
     attachments: Vec<AttachmentOut>,
 }
 
