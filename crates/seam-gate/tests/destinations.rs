@@ -296,6 +296,7 @@ async fn the_agent_cannot_make_an_address_it_read_the_operators() {
                    "clientInfo": {"name": "agent", "version": "1"}}})
     .to_string();
     let accept = [
+        ("host", "localhost"),
         ("content-type", "application/json"),
         ("accept", "application/json, text/event-stream"),
     ];
@@ -304,15 +305,27 @@ async fn the_agent_cannot_make_an_address_it_read_the_operators() {
         .await
         .unwrap();
     assert_eq!(r.status, 403, "{}", String::from_utf8_lossy(&r.body));
-    let with_token = [accept[0], accept[1], ("seam-turn-opener", token.as_str())];
+    assert!(String::from_utf8_lossy(&r.body).contains("turn opener"));
+    let with_token = [
+        accept[0],
+        accept[1],
+        accept[2],
+        ("seam-turn-opener", &token),
+    ];
     let r = agent
         .send("POST", "/mcp", &with_token, init.clone())
         .await
         .unwrap();
     assert_eq!(r.status, 403, "the turn's token is no opener");
+    assert!(String::from_utf8_lossy(&r.body).contains("turn opener"));
     // (the owner's client, with the opener, gets a session)
     let opener = launcher.opener.clone().unwrap();
-    let owner_headers = [accept[0], accept[1], ("seam-turn-opener", opener.as_str())];
+    let owner_headers = [
+        accept[0],
+        accept[1],
+        accept[2],
+        ("seam-turn-opener", &opener),
+    ];
     let r = launcher
         .send("POST", "/mcp", &owner_headers, init)
         .await

@@ -465,10 +465,10 @@ impl Conn {
         headers: &[(&str, &str)],
         body: impl Into<Bytes>,
     ) -> Result<Reply, hyper::Error> {
-        let mut req = hyper::Request::builder()
-            .method(method)
-            .uri(path)
-            .header("host", "gate");
+        let mut req = hyper::Request::builder().method(method).uri(path);
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+            req = req.header("host", "gate");
+        }
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
