@@ -1267,7 +1267,8 @@ impl EnforcedPolicy {
                  such destination in the call is endorsed: named in the operator's words for \
                  the turn (the task, attached files; registered by whoever opened the turn) or \
                  matched by the allow-list below. Any other destination is refused, naming it. \
-                 A tool with egress that declares no destinations is refused. The rest of the \
+                 A tool with egress that declares no destinations, and a call that names none of \
+                 its destinations, are refused. The rest of the \
                  call (a body, a query) is not checked: it can carry the turn's data to an \
                  endorsed destination.\n",
             ),
