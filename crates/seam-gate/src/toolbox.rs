@@ -4,6 +4,11 @@
 //! and finds every place a path can be, behind any combinator or `$ref`. A path parameter is
 //! a place in the params (`path`, `req/path`, `files/*`); every string at or below it is
 //! admitted, a `file:` URI as the path it names (percent-decoded).
+//!
+//! A destination parameter ([`DestinationParam`]) is a place the same way; in a tainted turn
+//! every string at or below it must be a destination endorsed for the turn (the operator's
+//! words for it, or the policy's `[egress] destinations`), decided in one place,
+//! `Toolbox::endorsed_destinations`, before path admission and consent.
 
 pub(crate) mod schema_walk;
 
