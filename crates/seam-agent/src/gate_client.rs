@@ -210,11 +210,40 @@ impl GateClient {
     /// `POST /v1/turns` (takes the opener, see [`GateClient::with_opener`]): a new turn's
     /// id and token.
     pub async fn open_turn(&mut self) -> Result<TurnOpened, GateClientError> {
-        let r = self
-            .request("POST", "/v1/turns", Bytes::new(), None)
-            .await?;
+        self.open_turn_with(&[]).await
+    }
+
+    /// `POST /v1/turns` with the operator's words for the turn (the task): the gate holds
+    /// them, and in a tainted turn lets an egress call reach a destination they name. Needs
+    /// the turn opener ([`GateClient::with_opener`]).
+    pub async fn open_turn_with(
+        &mut self,
+        operator_words: &[String],
+    ) -> Result<TurnOpened, GateClientError> {
+        let body = if operator_words.is_empty() {
+            Bytes::new()
+        } else {
+            Bytes::from(json!({"operator_words": operator_words}).to_string())
+        };
+        let r = self.request("POST", "/v1/turns", body, None).await?;
         let v = self.expect_json(r, 201)?;
         serde_json::from_value(v).map_err(|e| self.unexpected(201, e.to_string()))
+    }
+
+    /// `POST /v1/turns/{id}/operator-words`: more of the operator's words for an open turn
+    /// (the text of a file the operator attached). Needs the turn opener and the turn's token.
+    pub async fn add_operator_words(
+        &mut self,
+        turn: &TurnOpened,
+        text: &[String],
+    ) -> Result<(), GateClientError> {
+        let path = format!("/v1/turns/{}/operator-words", turn.turn);
+        let body = Bytes::from(json!({"text": text}).to_string());
+        let r = self.request("POST", &path, body, Some(&turn.token)).await?;
+        if r.status != 204 {
+            return Err(self.unexpected(r.status, error_message(&r.body)));
+        }
+        Ok(())
     }
 
     /// `DELETE /v1/turns/{id}`: the gate forgets the turn (and its taint).

@@ -134,6 +134,11 @@ pub enum Command {
     Mcp {
         #[command(subcommand)]
         command: Option<McpCommand>,
+        /// Serving on stdio: the operator's words for the session's turn (its task). In a
+        /// tainted turn an egress call may still reach a destination they name. Given by
+        /// whoever starts the server (the MCP client's owner), never by the session.
+        #[arg(long, value_name = "TEXT")]
+        operator_words: Vec<String>,
     },
     /// Filter stdin to stdout through the terminal filter.
     #[command(subcommand)]
@@ -233,6 +238,14 @@ pub enum Command {
         /// socket, without the turn opener and after trying to read it.
         #[arg(long)]
         consent_approve: bool,
+        /// The operator's task for the turn (registered with the gate as the operator's words
+        /// before the walls, as `seam ask` does).
+        #[arg(long, default_value = "")]
+        task: String,
+        /// From inside: try to make VALUE the operator's words for a turn (register it on its
+        /// own turn, open a turn with it), without the turn opener and after trying to read it.
+        #[arg(long, value_name = "VALUE")]
+        gate_endorse: Option<String>,
         /// Seconds the gate started for the attack waits for consent.
         #[arg(long, value_name = "SECS", default_value_t = 120)]
         consent_timeout: u64,

@@ -320,6 +320,44 @@ fn the_confined_agent_cannot_open_leave_or_close_turns_and_an_attachment_taints_
     drop(gate);
 }
 
+/// Issue 21, from inside the agent's real walls: the operator's words for the turn are given
+/// by the launcher before the walls go up, and the confined agent cannot add to them: not on
+/// its own turn (it holds the turn's token, not the opener), not by opening a turn with them,
+/// and it cannot read the opener to try either.
+#[test]
+fn the_confined_agent_cannot_make_a_value_the_operators_words() {
+    let owner = Owner::new();
+    let gate = ServiceGate::start(&owner);
+    let out = owner
+        .seam()
+        .arg("__agent-attack")
+        .args(["--task", "pay the rent to GB29 NWBK 6016 1331 9268 19"])
+        .args(["--gate-endorse", "mallory@evil.example"])
+        .output()
+        .unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+    assert_eq!(report["confinement"]["filesystem"], true, "{report}");
+    let t = &report["turn_attacks"];
+    assert_eq!(t["endorse_read_opener"]["denied"], true, "{t}");
+    for attempt in ["endorse_own_turn no_opener", "endorse_fresh_turn no_opener"] {
+        assert_eq!(t[attempt]["denied"], true, "{attempt}: {t}");
+        assert!(
+            t[attempt]["error"].as_str().unwrap().contains("403"),
+            "{attempt}: {t}"
+        );
+    }
+    assert!(
+        t.get("endorse_own_turn stolen_opener").is_none(),
+        "the opener was read: {t}"
+    );
+    drop(gate);
+}
+
 /// An attachment is admitted like a `files.read`: a protected file is refused, naming it,
 /// before any model is asked.
 #[test]

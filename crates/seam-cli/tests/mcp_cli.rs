@@ -228,7 +228,17 @@ fn the_gate_serves_mcp_over_streamable_http() {
         ["files.read", {"path": "~/.ssh/id_ed25519"}],
     ]);
     let url = format!("http://{addr}/mcp");
-    let r = run_client(&o, &["http", &url, token.trim(), &calls.to_string()]);
+    let opener = std::fs::read_to_string(o.seam_home.join("keys/turn-opener")).unwrap();
+    let r = run_client(
+        &o,
+        &[
+            "http",
+            &url,
+            token.trim(),
+            &calls.to_string(),
+            opener.trim(),
+        ],
+    );
     let pid = rustix::process::Pid::from_raw(child.id() as i32).unwrap();
     rustix::process::kill_process(pid, rustix::process::Signal::TERM).unwrap();
     assert!(child.wait().unwrap().success());
@@ -254,7 +264,15 @@ fn the_gate_serves_mcp_over_streamable_http() {
     // Without the token, nothing.
     let bad = Command::new("python3")
         .arg(client_script())
-        .args(["http", &url, "not-the-token", "[]"])
+        .args(["http", &url, "not-the-token", "[]", opener.trim()])
+        .output()
+        .unwrap();
+    assert!(!bad.status.success());
+    // Without the turn opener, no session (a session is a fresh turn; the agent, which has
+    // the socket and its own turn's token, must not open one).
+    let bad = Command::new("python3")
+        .arg(client_script())
+        .args(["http", &url, token.trim(), "[]"])
         .output()
         .unwrap();
     assert!(!bad.status.success());

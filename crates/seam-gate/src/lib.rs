@@ -17,7 +17,11 @@
 //! 5. **scrub** — every string in the result, and the text of every refusal, is
 //!    filtered by secret shape;
 //! 6. **taint** — a result carrying the owner's data or untrusted content taints
-//!    the turn; a tainted turn cannot reach a tool with egress;
+//!    the turn; in a tainted turn a tool with egress runs only when every destination
+//!    parameter it declares ([`DestinationParam`]) holds a destination endorsed for the
+//!    turn: named in the operator's words for it (registered by whoever opened the turn,
+//!    [`Toolbox::open_turn_with`]) or on the policy's `[egress] destinations`. A tool with
+//!    egress that declares no destination is refused outright;
 //! 7. **ledger** — the invocation, its decision and a digest of its output are
 //!    handed to the [`LedgerHook`] before the answer is returned. If the ledger
 //!    cannot record, the answer is not returned.
@@ -43,8 +47,8 @@ pub use ledger_hook::{
     CallOutcome, CallRecord, ConsentRecord, LedgerHook, LedgerHookError, NoLedger,
 };
 pub use toolbox::{
-    Admitted, CallRequest, GateError, GovernedTool, PathParam, ToolCall, ToolDecl, ToolFailure,
-    Toolbox, ToolboxConfig,
+    Admitted, CallRequest, DestinationForm, DestinationParam, Endorsed, GateError, GovernedTool,
+    PathParam, ToolCall, ToolDecl, ToolFailure, Toolbox, ToolboxConfig,
 };
 
 /// `sha256:` of the policy as enforced (`seam policy show --json`): what `facts.get

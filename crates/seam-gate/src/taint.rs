@@ -5,10 +5,17 @@
 //! it). Naming a turn in a call, asking after it, tainting it or closing it takes the token,
 //! so a client that learns another session's turn id cannot close that turn (which would
 //! forget its taint) or run calls in it.
+//!
+//! The book also holds, per open turn, the operator's words for it ([`OperatorWords`]: the
+//! task, the text of attached files). Only the turn's opener adds to them: in this process
+//! through [`crate::Toolbox::open_turn_with`] and [`crate::Toolbox::add_operator_words`],
+//! over the service only with the turn opener (which the confined agent never holds). Nothing
+//! a call carries, and nothing a tool returns, reaches them.
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
 
+use seam_policy::OperatorWords;
 use sha2::{Digest as _, Sha256};
 use subtle::ConstantTimeEq as _;
 
@@ -47,6 +54,8 @@ struct Turns {
     /// Open turns, each with the SHA-256 of its token (the token itself is not kept).
     open: HashMap<String, [u8; 32]>,
     tainted: HashSet<String>,
+    /// The operator's words for each open turn that has any.
+    words: HashMap<String, OperatorWords>,
 }
 
 impl TaintBook {
@@ -72,6 +81,22 @@ impl TaintBook {
         (id, token)
     }
 
+    /// Adds the operator's `text` to an open turn's words. False (nothing kept) when the turn
+    /// is not open.
+    pub(crate) fn add_words(&self, turn: &str, text: &str) -> bool {
+        let mut turns = self.lock();
+        if !turns.open.contains_key(turn) {
+            return false;
+        }
+        turns.words.entry(turn.to_owned()).or_default().add(text);
+        true
+    }
+
+    /// The operator's words for `turn` (empty when none were registered, or it is not open).
+    pub(crate) fn words(&self, turn: &str) -> OperatorWords {
+        self.lock().words.get(turn).cloned().unwrap_or_default()
+    }
+
     pub(crate) fn is_open(&self, turn: &str) -> bool {
         self.lock().open.contains_key(turn)
     }
@@ -92,6 +117,7 @@ impl TaintBook {
         let was_open = turns.open.remove(turn).is_some();
         if was_open {
             turns.tainted.remove(turn);
+            turns.words.remove(turn);
         }
         was_open
     }
@@ -140,6 +166,24 @@ mod tests {
         assert!(
             !book.admits(&b, Some(tb.secret())),
             "a closed turn admits nobody"
+        );
+    }
+
+    #[test]
+    fn only_an_open_turn_keeps_words_and_closing_forgets_them() {
+        let book = TaintBook::default();
+        let (t, _) = book.open();
+        let d = seam_policy::Destination::parse_value("alice@example.org").unwrap();
+        assert!(!book.words(&t).names(&d));
+        assert!(book.add_words(&t, "mail alice@example.org"));
+        assert!(book.words(&t).names(&d));
+        assert!(!book.add_words("turn-made-up", "mail alice@example.org"));
+        assert!(!book.words("turn-made-up").names(&d));
+        book.close(&t);
+        assert!(!book.words(&t).names(&d));
+        assert!(
+            !book.add_words(&t, "alice@example.org"),
+            "a closed turn takes none"
         );
     }
 

@@ -4,6 +4,11 @@
 //! and finds every place a path can be, behind any combinator or `$ref`. A path parameter is
 //! a place in the params (`path`, `req/path`, `files/*`); every string at or below it is
 //! admitted, a `file:` URI as the path it names (percent-decoded).
+//!
+//! A destination parameter ([`DestinationParam`]) is a place the same way; in a tainted turn
+//! every string at or below it must be a destination endorsed for the turn (the operator's
+//! words for it, or the policy's `[egress] destinations`), decided in one place,
+//! `Toolbox::endorsed_destinations`, before path admission and consent.
 
 pub(crate) mod schema_walk;
 
@@ -28,6 +33,8 @@ use crate::scrub_json::{scrub_string, scrub_value};
 use crate::taint::TaintBook;
 use schema_walk::{LeafKind, location_text, parse_location};
 
+pub use seam_policy::Endorsed;
+
 /// The names of the built-in tools ([`crate::tools::builtin`]): no other tool may take one.
 pub const BUILTIN_TOOL_NAMES: &[&str] = &[
     "files.read",
@@ -49,6 +56,24 @@ pub struct PathParam {
     pub access: Access,
 }
 
+/// What a destination parameter's value is.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub enum DestinationForm {
+    /// The value itself is where the data goes: a recipient, an IBAN, a channel, a host.
+    Value,
+    /// The host of the URL in the value is: `web.fetch {url}` fetches from (and tells) that host.
+    UrlHost,
+}
+
+/// A parameter of a tool with egress that says where its data goes (or comes from).
+#[derive(Debug, Clone, Copy)]
+pub struct DestinationParam {
+    /// Where it is in the params, as [`PathParam::field`] (`to`, `recipients`, `cc/*`). Every
+    /// string at or below that place is a destination.
+    pub field: &'static str,
+    pub form: DestinationForm,
+}
+
 /// Everything the toolbox needs to know about a tool to govern it.
 #[derive(Debug, Clone)]
 pub struct ToolDecl {
@@ -68,8 +93,13 @@ pub struct ToolDecl {
     /// True when the result carries the owner's data or untrusted content. (A result also
     /// taints when the tool was handed an owner file by [`ToolCall::open_owner_file`].)
     pub taints: bool,
-    /// True when the tool reaches the network: refused in a tainted turn.
+    /// True when the tool reaches the network: in a tainted turn, refused unless every
+    /// destination it declares is endorsed for the turn (see [`Toolbox::call`]).
     pub egress: bool,
+    /// Where the data of a tool with egress goes: its destination parameters. A tool with
+    /// egress and none is refused outright in a tainted turn (`web.search` has none: its
+    /// backend is fixed, and what leaves is the query). Only a tool with egress declares any.
+    pub destinations: Vec<DestinationParam>,
 }
 
 impl ToolDecl {
@@ -408,6 +438,25 @@ impl Toolbox {
         self.taint.open()
     }
 
+    /// Opens a turn, as [`Toolbox::open_turn`], holding `words` as the operator's for it (the
+    /// task, the text of files the operator attached). In a tainted turn an egress call may
+    /// still reach a destination these words name. Only whoever opens the turn registers them:
+    /// the service does it for a client holding the turn opener, never for the agent.
+    pub fn open_turn_with(&self, words: &[String]) -> (String, crate::taint::TurnToken) {
+        let (turn, token) = self.taint.open();
+        for w in words {
+            self.taint.add_words(&turn, w);
+        }
+        (turn, token)
+    }
+
+    /// Adds `text` to the operator's words for an open turn (an attached file read after the
+    /// turn was opened). The service offers it only to a client holding the turn opener.
+    /// Returns false when the turn is not open (nothing is kept).
+    pub fn add_operator_words(&self, turn: &str, text: &str) -> bool {
+        self.taint.add_words(turn, text)
+    }
+
     /// Is the turn open, and is `token` its token? (A client outside the gate's process
     /// names a turn by id and proves it holds the turn with the token.)
     pub fn turn_admits(&self, turn: &str, token: Option<&str>) -> bool {
@@ -727,22 +776,14 @@ impl Toolbox {
             Decision::Ask => {}
         }
 
-        // taint: a tainted turn has no way out (unless the policy says
-        // [taint] egress = "allow")
+        // taint: a tainted turn's way out reaches only destinations endorsed for the turn
+        // (unless the policy says [taint] egress = "allow")
         if let (true, Some(turn)) = (decl.egress, &req.turn)
             && self.policy().taint_egress() == seam_policy::TaintEgress::Deny
             && self.taint.is_tainted(turn)
         {
-            return Err(refuse(
-                RefusalCode::Tainted,
-                format!(
-                    "turn {turn:?} has read the owner's files or untrusted content; \
-                     {} reaches the network and is closed for the rest of the turn \
-                     (the policy's [taint] egress is \"deny\"), so private data, untrusted \
-                     content and a way out never meet in one turn. Do this in a new turn",
-                    decl.name
-                ),
-            ));
+            self.endorsed_destinations(decl, &req.params, turn)
+                .map_err(|message| refuse(RefusalCode::Tainted, message))?;
         }
 
         // 3. path admission
@@ -878,6 +919,107 @@ impl From<GateError> for Stop {
 }
 
 impl Toolbox {
+    /// The destination rule, for an egress call in a tainted turn: every destination the tool
+    /// declares, as the call gives it, must be endorsed for the turn (named in the operator's
+    /// words for it, or matched by the policy's `[egress] destinations`). A tool that declares
+    /// none, a call that names none, and a value that is no destination are refused like any
+    /// egress in a tainted turn. Err: the refusal's message, naming each value and why.
+    fn endorsed_destinations(
+        &self,
+        decl: &ToolDecl,
+        params: &Value,
+        turn: &str,
+    ) -> Result<Vec<seam_policy::Endorsed>, String> {
+        let closed = format!(
+            "turn {turn:?} has read the owner's files or untrusted content; {} reaches the \
+             network and is closed for the rest of the turn (the policy's [taint] egress is \
+             \"deny\"), so private data, untrusted content and a way out never meet in one turn",
+            decl.name
+        );
+        if decl.destinations.is_empty() {
+            return Err(format!(
+                "{closed}. {} declares no destination parameter, so where its data goes cannot \
+                 be checked against the operator's words. Do this in a new turn",
+                decl.name
+            ));
+        }
+        let mut found = Vec::new();
+        for d in &decl.destinations {
+            let mut here = Vec::new();
+            strings_at(params, &parse_location(d.field), &mut Vec::new(), &mut here);
+            found.extend(
+                here.into_iter()
+                    .map(|(at, raw)| (location_text(&at), raw, d.form)),
+            );
+        }
+        if found.is_empty() {
+            let places: Vec<String> = decl
+                .destinations
+                .iter()
+                .map(|d| format!("/{}", d.field))
+                .collect();
+            return Err(format!(
+                "{closed}, except to a destination endorsed for the turn; this call names none \
+                 (its destinations are at {}). Do this in a new turn",
+                places.join(", ")
+            ));
+        }
+        let words = self.taint.words(turn);
+        let allow = self.policy().egress_destinations();
+        // each destination's decision (Allow: endorsed; Deny: not, or no destination at all);
+        // the call's is the strictest
+        let mut decision = Decision::Allow;
+        let mut endorsed = Vec::new();
+        let mut refused = Vec::new();
+        for (place, raw, form) in found {
+            let shown = match form {
+                DestinationForm::Value => format!("/{place} = {raw:?}"),
+                DestinationForm::UrlHost => format!("the host of /{place} = {raw:?}"),
+            };
+            let parsed = match form {
+                DestinationForm::Value => seam_policy::Destination::parse_value(raw),
+                DestinationForm::UrlHost => seam_policy::Destination::parse_url_host(raw),
+            };
+            let dest = match parsed {
+                Ok(d) => d,
+                Err(why) => {
+                    decision = decision.max(Decision::Deny);
+                    refused.push(format!("{shown}, which is no destination ({why})"));
+                    continue;
+                }
+            };
+            let verdict = seam_policy::endorse(dest, &words, allow);
+            decision = decision.max(seam_policy::destination_decision(&verdict));
+            match verdict {
+                Ok(e) => endorsed.push(e),
+                Err(seam_policy::Unendorsed(d)) => {
+                    let canonical = d.to_string();
+                    let as_read = if canonical == raw.trim() {
+                        String::new()
+                    } else {
+                        format!(" (read as {canonical})")
+                    };
+                    refused.push(format!(
+                        "{shown}{as_read}, a destination ({}) that the operator's words for \
+                         this turn do not name and no entry of the policy's [egress] \
+                         destinations matches",
+                        d.kind()
+                    ));
+                }
+            }
+        }
+        if decision == Decision::Allow {
+            return Ok(endorsed);
+        }
+        Err(format!(
+            "{closed}, except to a destination endorsed for the turn: one named in the \
+             operator's words for it (the task, attached files) or on the policy's [egress] \
+             destinations. Not endorsed: {}. A destination read in a tool result is not the \
+             operator's: ask the operator to name it, or do this in a new turn",
+            refused.join("; ")
+        ))
+    }
+
     /// A call on `ask` waits at the consent desk; the answer (or its absence) is signed into
     /// the ledger before the call goes on. Ok: the operator said yes (or an earlier `turn`
     /// or `always` answer covers the call).
@@ -1213,6 +1355,22 @@ pub(crate) fn check_decl_with(decl: &ToolDecl, not_paths: &[String]) -> Result<(
             )));
         }
     }
+    if !decl.destinations.is_empty() && !decl.egress {
+        return Err(bad(
+            "declares destination parameters but no egress: only a tool that reaches the world \
+             sends data somewhere"
+                .to_owned(),
+        ));
+    }
+    for d in &decl.destinations {
+        let at = parse_location(d.field);
+        if at.is_empty() || !places.contains(&at) {
+            return Err(bad(format!(
+                "declares a destination at {:?}, which is no place in its params schema",
+                d.field
+            )));
+        }
+    }
     Ok(())
 }
 
@@ -1232,6 +1390,7 @@ mod tests {
             paths,
             taints: false,
             egress: false,
+            destinations: Vec::new(),
         }
     }
 
@@ -1257,6 +1416,25 @@ mod tests {
             check_decl(t.decl()).unwrap_or_else(|e| panic!("{}: {e}", t.decl().name));
             jsonschema::validator_for(&t.decl().schema).unwrap();
         }
+    }
+
+    #[test]
+    fn destinations_are_places_of_a_tool_with_egress() {
+        let schema = json!({"type":"object","additionalProperties":false,
+            "properties":{"to":{"type":"array","items":{"type":"string"}},
+                          "body":{"type":"string"}}});
+        let mut d = decl(schema, vec![]);
+        d.egress = true;
+        d.destinations = vec![DestinationParam {
+            field: "to",
+            form: DestinationForm::Value,
+        }];
+        check_decl(&d).unwrap();
+        d.destinations[0].field = "nowhere";
+        assert!(matches!(check_decl(&d), Err(GateError::BadSchema { .. })));
+        d.destinations[0].field = "to";
+        d.egress = false;
+        assert!(matches!(check_decl(&d), Err(GateError::BadSchema { .. })));
     }
 
     #[test]

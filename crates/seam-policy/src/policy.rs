@@ -18,6 +18,11 @@
 //! [taint]
 //! egress = "deny"                 # deny | allow: may a tainted turn still reach the network?
 //!
+//! [egress]
+//! destinations = ["*.example.org",  # in a tainted turn, an egress call may still reach these
+//!     "bob@example.net",            # (and any destination the operator's words for the turn
+//!     "GB29 NWBK 6016 1331 9268 19"] # name): a host below, a host, an address, an IBAN, a name
+//!
 //! [consent]
 //! always = ["python.run"]         # tools whose "ask" the owner has answered yes for good
 //!                                 # (the gate's "always" writes here); a "deny" still wins
@@ -38,6 +43,7 @@ use serde::ser::SerializeMap as _;
 use toml::Spanned;
 use toml::de::{DeTable, DeValue};
 
+use crate::destination::{DestinationAllowList, DestinationPattern};
 use crate::lexical::{clean_absolute, normalise_str};
 use crate::lists::{ProtectedEntry, ProtectedSpec, ResolvedLists, Rule, RuleSpec};
 use crate::rules::{ProtectedRule, WildcardPath};
@@ -277,6 +283,8 @@ pub struct Policy {
     origin: PolicyOrigin,
     decisions: [Decision; 7],
     taint_egress: TaintEgress,
+    /// `[egress] destinations`: what a tainted turn's egress may still reach.
+    egress_destinations: DestinationAllowList,
     /// `"python.run" = "allow-unsandboxed"`: the owner accepts unsandboxed runs.
     python_run_unsandboxed: bool,
     /// `[consent] always`: tools whose `ask` is answered yes by the policy itself.
@@ -366,6 +374,7 @@ impl Policy {
             origin,
             decisions,
             taint_egress: file.taint_egress.unwrap_or_default(),
+            egress_destinations: file.egress_destinations,
             python_run_unsandboxed: file.python_run_unsandboxed,
             consent_always: file.consent_always,
             read,
@@ -405,6 +414,12 @@ impl Policy {
     /// Whether a tainted turn may still reach the network (`[taint] egress`).
     pub fn taint_egress(&self) -> TaintEgress {
         self.taint_egress
+    }
+
+    /// `[egress] destinations`: the destinations an egress call in a tainted turn may reach
+    /// besides those the operator's words for the turn name.
+    pub fn egress_destinations(&self) -> &DestinationAllowList {
+        &self.egress_destinations
     }
 
     /// The environment the policy's names were expanded in (lexically cleaned).
@@ -487,6 +502,17 @@ impl Policy {
             ),
             taint: EnforcedTaint {
                 egress: self.taint_egress,
+            },
+            egress: EnforcedEgress {
+                destinations: self
+                    .egress_destinations
+                    .entries()
+                    .iter()
+                    .map(|(written, p)| EnforcedDestination {
+                        written: written.clone(),
+                        matches: p.describe(),
+                    })
+                    .collect(),
             },
             python_run_unsandboxed: self.python_run_unsandboxed,
             consent_always: self.consent_always.clone(),
@@ -585,11 +611,13 @@ struct PolicyFile {
     write: Option<Vec<RuleSpec>>,
     protected: Vec<ProtectedSpec>,
     taint_egress: Option<TaintEgress>,
+    egress_destinations: DestinationAllowList,
     python_run_unsandboxed: bool,
     consent_always: Vec<String>,
 }
 
-const TOP_KEYS: &[&str] = &["capabilities", "filesystem", "taint", "consent"];
+const TOP_KEYS: &[&str] = &["capabilities", "filesystem", "taint", "egress", "consent"];
+const EGRESS_KEYS: &[&str] = &["destinations"];
 const CONSENT_KEYS: &[&str] = &["always"];
 const FILESYSTEM_KEYS: &[&str] = &["read", "write", "protected"];
 const TAINT_KEYS: &[&str] = &["egress"];
@@ -651,6 +679,10 @@ impl PolicyFile {
                 "consent" => {
                     let table = expect_table(&src, name, value)?;
                     out.parse_consent(&src, table)?;
+                }
+                "egress" => {
+                    let table = expect_table(&src, name, value)?;
+                    out.parse_egress(&src, table)?;
                 }
                 other => {
                     return Err(src.error(
@@ -777,6 +809,53 @@ impl PolicyFile {
                 }
                 None => return Err(bad(format!("found {}", type_name(value.get_ref())))),
             });
+        }
+        Ok(())
+    }
+
+    fn parse_egress(&mut self, src: &Source<'_>, table: &DeTable<'_>) -> Result<(), PolicyError> {
+        for (key, value) in entries_in_order(table) {
+            let name: &str = key.get_ref();
+            let dotted = format!("egress.{name}");
+            if !EGRESS_KEYS.contains(&name) {
+                return Err(src.error(
+                    key.span(),
+                    Some(dotted),
+                    format!(
+                        "unknown key \"{name}\" in [egress]{}; the keys are {}",
+                        suggestion(name, EGRESS_KEYS),
+                        quoted_list(EGRESS_KEYS, "\"", "\"")
+                    ),
+                ));
+            }
+            let bad = |span: Range<usize>, found: String| {
+                src.error(
+                    span,
+                    Some(dotted.clone()),
+                    format!(
+                        "bad value for \"{name}\" in [egress]: {found}; expected an array of \
+                         destinations an egress call in a tainted turn may still reach, e.g. \
+                         destinations = [\"*.example.org\", \"bob@example.net\"]"
+                    ),
+                )
+            };
+            let Some(items) = value.get_ref().as_array() else {
+                return Err(bad(
+                    value.span(),
+                    format!("found {}", type_name(value.get_ref())),
+                ));
+            };
+            for item in items.iter() {
+                let Some(written) = item.get_ref().as_str() else {
+                    return Err(bad(
+                        item.span(),
+                        format!("found {}", type_name(item.get_ref())),
+                    ));
+                };
+                let pattern =
+                    DestinationPattern::parse(written).map_err(|why| bad(item.span(), why))?;
+                self.egress_destinations.push(written.to_owned(), pattern);
+            }
         }
         Ok(())
     }
@@ -983,6 +1062,8 @@ pub struct EnforcedPolicy {
     pub capabilities: EnforcedDecisions,
     /// What taint closes (`[taint]`).
     pub taint: EnforcedTaint,
+    /// What a tainted turn's egress may still reach (`[egress]`).
+    pub egress: EnforcedEgress,
     /// `"python.run" = "allow-unsandboxed"`: python.run may run without the sandbox where the
     /// machine cannot raise its walls.
     pub python_run_unsandboxed: bool,
@@ -1023,6 +1104,22 @@ impl Serialize for EnforcedDecisions {
 pub struct EnforcedTaint {
     /// Whether a tainted turn may still reach the network.
     pub egress: TaintEgress,
+}
+
+/// The enforced `[egress]` settings.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnforcedEgress {
+    /// `[egress] destinations`, in the file's order.
+    pub destinations: Vec<EnforcedDestination>,
+}
+
+/// One allow-list entry of `[egress] destinations`.
+#[derive(Debug, Clone, PartialEq, Eq, Serialize)]
+pub struct EnforcedDestination {
+    /// As written in the policy file.
+    pub written: String,
+    /// What it matches, in words.
+    pub matches: String,
 }
 
 /// The enforced `[filesystem]` lists.
@@ -1162,6 +1259,31 @@ impl EnforcedPolicy {
                 }
             }
         );
+        out.push_str("\negress in a tainted turn ([taint] egress, [egress] destinations):\n");
+        match self.taint.egress {
+            TaintEgress::Deny => out.push_str(
+                "  rule: a tool with egress, in a turn that has read the owner's files or \
+                 untrusted content, runs only when it declares where its data goes and every \
+                 such destination in the call is endorsed: named in the operator's words for \
+                 the turn (the task, attached files; registered by whoever opened the turn) or \
+                 matched by the allow-list below. Any other destination is refused, naming it. \
+                 A tool with egress that declares no destinations, and a call that names none of \
+                 its destinations, are refused. The rest of the \
+                 call (a body, a query) is not checked: it can carry the turn's data to an \
+                 endorsed destination.\n",
+            ),
+            TaintEgress::Allow => out.push_str(
+                "  rule: none: [taint] egress is \"allow\", so a tainted turn reaches any \
+                 destination, and the allow-list below is not used\n",
+            ),
+        }
+        out.push_str("  allow-list ([egress] destinations):\n");
+        if self.egress.destinations.is_empty() {
+            out.push_str("    (empty: only destinations the operator's words name)\n");
+        }
+        for d in &self.egress.destinations {
+            let _ = writeln!(out, "    {}  ({})", d.written, d.matches);
+        }
         let mut list = |title: &str, paths: &[EnforcedPath], mark_builtin: bool| {
             let _ = writeln!(out, "\n{title}:");
             if paths.is_empty() {

@@ -494,3 +494,77 @@ fn consent_keys_and_values_are_strict() {
     rejected(&fx, "[consent]\nalways = [\"python run\"]\n", "always", 2);
     rejected(&fx, "\n[consent]\nalways = [1]\n", "always", 3);
 }
+
+#[test]
+fn egress_destinations_are_parsed_matched_and_shown() {
+    let fx = Fixture::new();
+    let policy = parse(
+        &fx,
+        "[egress]\ndestinations = [\"*.Example.org\", \"bob@example.net\", \
+         \"gb29 nwbk 6016 1331 9268 19\", \"*.example.org\"]\n",
+    )
+    .unwrap();
+    let allow = policy.egress_destinations();
+    assert_eq!(allow.entries().len(), 3, "a repeated entry is kept once");
+    let d = |s: &str| seam_policy::Destination::parse_value(s).unwrap();
+    assert_eq!(
+        allow.matching(&d("files.example.org")),
+        Some("*.Example.org")
+    );
+    assert_eq!(
+        allow.matching(&d("Bob@Example.NET")),
+        Some("bob@example.net")
+    );
+    assert!(allow.matching(&d("GB29NWBK60161331926819")).is_some());
+    assert_eq!(allow.matching(&d("example.org")), None);
+    assert_eq!(allow.matching(&d("mallory@example.net")), None);
+    let text = policy.enforced().render_text();
+    assert!(text.contains("egress in a tainted turn"), "{text}");
+    assert!(
+        text.contains("*.Example.org  (any host below example.org"),
+        "{text}"
+    );
+    assert!(text.contains("named in the operator's words"), "{text}");
+    let json = serde_json::to_value(policy.enforced()).unwrap();
+    assert_eq!(
+        json["egress"]["destinations"][1]["written"],
+        "bob@example.net"
+    );
+    // without the table: an empty list, said so
+    let text = parse(&fx, "").unwrap().enforced().render_text();
+    assert!(
+        text.contains("(empty: only destinations the operator's words name)"),
+        "{text}"
+    );
+    let text = parse(&fx, "[taint]\negress = \"allow\"\n")
+        .unwrap()
+        .enforced()
+        .render_text();
+    assert!(text.contains("the allow-list below is not used"), "{text}");
+}
+
+#[test]
+fn egress_keys_and_values_are_strict() {
+    let fx = Fixture::new();
+    rejected(&fx, "[egress]\ndestination = []\n", "destination", 2);
+    rejected(
+        &fx,
+        "[egress]\ndestinations = \"*.example.org\"\n",
+        "destinations",
+        2,
+    );
+    rejected(&fx, "[egress]\ndestinations = [1]\n", "destinations", 2);
+    let t = rejected(
+        &fx,
+        "\n[egress]\ndestinations = [\"a.*.org\"]\n",
+        "destinations",
+        3,
+    );
+    assert!(t.contains("only a first label"), "{t}");
+    rejected(
+        &fx,
+        "[egress]\ndestinations = [\"  \"]\n",
+        "destinations",
+        2,
+    );
+}

@@ -21,6 +21,25 @@ pub struct InvokeRequest {
     pub token: Option<String>,
 }
 
+/// `POST /v1/turns` body (optional: an empty body opens a turn with no operator's words).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OpenTurnRequest {
+    /// The operator's words for the turn (the task; the text of attached files): in a tainted
+    /// turn, an egress call may still reach a destination they name. Only a client holding the
+    /// turn opener opens a turn, so only the launcher, never the agent, says them.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub operator_words: Vec<String>,
+}
+
+/// `POST /v1/turns/{id}/operator-words` body (with the turn opener and the turn's token):
+/// more of the operator's words for an open turn (an attached file read after it opened).
+#[derive(Debug, Clone, Default, PartialEq, Eq, Serialize, Deserialize)]
+#[serde(deny_unknown_fields)]
+pub struct OperatorWordsRequest {
+    pub text: Vec<String>,
+}
+
 /// `POST /v1/turns` → 201 with this body: the turn's id (public: the ledger shows it) and
 /// its token (secret: only the opener gets it). `Debug` does not show the token.
 #[derive(Clone, PartialEq, Eq, Serialize, Deserialize)]

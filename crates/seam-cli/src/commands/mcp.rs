@@ -67,7 +67,7 @@ fn report_notices(report: &UpstreamReport) -> Vec<String> {
 }
 
 /// `seam mcp`: serves the toolbox (built-in and upstream tools) over MCP on stdio.
-pub fn serve(ctx: &Context) -> anyhow::Result<Exit> {
+pub fn serve(ctx: &Context, operator_words: &[String]) -> anyhow::Result<Exit> {
     let toolbox = Arc::new(super::invoke::toolbox(ctx, &ToolboxConfig::default())?);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -75,7 +75,7 @@ pub fn serve(ctx: &Context) -> anyhow::Result<Exit> {
         .thread_name("seam-mcp")
         .build()
         .context("starting the MCP server's runtime")?;
-    let served = runtime.block_on(seam_gate::mcp::serve_stdio(toolbox.clone()));
+    let served = runtime.block_on(seam_gate::mcp::serve_stdio(toolbox.clone(), operator_words));
     runtime.shutdown_timeout(std::time::Duration::from_secs(1));
     served.context("serving MCP on stdio")?;
     Ok(Exit::Ok)

@@ -160,6 +160,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
             gate_close,
             tty,
             consent_approve,
+            task,
+            gate_endorse,
             consent_timeout,
         } => {
             let ctx = Context::load(&cli.global)?;
@@ -181,6 +183,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
                 gate_close,
                 tty,
                 consent_approve,
+                task,
+                gate_endorse,
                 consent_timeout,
             };
             ask::attack::run(&ctx, &cli.global, args)
@@ -197,10 +201,13 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
             let ctx = Context::load(&cli.global)?;
             secret::run(&ctx, cmd)
         }
-        Command::Mcp { command } => {
+        Command::Mcp {
+            command,
+            operator_words,
+        } => {
             let ctx = Context::load(&cli.global)?;
             match command {
-                None => mcp::serve(&ctx),
+                None => mcp::serve(&ctx, &operator_words),
                 Some(crate::cli::McpCommand::List { json }) => mcp::list(&ctx, json),
                 Some(crate::cli::McpCommand::Accept { server, json }) => {
                     mcp::accept(&ctx, &server, json)

@@ -45,11 +45,15 @@ async def over_stdio(seam, calls):
             return await drive(session, calls)
 
 
-async def over_http(url, token, calls):
+async def over_http(url, token, calls, opener=None):
     from mcp.client.streamable_http import streamable_http_client
     from mcp.shared._httpx_utils import create_mcp_http_client
 
-    client = create_mcp_http_client(headers={"Authorization": f"Bearer {token}"})
+    headers = {"Authorization": f"Bearer {token}"}
+    if opener:
+        # a session is a turn of its own: opening one takes the turn opener
+        headers["seam-turn-opener"] = opener
+    client = create_mcp_http_client(headers=headers)
     async with client:
         async with streamable_http_client(url, http_client=client) as streams:
             read, write = streams[0], streams[1]
@@ -62,7 +66,8 @@ def main():
     if mode == "stdio":
         result = asyncio.run(over_stdio(sys.argv[2], json.loads(sys.argv[3])))
     else:
-        result = asyncio.run(over_http(sys.argv[2], sys.argv[3], json.loads(sys.argv[4])))
+        opener = sys.argv[5] if len(sys.argv) > 5 else None
+        result = asyncio.run(over_http(sys.argv[2], sys.argv[3], json.loads(sys.argv[4]), opener))
     sys.stdout.write(json.dumps(result) + "\n")
 
 

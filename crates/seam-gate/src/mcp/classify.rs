@@ -1,5 +1,6 @@
 //! What each upstream tool is, as policy: which tools read (their result taints the turn),
-//! which reach the world (egress: refused in a tainted turn), which change state (the call
+//! which reach the world (egress: refused in a tainted turn, except to destinations endorsed
+//! for it when the config declares the tool's `destinations`), which change state (the call
 //! decides `ask`). Data and rules only, no I/O: [`upstream`](super::upstream) is the mechanism
 //! that builds the governed tool from the [`ToolClass`] this module decides.
 //!
@@ -33,7 +34,8 @@ use super::config::UpstreamConfig;
 pub enum Effect {
     /// Its result is the owner's data or content from outside: it taints the turn.
     Read,
-    /// It reaches the world (sends, posts, pays, fetches): refused in a tainted turn.
+    /// It reaches the world (sends, posts, pays, fetches): refused in a tainted turn, unless
+    /// the config declares its `destinations` and each one in the call is endorsed for the turn.
     Egress,
     /// It changes state: a call decides `ask`.
     Change,

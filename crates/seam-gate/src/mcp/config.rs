@@ -17,6 +17,15 @@
 //! effects = ["read"]                        # what it is: read | egress | change (classify)
 //! paths = { path = "read" }                 # top-level path params: read | write | source
 //!
+//! [mcp.upstream.tools.send_email]
+//! effects = ["egress", "change"]
+//! destinations = ["recipients", "cc", "bcc"] # where its data goes: places in its params;
+//!                                           # in a tainted turn each value there must be
+//!                                           # endorsed (named by the operator, or allowed)
+//! [mcp.upstream.tools.fetch]
+//! effects = ["read", "egress"]
+//! destinations = [{ host_of = "url" }]      # the host of the URL at that place
+//!
 //! [mcp.upstream.params]                     # any place in a tool's params, "TOOL/PLACE"
 //! "read_note/req/file_name" = "path-read"   # path-read | path-write | path-source
 //! "search/query" = "not-a-path"             # a string that is not a path
@@ -109,6 +118,9 @@ pub struct UpstreamToolConfig {
     pub effects: Option<BTreeSet<Effect>>,
     /// Path-like parameter → what the tool does with it.
     pub paths: BTreeMap<String, Access>,
+    /// `destinations`: the places (segments joined by `/`, `*` for any item or key) whose
+    /// values are where the tool's data goes, each with its form.
+    pub destinations: Vec<(String, crate::toolbox::DestinationForm)>,
 }
 
 impl UpstreamConfig {
@@ -136,7 +148,7 @@ const UPSTREAM_KEYS: &[&str] = &[
     "params",
 ];
 const PARAM_USES: &[&str] = &["path-read", "path-write", "path-source", "not-a-path"];
-const TOOL_KEYS: &[&str] = &["capability", "effects", "paths"];
+const TOOL_KEYS: &[&str] = &["capability", "effects", "paths", "destinations"];
 const DECISIONS: &[&str] = &["allow", "ask", "deny"];
 const ACCESSES: &[&str] = &["read", "write", "source"];
 
@@ -553,6 +565,61 @@ fn parse_tool(
                 }
                 out.effects = Some(effects);
             }
+            "destinations" => {
+                let bad = |at: Range<usize>, found: String| {
+                    src.error(
+                        at,
+                        Some(dotted.clone()),
+                        format!(
+                            "bad value for \"destinations\" of tool \"{tool}\": expected a list of \
+                             places in its params whose values are where its data goes \
+                             (\"recipient\", \"to/*\"), or {{ host_of = \"url\" }} for the host \
+                             of the URL at a place; found {found}"
+                        ),
+                    )
+                };
+                let DeValue::Array(items) = value.get_ref() else {
+                    return Err(bad(value.span(), type_name(value.get_ref()).to_owned()));
+                };
+                for item in items.iter() {
+                    let (place, form) = match item.get_ref() {
+                        DeValue::String(p) => {
+                            (p.to_string(), crate::toolbox::DestinationForm::Value)
+                        }
+                        DeValue::Table(t) => {
+                            let entries = entries_in_order(t);
+                            match entries.as_slice() {
+                                [(k, v)] if *k.get_ref() == "host_of" => match v.get_ref().as_str()
+                                {
+                                    Some(p) => {
+                                        (p.to_owned(), crate::toolbox::DestinationForm::UrlHost)
+                                    }
+                                    None => {
+                                        return Err(bad(
+                                            v.span(),
+                                            format!("host_of = {}", type_name(v.get_ref())),
+                                        ));
+                                    }
+                                },
+                                _ => {
+                                    return Err(bad(
+                                        item.span(),
+                                        "a table other than { host_of = \"PLACE\" }".to_owned(),
+                                    ));
+                                }
+                            }
+                        }
+                        other => return Err(bad(item.span(), type_name(other).to_owned())),
+                    };
+                    if place.is_empty() || place.split('/').any(str::is_empty) {
+                        return Err(bad(item.span(), format!("\"{place}\", which is no place")));
+                    }
+                    if out.destinations.iter().any(|(p, _)| *p == place) {
+                        return Err(bad(item.span(), format!("\"{place}\" twice")));
+                    }
+                    out.destinations.push((place, form));
+                }
+            }
             "paths" => {
                 let DeValue::Table(paths) = value.get_ref() else {
                     return Err(src.error(
@@ -707,6 +774,36 @@ mod tests {
         assert!(e.contains("two [[mcp.upstream]]"), "{e}");
         let e = err("[mcp]\nupstreams = 1\n");
         assert!(e.contains("did you mean \"upstream\""), "{e}");
+    }
+
+    #[test]
+    fn destinations_are_places_or_the_host_of_one() {
+        use crate::toolbox::DestinationForm;
+        let head = "[[mcp.upstream]]\nname = \"b\"\ncommand = \"x\"\negress = true\n";
+        let c = parse(&format!(
+            "{head}[mcp.upstream.tools.send]\ndestinations = [\"to\", \"cc/*\", \
+             {{ host_of = \"url\" }}]\n"
+        ))
+        .unwrap();
+        assert_eq!(
+            c.mcp.upstreams[0].tools["send"].destinations,
+            vec![
+                ("to".to_owned(), DestinationForm::Value),
+                ("cc/*".to_owned(), DestinationForm::Value),
+                ("url".to_owned(), DestinationForm::UrlHost),
+            ]
+        );
+        let err = |t: &str| parse(&format!("{head}{t}")).unwrap_err().to_string();
+        let e = err("[mcp.upstream.tools.send]\ndestinations = \"to\"\n");
+        assert!(e.contains("expected a list of places"), "{e}");
+        let e = err("[mcp.upstream.tools.send]\ndestinations = [\"to\", \"to\"]\n");
+        assert!(e.contains("twice"), "{e}");
+        let e = err("[mcp.upstream.tools.send]\ndestinations = [\"a//b\"]\n");
+        assert!(e.contains("no place"), "{e}");
+        let e = err("[mcp.upstream.tools.send]\ndestinations = [{ host = \"url\" }]\n");
+        assert!(e.contains("host_of"), "{e}");
+        let e = err("[mcp.upstream.tools.send]\ndestination = [\"to\"]\n");
+        assert!(e.contains("did you mean \"destinations\""), "{e}");
     }
 
     #[test]

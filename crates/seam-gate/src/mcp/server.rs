@@ -41,7 +41,13 @@ pub struct SeamMcpServer {
 impl SeamMcpServer {
     /// A session over `toolbox`, in a turn of its own (opened now, closed on drop).
     pub fn new(toolbox: Arc<Toolbox>) -> Self {
-        let (turn, _token) = toolbox.open_turn();
+        Self::with_operator_words(toolbox, &[])
+    }
+
+    /// A session whose turn holds `words` as the operator's (`seam mcp --operator-words`,
+    /// given by whoever starts the server: nothing the session sends adds to them).
+    pub fn with_operator_words(toolbox: Arc<Toolbox>, words: &[String]) -> Self {
+        let (turn, _token) = toolbox.open_turn_with(words);
         SeamMcpServer { toolbox, turn }
     }
 
@@ -141,9 +147,12 @@ impl ServerHandler for SeamMcpServer {
 }
 
 /// Serves `toolbox` over MCP on stdin/stdout until the client closes it. Needs a tokio runtime.
-pub async fn serve_stdio(toolbox: Arc<Toolbox>) -> Result<(), std::io::Error> {
+pub async fn serve_stdio(
+    toolbox: Arc<Toolbox>,
+    operator_words: &[String],
+) -> Result<(), std::io::Error> {
     use rmcp::ServiceExt;
-    let server = SeamMcpServer::new(toolbox);
+    let server = SeamMcpServer::with_operator_words(toolbox, operator_words);
     let running = server
         .serve(rmcp::transport::stdio())
         .await

@@ -58,8 +58,8 @@ use super::fingerprint::{AcceptedDefinitions, DefinitionStatus, FingerprintError
 pub use crate::toolbox::schema_walk::SchemaError;
 use crate::toolbox::schema_walk::{self, LeafKind, location_text, parse_location};
 use crate::toolbox::{
-    Admitted, BUILTIN_TOOL_NAMES, GateError, GovernedTool, PathParam, ToolCall, ToolDecl,
-    ToolFailure, check_decl_with,
+    Admitted, BUILTIN_TOOL_NAMES, DestinationParam, GateError, GovernedTool, PathParam, ToolCall,
+    ToolDecl, ToolFailure, check_decl_with,
 };
 
 /// How long starting one upstream (spawn, initialize, list tools) may take, unless its
@@ -749,6 +749,21 @@ fn governed_tool(
         paths,
         taints: class.reads(),
         egress: class.egress(),
+        // where its data goes, as the config says (the toolbox checks each is a place of the
+        // schema, and that the tool has egress)
+        destinations: cfg
+            .tools
+            .get(&def.name)
+            .map(|t| {
+                t.destinations
+                    .iter()
+                    .map(|(place, form)| DestinationParam {
+                        field: leak(place.clone()),
+                        form: *form,
+                    })
+                    .collect()
+            })
+            .unwrap_or_default(),
     };
     match check_decl_with(&decl, &not_paths) {
         Ok(()) => {}
@@ -802,6 +817,7 @@ fn pending_tool(
         paths: Vec::new(),
         taints: true,
         egress: cfg.egress,
+        destinations: Vec::new(),
     };
     UpstreamTool {
         decl,

@@ -8,11 +8,13 @@
 //! | `GET /v1/health` | 200 [`Health`] |
 //! | `GET /v1/tools` | 200 `[ToolSpec]` |
 //! | `POST /v1/invoke` `{tool, params, turn?, token?}` | the envelope or the refusal of DESIGN.md, see below |
-//! | `POST /v1/turns` + `seam-turn-opener` | 201 [`TurnOpened`] `{"turn": id, "token": secret}`; 403 without the opener |
+//! | `POST /v1/turns` + `seam-turn-opener`, body empty or [`OpenTurnRequest`] `{"operator_words": [...]}` | 201 [`TurnOpened`] `{"turn": id, "token": secret}`; 403 without the opener |
 //! | `GET /v1/turns/{id}` + `seam-turn-token` | 200 [`TurnState`] `{"turn", "tainted"}`, 404 if not open or not its token |
 //! | `DELETE /v1/turns/{id}` + `seam-turn-token` | 204, 404 if not open or not its token |
 //! | `POST /v1/turns/{id}/taint` + `seam-turn-token` | 204: the turn is tainted from now on; 404 as above |
+//! | `POST /v1/turns/{id}/operator-words` `{"text": [...]}` + `seam-turn-opener` + `seam-turn-token` | 204: more of the operator's words for the turn; 403 without the opener; 404 as above |
 //! | `GET /v1/ledger/stream` | 200 `text/event-stream`: one event per new ledger record |
+//! | `/mcp` + `seam-turn-opener` | MCP over streamable HTTP, a session a turn of its own; 403 without the opener |
 //! | `GET /v1/consents` + `seam-turn-opener`, unix socket only | 200 `[PendingConsent]`: the calls waiting for the operator |
 //! | `POST /v1/consents/{id}` `{"answer": "once"\|"turn"\|"always"\|"deny"}` + `seam-turn-opener`, unix socket only | 204; 404 not waiting; 403 without the opener or over TCP; 409 an "always" whose rule could not be written |
 //!
@@ -46,7 +48,13 @@
 //! turn nor call without one. A call names its turn's id and token, or it is
 //! refused (`unknown_turn`, 400, recorded); asking after, tainting or closing a
 //! turn takes its token too, so a client that read another session's turn id off
-//! the ledger stream cannot close that turn (closing forgets its taint). The gate,
+//! the ledger stream cannot close that turn (closing forgets its taint).
+//!
+//! The operator's words for a turn (the task, attached files' text) are given by its opener:
+//! in the body of `POST /v1/turns`, or with the opener and the turn's token at
+//! `POST /v1/turns/{id}/operator-words`. In a tainted turn an egress call may still reach a
+//! destination they name (see [`Toolbox::call`](crate::Toolbox::call)); the agent, which
+//! holds its turn's token and never the opener, cannot add to them. The gate,
 //! not the caller, records taint, and no call can un-taint a turn. An invoke
 //! without a turn, from a client presenting the opener (the owner's own CLI), gets
 //! a turn of its own, opened for that one call and closed after it.
@@ -110,8 +118,8 @@ use crate::toolbox::Toolbox;
 pub use auth::{BearerToken, OPENER_FILE, TOKEN_FILE, token_path};
 pub use listen::{SOCKET_FILE, socket_path};
 pub use wire::{
-    ErrorBody, Health, InvokeRequest, TURN_HEADER, TURN_OPENER_HEADER, TURN_TAINTED_HEADER,
-    TURN_TOKEN_HEADER, TurnOpened, TurnState,
+    ErrorBody, Health, InvokeRequest, OpenTurnRequest, OperatorWordsRequest, TURN_HEADER,
+    TURN_OPENER_HEADER, TURN_TAINTED_HEADER, TURN_TOKEN_HEADER, TurnOpened, TurnState,
 };
 
 /// The service's limits.

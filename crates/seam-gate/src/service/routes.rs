@@ -17,8 +17,8 @@ use serde::Serialize;
 use super::auth::BearerToken;
 use super::listen::PeerUid;
 use super::wire::{
-    ConsentAnswerRequest, ErrorBody, Health, InvokeRequest, TURN_HEADER, TURN_OPENER_HEADER,
-    TURN_TAINTED_HEADER, TURN_TOKEN_HEADER, TurnOpened, TurnState,
+    ConsentAnswerRequest, ErrorBody, Health, InvokeRequest, OpenTurnRequest, OperatorWordsRequest,
+    TURN_HEADER, TURN_OPENER_HEADER, TURN_TAINTED_HEADER, TURN_TOKEN_HEADER, TurnOpened, TurnState,
 };
 use super::{AppState, status_for_refusal, stream};
 use crate::toolbox::CallRequest;
@@ -32,13 +32,24 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
         .route("/v1/turns", post(open_turn))
         .route("/v1/turns/{id}", get(turn_state).delete(close_turn))
         .route("/v1/turns/{id}/taint", post(taint_turn))
+        .route("/v1/turns/{id}/operator-words", post(add_operator_words))
         .route("/v1/ledger/stream", get(stream::ledger_stream))
         .route("/v1/consents", get(consents))
         .route("/v1/consents/{id}", post(answer_consent))
-        // MCP over streamable HTTP: the same toolbox, every call through Toolbox::call.
-        .nest_service(
-            "/mcp",
-            crate::mcp::http_service(state.toolbox.clone(), state.shutdown.clone()),
+        // MCP over streamable HTTP: the same toolbox, every call through Toolbox::call. A
+        // session is a turn of its own, fresh and untainted, so opening one takes the turn
+        // opener like POST /v1/turns: the confined agent, which reaches this socket, holds
+        // its own turn's token and never the opener.
+        .merge(
+            Router::new()
+                .nest_service(
+                    "/mcp",
+                    crate::mcp::http_service(state.toolbox.clone(), state.shutdown.clone()),
+                )
+                .layer(middleware::from_fn_with_state(
+                    state.clone(),
+                    require_opener_for_mcp,
+                )),
         )
         .fallback(not_found)
         .with_state(state)
@@ -48,6 +59,27 @@ pub(crate) fn router(state: Arc<AppState>) -> Router {
 /// gets 401 before any handler runs.
 pub(crate) fn tcp_router(state: Arc<AppState>, token: BearerToken) -> Router {
     router(state).layer(middleware::from_fn_with_state(token, require_bearer))
+}
+
+async fn require_opener_for_mcp(
+    State(state): State<Arc<AppState>>,
+    request: Request,
+    next: Next,
+) -> Response {
+    let opener = request
+        .headers()
+        .get(TURN_OPENER_HEADER)
+        .map(HeaderValue::as_bytes);
+    if state.opener.is(opener) {
+        return next.run(request).await;
+    }
+    error(
+        StatusCode::FORBIDDEN,
+        format!(
+            "an MCP session is a turn of its own, and opening a turn takes the turn opener \
+             (header {TURN_OPENER_HEADER}: the secret in seam's home at keys/turn-opener)"
+        ),
+    )
 }
 
 async fn require_bearer(
@@ -105,7 +137,7 @@ async fn not_found() -> Response {
     error(
         StatusCode::NOT_FOUND,
         "no such endpoint; the gate serves GET /v1/health, GET /v1/tools, POST /v1/invoke, \
-         POST /v1/turns, GET|DELETE /v1/turns/{id}, POST /v1/turns/{id}/taint, GET /v1/ledger/stream, GET /v1/consents, POST /v1/consents/{id}, \
+         POST /v1/turns, GET|DELETE /v1/turns/{id}, POST /v1/turns/{id}/taint, POST /v1/turns/{id}/operator-words, GET /v1/ledger/stream, GET /v1/consents, POST /v1/consents/{id}, \
          MCP at /mcp",
     )
 }
@@ -339,7 +371,7 @@ fn set_turn_headers(response: &mut Response, turn: &str, tainted: bool) {
     );
 }
 
-async fn open_turn(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Response {
+async fn open_turn(State(state): State<Arc<AppState>>, headers: HeaderMap, body: Body) -> Response {
     if !state
         .opener
         .is(headers.get(TURN_OPENER_HEADER).map(HeaderValue::as_bytes))
@@ -353,7 +385,27 @@ async fn open_turn(State(state): State<Arc<AppState>>, headers: HeaderMap) -> Re
             ),
         );
     }
-    let (turn, token) = state.toolbox.open_turn();
+    let bytes = match read_body(&state, &headers, body).await {
+        Ok(b) => b,
+        Err(response) => return response,
+    };
+    let req: OpenTurnRequest = if bytes.iter().all(u8::is_ascii_whitespace) {
+        OpenTurnRequest::default()
+    } else {
+        match serde_json::from_slice(&bytes) {
+            Ok(r) => r,
+            Err(e) => {
+                return error(
+                    StatusCode::BAD_REQUEST,
+                    format!(
+                        "the body is not a turn request ({e}); send nothing, or \
+                         {{\"operator_words\": [TEXT, …]}}"
+                    ),
+                );
+            }
+        }
+    };
+    let (turn, token) = state.toolbox.open_turn_with(&req.operator_words);
     json(
         StatusCode::CREATED,
         &TurnOpened {
@@ -512,4 +564,49 @@ async fn taint_turn(
     } else {
         error(StatusCode::NOT_FOUND, NOT_HELD)
     }
+}
+
+/// More of the operator's words for an open turn (an attached file read after it opened).
+/// Takes the turn opener *and* the turn's token: the agent holds the token, never the
+/// opener, so it cannot make a value it read somewhere the operator's.
+async fn add_operator_words(
+    State(state): State<Arc<AppState>>,
+    headers: HeaderMap,
+    UrlPath(id): UrlPath<String>,
+    body: Body,
+) -> Response {
+    if !state
+        .opener
+        .is(headers.get(TURN_OPENER_HEADER).map(HeaderValue::as_bytes))
+    {
+        return error(
+            StatusCode::FORBIDDEN,
+            format!(
+                "the operator's words for a turn are given by whoever opened it, with the turn \
+                 opener (header {TURN_OPENER_HEADER}), which the agent does not hold"
+            ),
+        );
+    }
+    if !holds_turn(&state, &headers, &id) {
+        return error(StatusCode::NOT_FOUND, NOT_HELD);
+    }
+    let bytes = match read_body(&state, &headers, body).await {
+        Ok(b) => b,
+        Err(response) => return response,
+    };
+    let req: OperatorWordsRequest = match serde_json::from_slice(&bytes) {
+        Ok(r) => r,
+        Err(e) => {
+            return error(
+                StatusCode::BAD_REQUEST,
+                format!("the body is not {{\"text\": [TEXT, …]}} ({e})"),
+            );
+        }
+    };
+    for text in &req.text {
+        if !state.toolbox.add_operator_words(&id, text) {
+            return error(StatusCode::NOT_FOUND, NOT_HELD);
+        }
+    }
+    StatusCode::NO_CONTENT.into_response()
 }

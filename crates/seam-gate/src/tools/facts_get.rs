@@ -84,6 +84,7 @@ impl FactsGet {
                 paths: vec![],
                 taints: false,
                 egress: false,
+                destinations: Vec::new(),
             },
             policy_digest,
             workspace_root: policy.env().workspace_root.display().to_string(),

@@ -58,6 +58,7 @@ impl FilesRead {
                 }],
                 taints: true,
                 egress: false,
+                destinations: Vec::new(),
             },
             max_bytes: max_bytes.max(1),
         }

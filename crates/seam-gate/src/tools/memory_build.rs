@@ -64,6 +64,7 @@ impl MemoryBuild {
                 paths: vec![],
                 taints: true,
                 egress: false,
+                destinations: Vec::new(),
             },
             // The agent's Critic and `builder check` write these records in the agent's
             // own directory (agent/builds.sqlite): agent-authored text, so an answer taints.

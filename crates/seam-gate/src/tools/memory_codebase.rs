@@ -110,6 +110,7 @@ impl MemoryCodebase {
                 }],
                 taints: true,
                 egress: false,
+                destinations: Vec::new(),
             },
             scope,
             stores: StorePool::new(home, |h: &MemoryHome| h.existing_codebase()),

@@ -61,6 +61,7 @@ impl MemoryOperator {
                 paths: vec![],
                 taints: true,
                 egress: false,
+                destinations: Vec::new(),
             },
             stores: StorePool::new(home, |h: &MemoryHome| h.existing_notes()),
         }

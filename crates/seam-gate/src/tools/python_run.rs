@@ -150,6 +150,8 @@ impl PythonRun {
                 paths: vec![],
                 taints: run_unsandboxed,
                 egress: run_unsandboxed,
+                // unsandboxed code can reach anywhere: no parameter says where
+                destinations: Vec::new(),
             },
             run_unsandboxed,
             sandbox,

@@ -155,6 +155,8 @@ impl WebSearch {
                 paths: vec![],
                 taints: true,
                 egress: true,
+                // the backend is fixed (the gate's config): what leaves is the query, not a place
+                destinations: Vec::new(),
             },
             setup,
             client: OnceLock::new(),

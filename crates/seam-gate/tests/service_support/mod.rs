@@ -34,6 +34,7 @@ impl TestEgress {
             paths: vec![],
             taints: false,
             egress: true,
+            destinations: Vec::new(),
         })
     }
 }
@@ -44,6 +45,86 @@ impl GovernedTool for TestEgress {
     }
     fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
         Ok(json!({"sent": call.params()["q"]}))
+    }
+}
+
+/// A tool that "sends" `body` to `to` (and `cc`): egress, with its destinations declared.
+#[derive(Debug)]
+pub struct TestSend(ToolDecl);
+
+impl TestSend {
+    pub fn new() -> Self {
+        TestSend(ToolDecl {
+            name: "test.send",
+            version: "1",
+            description: "test-only: pretends to send body to to and cc",
+            schema: json!({"type":"object","additionalProperties":false,"required":["to","body"],
+                           "properties":{"to":{"type":"string"},"body":{"type":"string"},
+                                         "cc":{"type":"array","items":{"type":"string"}}}}),
+            capability: Capability::Facts,
+            reads: true,
+            paths: vec![],
+            taints: false,
+            egress: true,
+            destinations: vec![
+                seam_gate::DestinationParam {
+                    field: "to",
+                    form: seam_gate::DestinationForm::Value,
+                },
+                seam_gate::DestinationParam {
+                    field: "cc",
+                    form: seam_gate::DestinationForm::Value,
+                },
+            ],
+        })
+    }
+}
+
+impl GovernedTool for TestSend {
+    fn decl(&self) -> &ToolDecl {
+        &self.0
+    }
+    fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
+        Ok(json!({"sent_to": call.params()["to"], "body": call.params()["body"]}))
+    }
+}
+
+/// A tool that "fetches" `url`: egress, the URL's host its destination.
+#[derive(Debug)]
+pub struct TestFetch(ToolDecl);
+
+impl TestFetch {
+    pub fn new() -> Self {
+        TestFetch(ToolDecl {
+            name: "test.fetch",
+            version: "1",
+            description: "test-only: pretends to fetch url",
+            schema: json!({"type":"object","additionalProperties":false,"required":["url"],
+                           "properties":{"url":{"type":"string"}}}),
+            capability: Capability::Facts,
+            reads: true,
+            paths: vec![],
+            taints: true,
+            egress: true,
+            destinations: vec![seam_gate::DestinationParam {
+                field: "url",
+                form: seam_gate::DestinationForm::UrlHost,
+            }],
+        })
+    }
+}
+
+impl GovernedTool for TestFetch {
+    fn decl(&self) -> &ToolDecl {
+        &self.0
+    }
+    fn not_paths(&self) -> &[String] {
+        // a URL (the toolbox reads a `url` as a path-like place until told otherwise)
+        static URL: std::sync::OnceLock<Vec<String>> = std::sync::OnceLock::new();
+        URL.get_or_init(|| vec!["url".to_owned()])
+    }
+    fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
+        Ok(json!({"fetched": call.params()["url"]}))
     }
 }
 
@@ -64,6 +145,7 @@ impl TestSlow {
             paths: vec![],
             taints: false,
             egress: false,
+            destinations: Vec::new(),
         })
     }
 }
@@ -96,6 +178,7 @@ impl TestAct {
             paths: vec![],
             taints: false,
             egress: false,
+            destinations: Vec::new(),
         })
     }
 }
@@ -172,6 +255,16 @@ impl TestGate {
         policy_toml: Option<&str>,
         desk: Option<Arc<seam_gate::ConsentDesk>>,
     ) -> TestGate {
+        Self::start_with_tools(configure, policy_toml, desk, tools()).await
+    }
+
+    /// A gate with exactly these tools.
+    pub async fn start_with_tools(
+        configure: impl FnOnce(&mut ServiceOptions),
+        policy_toml: Option<&str>,
+        desk: Option<Arc<seam_gate::ConsentDesk>>,
+        tools: Vec<Box<dyn GovernedTool>>,
+    ) -> TestGate {
         let (dir, seam_home, project, env) = layout();
         let policy = match policy_toml {
             Some(src) => Policy::from_toml_str(src, &dir.path().join("policy.toml"), env).unwrap(),
@@ -184,7 +277,7 @@ impl TestGate {
                 Arc::new(policy),
                 Arc::new(seam_scrub::Scrubber::new()),
                 hook,
-                tools(),
+                tools,
             )
             .unwrap()
             .requiring_open_turns(),
@@ -372,10 +465,10 @@ impl Conn {
         headers: &[(&str, &str)],
         body: impl Into<Bytes>,
     ) -> Result<Reply, hyper::Error> {
-        let mut req = hyper::Request::builder()
-            .method(method)
-            .uri(path)
-            .header("host", "gate");
+        let mut req = hyper::Request::builder().method(method).uri(path);
+        if !headers.iter().any(|(k, _)| k.eq_ignore_ascii_case("host")) {
+            req = req.header("host", "gate");
+        }
         for (k, v) in headers {
             req = req.header(*k, *v);
         }
@@ -410,6 +503,32 @@ impl Conn {
         self.send("POST", "/v1/invoke", &headers, body.to_string())
             .await
             .unwrap()
+    }
+
+    /// Opens a turn with this connection's opener and `words` as the operator's words for
+    /// it, and keeps its token.
+    pub async fn open_turn_with(&mut self, words: &[&str]) -> String {
+        let opener = self.opener.clone().unwrap_or_default();
+        let r = self
+            .send(
+                "POST",
+                "/v1/turns",
+                &[("seam-turn-opener", &opener)],
+                json!({"operator_words": words}).to_string(),
+            )
+            .await
+            .unwrap();
+        assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
+        let v = r.json();
+        let turn = v["turn"].as_str().unwrap().to_owned();
+        self.tokens
+            .insert(turn.clone(), v["token"].as_str().unwrap().to_owned());
+        turn
+    }
+
+    /// Hands this connection a turn's token (the agent holds its own turn's token).
+    pub fn hold_token(&mut self, turn: &str, token: &str) {
+        self.tokens.insert(turn.to_owned(), token.to_owned());
     }
 
     /// Opens a turn with this connection's opener and keeps its token.

@@ -52,6 +52,10 @@ pub struct AttackArgs {
     pub tty: bool,
     /// From inside: try to list and approve the calls waiting for consent over the socket.
     pub consent_approve: bool,
+    /// The operator's task for the turn (registered as the operator's words before the walls).
+    pub task: String,
+    /// From inside: try to make this value the operator's words for a turn.
+    pub gate_endorse: Option<String>,
     /// For the gate started here: how long a call waits for consent.
     pub consent_timeout: u64,
 }
@@ -85,6 +89,7 @@ pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<E
             gate_url: None,
             repo: args.repo.clone(),
             attach: &args.attach,
+            task: &args.task,
             model_url: args.model_url.as_deref(),
             model_file: None,
             consent_timeout: args.consent_timeout,
@@ -243,6 +248,30 @@ pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<E
                     )
                     .await;
                 out.insert(format!("consent_approve {name}"), state(approved));
+            }
+        }
+        if let Some(value) = &args.gate_endorse {
+            // Each way the agent has to say "the operator said this": its own turn's
+            // operator words (it holds the token, not the opener), a fresh turn opened with
+            // the value, and both again with an opener read from keys/ (the walls refuse it).
+            let words = [value.clone()];
+            let stolen = std::fs::read_to_string(home.join("keys/turn-opener")).ok();
+            out.insert(
+                "endorse_read_opener".into(),
+                json!({"denied": stolen.is_none()}),
+            );
+            let mut tries = vec![("no_opener", GateClient::new(endpoint.clone()))];
+            if let Some(o) = stolen {
+                tries.push((
+                    "stolen_opener",
+                    GateClient::new(endpoint.clone()).with_opener(o.trim().to_owned()),
+                ));
+            }
+            for (name, mut c) in tries {
+                let added = c.add_operator_words(&turn, &words).await;
+                out.insert(format!("endorse_own_turn {name}"), state(added));
+                let opened = c.open_turn_with(&words).await.map(drop);
+                out.insert(format!("endorse_fresh_turn {name}"), state(opened));
             }
         }
         // The agent's own turn, as the gate keeps it (tainted by an attachment?).

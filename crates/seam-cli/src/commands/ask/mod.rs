@@ -112,6 +112,7 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
             gate_url: args.gate_url.as_deref(),
             repo: args.repo.clone(),
             attach: &args.attach,
+            task: &args.task,
             model_url: args.model_url.as_deref().or(config.model.url.as_deref()),
             model_file: embedded.as_ref().map(|(_, path)| path.as_path()),
             confine: args.confine,
@@ -375,6 +376,8 @@ pub(crate) struct Prepare<'a> {
     pub gate_url: Option<&'a str>,
     pub repo: Option<PathBuf>,
     pub attach: &'a [PathBuf],
+    /// The operator's task: registered with the gate as the operator's words for the turn.
+    pub task: &'a str,
     pub model_url: Option<&'a str>,
     /// The embedded model's file (read-only behind the walls).
     pub model_file: Option<&'a std::path::Path>,
@@ -434,8 +437,9 @@ pub(crate) fn prepare(ctx: &Context, global: &Global, p: &Prepare<'_>) -> anyhow
         };
         Ok::<_, anyhow::Error>((endpoint, child))
     })?;
-    let turn = open_turn::open_outside(&home, p.gate_url)?;
-    let attachments = single.block_on(read_attachments(&endpoint, &turn, p.attach))?;
+    // The turn, opened by a child holding the opener, with the operator's words for it (the
+    // task, the attached files' text, read through the gate in the turn).
+    let (turn, attachments) = open_turn::open_outside(&home, p.gate_url, p.task, p.attach)?;
     drop(single);
     let local = Arc::new(
         seam_local::LocalTools::open(seam_local::LocalConfig {
@@ -468,7 +472,7 @@ pub(crate) fn prepare(ctx: &Context, global: &Global, p: &Prepare<'_>) -> anyhow
 /// Each attached file, read by the gate in the turn (`files.read`: path admission, so a
 /// protected or unlisted file is refused naming the real file, and the read taints the
 /// turn). The agent gets the text, never a handle on the file.
-async fn read_attachments(
+pub(crate) async fn read_attachments(
     endpoint: &GateEndpoint,
     turn: &seam_protocol::wire::TurnOpened,
     attach: &[PathBuf],
