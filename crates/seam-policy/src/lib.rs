@@ -82,13 +82,15 @@ pub enum Capability {
     SelfModify,
     PythonRun,
     WebSearch,
+    /// Fetching one page of the web by URL (`web.fetch`): a way out, like a search.
+    WebFetch,
     Memory,
     /// Facts about the machine, by enumerated name (`facts.get`): never a path.
     Facts,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 7] = [
+    pub const ALL: [Capability; 8] = [
         Capability::FilesystemRead,
         Capability::FilesystemWrite,
         Capability::SelfModify,
@@ -96,6 +98,7 @@ impl Capability {
         Capability::WebSearch,
         Capability::Memory,
         Capability::Facts,
+        Capability::WebFetch,
     ];
 
     /// The name used in the policy file (`filesystem.read`, …).
@@ -108,6 +111,7 @@ impl Capability {
             Capability::WebSearch => "web.search",
             Capability::Memory => "memory",
             Capability::Facts => "facts",
+            Capability::WebFetch => "web.fetch",
         }
     }
 
@@ -125,6 +129,7 @@ impl Capability {
             Capability::WebSearch => 4,
             Capability::Memory => 5,
             Capability::Facts => 6,
+            Capability::WebFetch => 7,
         }
     }
 }

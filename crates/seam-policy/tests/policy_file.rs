@@ -45,6 +45,7 @@ fn defaults_when_no_file_is_given() {
         (Capability::WebSearch, Decision::Ask),
         (Capability::Memory, Decision::Allow),
         (Capability::Facts, Decision::Allow),
+        (Capability::WebFetch, Decision::Ask),
     ];
     for (cap, decision) in expected {
         assert_eq!(policy.decision(cap), decision, "{cap}");

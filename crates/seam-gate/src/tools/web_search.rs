@@ -367,7 +367,7 @@ fn describe_send_error(
     )
 }
 
-fn find_source<'a, T: std::error::Error + 'static>(
+pub(crate) fn find_source<'a, T: std::error::Error + 'static>(
     e: &'a (dyn std::error::Error + 'static),
 ) -> Option<&'a T> {
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
@@ -380,7 +380,7 @@ fn find_source<'a, T: std::error::Error + 'static>(
     None
 }
 
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     let mut cur = e;
     while let Some(next) = cur.source() {
         cur = next;
