@@ -731,8 +731,11 @@ fn describe_http_error(url: &Url, e: &reqwest::Error, setup: &WebFetchSetup) -> 
         ));
     }
     if let Some(a) = find_source::<AddressRefused>(e) {
-        let via = match e.url() {
-            Some(at) if at != url => format!(" (redirected to {})", origin_of(at)),
+        // The error names the URL first asked for; a host other than its own was reached by
+        // a redirect.
+        let first = url.host().map(|h| Target::of_host(h).to_string());
+        let via = match first {
+            Some(h) if h != a.host => format!(" (redirected to {})", a.host),
             _ => String::new(),
         };
         return refuse(format!(
