@@ -892,6 +892,83 @@ mod tests {
     }
 
     #[test]
+    fn web_fetch_stands_on_its_own_with_defaults() {
+        let c = parse("[web.fetch]\nallow = [\"docs.rs\", \"*.Example.org\", \"*\"]\n").unwrap();
+        assert_eq!(
+            c.web, None,
+            "[web.fetch] alone configures no search backend"
+        );
+        let f = c.web_fetch_setup();
+        assert!(f.written);
+        let shown: Vec<String> = f.allow.patterns().iter().map(|p| p.to_string()).collect();
+        assert_eq!(shown, ["docs.rs", "*.example.org", "*"]);
+        assert_eq!(f.max_bytes, DEFAULT_FETCH_MAX_BYTES);
+        assert_eq!(f.max_chars, DEFAULT_FETCH_MAX_CHARS);
+        assert_eq!(f.timeout, DEFAULT_FETCH_TIMEOUT);
+        assert_eq!(f.connect_timeout, DEFAULT_FETCH_CONNECT_TIMEOUT);
+        assert_eq!(f.max_redirects, DEFAULT_FETCH_MAX_REDIRECTS);
+        // nothing written: nothing allowed
+        let none = parse("").unwrap().web_fetch_setup();
+        assert!(!none.written && none.allow.is_empty());
+        let empty = parse("[web.fetch]\nallow = []\n")
+            .unwrap()
+            .web_fetch_setup();
+        assert!(empty.written && empty.allow.is_empty());
+        // with a search backend beside it
+        let c = parse(
+            "[web]\nbackend = \"searxng\"\nurl = \"http://127.0.0.1:8888\"\n[web.fetch]\n\
+             allow = [\"10.0.0.5\"]\nmax_bytes = 10\nmax_chars = 5\ntimeout_s = 3\n\
+             connect_timeout_s = 0.5\nmax_redirects = 0\n",
+        )
+        .unwrap();
+        assert_eq!(c.web.unwrap().backend, WebBackend::Searxng);
+        let f = c.fetch;
+        assert_eq!((f.max_bytes, f.max_chars, f.max_redirects), (10, 5, 0));
+        assert_eq!(f.timeout, Duration::from_secs(3));
+        assert_eq!(f.connect_timeout, Duration::from_millis(500));
+        // a short timeout_s bounds the default connect timeout too
+        let f = parse("[web.fetch]\ntimeout_s = 2\n").unwrap().fetch;
+        assert_eq!(f.connect_timeout, Duration::from_secs(2));
+    }
+
+    #[test]
+    fn web_fetch_errors_name_key_and_line() {
+        let t = rejected("[web.fetch]\nallow = \"docs.rs\"\n", "web.fetch.allow", 2);
+        assert!(t.contains("expected a list of hosts"), "{t}");
+        let t = rejected(
+            "[web.fetch]\nallow = [\n  \"docs.rs\",\n  \"https://docs.rs/\",\n]\n",
+            "web.fetch.allow",
+            4,
+        );
+        assert!(t.contains("without a scheme or a path"), "{t}");
+        rejected("[web.fetch]\nallow = [1]\n", "web.fetch.allow", 2);
+        rejected(
+            "[web.fetch]\nallow = [\"docs.rs:443\"]\n",
+            "web.fetch.allow",
+            2,
+        );
+        let t = rejected("[web.fetch]\nalow = []\n", "web.fetch.alow", 2);
+        assert!(t.contains("did you mean \"allow\""), "{t}");
+        rejected("[web.fetch]\nmax_bytes = 0\n", "web.fetch.max_bytes", 2);
+        rejected("[web.fetch]\nmax_chars = -1\n", "web.fetch.max_chars", 2);
+        rejected(
+            "[web.fetch]\nmax_redirects = 21\n",
+            "web.fetch.max_redirects",
+            2,
+        );
+        rejected("[web.fetch]\ntimeout_s = 0\n", "web.fetch.timeout_s", 2);
+        let t = rejected(
+            "[web.fetch]\ntimeout_s = 2\nconnect_timeout_s = 5\n",
+            "web.fetch.connect_timeout_s",
+            3,
+        );
+        assert!(t.contains("longer than timeout_s"), "{t}");
+        rejected("[web]\nfetch = 1\n", "web.fetch", 2);
+        // search keys beside [web.fetch] still need a backend
+        rejected("[web]\nurl = \"http://x\"\n[web.fetch]\n", "web.backend", 1);
+    }
+
+    #[test]
     fn the_setup_resolves_the_key_in_the_keeper() {
         let home = tempfile::tempdir().unwrap();
         let c = parse("[web]\nbackend = \"brave\"\napi_key = \"keeper:brave\"\n").unwrap();
