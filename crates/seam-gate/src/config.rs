@@ -16,7 +16,7 @@
 //! allow = ["docs.rs", "*.wikipedia.org"]  # "*": every public host; empty or absent: none
 //! max_bytes = 1048576            # bytes of a body read, at most (1..=67108864); then cut
 //! max_chars = 20000              # characters of text returned, at most (1..=1000000)
-//! timeout_s = 20                 # the whole call: connects, redirects, body (0 < t <= 120)
+//! timeout_s = 20                 # resolving, connects, redirects, body (0 < t <= 120)
 //! connect_timeout_s = 10         # each connection (0 < t <= timeout_s)
 //! max_redirects = 5              # redirects followed, each checked (0..=20)
 //! ```
@@ -136,7 +136,7 @@ pub struct WebFetchSetup {
     pub max_bytes: u64,
     /// The most characters of text returned.
     pub max_chars: usize,
-    /// The whole call: connects, redirects and the body.
+    /// All of a call's network work: resolving, connects, redirects and reading the body.
     pub timeout: Duration,
     /// Each connection.
     pub connect_timeout: Duration,

@@ -26,10 +26,12 @@
 //!   most `max_redirects` of them.
 //! - **size**: the body is read as a stream and reading stops at `max_bytes`; the result then
 //!   says it was cut. The text returned is cut at `max_chars` characters, and says so too.
-//! - **time**: `connect_timeout_s` bounds each connection, `timeout_s` the whole call
-//!   (connects, redirects and the body): the call is dropped when it runs out.
+//! - **time**: `connect_timeout_s` bounds each connection, `timeout_s` all of the call's
+//!   network work (resolving, connects, redirects and reading the body): the request is
+//!   dropped when it runs out. Reducing the body to text comes after, bounded by `max_bytes`.
 //! - **content**: HTML is reduced to text ([`html2text`]: scripts, styles and the head are
-//!   dropped; links become numbered references); other text types (plain text, JSON, XML, …) are
+//!   dropped; headings are marked `#`, emphasis `**`, and links become numbered references
+//!   listed at the end); other text types (plain text, JSON, XML, …) are
 //!   returned as they are; any other type (images, PDFs, archives) is refused. Bytes are decoded
 //!   as UTF-8 (an invalid sequence becomes U+FFFD).
 //!
@@ -55,12 +57,16 @@ use url::{Host, Url};
 use crate::config::WebFetchSetup;
 use crate::mcp::upstream::ClientRuntime;
 use crate::toolbox::{GovernedTool, ToolCall, ToolDecl, ToolFailure};
-use crate::tools::web_search::{find_source, root_cause};
+use crate::tools::web_search::{find_source, root_cause, strip_html};
 
 /// The longest URL taken (characters).
 const MAX_URL_CHARS: u64 = 2048;
 /// The width HTML is wrapped to when reduced to text.
 const TEXT_WIDTH: usize = 100;
+/// The deepest nesting of elements handed to the HTML parser. Its time grows with the square
+/// of the depth (40,000 nested `<div>`s: over a minute); a page nested deeper is reduced by
+/// [`flat_text`], which is linear, and the result says so.
+const MAX_HTML_DEPTH: usize = 256;
 
 /// Why an address is not reached (unless its host is allowed by name).
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -626,7 +632,10 @@ impl GovernedTool for WebFetch {
             Ok(Err(e)) => return Err(self.describe(&url, e)),
             Ok(Ok(page)) => page,
         };
-        Ok(self.output(&url, page))
+        // Reduced here, on the caller's thread, not on the client's runtime: the work is
+        // bounded by max_bytes, and other calls' network waits do not queue behind it.
+        let (text, layout_note) = page.text().map_err(|e| self.describe(&url, e))?;
+        Ok(self.output(&url, page, &text, layout_note))
     }
 }
 
@@ -648,7 +657,7 @@ impl WebFetch {
         }
     }
 
-    fn output(&self, url: &Url, page: Page) -> Value {
+    fn output(&self, url: &Url, page: Page, text: &str, layout_note: Option<String>) -> Value {
         let mut out = serde_json::Map::new();
         out.insert("url".into(), json!(url.as_str()));
         if page.final_url != *url {
@@ -656,7 +665,7 @@ impl WebFetch {
         }
         out.insert("status".into(), json!(page.status.as_u16()));
         out.insert("content_type".into(), json!(page.content_type));
-        let (text, chars_cut) = cut_chars(&page.text, self.setup.max_chars);
+        let (text, chars_cut) = cut_chars(text, self.setup.max_chars);
         let mut cut = Vec::new();
         if page.bytes_cut {
             cut.push(format!(
@@ -675,14 +684,15 @@ impl WebFetch {
         if !cut.is_empty() {
             out.insert("cut".into(), json!(cut.join("; ")));
         }
+        let mut notes: Vec<String> = layout_note.into_iter().collect();
         if !page.status.is_success() {
-            out.insert(
-                "note".into(),
-                json!(format!(
-                    "the server answered HTTP {}: the text is its error page, not the page asked for",
-                    page.status
-                )),
-            );
+            notes.push(format!(
+                "the server answered HTTP {}: the text is its error page, not the page asked for",
+                page.status
+            ));
+        }
+        if !notes.is_empty() {
+            out.insert("note".into(), json!(notes.join("; ")));
         }
         out.insert("text".into(), json!(text));
         Value::Object(out)
@@ -833,13 +843,35 @@ impl From<reqwest::Error> for FetchError {
     }
 }
 
+/// What the network gave: the body as read (up to the limit), and how to read it.
 #[derive(Debug)]
 struct Page {
     final_url: Url,
     status: reqwest::StatusCode,
     content_type: String,
-    text: String,
+    kind: Kind,
+    body: Vec<u8>,
     bytes_cut: bool,
+}
+
+impl Page {
+    /// The body as text (HTML reduced, any other text as it is), and a note when the HTML
+    /// was too deeply nested for its layout to be kept.
+    fn text(&self) -> Result<(String, Option<String>), FetchError> {
+        let text = String::from_utf8_lossy(&self.body);
+        if self.kind != Kind::Html {
+            return Ok((tidy(&text), None));
+        }
+        let depth = html_depth(&text);
+        if depth > MAX_HTML_DEPTH {
+            let note = format!(
+                "the page nests its elements about {depth} deep, more than the {MAX_HTML_DEPTH}                  web.fetch lays out: its text is shown without the layout"
+            );
+            return Ok((tidy(&flat_text(&text)), Some(note)));
+        }
+        let reduced = html_to_text(text.as_bytes()).map_err(FetchError::Html)?;
+        Ok((tidy(&reduced), None))
+    }
 }
 
 /// How a body is read.
@@ -947,10 +979,6 @@ async fn fetch(client: reqwest::Client, url: Url, limits: Limits) -> Result<Page
         })?,
         k => k,
     };
-    let text = match kind {
-        Kind::Html => html_to_text(&body).map_err(FetchError::Html)?,
-        _ => String::from_utf8_lossy(&body).into_owned(),
-    };
     let shown_type = match (&content_type, kind) {
         (Some(ct), _) => ct
             .split(';')
@@ -965,7 +993,8 @@ async fn fetch(client: reqwest::Client, url: Url, limits: Limits) -> Result<Page
         final_url,
         status,
         content_type: shown_type,
-        text: tidy(&text),
+        kind,
+        body,
         bytes_cut,
     })
 }
@@ -1013,6 +1042,168 @@ fn html_to_text(body: &[u8]) -> Result<String, String> {
         .allow_width_overflow()
         .string_from_read(body, TEXT_WIDTH)
         .map_err(|e| e.to_string())
+}
+
+/// Elements whose content is text, not markup, to their end tag.
+const RAW_TEXT: &[&str] = &[
+    "script", "style", "textarea", "title", "xmp", "iframe", "noembed", "noframes",
+];
+/// Elements that have no end tag.
+const VOID: &[&str] = &[
+    "area", "base", "br", "col", "embed", "hr", "img", "input", "link", "meta", "source", "track",
+    "wbr", "param", "keygen", "frame",
+];
+/// Elements a start tag of the same kind closes (`<p>a<p>b`, `<li>a<li>b`).
+const SIBLING_CLOSED: &[&str] = &["p", "li", "dt", "dd", "option", "tr", "td", "th"];
+
+/// One tag of an HTML text: its lower-case name (empty for a comment, a doctype or a
+/// processing instruction), whether it is an end tag, and where the text after it starts.
+struct Tag {
+    name: String,
+    end: bool,
+    next: usize,
+}
+
+/// The tag at `at` (a `<`), or `None` when that `<` starts no tag.
+fn tag_at(html: &str, at: usize) -> Option<Tag> {
+    let rest = &html[at..];
+    let skip = |next: usize| {
+        Some(Tag {
+            name: String::new(),
+            end: false,
+            next,
+        })
+    };
+    if let Some(body) = rest.strip_prefix("<!--") {
+        return skip(body.find("-->").map_or(html.len(), |i| at + 4 + i + 3));
+    }
+    let b = rest.as_bytes();
+    let (end, start) = match b.get(1) {
+        Some(b'/') => (true, 2),
+        Some(b'!' | b'?') => return skip(rest.find('>').map_or(html.len(), |i| at + i + 1)),
+        _ => (false, 1),
+    };
+    if !b.get(start).is_some_and(u8::is_ascii_alphabetic) {
+        return None;
+    }
+    let name_len = b[start..]
+        .iter()
+        .take_while(|c| c.is_ascii_alphanumeric() || **c == b'-' || **c == b':')
+        .count();
+    let name = rest[start..start + name_len].to_ascii_lowercase();
+    // to the closing `>`, past quoted attribute values
+    let mut quote: Option<u8> = None;
+    let mut i = start + name_len;
+    while i < b.len() {
+        match (quote, b[i]) {
+            (Some(q), c) if c == q => quote = None,
+            (None, b'"' | b'\'') => quote = Some(b[i]),
+            (None, b'>') => break,
+            _ => {}
+        }
+        i += 1;
+    }
+    Some(Tag {
+        name,
+        end,
+        next: (at + i + 1).min(html.len()),
+    })
+}
+
+/// Where the raw text of a `name` element whose content starts at `from` ends: at its end
+/// tag's `<`, or the end of the text.
+fn raw_text_end(html: &str, from: usize, name: &str) -> usize {
+    let closing = format!("</{name}");
+    let bytes = html.as_bytes();
+    let mut at = from;
+    while let Some(i) = html[at..].find("</") {
+        let pos = at + i;
+        let candidate = &bytes[pos..(pos + closing.len()).min(bytes.len())];
+        if candidate.eq_ignore_ascii_case(closing.as_bytes()) {
+            return pos;
+        }
+        at = pos + 2;
+    }
+    html.len()
+}
+
+/// How deep the elements of `html` nest, estimated from above in one pass: every start tag
+/// opens an element (but a void one; and `<p>`, `<li>`, … first close one of their kind on
+/// top), and an end tag closes only the element on top, when it is of its name. A parser
+/// closes elements more readily than that, so the depth it builds is not above this one.
+fn html_depth(html: &str) -> usize {
+    let mut stack: Vec<String> = Vec::new();
+    let mut deepest = 0;
+    let mut at = 0;
+    while let Some(i) = html[at..].find('<') {
+        let pos = at + i;
+        let Some(tag) = tag_at(html, pos) else {
+            at = pos + 1;
+            continue;
+        };
+        at = tag.next;
+        if tag.name.is_empty() {
+            continue;
+        }
+        if tag.end {
+            if stack.last() == Some(&tag.name) {
+                stack.pop();
+            }
+            continue;
+        }
+        if VOID.contains(&tag.name.as_str()) {
+            continue;
+        }
+        if RAW_TEXT.contains(&tag.name.as_str()) {
+            deepest = deepest.max(stack.len() + 1);
+            at = raw_text_end(html, at, &tag.name);
+            continue;
+        }
+        if SIBLING_CLOSED.contains(&tag.name.as_str()) && stack.last() == Some(&tag.name) {
+            stack.pop();
+        }
+        stack.push(tag.name);
+        deepest = deepest.max(stack.len());
+    }
+    deepest
+}
+
+/// HTML to text in one linear pass, without its layout: scripts, styles, the title and
+/// comments dropped, a line break for every tag that is not inline, entities decoded.
+fn flat_text(html: &str) -> String {
+    const INLINE: &[&str] = &[
+        "a", "b", "strong", "em", "i", "u", "mark", "span", "code", "small", "sub", "sup", "abbr",
+        "cite", "q", "s", "kbd", "var", "font", "time",
+    ];
+    let mut out = String::with_capacity(html.len() / 2);
+    let mut at = 0;
+    while let Some(i) = html[at..].find('<') {
+        let pos = at + i;
+        let Some(tag) = tag_at(html, pos) else {
+            // a `<` that starts no tag: text, escaped so that the decoding below keeps it
+            out.push_str(&html[at..pos]);
+            out.push_str("&lt;");
+            at = pos + 1;
+            continue;
+        };
+        out.push_str(&html[at..pos]);
+        at = tag.next;
+        let name = tag.name.as_str();
+        if name.is_empty() {
+            continue;
+        }
+        if !tag.end && RAW_TEXT.contains(&name) {
+            let end = raw_text_end(html, at, name);
+            at = tag_at(html, end).map_or(html.len(), |t| t.next);
+            continue;
+        }
+        if !INLINE.contains(&name) {
+            out.push('\n');
+        }
+    }
+    out.push_str(&html[at..]);
+    // no tag is left: `strip_html` only decodes the entities
+    strip_html(&out)
 }
 
 /// Control characters other than newline and tab removed, line ends trimmed, runs of blank
@@ -1296,14 +1487,71 @@ mod tests {
         assert!(!text.contains('<'), "{text}");
     }
 
+    fn page(html: &str) -> Page {
+        Page {
+            final_url: url("http://x.example/"),
+            status: reqwest::StatusCode::OK,
+            content_type: "text/html".into(),
+            kind: Kind::Html,
+            body: html.as_bytes().to_vec(),
+            bytes_cut: false,
+        }
+    }
+
+    /// A page of the default `max_bytes` that is nothing but nesting: the parser's time grows
+    /// with the square of the depth, so it is reduced without its layout, fast, on a thread
+    /// with the 2 MiB stack of a blocking-pool thread (where the service runs calls).
     #[test]
-    fn deeply_nested_html_does_not_overflow_the_stack() {
-        let depth = 20_000;
-        let mut html = "<div>".repeat(depth);
-        html.push_str("deep");
-        html.push_str(&"</div>".repeat(depth));
-        let text = html_to_text(html.as_bytes()).unwrap();
-        assert!(text.contains("deep"));
+    fn deeply_nested_html_is_reduced_in_linear_time() {
+        for tag in ["div", "b", "table><tr><td", "ul><li", "p><div"] {
+            let open = format!("<{tag}>");
+            let depth = (crate::config::DEFAULT_FETCH_MAX_BYTES as usize) / open.len();
+            let mut html = open.repeat(depth);
+            html.push_str("deep &amp; down<script>no()</script>");
+            let started = std::time::Instant::now();
+            let (text, note) = std::thread::Builder::new()
+                .stack_size(2 << 20)
+                .spawn(move || page(&html).text().unwrap())
+                .unwrap()
+                .join()
+                .expect("no stack overflow");
+            assert_eq!(text, "deep & down", "{tag}");
+            assert!(note.unwrap().contains("more than the 256"), "{tag}");
+            let took = started.elapsed();
+            assert!(took < Duration::from_secs(10), "{tag}: {took:?}");
+        }
+        // at the limit, the layout is kept
+        let html = format!("{}<p>deep</p>", "<div>".repeat(MAX_HTML_DEPTH - 1));
+        let (text, note) = page(&html).text().unwrap();
+        assert_eq!((text.as_str(), note), ("deep", None));
+    }
+
+    #[test]
+    fn depth_is_estimated_from_above() {
+        assert_eq!(
+            html_depth("<html><body><div><p>a</p><p>b</div></body></html>"),
+            4
+        );
+        assert_eq!(html_depth("<ul><li>a<li>b<li>c</ul>"), 2);
+        assert_eq!(html_depth("<p>a<p>b<p>c"), 1);
+        assert_eq!(html_depth("<br><img src=x><hr/>"), 0);
+        assert_eq!(html_depth("<script>'<div><div><div>'</script>"), 1);
+        assert_eq!(
+            html_depth("<!-- <div><div> --><div title=\"a>b<div>\">x</div>"),
+            1
+        );
+        // an end tag that is not on top closes nothing: misnesting only deepens the estimate
+        assert_eq!(html_depth("<div></span><div></span><div>"), 3);
+        assert_eq!(html_depth("<b><i></b></i>"), 2);
+    }
+
+    #[test]
+    fn flat_text_keeps_the_words_and_drops_the_code() {
+        let t = flat_text(
+            "<html><head><title>T</title><style>x{}</style></head><body><h1>Head</h1>\
+             <p>one <b>two</b></p><script>bad()</SCRIPT><div>three &lt; four</div>1 < 2</body>",
+        );
+        assert_eq!(tidy(&t), "Head\n\none two\n\nthree < four\n1 < 2");
     }
 
     #[test]

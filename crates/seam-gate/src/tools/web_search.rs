@@ -562,7 +562,7 @@ fn clean_hit(h: Hit) -> Option<Hit> {
 }
 
 /// Removes `<…>` tags and decodes the common entities (`&amp;`, `&#39;`, `&#x27;`, …).
-fn strip_html(s: &str) -> String {
+pub(crate) fn strip_html(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(i) = rest.find(['<', '&']) {
