@@ -30,6 +30,7 @@ let
     "self.modify"
     "python.run"
     "web.search"
+    "web.fetch"
     "memory"
     "facts"
   ];

@@ -51,11 +51,12 @@ pub const BUILDER: &str = "builder";
 /// the code index), most first. files.read 8, python.run 5, memory.codebase
 /// 4 (1 named by a check, 3 more on the indexed project), memory.operator 2,
 /// builder 2 (a tie: the read before the write), facts.get 1; no task needs
-/// the rest, which follow, the governed ones first (web.search, memory.build),
-/// then the local tools, the analysis ones last. Measured on the dev suite by
-/// the lead; change it by measurement. A tool not listed comes after these,
-/// by name.
-pub const TOOL_ORDER: [&str; 14] = [
+/// the rest, which follow, the governed ones first (web.search, web.fetch,
+/// memory.build), then the local tools, the analysis ones last. Measured on the
+/// dev suite by the lead (web.fetch came later and was put beside web.search,
+/// not measured); change it by measurement. A tool not listed comes after
+/// these, by name.
+pub const TOOL_ORDER: [&str; 15] = [
     "files.read",
     "python.run",
     "memory.codebase",
@@ -63,6 +64,7 @@ pub const TOOL_ORDER: [&str; 14] = [
     "builder",
     "facts.get",
     "web.search",
+    "web.fetch",
     "memory.build",
     "context",
     "scribe",

@@ -166,7 +166,7 @@ pub enum Command {
         #[arg(long)]
         once: bool,
     },
-    /// Give the agent a task: the model works on it with the 14 tools until
+    /// Give the agent a task: the model works on it with the 15 tools until
     /// it answers. One line per tool call on stderr, the answer on stdout.
     /// Starts a gate for the turn when none is running.
     Ask(AskOpts),

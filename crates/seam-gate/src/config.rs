@@ -11,7 +11,23 @@
 //! # api_key = "keeper:brave"     # brave: a keeper handle; a key written here is refused
 //! timeout_s = 10                 # connect + whole request, seconds (0 < t <= 120)
 //! max_results = 10               # the most results one call returns (1..=50)
+//!
+//! [web.fetch]                    # web.fetch: where it may go, and how much it reads
+//! allow = ["docs.rs", "*.wikipedia.org"]  # "*": every public host; empty or absent: none
+//! max_bytes = 1048576            # bytes of a body read, at most (1..=67108864); then cut
+//! max_chars = 20000              # characters of text returned, at most (1..=1000000)
+//! timeout_s = 20                 # resolving, connects, redirects, body (0 < t <= 120)
+//! connect_timeout_s = 10         # each connection (0 < t <= timeout_s)
+//! max_redirects = 5              # redirects followed, each checked (0..=20)
 //! ```
+//!
+//! `[web.fetch]` stands on its own: `[web]` needs a `backend` only when it has search keys.
+//! An `allow` entry is a host, never a URL: `"docs.rs"` (that name, and only it),
+//! `"*.example.org"` (every name below `example.org`, not `example.org` itself), `"*"` (every
+//! host), or an address (`"10.0.0.5"`). Without `[web.fetch]`, or with `allow = []`, web.fetch
+//! reaches no host: an empty list means nothing, not everything. Loopback, private,
+//! link-local, metadata and other special addresses are reached only through an entry that
+//! names the host exactly ([`crate::tools::WebFetch`]).
 //!
 //! Parsing is as strict as the policy's: an unknown key or a bad value is an error naming the
 //! key and its line, and no error ever quotes a value written where a key handle belongs (it
@@ -26,6 +42,8 @@ use seam_policy::strict_toml::{entries_in_order, line_column, suggestion, type_n
 use toml::de::{DeTable, DeValue};
 use url::Url;
 
+use crate::tools::{FetchAllowList, HostPattern};
+
 /// Brave Search's web search endpoint, the default `url` of the brave backend.
 pub const BRAVE_ENDPOINT: &str = "https://api.search.brave.com/res/v1/web/search";
 /// The default and largest `timeout_s`.
@@ -36,6 +54,15 @@ pub const DEFAULT_MAX_RESULTS: u32 = 10;
 pub const MAX_RESULTS_CAP: u32 = 50;
 /// The largest response body the web client reads (2 MiB); a larger one is refused.
 pub const DEFAULT_MAX_BODY_BYTES: u64 = 2 * 1024 * 1024;
+/// `[web.fetch]` defaults and bounds.
+pub const DEFAULT_FETCH_MAX_BYTES: u64 = 1024 * 1024;
+pub const FETCH_MAX_BYTES_CAP: u64 = 64 * 1024 * 1024;
+pub const DEFAULT_FETCH_MAX_CHARS: usize = 20_000;
+pub const FETCH_MAX_CHARS_CAP: usize = 1_000_000;
+pub const DEFAULT_FETCH_TIMEOUT: Duration = Duration::from_secs(20);
+pub const DEFAULT_FETCH_CONNECT_TIMEOUT: Duration = Duration::from_secs(10);
+pub const DEFAULT_FETCH_MAX_REDIRECTS: usize = 5;
+pub const FETCH_MAX_REDIRECTS_CAP: usize = 20;
 const MAX_CONFIG_FILE_BYTES: u64 = 1 << 20;
 
 /// A search backend.
@@ -81,6 +108,8 @@ pub struct GateConfig {
     pub origin: ConfigOrigin,
     /// The web search backend; `None` when the file has no `[web]` table.
     pub web: Option<WebConfig>,
+    /// Where `web.fetch` may go and how much it reads (`[web.fetch]`).
+    pub fetch: WebFetchSetup,
     /// The upstream MCP servers the gate governs (`[[mcp.upstream]]`, see `crate::mcp`).
     pub mcp: crate::mcp::McpConfig,
 }
@@ -90,7 +119,41 @@ impl Default for GateConfig {
         GateConfig {
             origin: ConfigOrigin::None,
             web: None,
+            fetch: WebFetchSetup::default(),
             mcp: crate::mcp::McpConfig::default(),
+        }
+    }
+}
+
+/// `[web.fetch]`, as `web.fetch` runs it (it holds no key: nothing to resolve).
+#[derive(Debug, Clone, PartialEq)]
+pub struct WebFetchSetup {
+    /// Whether the config file has a `[web.fetch]` table (a refusal says which is missing).
+    pub written: bool,
+    /// The hosts it may reach; empty: none.
+    pub allow: FetchAllowList,
+    /// The most bytes of a body read; reading stops there and the result says it was cut.
+    pub max_bytes: u64,
+    /// The most characters of text returned.
+    pub max_chars: usize,
+    /// All of a call's network work: resolving, connects, redirects and reading the body.
+    pub timeout: Duration,
+    /// Each connection.
+    pub connect_timeout: Duration,
+    /// The most redirects followed.
+    pub max_redirects: usize,
+}
+
+impl Default for WebFetchSetup {
+    fn default() -> Self {
+        WebFetchSetup {
+            written: false,
+            allow: FetchAllowList::default(),
+            max_bytes: DEFAULT_FETCH_MAX_BYTES,
+            max_chars: DEFAULT_FETCH_MAX_CHARS,
+            timeout: DEFAULT_FETCH_TIMEOUT,
+            connect_timeout: DEFAULT_FETCH_CONNECT_TIMEOUT,
+            max_redirects: DEFAULT_FETCH_MAX_REDIRECTS,
         }
     }
 }
@@ -183,6 +246,7 @@ impl GateConfig {
         let mut config = GateConfig {
             origin: ConfigOrigin::File(origin.to_path_buf()),
             web: None,
+            fetch: WebFetchSetup::default(),
             mcp: crate::mcp::McpConfig::default(),
         };
         for (key, value) in entries_in_order(doc.get_ref()) {
@@ -199,7 +263,11 @@ impl GateConfig {
                             ),
                         ));
                     };
-                    config.web = Some(parse_web(&src, key.span(), table)?);
+                    let (search, fetch) = parse_web(&src, key.span(), table)?;
+                    config.web = search;
+                    if let Some(fetch) = fetch {
+                        config.fetch = fetch;
+                    }
                 }
                 "mcp" => config.mcp = crate::mcp::config::parse_mcp(&src, value)?,
                 other => {
@@ -216,6 +284,11 @@ impl GateConfig {
             }
         }
         Ok(config)
+    }
+
+    /// `web.fetch`'s setup (`[web.fetch]`, or its defaults: no host allowed).
+    pub fn web_fetch_setup(&self) -> WebFetchSetup {
+        self.fetch.clone()
     }
 
     /// `web.search`'s setup: the backend with its key resolved in `keeper`.
@@ -262,14 +335,25 @@ impl WebConfig {
     }
 }
 
-const WEB_KEYS: &[&str] = &["backend", "url", "api_key", "timeout_s", "max_results"];
+const WEB_KEYS: &[&str] = &[
+    "backend",
+    "url",
+    "api_key",
+    "timeout_s",
+    "max_results",
+    "fetch",
+];
 const BACKENDS: &[&str] = &["searxng", "brave"];
 
+/// `[web]`: the search backend (`None` when the table holds only `[web.fetch]`) and
+/// `[web.fetch]`.
 fn parse_web(
     src: &Source<'_>,
     table_span: Range<usize>,
     table: &DeTable<'_>,
-) -> Result<WebConfig, ConfigError> {
+) -> Result<(Option<WebConfig>, Option<WebFetchSetup>), ConfigError> {
+    let mut fetch = None;
+    let mut search_keys = false;
     let mut backend: Option<(WebBackend, Range<usize>)> = None;
     let mut url: Option<(Url, Range<usize>)> = None;
     let mut api_key: Option<(KeeperHandle, Range<usize>)> = None;
@@ -279,7 +363,20 @@ fn parse_web(
         let name: &str = key.get_ref();
         let dotted = format!("web.{name}");
         let bad = |message: String| src.error(value.span(), Some(dotted.clone()), message);
+        if name != "fetch" {
+            search_keys = true;
+        }
         match name {
+            "fetch" => {
+                let DeValue::Table(t) = value.get_ref() else {
+                    return Err(bad(format!(
+                        "bad value for \"fetch\" in [web]: expected a table ([web.fetch]), \
+                         found {}",
+                        type_name(value.get_ref())
+                    )));
+                };
+                fetch = Some(parse_fetch(src, t)?);
+            }
             "backend" => {
                 let word = value.get_ref().as_str().ok_or_else(|| {
                     bad(format!(
@@ -372,6 +469,9 @@ fn parse_web(
             }
         }
     }
+    if !search_keys {
+        return Ok((None, fetch));
+    }
     let Some((backend, backend_span)) = backend else {
         return Err(src.error(
             table_span,
@@ -427,13 +527,156 @@ fn parse_web(
             ),
         ));
     }
-    Ok(WebConfig {
+    let search = WebConfig {
         backend,
         url,
         api_key: api_key.map(|(h, _)| h),
         timeout,
         max_results,
-    })
+    };
+    Ok((Some(search), fetch))
+}
+
+const FETCH_KEYS: &[&str] = &[
+    "allow",
+    "max_bytes",
+    "max_chars",
+    "timeout_s",
+    "connect_timeout_s",
+    "max_redirects",
+];
+
+/// `[web.fetch]`.
+fn parse_fetch(src: &Source<'_>, table: &DeTable<'_>) -> Result<WebFetchSetup, ConfigError> {
+    let mut setup = WebFetchSetup {
+        written: true,
+        ..WebFetchSetup::default()
+    };
+    let mut connect: Option<(Duration, Range<usize>)> = None;
+    for (key, value) in entries_in_order(table) {
+        let name: &str = key.get_ref();
+        let dotted = format!("web.fetch.{name}");
+        let bad = |message: String| src.error(value.span(), Some(dotted.clone()), message);
+        let integer = || match value.get_ref() {
+            DeValue::Integer(i) => i.as_str().parse::<u64>().ok(),
+            _ => None,
+        };
+        match name {
+            "allow" => {
+                let DeValue::Array(items) = value.get_ref() else {
+                    return Err(bad(format!(
+                        "bad value for \"allow\" in [web.fetch]: expected a list of hosts, e.g. \
+                         allow = [\"docs.rs\", \"*.wikipedia.org\"], found {}",
+                        type_name(value.get_ref())
+                    )));
+                };
+                let mut patterns = Vec::new();
+                for item in items.iter() {
+                    let Some(text) = item.get_ref().as_str() else {
+                        return Err(src.error(
+                            item.span(),
+                            Some(dotted.clone()),
+                            format!(
+                                "bad entry in \"allow\" in [web.fetch]: expected a host (a \
+                                 string), found {}",
+                                type_name(item.get_ref())
+                            ),
+                        ));
+                    };
+                    let pattern = HostPattern::parse(text).map_err(|why| {
+                        src.error(
+                            item.span(),
+                            Some(dotted.clone()),
+                            format!("bad entry in \"allow\" in [web.fetch]: {why}"),
+                        )
+                    })?;
+                    patterns.push(pattern);
+                }
+                setup.allow = FetchAllowList::new(patterns);
+            }
+            "max_bytes" => {
+                let Some(n) = integer().filter(|n| (1..=FETCH_MAX_BYTES_CAP).contains(n)) else {
+                    return Err(bad(format!(
+                        "bad value for \"max_bytes\" in [web.fetch]: expected an integer from 1 \
+                         to {FETCH_MAX_BYTES_CAP} (bytes)"
+                    )));
+                };
+                setup.max_bytes = n;
+            }
+            "max_chars" => {
+                let cap = FETCH_MAX_CHARS_CAP as u64;
+                let Some(n) = integer().filter(|n| (1..=cap).contains(n)) else {
+                    return Err(bad(format!(
+                        "bad value for \"max_chars\" in [web.fetch]: expected an integer from 1 \
+                         to {FETCH_MAX_CHARS_CAP} (characters)"
+                    )));
+                };
+                setup.max_chars = n as usize;
+            }
+            "max_redirects" => {
+                let cap = FETCH_MAX_REDIRECTS_CAP as u64;
+                let Some(n) = integer().filter(|n| *n <= cap) else {
+                    return Err(bad(format!(
+                        "bad value for \"max_redirects\" in [web.fetch]: expected an integer \
+                         from 0 to {FETCH_MAX_REDIRECTS_CAP}"
+                    )));
+                };
+                setup.max_redirects = n as usize;
+            }
+            "timeout_s" | "connect_timeout_s" => {
+                let secs = seconds(value.get_ref()).ok_or_else(|| {
+                    bad(format!(
+                        "bad value for \"{name}\" in [web.fetch]: expected a number of seconds \
+                         greater than 0 and at most {MAX_TIMEOUT_S}, e.g. {name} = 10"
+                    ))
+                })?;
+                if name == "timeout_s" {
+                    setup.timeout = secs;
+                } else {
+                    connect = Some((secs, value.span()));
+                }
+            }
+            other => {
+                return Err(src.error(
+                    key.span(),
+                    Some(dotted),
+                    format!(
+                        "unknown key \"{other}\" in [web.fetch]{}; the keys are {}",
+                        suggestion(other, FETCH_KEYS),
+                        quoted(FETCH_KEYS)
+                    ),
+                ));
+            }
+        }
+    }
+    match connect {
+        Some((c, span)) if c > setup.timeout => {
+            return Err(src.error(
+                span,
+                Some("web.fetch.connect_timeout_s".into()),
+                format!(
+                    "connect_timeout_s in [web.fetch] ({} s) is longer than timeout_s ({} s), \
+                     which bounds the whole call",
+                    c.as_secs_f64(),
+                    setup.timeout.as_secs_f64()
+                ),
+            ));
+        }
+        Some((c, _)) => setup.connect_timeout = c,
+        None => setup.connect_timeout = setup.connect_timeout.min(setup.timeout),
+    }
+    Ok(setup)
+}
+
+/// A number of seconds, `0 < s <= MAX_TIMEOUT_S`.
+fn seconds(value: &DeValue<'_>) -> Option<Duration> {
+    let secs = match value {
+        DeValue::Integer(i) => i.as_str().parse::<f64>().ok(),
+        DeValue::Float(f) => f.as_str().parse::<f64>().ok(),
+        _ => None,
+    };
+    secs.filter(|s| s.is_finite() && *s > 0.0 && *s <= MAX_TIMEOUT_S)
+        .map(Duration::from_secs_f64)
 }
 
 /// An http(s) URL with a host, no credentials, no query, no fragment.
@@ -646,6 +889,83 @@ mod tests {
             "[web]\nbackend = \"brave\"\napi_key = \"keeper:b\"\nurl = \"http://127.0.0.1:9/s\"\n",
         )
         .unwrap();
+    }
+
+    #[test]
+    fn web_fetch_stands_on_its_own_with_defaults() {
+        let c = parse("[web.fetch]\nallow = [\"docs.rs\", \"*.Example.org\", \"*\"]\n").unwrap();
+        assert_eq!(
+            c.web, None,
+            "[web.fetch] alone configures no search backend"
+        );
+        let f = c.web_fetch_setup();
+        assert!(f.written);
+        let shown: Vec<String> = f.allow.patterns().iter().map(|p| p.to_string()).collect();
+        assert_eq!(shown, ["docs.rs", "*.example.org", "*"]);
+        assert_eq!(f.max_bytes, DEFAULT_FETCH_MAX_BYTES);
+        assert_eq!(f.max_chars, DEFAULT_FETCH_MAX_CHARS);
+        assert_eq!(f.timeout, DEFAULT_FETCH_TIMEOUT);
+        assert_eq!(f.connect_timeout, DEFAULT_FETCH_CONNECT_TIMEOUT);
+        assert_eq!(f.max_redirects, DEFAULT_FETCH_MAX_REDIRECTS);
+        // nothing written: nothing allowed
+        let none = parse("").unwrap().web_fetch_setup();
+        assert!(!none.written && none.allow.is_empty());
+        let empty = parse("[web.fetch]\nallow = []\n")
+            .unwrap()
+            .web_fetch_setup();
+        assert!(empty.written && empty.allow.is_empty());
+        // with a search backend beside it
+        let c = parse(
+            "[web]\nbackend = \"searxng\"\nurl = \"http://127.0.0.1:8888\"\n[web.fetch]\n\
+             allow = [\"10.0.0.5\"]\nmax_bytes = 10\nmax_chars = 5\ntimeout_s = 3\n\
+             connect_timeout_s = 0.5\nmax_redirects = 0\n",
+        )
+        .unwrap();
+        assert_eq!(c.web.unwrap().backend, WebBackend::Searxng);
+        let f = c.fetch;
+        assert_eq!((f.max_bytes, f.max_chars, f.max_redirects), (10, 5, 0));
+        assert_eq!(f.timeout, Duration::from_secs(3));
+        assert_eq!(f.connect_timeout, Duration::from_millis(500));
+        // a short timeout_s bounds the default connect timeout too
+        let f = parse("[web.fetch]\ntimeout_s = 2\n").unwrap().fetch;
+        assert_eq!(f.connect_timeout, Duration::from_secs(2));
+    }
+
+    #[test]
+    fn web_fetch_errors_name_key_and_line() {
+        let t = rejected("[web.fetch]\nallow = \"docs.rs\"\n", "web.fetch.allow", 2);
+        assert!(t.contains("expected a list of hosts"), "{t}");
+        let t = rejected(
+            "[web.fetch]\nallow = [\n  \"docs.rs\",\n  \"https://docs.rs/\",\n]\n",
+            "web.fetch.allow",
+            4,
+        );
+        assert!(t.contains("without a scheme or a path"), "{t}");
+        rejected("[web.fetch]\nallow = [1]\n", "web.fetch.allow", 2);
+        rejected(
+            "[web.fetch]\nallow = [\"docs.rs:443\"]\n",
+            "web.fetch.allow",
+            2,
+        );
+        let t = rejected("[web.fetch]\nalow = []\n", "web.fetch.alow", 2);
+        assert!(t.contains("did you mean \"allow\""), "{t}");
+        rejected("[web.fetch]\nmax_bytes = 0\n", "web.fetch.max_bytes", 2);
+        rejected("[web.fetch]\nmax_chars = -1\n", "web.fetch.max_chars", 2);
+        rejected(
+            "[web.fetch]\nmax_redirects = 21\n",
+            "web.fetch.max_redirects",
+            2,
+        );
+        rejected("[web.fetch]\ntimeout_s = 0\n", "web.fetch.timeout_s", 2);
+        let t = rejected(
+            "[web.fetch]\ntimeout_s = 2\nconnect_timeout_s = 5\n",
+            "web.fetch.connect_timeout_s",
+            3,
+        );
+        assert!(t.contains("longer than timeout_s"), "{t}");
+        rejected("[web]\nfetch = 1\n", "web.fetch", 2);
+        // search keys beside [web.fetch] still need a backend
+        rejected("[web]\nurl = \"http://x\"\n[web.fetch]\n", "web.backend", 1);
     }
 
     #[test]

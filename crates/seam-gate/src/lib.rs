@@ -41,7 +41,7 @@ pub use taint::TurnToken;
 mod toolbox;
 pub mod tools;
 
-pub use config::{GateConfig, WebSearchSetup};
+pub use config::{GateConfig, WebFetchSetup, WebSearchSetup};
 pub use consent::ConsentDesk;
 pub use ledger_hook::{
     CallOutcome, CallRecord, ConsentRecord, LedgerHook, LedgerHookError, NoLedger,

@@ -39,6 +39,7 @@ pub use seam_policy::Endorsed;
 pub const BUILTIN_TOOL_NAMES: &[&str] = &[
     "files.read",
     "web.search",
+    "web.fetch",
     "facts.get",
     "memory.codebase",
     "memory.build",
@@ -236,7 +237,9 @@ pub trait GovernedTool: Send + Sync + std::fmt::Debug {
     fn run(&self, call: ToolCall) -> Result<Value, ToolFailure>;
 
     /// Places in the params (as [`PathParam::field`]) that look like paths and are declared
-    /// not to be (an upstream's operator says so in the config). None for a built-in tool.
+    /// not to be (an upstream's operator says so in the config; `web.fetch`'s `url`, a URL of
+    /// the web that the tool itself refuses unless it is http or https). None for the other
+    /// built-in tools.
     fn not_paths(&self) -> &[String] {
         &[]
     }
@@ -280,6 +283,8 @@ pub struct ToolboxConfig {
     pub files_read_max_bytes: u64,
     /// `web.search`'s backend, key resolved (from the gate's config and keeper).
     pub web: crate::config::WebSearchSetup,
+    /// `web.fetch`'s allow-list and bounds (from the gate's config).
+    pub fetch: crate::config::WebFetchSetup,
 }
 
 impl Default for ToolboxConfig {
@@ -287,6 +292,7 @@ impl Default for ToolboxConfig {
         ToolboxConfig {
             files_read_max_bytes: 1024 * 1024,
             web: crate::config::WebSearchSetup::Unconfigured,
+            fetch: crate::config::WebFetchSetup::default(),
         }
     }
 }
@@ -1413,7 +1419,8 @@ mod tests {
             "BUILTIN_TOOL_NAMES is not the built-in tools"
         );
         for t in &tools {
-            check_decl(t.decl()).unwrap_or_else(|e| panic!("{}: {e}", t.decl().name));
+            check_decl_with(t.decl(), t.not_paths())
+                .unwrap_or_else(|e| panic!("{}: {e}", t.decl().name));
             jsonschema::validator_for(&t.decl().schema).unwrap();
         }
     }

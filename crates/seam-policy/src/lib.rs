@@ -89,13 +89,15 @@ pub enum Capability {
     SelfModify,
     PythonRun,
     WebSearch,
+    /// Fetching one page of the web by URL (`web.fetch`): a way out, like a search.
+    WebFetch,
     Memory,
     /// Facts about the machine, by enumerated name (`facts.get`): never a path.
     Facts,
 }
 
 impl Capability {
-    pub const ALL: [Capability; 7] = [
+    pub const ALL: [Capability; 8] = [
         Capability::FilesystemRead,
         Capability::FilesystemWrite,
         Capability::SelfModify,
@@ -103,6 +105,7 @@ impl Capability {
         Capability::WebSearch,
         Capability::Memory,
         Capability::Facts,
+        Capability::WebFetch,
     ];
 
     /// The name used in the policy file (`filesystem.read`, …).
@@ -115,6 +118,7 @@ impl Capability {
             Capability::WebSearch => "web.search",
             Capability::Memory => "memory",
             Capability::Facts => "facts",
+            Capability::WebFetch => "web.fetch",
         }
     }
 
@@ -132,6 +136,7 @@ impl Capability {
             Capability::WebSearch => 4,
             Capability::Memory => 5,
             Capability::Facts => 6,
+            Capability::WebFetch => 7,
         }
     }
 }

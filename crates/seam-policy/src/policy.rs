@@ -53,7 +53,7 @@ use crate::{Capability, Decision, PolicyEnv};
 /// The decisions when the policy says nothing: reads are free, every change and every way out
 /// asks (a change to seam's own source too: it is staged for the operator, never applied without
 /// them). In the order of [`Capability::ALL`].
-pub const DEFAULT_DECISIONS: [(Capability, Decision); 7] = [
+pub const DEFAULT_DECISIONS: [(Capability, Decision); 8] = [
     (Capability::FilesystemRead, Decision::Allow),
     (Capability::FilesystemWrite, Decision::Ask),
     (Capability::SelfModify, Decision::Ask),
@@ -61,6 +61,7 @@ pub const DEFAULT_DECISIONS: [(Capability, Decision); 7] = [
     (Capability::WebSearch, Decision::Ask),
     (Capability::Memory, Decision::Allow),
     (Capability::Facts, Decision::Allow),
+    (Capability::WebFetch, Decision::Ask),
 ];
 
 /// Whether a tainted turn keeps its way out (`[taint] egress`). A turn is tainted once it has
@@ -281,7 +282,7 @@ pub enum PolicyError {
 pub struct Policy {
     env: PolicyEnv,
     origin: PolicyOrigin,
-    decisions: [Decision; 7],
+    decisions: [Decision; 8],
     taint_egress: TaintEgress,
     /// `[egress] destinations`: what a tainted turn's egress may still reach.
     egress_destinations: DestinationAllowList,

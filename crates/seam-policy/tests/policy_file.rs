@@ -45,6 +45,7 @@ fn defaults_when_no_file_is_given() {
         (Capability::WebSearch, Decision::Ask),
         (Capability::Memory, Decision::Allow),
         (Capability::Facts, Decision::Allow),
+        (Capability::WebFetch, Decision::Ask),
     ];
     for (cap, decision) in expected {
         assert_eq!(policy.decision(cap), decision, "{cap}");
@@ -381,7 +382,8 @@ fn enforced_json_has_the_documented_shape() {
     assert_eq!(json["origin"]["path"], "my-policy.toml");
     let caps = json["capabilities"].as_object().unwrap();
     let names: Vec<&String> = caps.keys().collect();
-    assert_eq!(names.len(), 7);
+    assert_eq!(names.len(), 8);
+    assert_eq!(json["capabilities"]["web.fetch"], "ask");
     assert_eq!(json["capabilities"]["memory"], "deny");
     assert_eq!(json["capabilities"]["filesystem.read"], "allow");
     let secrets = json["filesystem"]["protected"]

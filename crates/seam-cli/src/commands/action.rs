@@ -11,12 +11,13 @@ use crate::cli::ActionCommand;
 use crate::exit::{Exit, UsageError};
 use crate::output;
 
-/// The registry's 14 tools, the names `seam action parse` resolves against by
-/// default: the gate's 7 governed tools and the agent's 7 local ones
+/// The registry's 15 tools, the names `seam action parse` resolves against by
+/// default: the gate's 8 governed tools and the agent's 7 local ones
 /// (DESIGN.md). Names only, so no schema repairs apply here; the agent parses
 /// against the real specs.
-pub const REGISTRY_TOOLS: [&str; 14] = [
+pub const REGISTRY_TOOLS: [&str; 15] = [
     "web.search",
+    "web.fetch",
     "files.read",
     "python.run",
     "memory.codebase",

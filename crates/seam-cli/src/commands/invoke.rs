@@ -27,6 +27,7 @@ pub fn toolbox_with(
     let (scrubber, web) = super::secret::gate_means(ctx)?;
     let config = ToolboxConfig {
         web,
+        fetch: ctx.config.web_fetch_setup(),
         ..config.clone()
     };
     // The built-in tools, and the tools of the upstream MCP servers the config declares.

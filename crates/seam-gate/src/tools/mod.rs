@@ -8,6 +8,7 @@ mod memory_codebase;
 mod memory_operator;
 mod memory_store;
 mod python_run;
+mod web_fetch;
 mod web_search;
 
 pub use facts_get::{FACTS, FactsGet};
@@ -16,6 +17,10 @@ pub use memory_build::MemoryBuild;
 pub use memory_codebase::MemoryCodebase;
 pub use memory_operator::MemoryOperator;
 pub use python_run::PythonRun;
+pub use web_fetch::{
+    AddressRefused, CheckedResolver, FetchAllowList, HostPattern, Lookup, SpecialAddress,
+    SystemLookup, WebFetch, special_address,
+};
 pub use web_search::{EgressAllowlist, WebSearch};
 
 use seam_policy::Policy;
@@ -27,6 +32,7 @@ pub fn builtin(config: &ToolboxConfig, policy: &Policy) -> Vec<Box<dyn GovernedT
     vec![
         Box::new(FilesRead::new(config.files_read_max_bytes)),
         Box::new(WebSearch::new(config.web.clone())),
+        Box::new(WebFetch::new(config.fetch.clone())),
         Box::new(FactsGet::new(policy)),
         Box::new(MemoryCodebase::new(policy)),
         Box::new(MemoryBuild::new(policy)),

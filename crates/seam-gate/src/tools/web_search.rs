@@ -369,7 +369,7 @@ fn describe_send_error(
     )
 }
 
-fn find_source<'a, T: std::error::Error + 'static>(
+pub(crate) fn find_source<'a, T: std::error::Error + 'static>(
     e: &'a (dyn std::error::Error + 'static),
 ) -> Option<&'a T> {
     let mut cur: Option<&(dyn std::error::Error + 'static)> = Some(e);
@@ -382,7 +382,7 @@ fn find_source<'a, T: std::error::Error + 'static>(
     None
 }
 
-fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
+pub(crate) fn root_cause(e: &(dyn std::error::Error + 'static)) -> String {
     let mut cur = e;
     while let Some(next) = cur.source() {
         cur = next;
@@ -564,7 +564,7 @@ fn clean_hit(h: Hit) -> Option<Hit> {
 }
 
 /// Removes `<…>` tags and decodes the common entities (`&amp;`, `&#39;`, `&#x27;`, …).
-fn strip_html(s: &str) -> String {
+pub(crate) fn strip_html(s: &str) -> String {
     let mut out = String::with_capacity(s.len());
     let mut rest = s;
     while let Some(i) = rest.find(['<', '&']) {
