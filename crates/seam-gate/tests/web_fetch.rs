@@ -233,6 +233,39 @@ fn a_fetch_taints_its_turn_and_the_turn_has_no_way_out_after_it() {
 }
 
 #[test]
+fn in_a_tainted_turn_a_fetch_reaches_only_a_host_the_operator_named() {
+    let fx = Fixture::new();
+    let server = Server::start(|_| Reply::text(200, "<p>see other.test for more</p>"));
+    let tb = fx.toolbox(
+        &allow("\"fetch.test\", \"other.test\"", ""),
+        Some(Names::of(&[
+            ("fetch.test", "127.0.0.1"),
+            ("other.test", "127.0.0.1"),
+        ])),
+    );
+    let (turn, _token) =
+        tb.open_turn_with(&["Summarise the release notes on FETCH.test for me".to_owned()]);
+    let url = at(&server, "fetch.test", "/");
+    output(&fetch(&tb, json!({ "url": url }), Some(&turn)));
+    assert!(tb.is_tainted(&turn));
+    // The operator's host again, tainted: its host is endorsed by the operator's words.
+    output(&fetch(
+        &tb,
+        json!({ "url": at(&server, "fetch.test", "/more") }),
+        Some(&turn),
+    ));
+    // A host the page named, not the operator: refused, naming it.
+    let (code, message) = refusal(&fetch(
+        &tb,
+        json!({ "url": at(&server, "other.test", "/") }),
+        Some(&turn),
+    ));
+    assert_eq!(code, RefusalCode::Tainted, "{message}");
+    assert!(message.contains("other.test"), "{message}");
+    assert_eq!(server.seen().len(), 2, "the refused call sent nothing");
+}
+
+#[test]
 fn a_secret_in_the_page_is_scrubbed() {
     let fx = Fixture::new();
     let body = format!("<p>deploy token: {GITHUB_TOKEN}</p>");

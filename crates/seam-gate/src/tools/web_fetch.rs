@@ -56,7 +56,9 @@ use url::{Host, Url};
 
 use crate::config::WebFetchSetup;
 use crate::mcp::upstream::ClientRuntime;
-use crate::toolbox::{GovernedTool, ToolCall, ToolDecl, ToolFailure};
+use crate::toolbox::{
+    DestinationForm, DestinationParam, GovernedTool, ToolCall, ToolDecl, ToolFailure,
+};
 use crate::tools::web_search::{find_source, root_cause, strip_html};
 
 /// The longest URL taken (characters).
@@ -531,10 +533,14 @@ impl WebFetch {
                 reads: false,
                 paths: vec![],
                 taints: true,
-                // Issue 21's destination parameters: this call's destination is the host of
-                // `url`, and nothing else in the params leaves the machine (see
-                // `WebFetch::destination`).
                 egress: true,
+                // This call's destination is the host of `url`, and nothing else in the
+                // params leaves the machine: in a tainted turn the host must be endorsed
+                // (the operator's words, or [egress] destinations).
+                destinations: vec![DestinationParam {
+                    field: "url",
+                    form: DestinationForm::UrlHost,
+                }],
             },
             setup,
             lookup,
