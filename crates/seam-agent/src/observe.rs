@@ -63,6 +63,12 @@ pub const AGENT_OPENINGS: &[&str] = &[
     "I could not read an action",
     "is not installed where python.run runs",
     "python.run has no network",
+    "Each hit names a file",
+    "Your answer only says what was refused",
+    "The task asks for a change on a branch",
+    // The gate's own note of a code index that is not there (memory.codebase): a
+    // small model gave it back as its answer to a question about its notes.
+    "can index one with `seam index",
 ];
 
 /// True when `answer` is one of the agent's own lines given back
@@ -193,9 +199,12 @@ pub fn after(value: &Value) -> (Option<&'static str>, Cow<'static, str>) {
 /// What follows search hits that name files: the lines shown are a few of
 /// each file's, and a small model took them for the file (it went on to
 /// reproduce a bug with Python instead of reading the code the hits named).
-pub const AFTER_HITS: &str = "Each hit names a file and a few of its lines. If the task needs \
-    more than those lines, read the file that bears on it with files.read (its path) before you \
-    answer or change it.";
+/// The answer comes first: told only to read, it read the definition of a
+/// function it had been asked the callers of, which the hits had named, and
+/// answered about the definition.
+pub const AFTER_HITS: &str = "Each hit names a file and a few of its lines. If those lines \
+    answer the task, respond with it now; if the task needs more of a file than they show, read \
+    that file with files.read (its path) before you answer or change it.";
 
 /// What follows a program that failed on reaching the network.
 const AFTER_NO_NETWORK: &str = "python.run has no network: no code it runs can reach another \
@@ -444,6 +453,12 @@ mod tests {
         assert!(echoes_the_agent(
             "pandas is not installed where python.run runs, and …"
         ));
+        assert!(echoes_the_agent(
+            "The operator can index one with `seam index PATH`. A file whose name you know is read"
+        ));
+        for line in [AFTER_HITS, AFTER_NO_NETWORK] {
+            assert!(echoes_the_agent(line), "{line}");
+        }
         for answer in [
             "The flight home leaves Porto at 06:50.",
             "Lars has the pager. The task names no one else.",

@@ -131,7 +131,7 @@ impl MemoryCodebase {
             "op": op,
             "indexed": false,
             "note": format!(
-                "no indexed repository covers the workspace ({}); the operator can index one with `seam index PATH`. A file whose name you know is read with files.read (its path)",
+                "no indexed repository covers the workspace ({}); the operator can index one with `seam index PATH`. A file whose name you know is read with files.read (its path); what the operator told you to remember is searched with memory.operator",
                 self.scope.display()
             ),
         })
