@@ -58,16 +58,6 @@ pub fn system_prompt(registry: &Registry) -> String {
              to look things up in it. ",
         );
     }
-    if ["builder", "files.read", "memory.codebase"]
-        .iter()
-        .all(|t| registry.get(t).is_some())
-    {
-        // Asked to fix a bug "on a branch", qwen2.5-coder-1.5b fetched an
-        // invented web API with Python instead of opening the code.
-        p.push_str(
-            "To change code: find the file with memory.codebase, read it with files.read,              then change it with builder (op replace: the path, old as the file has it, new);              the change waits on a branch for the operator. ",
-        );
-    }
     p.push_str("When you have the answer, respond.");
     p
 }
