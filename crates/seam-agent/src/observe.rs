@@ -63,7 +63,6 @@ pub const AGENT_OPENINGS: &[&str] = &[
     "I could not read an action",
     "is not installed where python.run runs",
     "python.run has no network",
-    "Each hit names a file",
     "Your answer only says what was refused",
     "The task asks for a change on a branch",
     // The gate's own note of a code index that is not there (memory.codebase): a
@@ -180,13 +179,6 @@ pub fn after(value: &Value) -> (Option<&'static str>, Cow<'static, str>) {
     if failed && withheld {
         return (Some("withheld-file-told"), Cow::Borrowed(AFTER_WITHHELD));
     }
-    let hits = value
-        .get("hits")
-        .and_then(Value::as_array)
-        .is_some_and(|h| h.iter().any(|hit| hit.get("path").is_some()));
-    if hits {
-        return (None, Cow::Borrowed(AFTER_HITS));
-    }
     let printed_nothing =
         value.get("stdout").and_then(Value::as_str) == Some("") && exit == Some(0);
     if printed_nothing {
@@ -195,16 +187,6 @@ pub fn after(value: &Value) -> (Option<&'static str>, Cow<'static, str>) {
         (None, Cow::Borrowed(AFTER_RESULT))
     }
 }
-
-/// What follows search hits that name files: the lines shown are a few of
-/// each file's, and a small model took them for the file (it went on to
-/// reproduce a bug with Python instead of reading the code the hits named).
-/// The answer comes first: told only to read, it read the definition of a
-/// function it had been asked the callers of, which the hits had named, and
-/// answered about the definition.
-pub const AFTER_HITS: &str = "Each hit names a file and a few of its lines. If those lines \
-    answer the task, respond with it now; if the task needs more of a file than they show, read \
-    that file with files.read (its path) before you answer or change it.";
 
 /// What follows a program that failed on reaching the network.
 const AFTER_NO_NETWORK: &str = "python.run has no network: no code it runs can reach another \
@@ -360,20 +342,6 @@ mod tests {
     }
 
     #[test]
-    fn search_hits_that_name_files_say_how_to_read_one() {
-        let v = json!({"hits": [{"path": "src/cli.js", "lines": [{"line": 3, "text": "x"}]}],
-                       "query": "shelf list"});
-        assert_eq!(after(&v), (None, Cow::Borrowed(AFTER_HITS)));
-        // No hits, or hits that are no files: the plain line.
-        for v in [
-            json!({"hits": [], "query": "q"}),
-            json!({"hits": [{"id": 3}]}),
-        ] {
-            assert_eq!(after(&v), (None, Cow::Borrowed(AFTER_RESULT)), "{v}");
-        }
-    }
-
-    #[test]
     fn an_answer_that_only_speaks_of_a_refusal_is_known() {
         let files = vec![(
             "notes/trip.md".to_owned(),
@@ -456,9 +424,7 @@ mod tests {
         assert!(echoes_the_agent(
             "The operator can index one with `seam index PATH`. A file whose name you know is read"
         ));
-        for line in [AFTER_HITS, AFTER_NO_NETWORK] {
-            assert!(echoes_the_agent(line), "{line}");
-        }
+        assert!(echoes_the_agent(AFTER_NO_NETWORK));
         for answer in [
             "The flight home leaves Porto at 06:50.",
             "Lars has the pager. The task names no one else.",
