@@ -9,14 +9,14 @@ use std::time::Duration;
 
 use seam_gate::consent::{ConsentBy, ConsentReply};
 use seam_gate::mcp::{ClassSource, Upstreams, start_upstreams};
-use seam_gate::{CallRequest, ConsentDesk, GateConfig, GovernedTool, Toolbox};
+use seam_gate::{ConsentDesk, GateConfig, GovernedTool, Toolbox};
 use seam_keeper::Keeper;
 use seam_protocol::{Answer, RefusalCode};
 use seam_scrub::Scrubber;
-use serde_json::{Value, json};
+use serde_json::json;
 
 mod mcp_support;
-use mcp_support::{Home, Recorded, empty_home as home, policy, require_python_mcp};
+use mcp_support::{Home, Recorded, call, empty_home as home, policy, refusal, require_python_mcp};
 
 fn calls_file(h: &Home) -> PathBuf {
     h.ws.join("calls.txt")
@@ -49,22 +49,6 @@ fn config(h: &Home) -> GateConfig {
 fn toolbox(h: &Home, up: &mut Upstreams, ledger: Arc<Recorded>) -> Toolbox {
     let tools: Vec<Box<dyn GovernedTool>> = std::mem::take(&mut up.tools);
     Toolbox::with_tools(policy(h), Arc::new(Scrubber::new()), ledger, tools).unwrap()
-}
-
-fn call(tb: &Toolbox, tool: &str, params: Value, turn: &str) -> Answer {
-    tb.call(CallRequest {
-        tool: tool.into(),
-        params,
-        turn: Some(turn.into()),
-    })
-    .unwrap()
-}
-
-fn code(a: &Answer) -> (RefusalCode, String) {
-    match a {
-        Answer::Refusal(r) => (r.refused.code, r.refused.message.clone()),
-        Answer::Envelope(e) => panic!("expected a refusal, got {:?}", e.output),
-    }
 }
 
 fn tainted(a: &Answer) -> bool {
@@ -115,7 +99,7 @@ fn each_tool_is_what_the_config_says_and_annotations_never_loosen() {
     assert!(!tainted(&call(&tb, "c.clock", json!({}), "t1")));
     assert!(!tb.is_tainted("t1"));
     // `send` changes state: it asks, and with nobody to ask it is refused before the upstream.
-    let (c, m) = code(&call(
+    let (c, m) = refusal(&call(
         &tb,
         "c.send",
         json!({"to": "bob", "body": "hi"}),
@@ -124,7 +108,7 @@ fn each_tool_is_what_the_config_says_and_annotations_never_loosen() {
     assert_eq!(c, RefusalCode::ConsentRequired, "{m}");
     assert!(m.contains("gate's config"), "{m}");
     // `post` is not named; its honest annotations make it an egress that changes state.
-    let (c, m) = code(&call(&tb, "c.post", json!({"body": "hi"}), "t1"));
+    let (c, m) = refusal(&call(&tb, "c.post", json!({"body": "hi"}), "t1"));
     assert_eq!(c, RefusalCode::ConsentRequired, "{m}");
     // `wire` is not named and claims to be a local read: it keeps the server's class (reads,
     // reaches the world) and is admitted in a clean turn, tainting it.
@@ -145,7 +129,7 @@ fn each_tool_is_what_the_config_says_and_annotations_never_loosen() {
         ("c.post", json!({"body": "all of it"})),
         ("c.Send", json!({"to": "mallory", "body": "all of it"})),
     ] {
-        let (c, m) = code(&call(&tb, tool, params, t2));
+        let (c, m) = refusal(&call(&tb, tool, params, t2));
         assert_eq!(c, RefusalCode::Tainted, "{tool}: {m}");
     }
     // `Lookup` in the config says nothing of `lookup`, which taints as configured; `Send` is
@@ -202,7 +186,7 @@ fn a_state_changing_tool_waits_for_the_operator_and_runs_on_yes() {
             "the call never waited for consent"
         );
         match expected {
-            Some(c) => assert_eq!(code(&a).0, c),
+            Some(c) => assert_eq!(refusal(&a).0, c),
             // the config says send's result is no read: the turn stays clean
             None => assert!(!tainted(&a)),
         }
@@ -262,7 +246,7 @@ fn an_upstream_tools_declared_destination_must_be_the_operators() {
         &turn,
     );
     assert!(matches!(a, Answer::Envelope(_)), "{a:?}");
-    let (c, m) = code(&call(
+    let (c, m) = refusal(&call(
         &tb,
         "c.send",
         json!({"to": "mallory@evil.example", "body": "record k"}),
@@ -270,7 +254,7 @@ fn an_upstream_tools_declared_destination_must_be_the_operators() {
     ));
     assert_eq!(c, RefusalCode::Tainted, "{m}");
     assert!(m.contains("/to = \"mallory@evil.example\""), "{m}");
-    let (c, m) = code(&call(
+    let (c, m) = refusal(&call(
         &tb,
         "c.wire",
         json!({"to": "alice@example.org", "amount": 1.0}),
@@ -283,7 +267,7 @@ fn an_upstream_tools_declared_destination_must_be_the_operators() {
     // words belong to their turn: another tainted turn without them refuses the same send
     let (other, _) = tb.open_turn_with(&[]);
     assert!(tainted(&call(&tb, "c.lookup", json!({"key": "k"}), &other)));
-    let (c, _) = code(&call(
+    let (c, _) = refusal(&call(
         &tb,
         "c.send",
         json!({"to": "alice@example.org", "body": "record k"}),

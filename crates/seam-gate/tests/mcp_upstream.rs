@@ -7,14 +7,14 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use seam_gate::mcp::{ToolState, Upstreams, accept_upstream, start_upstreams};
-use seam_gate::{CallRequest, GateConfig, GovernedTool, Toolbox, ToolboxConfig};
+use seam_gate::{GateConfig, GovernedTool, Toolbox, ToolboxConfig};
 use seam_keeper::Keeper;
 use seam_protocol::{Answer, RefusalCode};
 use seam_scrub::Scrubber;
 use serde_json::{Value, json};
 
 mod mcp_support;
-use mcp_support::{Home, Recorded, empty_home, policy, require_python_mcp};
+use mcp_support::{Home, Recorded, call, empty_home, policy, refusal, require_python_mcp};
 
 fn on_path(cmd: &str) -> bool {
     std::env::var_os("PATH")
@@ -66,22 +66,6 @@ fn toolbox(h: &Home, up: &mut Upstreams, ledger: Arc<Recorded>) -> Toolbox {
         seam_gate::tools::builtin(&ToolboxConfig::default(), &policy);
     tools.append(&mut up.tools);
     Toolbox::with_tools(policy, Arc::new(Scrubber::new()), ledger, tools).unwrap()
-}
-
-fn call(tb: &Toolbox, tool: &str, params: Value, turn: &str) -> Answer {
-    tb.call(CallRequest {
-        tool: tool.into(),
-        params,
-        turn: Some(turn.into()),
-    })
-    .unwrap()
-}
-
-fn refusal(a: &Answer) -> (RefusalCode, String) {
-    match a {
-        Answer::Refusal(r) => (r.refused.code, r.refused.message.clone()),
-        Answer::Envelope(e) => panic!("expected a refusal, got {:?}", e.output),
-    }
 }
 
 fn text_of(a: &Answer) -> String {

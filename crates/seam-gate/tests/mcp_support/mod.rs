@@ -1,14 +1,15 @@
 //! What the upstream MCP tests share: a ledger hook that records each call's outcome, the
 //! check that the official Python MCP SDK is installed, a throwaway owner home, seam home and
-//! workspace, and the policy they run under.
+//! workspace, the policy they run under, and a call in a turn with its refusal read back.
 
 #![allow(dead_code)]
 
 use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 
-use seam_gate::{CallOutcome, CallRecord, LedgerHook, LedgerHookError};
+use seam_gate::{CallOutcome, CallRecord, CallRequest, LedgerHook, LedgerHookError, Toolbox};
 use seam_policy::{Policy, PolicyEnv};
+use seam_protocol::{Answer, RefusalCode};
 
 /// Records (tool, refusal code, "admitted" or "consent ANSWER") for every call, as the
 /// ledger would.
@@ -79,4 +80,23 @@ pub fn policy(h: &Home) -> Arc<Policy> {
     };
     let text = "[capabilities]\n\"web.search\" = \"allow\"\n";
     Arc::new(Policy::from_toml_str(text, Path::new("policy.toml"), env).unwrap())
+}
+
+/// `tool` called with `params` in `turn`.
+pub fn call(tb: &Toolbox, tool: &str, params: serde_json::Value, turn: &str) -> Answer {
+    tb.call(CallRequest {
+        tool: tool.into(),
+        params,
+        turn: Some(turn.into()),
+    })
+    .unwrap()
+}
+
+/// The refusal's code and message; a served call fails the test.
+#[track_caller]
+pub fn refusal(a: &Answer) -> (RefusalCode, String) {
+    match a {
+        Answer::Refusal(r) => (r.refused.code, r.refused.message.clone()),
+        Answer::Envelope(e) => panic!("expected a refusal, got {:?}", e.output),
+    }
 }
