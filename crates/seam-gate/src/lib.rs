@@ -48,7 +48,7 @@ pub use ledger_hook::{
 };
 pub use toolbox::{
     Admitted, CallRequest, DestinationForm, DestinationParam, Endorsed, GateError, GovernedTool,
-    PathParam, ToolCall, ToolDecl, ToolFailure, Toolbox, ToolboxConfig,
+    NoneNamed, PathParam, ToolCall, ToolDecl, ToolFailure, Toolbox, ToolboxConfig,
 };
 
 /// `sha256:` of the policy as enforced (`seam policy show --json`): what `facts.get

@@ -75,6 +75,31 @@ pub struct DestinationParam {
     pub form: DestinationForm,
 }
 
+/// What a call of a tool with egress reaches when it names none of its destinations (every
+/// destination place absent or empty), as the tool's declaration says.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, Default)]
+pub enum NoneNamed {
+    /// Nobody can tell: the tool may have a default destination its declaration does not
+    /// show. In a tainted turn such a call is refused like any egress.
+    #[default]
+    Unknown,
+    /// No party the call did not already reach: a calendar event without participants stays
+    /// in the owner's calendar, a standing order changed only in its amount keeps its payee.
+    /// In a tainted turn such a call passes the destination rule (nothing goes anywhere new);
+    /// consent for its change still applies.
+    NoOneNew,
+}
+
+impl NoneNamed {
+    /// Its word in the gate's config (`none_named = "..."`).
+    pub fn as_str(self) -> &'static str {
+        match self {
+            NoneNamed::Unknown => "unknown",
+            NoneNamed::NoOneNew => "no-one-new",
+        }
+    }
+}
+
 /// Everything the toolbox needs to know about a tool to govern it.
 #[derive(Debug, Clone)]
 pub struct ToolDecl {
@@ -101,6 +126,9 @@ pub struct ToolDecl {
     /// egress and none is refused outright in a tainted turn (`web.search` has none: its
     /// backend is fixed, and what leaves is the query). Only a tool with egress declares any.
     pub destinations: Vec<DestinationParam>,
+    /// What a call that names none of `destinations` reaches (only a tool that declares some
+    /// says anything but [`NoneNamed::Unknown`]).
+    pub none_named: NoneNamed,
 }
 
 impl ToolDecl {
@@ -928,7 +956,8 @@ impl Toolbox {
     /// The destination rule, for an egress call in a tainted turn: every destination the tool
     /// declares, as the call gives it, must be endorsed for the turn (named in the operator's
     /// words for it, or matched by the policy's `[egress] destinations`). A tool that declares
-    /// none, a call that names none, and a value that is no destination are refused like any
+    /// none, a call that names none (unless the tool says such a call reaches no one new,
+    /// [`NoneNamed::NoOneNew`]), and a value that is no destination are refused like any
     /// egress in a tainted turn. Err: the refusal's message, naming each value and why.
     fn endorsed_destinations(
         &self,
@@ -957,6 +986,9 @@ impl Toolbox {
                 here.into_iter()
                     .map(|(at, raw)| (location_text(&at), raw, d.form)),
             );
+        }
+        if found.is_empty() && decl.none_named == NoneNamed::NoOneNew {
+            return Ok(Vec::new());
         }
         if found.is_empty() {
             let places: Vec<String> = decl
@@ -1368,6 +1400,13 @@ pub(crate) fn check_decl_with(decl: &ToolDecl, not_paths: &[String]) -> Result<(
                 .to_owned(),
         ));
     }
+    if decl.none_named != NoneNamed::Unknown && decl.destinations.is_empty() {
+        return Err(bad(format!(
+            "says a call naming none of its destinations reaches {:?}, but declares no \
+             destination parameter",
+            decl.none_named.as_str()
+        )));
+    }
     for d in &decl.destinations {
         let at = parse_location(d.field);
         if at.is_empty() || !places.contains(&at) {
@@ -1397,6 +1436,7 @@ mod tests {
             taints: false,
             egress: false,
             destinations: Vec::new(),
+            none_named: NoneNamed::Unknown,
         }
     }
 
@@ -1440,7 +1480,13 @@ mod tests {
         d.destinations[0].field = "nowhere";
         assert!(matches!(check_decl(&d), Err(GateError::BadSchema { .. })));
         d.destinations[0].field = "to";
+        d.none_named = NoneNamed::NoOneNew;
+        check_decl(&d).unwrap();
         d.egress = false;
+        assert!(matches!(check_decl(&d), Err(GateError::BadSchema { .. })));
+        // "no one new" is said of destinations, and a tool without any has none to name
+        d.egress = true;
+        d.destinations.clear();
         assert!(matches!(check_decl(&d), Err(GateError::BadSchema { .. })));
     }
 

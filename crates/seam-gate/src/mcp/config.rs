@@ -22,6 +22,11 @@
 //! destinations = ["recipients", "cc", "bcc"] # where its data goes: places in its params;
 //!                                           # in a tainted turn each value there must be
 //!                                           # endorsed (named by the operator, or allowed)
+//! [mcp.upstream.tools.create_event]
+//! effects = ["egress", "change"]
+//! destinations = ["participants"]
+//! none_named = "no-one-new"                 # a call naming none of them reaches nobody new
+//!                                           # (default "unknown": refused when tainted)
 //! [mcp.upstream.tools.fetch]
 //! effects = ["read", "egress"]
 //! destinations = [{ host_of = "url" }]      # the host of the URL at that place
@@ -121,6 +126,9 @@ pub struct UpstreamToolConfig {
     /// `destinations`: the places (segments joined by `/`, `*` for any item or key) whose
     /// values are where the tool's data goes, each with its form.
     pub destinations: Vec<(String, crate::toolbox::DestinationForm)>,
+    /// `none_named`: what a call that names none of `destinations` reaches ("unknown", the
+    /// default: refused in a tainted turn; "no-one-new": nothing goes anywhere new).
+    pub none_named: crate::toolbox::NoneNamed,
 }
 
 impl UpstreamConfig {
@@ -148,7 +156,14 @@ const UPSTREAM_KEYS: &[&str] = &[
     "params",
 ];
 const PARAM_USES: &[&str] = &["path-read", "path-write", "path-source", "not-a-path"];
-const TOOL_KEYS: &[&str] = &["capability", "effects", "paths", "destinations"];
+const TOOL_KEYS: &[&str] = &[
+    "capability",
+    "effects",
+    "paths",
+    "destinations",
+    "none_named",
+];
+const NONE_NAMED: &[&str] = &["unknown", "no-one-new"];
 const DECISIONS: &[&str] = &["allow", "ask", "deny"];
 const ACCESSES: &[&str] = &["read", "write", "source"];
 
@@ -620,6 +635,30 @@ fn parse_tool(
                     out.destinations.push((place, form));
                 }
             }
+            "none_named" => {
+                let word = value.get_ref().as_str();
+                out.none_named = match word {
+                    Some("unknown") => crate::toolbox::NoneNamed::Unknown,
+                    Some("no-one-new") => crate::toolbox::NoneNamed::NoOneNew,
+                    _ => {
+                        let found = match word {
+                            Some(w) => format!("\"{w}\"{}", suggestion(w, NONE_NAMED)),
+                            None => type_name(value.get_ref()).to_owned(),
+                        };
+                        return Err(src.error(
+                            value.span(),
+                            Some(dotted.clone()),
+                            format!(
+                                "bad value for \"none_named\" of tool \"{tool}\": expected one \
+                                 of {} (what a call that names none of its destinations \
+                                 reaches: \"unknown\" is refused in a tainted turn, \
+                                 \"no-one-new\" passes the destination rule), found {found}",
+                                quoted(NONE_NAMED)
+                            ),
+                        ));
+                    }
+                };
+            }
             "paths" => {
                 let DeValue::Table(paths) = value.get_ref() else {
                     return Err(src.error(
@@ -804,6 +843,33 @@ mod tests {
         assert!(e.contains("host_of"), "{e}");
         let e = err("[mcp.upstream.tools.send]\ndestination = [\"to\"]\n");
         assert!(e.contains("did you mean \"destinations\""), "{e}");
+    }
+
+    #[test]
+    fn none_named_is_unknown_unless_the_config_says_no_one_new() {
+        use crate::toolbox::NoneNamed;
+        let head = "[[mcp.upstream]]\nname = \"b\"\ncommand = \"x\"\negress = true\n";
+        let c = parse(&format!(
+            "{head}[mcp.upstream.tools]\nevent = {{ destinations = [\"to\"], none_named = \
+             \"no-one-new\" }}\nsend = {{ destinations = [\"to\"] }}\n"
+        ))
+        .unwrap();
+        let tools = &c.mcp.upstreams[0].tools;
+        assert_eq!(tools["event"].none_named, NoneNamed::NoOneNew);
+        assert_eq!(tools["send"].none_named, NoneNamed::Unknown);
+        let e = parse(&format!(
+            "{head}[mcp.upstream.tools.event]\nnone_named = \"no-one-nw\"\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("did you mean \"no-one-new\""), "{e}");
+        assert!(e.contains("none_named"), "{e}");
+        let e = parse(&format!(
+            "{head}[mcp.upstream.tools.event]\nnone_named = true\n"
+        ))
+        .unwrap_err()
+        .to_string();
+        assert!(e.contains("expected one of"), "{e}");
     }
 
     #[test]

@@ -764,6 +764,12 @@ fn governed_tool(
                     .collect()
             })
             .unwrap_or_default(),
+        // what a call naming none of them reaches, as the config says (else nobody knows)
+        none_named: cfg
+            .tools
+            .get(&def.name)
+            .map(|t| t.none_named)
+            .unwrap_or_default(),
     };
     match check_decl_with(&decl, &not_paths) {
         Ok(()) => {}
@@ -818,6 +824,7 @@ fn pending_tool(
         taints: true,
         egress: cfg.egress,
         destinations: Vec::new(),
+        none_named: crate::NoneNamed::Unknown,
     };
     UpstreamTool {
         decl,

@@ -85,6 +85,7 @@ impl FactsGet {
                 taints: false,
                 egress: false,
                 destinations: Vec::new(),
+                none_named: crate::NoneNamed::Unknown,
             },
             policy_digest,
             workspace_root: policy.env().workspace_root.display().to_string(),

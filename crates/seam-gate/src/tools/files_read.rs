@@ -59,6 +59,7 @@ impl FilesRead {
                 taints: true,
                 egress: false,
                 destinations: Vec::new(),
+                none_named: crate::NoneNamed::Unknown,
             },
             max_bytes: max_bytes.max(1),
         }

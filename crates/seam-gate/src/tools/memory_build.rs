@@ -65,6 +65,7 @@ impl MemoryBuild {
                 taints: true,
                 egress: false,
                 destinations: Vec::new(),
+                none_named: crate::NoneNamed::Unknown,
             },
             // The agent's Critic and `builder check` write these records in the agent's
             // own directory (agent/builds.sqlite): agent-authored text, so an answer taints.

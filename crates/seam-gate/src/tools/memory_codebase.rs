@@ -111,6 +111,7 @@ impl MemoryCodebase {
                 taints: true,
                 egress: false,
                 destinations: Vec::new(),
+                none_named: crate::NoneNamed::Unknown,
             },
             scope,
             stores: StorePool::new(home, |h: &MemoryHome| h.existing_codebase()),

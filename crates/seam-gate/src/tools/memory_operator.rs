@@ -62,6 +62,7 @@ impl MemoryOperator {
                 taints: true,
                 egress: false,
                 destinations: Vec::new(),
+                none_named: crate::NoneNamed::Unknown,
             },
             stores: StorePool::new(home, |h: &MemoryHome| h.existing_notes()),
         }

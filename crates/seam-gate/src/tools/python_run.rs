@@ -152,6 +152,7 @@ impl PythonRun {
                 egress: run_unsandboxed,
                 // unsandboxed code can reach anywhere: no parameter says where
                 destinations: Vec::new(),
+                none_named: crate::NoneNamed::Unknown,
             },
             run_unsandboxed,
             sandbox,

@@ -541,6 +541,8 @@ impl WebFetch {
                     field: "url",
                     form: DestinationForm::UrlHost,
                 }],
+                // a fetch always names its URL
+                none_named: crate::NoneNamed::Unknown,
             },
             setup,
             lookup,

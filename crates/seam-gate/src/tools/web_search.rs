@@ -157,6 +157,7 @@ impl WebSearch {
                 egress: true,
                 // the backend is fixed (the gate's config): what leaves is the query, not a place
                 destinations: Vec::new(),
+                none_named: crate::NoneNamed::Unknown,
             },
             setup,
             client: OnceLock::new(),

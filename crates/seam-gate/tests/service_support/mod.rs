@@ -35,6 +35,7 @@ impl TestEgress {
             taints: false,
             egress: true,
             destinations: Vec::new(),
+            none_named: seam_gate::NoneNamed::Unknown,
         })
     }
 }
@@ -76,6 +77,7 @@ impl TestSend {
                     form: seam_gate::DestinationForm::Value,
                 },
             ],
+            none_named: seam_gate::NoneNamed::Unknown,
         })
     }
 }
@@ -86,6 +88,48 @@ impl GovernedTool for TestSend {
     }
     fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
         Ok(json!({"sent_to": call.params()["to"], "body": call.params()["body"]}))
+    }
+}
+
+/// A tool that "creates an event" `title` and invites `participants` (optional): egress, the
+/// participants its destinations, and what a call with none reaches as `none_named` says
+/// (`test.invite`: no one new; `test.invite_unknown`: unknown).
+#[derive(Debug)]
+pub struct TestInvite(ToolDecl);
+
+impl TestInvite {
+    pub fn new(none_named: seam_gate::NoneNamed) -> Self {
+        TestInvite(ToolDecl {
+            name: match none_named {
+                seam_gate::NoneNamed::NoOneNew => "test.invite",
+                seam_gate::NoneNamed::Unknown => "test.invite_unknown",
+            },
+            version: "1",
+            description: "test-only: pretends to create an event and invite participants",
+            schema: json!({"type":"object","additionalProperties":false,"required":["title"],
+                           "properties":{"title":{"type":"string"},
+                                         "participants":{"type":"array",
+                                                         "items":{"type":"string"}}}}),
+            capability: Capability::Facts,
+            reads: true,
+            paths: vec![],
+            taints: false,
+            egress: true,
+            destinations: vec![seam_gate::DestinationParam {
+                field: "participants",
+                form: seam_gate::DestinationForm::Value,
+            }],
+            none_named,
+        })
+    }
+}
+
+impl GovernedTool for TestInvite {
+    fn decl(&self) -> &ToolDecl {
+        &self.0
+    }
+    fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
+        Ok(json!({"created": call.params()["title"], "invited": call.params()["participants"]}))
     }
 }
 
@@ -110,6 +154,7 @@ impl TestFetch {
                 field: "url",
                 form: seam_gate::DestinationForm::UrlHost,
             }],
+            none_named: seam_gate::NoneNamed::Unknown,
         })
     }
 }
@@ -146,6 +191,7 @@ impl TestSlow {
             taints: false,
             egress: false,
             destinations: Vec::new(),
+            none_named: seam_gate::NoneNamed::Unknown,
         })
     }
 }
@@ -179,6 +225,7 @@ impl TestAct {
             taints: false,
             egress: false,
             destinations: Vec::new(),
+            none_named: seam_gate::NoneNamed::Unknown,
         })
     }
 }
