@@ -50,6 +50,10 @@ pub struct PendingCall {
     pub params: Value,
     /// SHA-256 (hex) of the canonical JSON of `params`.
     pub params_sha256: String,
+    /// Destinations of the call that nothing endorses for its tainted turn, as shown to the
+    /// operator (`/PLACE = "VALUE"`). Not empty: the call is asked about whatever the earlier
+    /// answers for its tool, since those were never about these values.
+    pub destinations: Vec<String>,
     /// When it began to wait, and when it stops.
     pub asked: Instant,
     pub deadline: Instant,
@@ -65,6 +69,7 @@ impl PendingCall {
             capability: self.capability.to_owned(),
             params: self.params.clone(),
             params_sha256: self.params_sha256.clone(),
+            destinations: self.destinations.clone(),
             waited_ms: now.saturating_duration_since(self.asked).as_millis() as u64,
             timeout_ms: self
                 .deadline
@@ -189,6 +194,11 @@ impl ConsentDesk {
         self.socket
     }
 
+    /// Is anybody there to ask (a terminal, or answers over the socket)?
+    pub fn has_operator(&self) -> bool {
+        self.has_terminal() || self.takes_socket_answers()
+    }
+
     /// Can "always" be answered (is there a rule writer)?
     pub fn can_write_rules(&self) -> bool {
         self.rule_writer.is_some()
@@ -270,7 +280,8 @@ impl ConsentDesk {
         // (The terminal gets the call while the state is locked: by the time it can ask
         // about it, the call is pending.)
         let mut state = lock(&self.state);
-        if let Some(turn) = &call.turn
+        if call.destinations.is_empty()
+            && let Some(turn) = &call.turn
             && state
                 .turn_grants
                 .contains(&(turn.clone(), call.tool.clone()))
@@ -279,7 +290,7 @@ impl ConsentDesk {
                 scope: ConsentScope::Turn,
             };
         }
-        if state.always.contains(&call.tool) {
+        if call.destinations.is_empty() && state.always.contains(&call.tool) {
             return Waited::Covered {
                 scope: ConsentScope::Always,
             };
@@ -368,6 +379,7 @@ mod tests {
             capability: "python.run",
             params: json!({"code": id}),
             params_sha256: String::new(),
+            destinations: Vec::new(),
             asked: now,
             deadline: now,
         }
@@ -446,6 +458,37 @@ mod tests {
                 by: ConsentBy::Terminal
             }
         );
+        answerer.join().unwrap();
+    }
+
+    #[test]
+    fn a_call_with_destinations_is_asked_whatever_its_tool_was_granted() {
+        let desk = Arc::new(ConsentDesk::new(Duration::from_secs(30)));
+        let rx = desk.attach_terminal();
+        let answerer = {
+            let desk = desk.clone();
+            std::thread::spawn(move || {
+                let a = rx.recv().unwrap();
+                desk.answer(&a.id, ConsentReply::Turn, ConsentBy::Terminal)
+                    .unwrap();
+                // the turn answer covers the tool; a destination it was not shown is asked
+                let b = rx.recv().unwrap();
+                assert_eq!(b.destinations, ["/to = \"mallory@evil.example\""]);
+                desk.answer(&b.id, ConsentReply::Deny, ConsentBy::Terminal)
+                    .unwrap();
+            })
+        };
+        assert!(matches!(
+            desk.wait(call("a", "t1", "mail.send")),
+            Waited::Granted { .. }
+        ));
+        assert!(matches!(
+            desk.wait(call("c", "t1", "mail.send")),
+            Waited::Covered { .. }
+        ));
+        let mut b = call("b", "t1", "mail.send");
+        b.destinations = vec!["/to = \"mallory@evil.example\"".into()];
+        assert!(matches!(desk.wait(b), Waited::Denied { .. }));
         answerer.join().unwrap();
     }
 

@@ -10,7 +10,9 @@
 //! task, the text of attached files). Only the turn's opener adds to them: in this process
 //! through [`crate::Toolbox::open_turn_with`] and [`crate::Toolbox::add_operator_words`],
 //! over the service only with the turn opener (which the confined agent never holds). Nothing
-//! a call carries, and nothing a tool returns, reaches them.
+//! a call carries, and nothing a tool returns, reaches them. The one other way in is the
+//! operator's yes to the consent desk about an exact destination, added by the toolbox
+//! ([`TaintBook::add_consented`]).
 
 use std::collections::{HashMap, HashSet};
 use std::sync::Mutex;
@@ -89,6 +91,22 @@ impl TaintBook {
             return false;
         }
         turns.words.entry(turn.to_owned()).or_default().add(text);
+        true
+    }
+
+    /// Adds `d`, a destination the operator consented to when the gate asked about it (the
+    /// consent desk's answer, never a client's word), to an open turn's words. False (nothing
+    /// kept) when the turn is not open.
+    pub(crate) fn add_consented(&self, turn: &str, d: seam_policy::Destination) -> bool {
+        let mut turns = self.lock();
+        if !turns.open.contains_key(turn) {
+            return false;
+        }
+        turns
+            .words
+            .entry(turn.to_owned())
+            .or_default()
+            .add_consented(d);
         true
     }
 

@@ -812,12 +812,23 @@ impl Toolbox {
 
         // taint: a tainted turn's way out reaches only destinations endorsed for the turn
         // (unless the policy says [taint] egress = "allow")
+        let mut ask_destinations = Vec::new();
         if let (true, Some(turn)) = (decl.egress, &req.turn)
             && self.policy().taint_egress() == seam_policy::TaintEgress::Deny
             && self.taint.is_tainted(turn)
         {
-            self.endorsed_destinations(decl, &req.params, turn)
-                .map_err(|message| refuse(RefusalCode::Tainted, message))?;
+            match self.endorsed_destinations(decl, &req.params, turn) {
+                Ok(_) => {}
+                // the operator may consent to these exact values: asked below, once every
+                // other check has passed (with nobody to ask, refused here)
+                Err(stop)
+                    if !stop.ask.is_empty()
+                        && self.consent.as_ref().is_some_and(|d| d.has_operator()) =>
+                {
+                    ask_destinations = stop.ask;
+                }
+                Err(stop) => return Err(refuse(RefusalCode::Tainted, stop.message)),
+            }
         }
 
         // 3. path admission
@@ -901,9 +912,24 @@ impl Toolbox {
             }
         }
 
-        // 2b. consent: the operator is asked only about a call that would otherwise run
-        if decision == Decision::Ask {
-            self.consent(invocation_id, req, decl, logged_params, asked_by)?;
+        // 2b. consent: the operator is asked only about a call that would otherwise run; a yes
+        // to its destinations endorses exactly those values for the rest of the turn
+        if decision == Decision::Ask || !ask_destinations.is_empty() {
+            let shown: Vec<String> = ask_destinations.iter().map(|(s, _)| s.clone()).collect();
+            let capability_asks = (decision == Decision::Ask).then_some(asked_by);
+            self.consent(
+                invocation_id,
+                req,
+                decl,
+                logged_params,
+                capability_asks,
+                &shown,
+            )?;
+            if let Some(turn) = &req.turn {
+                for (_, d) in ask_destinations {
+                    self.taint.add_consented(turn, d);
+                }
+            }
         }
 
         // 4. run
@@ -925,6 +951,13 @@ impl Toolbox {
             Err(f) => Err(refuse(f.code, f.message)),
         }
     }
+}
+
+/// Why the destination rule stopped a call: the refusal's message, and the destinations the
+/// operator may be asked about (empty: refused, nothing to ask; each as shown, and parsed).
+struct DestinationStop {
+    message: String,
+    ask: Vec<(String, seam_policy::Destination)>,
 }
 
 /// Bounds of the look for a missing file's name in the workspace.
@@ -964,7 +997,11 @@ impl Toolbox {
         decl: &ToolDecl,
         params: &Value,
         turn: &str,
-    ) -> Result<Vec<seam_policy::Endorsed>, String> {
+    ) -> Result<Vec<seam_policy::Endorsed>, DestinationStop> {
+        let refused = |message: String| DestinationStop {
+            message,
+            ask: Vec::new(),
+        };
         let closed = format!(
             "turn {turn:?} has read the owner's files or untrusted content; {} reaches the \
              network and is closed for the rest of the turn (the policy's [taint] egress is \
@@ -972,11 +1009,11 @@ impl Toolbox {
             decl.name
         );
         if decl.destinations.is_empty() {
-            return Err(format!(
+            return Err(refused(format!(
                 "{closed}. {} declares no destination parameter, so where its data goes cannot \
                  be checked against the operator's words. Do this in a new turn",
                 decl.name
-            ));
+            )));
         }
         let mut found = Vec::new();
         for d in &decl.destinations {
@@ -996,11 +1033,11 @@ impl Toolbox {
                 .iter()
                 .map(|d| format!("/{}", d.field))
                 .collect();
-            return Err(format!(
+            return Err(refused(format!(
                 "{closed}, except to a destination endorsed for the turn; this call names none \
                  (its destinations are at {}). Do this in a new turn",
                 places.join(", ")
-            ));
+            )));
         }
         let words = self.taint.words(turn);
         let allow = self.policy().egress_destinations();
@@ -1008,7 +1045,8 @@ impl Toolbox {
         // the call's is the strictest
         let mut decision = Decision::Allow;
         let mut endorsed = Vec::new();
-        let mut refused = Vec::new();
+        let mut unnamed = Vec::new();
+        let mut ask = Vec::new();
         for (place, raw, form) in found {
             let shown = match form {
                 DestinationForm::Value => format!("/{place} = {raw:?}"),
@@ -1022,7 +1060,7 @@ impl Toolbox {
                 Ok(d) => d,
                 Err(why) => {
                     decision = decision.max(Decision::Deny);
-                    refused.push(format!("{shown}, which is no destination ({why})"));
+                    unnamed.push(format!("{shown}, which is no destination ({why})"));
                     continue;
                 }
             };
@@ -1037,25 +1075,35 @@ impl Toolbox {
                     } else {
                         format!(" (read as {canonical})")
                     };
-                    refused.push(format!(
+                    unnamed.push(format!(
                         "{shown}{as_read}, a destination ({}) that the operator's words for \
                          this turn do not name and no entry of the policy's [egress] \
                          destinations matches",
                         d.kind()
                     ));
+                    ask.push((format!("/{place} = {:?}", canonical), d));
                 }
             }
         }
         if decision == Decision::Allow {
             return Ok(endorsed);
         }
-        Err(format!(
-            "{closed}, except to a destination endorsed for the turn: one named in the \
-             operator's words for it (the task, attached files) or on the policy's [egress] \
-             destinations. Not endorsed: {}. A destination read in a tool result is not the \
-             operator's: ask the operator to name it, or do this in a new turn",
-            refused.join("; ")
-        ))
+        Err(DestinationStop {
+            message: format!(
+                "{closed}, except to a destination endorsed for the turn: one named in the \
+                 operator's words for it (the task, attached files), on the policy's [egress] \
+                 destinations, or consented to by the operator when asked. Not endorsed: {}. A \
+                 destination read in a tool result is not the operator's: ask the operator to \
+                 name it, or do this in a new turn",
+                unnamed.join("; ")
+            ),
+            // per-value consent is offered only when every value is a destination
+            ask: if decision == Decision::Ask {
+                ask
+            } else {
+                Vec::new()
+            },
+        })
     }
 
     /// A call on `ask` waits at the consent desk; the answer (or its absence) is signed into
@@ -1067,24 +1115,45 @@ impl Toolbox {
         req: &CallRequest,
         decl: &ToolDecl,
         logged_params: &Value,
-        asked_by: AskedBy,
+        asked_by: Option<AskedBy>,
+        destinations: &[String],
     ) -> Result<(), Stop> {
         use seam_ledger::{ConsentAnswer, ConsentBy, ConsentScope};
         let cap = decl.capability.as_str();
         let refuse = |code, message: String| Stop::Refused(decl.version, code, message);
-        let asks = match asked_by {
-            AskedBy::Policy => format!("the policy says \"ask\" for \"{cap}\""),
-            AskedBy::Config => format!(
+        let mut why = Vec::new();
+        let mut how = Vec::new();
+        match asked_by {
+            Some(AskedBy::Policy) => why.push(format!("the policy says \"ask\" for \"{cap}\"")),
+            Some(AskedBy::Config) => why.push(format!(
                 "the gate's config says \"ask\" for {} (a tool that changes state, or its \
                  capability in [[mcp.upstream]])",
                 decl.name
-            ),
-        };
-        let how_to_allow = format!(
-            "to let {tool} run without asking, the owner can add [consent] always = \
-             [\"{tool}\"] (or set [capabilities] \"{cap}\" = \"allow\") in the policy file",
-            tool = decl.name
-        );
+            )),
+            None => {}
+        }
+        if asked_by.is_some() {
+            how.push(format!(
+                "to let {tool} run without asking, the owner can add [consent] always = \
+                 [\"{tool}\"] (or set [capabilities] \"{cap}\" = \"allow\") in the policy file",
+                tool = decl.name
+            ));
+        }
+        if !destinations.is_empty() {
+            why.push(format!(
+                "in a turn that has read the owner's files or untrusted content, {} would reach \
+                 {}, which the operator's words for the turn do not name",
+                decl.name,
+                destinations.join(", ")
+            ));
+            how.push(
+                "to reach a destination without asking, the operator names it in the task, or \
+                 the owner adds it to the policy's [egress] destinations"
+                    .to_owned(),
+            );
+        }
+        let asks = why.join("; and ");
+        let how_to_allow = how.join("; ");
         let Some(desk) = &self.consent else {
             return Err(refuse(
                 RefusalCode::ConsentRequired,
@@ -1106,6 +1175,7 @@ impl Toolbox {
             capability: cap,
             params: logged_params.clone(),
             params_sha256: digest.clone(),
+            destinations: destinations.to_vec(),
             asked: now,
             deadline: now,
         });

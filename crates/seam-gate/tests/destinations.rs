@@ -471,3 +471,129 @@ async fn the_agent_cannot_make_an_address_it_read_the_operators() {
         .unwrap();
     assert_eq!(r.status, 204, "{}", String::from_utf8_lossy(&r.body));
 }
+
+/// Waits until the gate lists a pending consent, and returns the list (the owner's view).
+async fn pending(owner: &mut Conn) -> Vec<Value> {
+    let opener = owner.opener.clone().unwrap();
+    let started = std::time::Instant::now();
+    loop {
+        let r = owner
+            .send("GET", "/v1/consents", &[("seam-turn-opener", &opener)], "")
+            .await
+            .unwrap();
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        let list = r.json().as_array().cloned().unwrap();
+        if !list.is_empty() {
+            return list;
+        }
+        assert!(
+            started.elapsed() < std::time::Duration::from_secs(10),
+            "no call came to wait"
+        );
+        tokio::time::sleep(std::time::Duration::from_millis(20)).await;
+    }
+}
+
+async fn answer(c: &mut Conn, opener: Option<&str>, id: &str, answer: &str) -> u16 {
+    let headers: Vec<(&str, &str)> = opener
+        .map(|o| ("seam-turn-opener", o))
+        .into_iter()
+        .collect();
+    c.send(
+        "POST",
+        &format!("/v1/consents/{id}"),
+        &headers,
+        json!({ "answer": answer }).to_string(),
+    )
+    .await
+    .unwrap()
+    .status
+}
+
+/// Per-value consent: with an operator there, a destination nothing endorses waits for them
+/// instead of being refused; the question names the value; only the owner can answer; a yes
+/// endorses exactly that value for the rest of that turn, and nothing else.
+#[tokio::test(flavor = "multi_thread", worker_threads = 4)]
+async fn a_destination_read_in_a_result_is_asked_about_and_a_yes_endorses_only_it() {
+    let desk = std::sync::Arc::new(
+        seam_gate::ConsentDesk::new(std::time::Duration::from_secs(20)).with_socket(),
+    );
+    let g = TestGate::start_with_tools(|_| {}, None, Some(desk), tools()).await;
+    g.write("landlord.eml", MAIL.as_bytes());
+    let mut owner = Conn::open(&g.unix()).await.unwrap();
+    let opener = owner.opener.clone().unwrap();
+    let turn = owner
+        .open_turn_with(&["Read my landlord's email and send the receipt to alice@example.org"])
+        .await;
+    let token = owner.token(&turn);
+    let via = g.unix();
+    let send = |to: &str, turn: &str, token: &str| {
+        let (via, to, turn, token) = (
+            via.clone(),
+            to.to_owned(),
+            turn.to_owned(),
+            token.to_owned(),
+        );
+        tokio::spawn(async move {
+            let mut agent = Conn::open_as_agent(&via).await.unwrap();
+            agent.hold_token(&turn, &token);
+            agent
+                .invoke(
+                    "test.send",
+                    json!({"to": to, "body": "receipt"}),
+                    Some(&turn),
+                )
+                .await
+        })
+    };
+    let mut agent = Conn::open_as_agent(&g.unix()).await.unwrap();
+    agent.hold_token(&turn, &token);
+    read_mail(&mut agent, &turn).await;
+
+    // 1. the address from the mail waits; the question names it, in its canonical form
+    let first = send("Mallory@Evil.Example", &turn, &token);
+    let list = pending(&mut owner).await;
+    assert_eq!(list.len(), 1);
+    assert_eq!(list[0]["tool"], "test.send");
+    assert_eq!(
+        list[0]["destinations"],
+        json!([format!("/to = \"{ATTACKER}\"")])
+    );
+    let id = list[0]["id"].as_str().unwrap().to_owned();
+    // the agent cannot answer its own question
+    assert_eq!(answer(&mut agent, None, &id, "once").await, 403);
+    assert_eq!(answer(&mut agent, Some(&token), &id, "once").await, 403);
+    assert!(!first.is_finished(), "the call still waits");
+    assert_eq!(answer(&mut owner, Some(&opener), &id, "once").await, 204);
+    let r = first.await.unwrap();
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+
+    // 2. the same value again in this turn: endorsed, nobody asked
+    let r = send(ATTACKER, &turn, &token).await.unwrap();
+    assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+
+    // 3. another address at the same host is another question; a no is a refusal
+    let other = send("eve@evil.example", &turn, &token);
+    let list = pending(&mut owner).await;
+    assert_eq!(
+        list[0]["destinations"],
+        json!(["/to = \"eve@evil.example\""])
+    );
+    let id = list[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(answer(&mut owner, Some(&opener), &id, "deny").await, 204);
+    let r = other.await.unwrap();
+    assert_eq!(r.status, 403);
+    assert_eq!(refusal(&r).0, "consent_denied");
+
+    // 4. the yes was for that turn: in a new tainted turn the address is asked about again
+    let turn2 = owner.open_turn_with(&["read my landlord's email"]).await;
+    let token2 = owner.token(&turn2);
+    agent.hold_token(&turn2, &token2);
+    read_mail(&mut agent, &turn2).await;
+    let again = send(ATTACKER, &turn2, &token2);
+    let list = pending(&mut owner).await;
+    assert_eq!(list[0]["turn"], json!(turn2));
+    let id = list[0]["id"].as_str().unwrap().to_owned();
+    assert_eq!(answer(&mut owner, Some(&opener), &id, "deny").await, 204);
+    assert_eq!(again.await.unwrap().status, 403);
+}

@@ -207,9 +207,15 @@ fn host(text: &str) -> Option<String> {
 ///   e-mail address's domain is not named by it);
 /// - an IBAN: it is in the text, with or without spaces between its characters;
 /// - a name: it is in the text as whole words (letters in any case, white space collapsed).
+///
+/// Apart from the words, the turn holds the exact destinations the operator consented to when
+/// the gate asked about them ([`OperatorWords::add_consented`]): each endorses that value and
+/// no other.
 #[derive(Debug, Clone, Default, PartialEq, Eq)]
 pub struct OperatorWords {
     emails: BTreeSet<Destination>,
+    /// Destinations the operator consented to, each exactly (canonical).
+    consented: BTreeSet<Destination>,
     hosts: BTreeSet<String>,
     /// Every text, lower-cased and white space collapsed, one per line.
     folded: Vec<String>,
@@ -253,7 +259,18 @@ impl OperatorWords {
 
     /// Nothing was registered.
     pub fn is_empty(&self) -> bool {
-        self.folded.is_empty()
+        self.folded.is_empty() && self.consented.is_empty()
+    }
+
+    /// Adds `d`, which the operator consented to when asked about it: it is endorsed for the
+    /// turn, exactly (no other address at its host, no host below it).
+    pub fn add_consented(&mut self, d: Destination) {
+        self.consented.insert(d);
+    }
+
+    /// Did the operator consent to exactly `d`?
+    pub fn consented(&self, d: &Destination) -> bool {
+        self.consented.contains(d)
     }
 
     /// Do these words name `d`? See the type's doc.
@@ -409,6 +426,8 @@ pub enum Endorser {
     OperatorWords,
     /// An entry of the policy's `[egress] destinations` (as written) matches it.
     AllowList { entry: String },
+    /// The operator was asked about this exact value in this turn and said yes.
+    OperatorConsent,
 }
 
 /// A destination endorsed for a turn. Only [`endorse`] makes one.
@@ -432,17 +451,19 @@ impl Endorsed {
 pub struct Unendorsed(pub Destination);
 
 /// The decision for one destination of an egress call in a tainted turn: an endorsed one is
-/// `allow`, any other `deny` (per-value consent, `ask`, is not offered). A call's decision is the
-/// strictest of its destinations'.
+/// `allow`, any other `ask` (the operator may consent to that exact value; with nobody to ask,
+/// the call is refused). A value that is no destination at all is `deny`, decided where it is
+/// parsed. A call's decision is the strictest of its destinations'.
 pub fn destination_decision(v: &Result<Endorsed, Unendorsed>) -> Decision {
     match v {
         Ok(_) => Decision::Allow,
-        Err(_) => Decision::Deny,
+        Err(_) => Decision::Ask,
     }
 }
 
 /// Endorses `d` for a turn whose operator said `words`, under the policy's `allow`: the
-/// operator's words first, then the allow-list.
+/// operator's words first, then the allow-list, then a consent the operator gave to exactly
+/// this value in the turn.
 pub fn endorse(
     d: Destination,
     words: &OperatorWords,
@@ -459,6 +480,12 @@ pub fn endorse(
         return Ok(Endorsed {
             destination: d,
             by: Endorser::AllowList { entry },
+        });
+    }
+    if words.consented(&d) {
+        return Ok(Endorsed {
+            destination: d,
+            by: Endorser::OperatorConsent,
         });
     }
     Err(Unendorsed(d))
@@ -611,6 +638,32 @@ mod tests {
         assert_eq!(c, Err(Unendorsed(v("mallory@evil.example"))));
         let all = [Ok(a), Ok(b), c];
         let d = all.iter().map(destination_decision).max().unwrap();
-        assert_eq!(d, Decision::Deny);
+        assert_eq!(d, Decision::Ask);
+    }
+
+    #[test]
+    fn a_consent_endorses_exactly_the_value_consented_to() {
+        let mut words = OperatorWords::new();
+        let allow = DestinationAllowList::default();
+        words.add_consented(v("Mallory@Evil.Example"));
+        let e = endorse(v("mallory@evil.example"), &words, &allow).unwrap();
+        assert_eq!(e.by(), &Endorser::OperatorConsent);
+        for other in [
+            "eve@evil.example",
+            "evil.example",
+            "mallory@evil.example.org",
+        ] {
+            assert_eq!(
+                endorse(v(other), &words, &allow),
+                Err(Unendorsed(v(other))),
+                "{other}"
+            );
+        }
+        let mut words = OperatorWords::new();
+        words.add_consented(v("example.org"));
+        assert!(endorse(v("mail.example.org"), &words, &allow).is_err());
+        assert!(endorse(v("alice@example.org"), &words, &allow).is_err());
+        words.add_consented(v("GB82 WEST 1234 5698 7654 32"));
+        assert!(endorse(v("GB82WEST12345698765432"), &words, &allow).is_ok());
     }
 }

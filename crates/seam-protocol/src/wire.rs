@@ -121,6 +121,11 @@ pub struct PendingConsent {
     /// SHA-256 (hex) of the canonical JSON of `params`: the digest the consent covers and
     /// the ledger records.
     pub params_sha256: String,
+    /// The destinations this call would reach that nothing endorses for its tainted turn
+    /// (each as `/PLACE = "VALUE"`); empty when the call asks only for its capability. A yes
+    /// endorses exactly these values for the rest of the turn.
+    #[serde(default, skip_serializing_if = "Vec::is_empty")]
+    pub destinations: Vec<String>,
     /// How long it has waited, and how long it will (then it is refused).
     pub waited_ms: u64,
     pub timeout_ms: u64,

@@ -71,6 +71,18 @@ pub fn describe(call: &PendingConsent) -> String {
     if let Some(turn) = &call.turn {
         s.push_str(&format!(", turn {turn}"));
     }
+    if !call.destinations.is_empty() {
+        // the question is about these values: say so before the params
+        s.push_str(
+            "\n  it would reach destinations your words for this turn do not name; the turn has \
+             read your files or content from outside, and an address found there may be \
+             somebody else's:\n",
+        );
+        for d in &call.destinations {
+            s.push_str(&format!("    {d}\n"));
+        }
+        s.push_str("  a yes allows exactly these, for the rest of this turn");
+    }
     s.push_str(&format!(
         "\n  params, sha256:{} of their canonical JSON:\n",
         call.params_sha256
