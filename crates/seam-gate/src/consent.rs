@@ -2,7 +2,9 @@
 //!
 //! [`Toolbox::call`](crate::Toolbox::call) brings a call here when the policy's decision for
 //! its tool is `ask` and the tool is not a read (a read is refused: it cannot wait for
-//! consent). The call waits, blocking its worker, until one of the desk's channels answers
+//! consent), and when an egress call in a tainted turn would reach destinations nothing
+//! endorses and the policy's `[egress] unnamed` is `ask` ([`PendingCall::destinations`]: a
+//! yes endorses exactly those values for the rest of the turn). The call waits, blocking its worker, until one of the desk's channels answers
 //! it or [`ConsentDesk::timeout`] passes:
 //!
 //! - the **terminal** ([`ConsentDesk::attach_terminal`]): the binary's prompter on the

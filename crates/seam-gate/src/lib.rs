@@ -20,8 +20,11 @@
 //!    the turn; in a tainted turn a tool with egress runs only when every destination
 //!    parameter it declares ([`DestinationParam`]) holds a destination endorsed for the
 //!    turn: named in the operator's words for it (registered by whoever opened the turn,
-//!    [`Toolbox::open_turn_with`]) or on the policy's `[egress] destinations`. A tool with
-//!    egress that declares no destination is refused outright;
+//!    [`Toolbox::open_turn_with`]), on the policy's `[egress] destinations`, or, with
+//!    `[egress] unnamed = "ask"`, consented to by the operator when the consent desk asked
+//!    about that exact value. A tool with egress that declares no destination is refused
+//!    outright, and so is a call naming none of its destinations unless the tool says such a
+//!    call reaches no one new ([`NoneNamed`]);
 //! 7. **ledger** — the invocation, its decision and a digest of its output are
 //!    handed to the [`LedgerHook`] before the answer is returned. If the ledger
 //!    cannot record, the answer is not returned.

@@ -510,15 +510,21 @@ async fn answer(c: &mut Conn, opener: Option<&str>, id: &str, answer: &str) -> u
     .status
 }
 
-/// Per-value consent: with an operator there, a destination nothing endorses waits for them
-/// instead of being refused; the question names the value; only the owner can answer; a yes
+/// Per-value consent (`[egress] unnamed = "ask"`): with an operator there, a destination
+/// nothing endorses waits for them instead of being refused; the question names the value; only the owner can answer; a yes
 /// endorses exactly that value for the rest of that turn, and nothing else.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_destination_read_in_a_result_is_asked_about_and_a_yes_endorses_only_it() {
     let desk = std::sync::Arc::new(
         seam_gate::ConsentDesk::new(std::time::Duration::from_secs(20)).with_socket(),
     );
-    let g = TestGate::start_with_tools(|_| {}, None, Some(desk), tools()).await;
+    let g = TestGate::start_with_tools(
+        |_| {},
+        Some("[egress]\nunnamed = \"ask\"\n"),
+        Some(desk),
+        tools(),
+    )
+    .await;
     g.write("landlord.eml", MAIL.as_bytes());
     let mut owner = Conn::open(&g.unix()).await.unwrap();
     let opener = owner.opener.clone().unwrap();
@@ -596,4 +602,30 @@ async fn a_destination_read_in_a_result_is_asked_about_and_a_yes_endorses_only_i
     let id = list[0]["id"].as_str().unwrap().to_owned();
     assert_eq!(answer(&mut owner, Some(&opener), &id, "deny").await, 204);
     assert_eq!(again.await.unwrap().status, 403);
+}
+
+/// Without `[egress] unnamed = "ask"` (the default is "deny"), an operator being there changes
+/// nothing: the destination is refused, and nobody is asked.
+#[tokio::test(flavor = "multi_thread", worker_threads = 2)]
+async fn by_default_a_destination_nothing_endorses_is_refused_even_with_an_operator_there() {
+    let desk = std::sync::Arc::new(
+        seam_gate::ConsentDesk::new(std::time::Duration::from_secs(20)).with_socket(),
+    );
+    let g = TestGate::start_with_tools(|_| {}, None, Some(desk.clone()), tools()).await;
+    g.write("landlord.eml", MAIL.as_bytes());
+    let mut c = Conn::open(&g.unix()).await.unwrap();
+    let turn = c.open_turn_with(&["read my landlord's email"]).await;
+    read_mail(&mut c, &turn).await;
+    let r = c
+        .invoke(
+            "test.send",
+            json!({"to": ATTACKER, "body": "x"}),
+            Some(&turn),
+        )
+        .await;
+    assert_eq!(r.status, 403);
+    let (code, msg) = refusal(&r);
+    assert_eq!(code, "tainted");
+    assert!(msg.contains("[egress] unnamed is \"deny\""), "{msg}");
+    assert!(desk.pending().is_empty());
 }

@@ -451,13 +451,15 @@ impl Endorsed {
 pub struct Unendorsed(pub Destination);
 
 /// The decision for one destination of an egress call in a tainted turn: an endorsed one is
-/// `allow`, any other `ask` (the operator may consent to that exact value; with nobody to ask,
-/// the call is refused). A value that is no destination at all is `deny`, decided where it is
-/// parsed. A call's decision is the strictest of its destinations'.
-pub fn destination_decision(v: &Result<Endorsed, Unendorsed>) -> Decision {
+/// `allow`, any other what the policy's `[egress] unnamed` says (`deny`, or `ask`: the
+/// operator may consent to that exact value; with nobody to ask, the call is refused). A
+/// value that is no destination at all is `deny`, decided where it is parsed. A call's
+/// decision is the strictest of its destinations'.
+pub fn destination_decision(v: &Result<Endorsed, Unendorsed>, unnamed: Decision) -> Decision {
     match v {
         Ok(_) => Decision::Allow,
-        Err(_) => Decision::Ask,
+        // never looser than ask: allowing what nobody endorsed is [taint] egress = "allow"
+        Err(_) => unnamed.max(Decision::Ask),
     }
 }
 
@@ -637,8 +639,19 @@ mod tests {
         let c = endorse(v("mallory@evil.example"), &words, &allow);
         assert_eq!(c, Err(Unendorsed(v("mallory@evil.example"))));
         let all = [Ok(a), Ok(b), c];
-        let d = all.iter().map(destination_decision).max().unwrap();
-        assert_eq!(d, Decision::Ask);
+        let decide = |unnamed| {
+            all.iter()
+                .map(|v| destination_decision(v, unnamed))
+                .max()
+                .unwrap()
+        };
+        assert_eq!(decide(Decision::Deny), Decision::Deny);
+        assert_eq!(decide(Decision::Ask), Decision::Ask);
+        assert_eq!(decide(Decision::Allow), Decision::Ask);
+        assert_eq!(
+            destination_decision(&all[0], Decision::Deny),
+            Decision::Allow
+        );
     }
 
     #[test]

@@ -22,6 +22,9 @@
 //! destinations = ["*.example.org",  # in a tainted turn, an egress call may still reach these
 //!     "bob@example.net",            # (and any destination the operator's words for the turn
 //!     "GB29 NWBK 6016 1331 9268 19"] # name): a host below, a host, an address, an IBAN, a name
+//! unnamed = "deny"                # deny | ask: a destination nothing endorses is refused, or
+//!                                 # the operator is asked about that exact value (per-value
+//!                                 # consent; a yes endorses it for the rest of the turn)
 //!
 //! [consent]
 //! always = ["python.run"]         # tools whose "ask" the owner has answered yes for good
@@ -286,6 +289,8 @@ pub struct Policy {
     taint_egress: TaintEgress,
     /// `[egress] destinations`: what a tainted turn's egress may still reach.
     egress_destinations: DestinationAllowList,
+    /// `[egress] unnamed`: a destination nothing endorses is refused (`deny`) or asked about.
+    egress_unnamed: Decision,
     /// `"python.run" = "allow-unsandboxed"`: the owner accepts unsandboxed runs.
     python_run_unsandboxed: bool,
     /// `[consent] always`: tools whose `ask` is answered yes by the policy itself.
@@ -376,6 +381,7 @@ impl Policy {
             decisions,
             taint_egress: file.taint_egress.unwrap_or_default(),
             egress_destinations: file.egress_destinations,
+            egress_unnamed: file.egress_unnamed.unwrap_or(Decision::Deny),
             python_run_unsandboxed: file.python_run_unsandboxed,
             consent_always: file.consent_always,
             read,
@@ -421,6 +427,13 @@ impl Policy {
     /// besides those the operator's words for the turn name.
     pub fn egress_destinations(&self) -> &DestinationAllowList {
         &self.egress_destinations
+    }
+
+    /// `[egress] unnamed`: what becomes of an egress call in a tainted turn to a destination
+    /// nothing endorses: `Deny` (the default) refuses it, `Ask` asks the operator about that
+    /// exact value (with nobody to ask, refused). Never `Allow`: that is `[taint] egress`.
+    pub fn egress_unnamed(&self) -> Decision {
+        self.egress_unnamed
     }
 
     /// The environment the policy's names were expanded in (lexically cleaned).
@@ -505,6 +518,7 @@ impl Policy {
                 egress: self.taint_egress,
             },
             egress: EnforcedEgress {
+                unnamed: self.egress_unnamed,
                 destinations: self
                     .egress_destinations
                     .entries()
@@ -613,12 +627,13 @@ struct PolicyFile {
     protected: Vec<ProtectedSpec>,
     taint_egress: Option<TaintEgress>,
     egress_destinations: DestinationAllowList,
+    egress_unnamed: Option<Decision>,
     python_run_unsandboxed: bool,
     consent_always: Vec<String>,
 }
 
 const TOP_KEYS: &[&str] = &["capabilities", "filesystem", "taint", "egress", "consent"];
-const EGRESS_KEYS: &[&str] = &["destinations"];
+const EGRESS_KEYS: &[&str] = &["destinations", "unnamed"];
 const CONSENT_KEYS: &[&str] = &["always"];
 const FILESYSTEM_KEYS: &[&str] = &["read", "write", "protected"];
 const TAINT_KEYS: &[&str] = &["egress"];
@@ -828,6 +843,31 @@ impl PolicyFile {
                         quoted_list(EGRESS_KEYS, "\"", "\"")
                     ),
                 ));
+            }
+            if name == "unnamed" {
+                self.egress_unnamed = Some(match value.get_ref().as_str() {
+                    Some("deny") => Decision::Deny,
+                    Some("ask") => Decision::Ask,
+                    other => {
+                        let found = match other {
+                            Some("allow") => "\"allow\" (to let a tainted turn reach any \
+                                              destination, set [taint] egress = \"allow\")"
+                                .to_owned(),
+                            Some(w) => format!("\"{w}\"{}", suggestion(w, &["deny", "ask"])),
+                            None => format!("found {}", type_name(value.get_ref())),
+                        };
+                        return Err(src.error(
+                            value.span(),
+                            Some(dotted),
+                            format!(
+                                "bad value for \"unnamed\" in [egress]: {found}; expected \
+                                 \"deny\" (a destination nothing endorses is refused) or \"ask\" \
+                                 (the operator is asked about that exact value)"
+                            ),
+                        ));
+                    }
+                });
+                continue;
             }
             let bad = |span: Range<usize>, found: String| {
                 src.error(
@@ -1110,6 +1150,8 @@ pub struct EnforcedTaint {
 /// The enforced `[egress]` settings.
 #[derive(Debug, Clone, PartialEq, Eq, Serialize)]
 pub struct EnforcedEgress {
+    /// `[egress] unnamed`: `deny` or `ask` for a destination nothing endorses.
+    pub unnamed: Decision,
     /// `[egress] destinations`, in the file's order.
     pub destinations: Vec<EnforcedDestination>,
 }
@@ -1266,17 +1308,30 @@ impl EnforcedPolicy {
                 "  rule: a tool with egress, in a turn that has read the owner's files or \
                  untrusted content, runs only when it declares where its data goes and every \
                  such destination in the call is endorsed: named in the operator's words for \
-                 the turn (the task, attached files; registered by whoever opened the turn) or \
-                 matched by the allow-list below. Any other destination is refused, naming it. \
+                 the turn (the task, attached files; registered by whoever opened the turn), \
+                 matched by the allow-list below, or consented to by the operator when asked. \
                  A tool with egress that declares no destinations, and a call that names none of \
-                 its destinations, are refused. The rest of the \
-                 call (a body, a query) is not checked: it can carry the turn's data to an \
-                 endorsed destination.\n",
+                 its destinations (unless its tool says such a call reaches no one new), are \
+                 refused. The rest of the call (a body, a query) is not checked: it can carry \
+                 the turn's data to an endorsed destination.\n",
             ),
             TaintEgress::Allow => out.push_str(
                 "  rule: none: [taint] egress is \"allow\", so a tainted turn reaches any \
                  destination, and the allow-list below is not used\n",
             ),
+        }
+        if self.taint.egress == TaintEgress::Deny {
+            out.push_str(match self.egress.unnamed {
+                Decision::Ask => {
+                    "  a destination nothing endorses ([egress] unnamed = \"ask\"): the operator \
+                     is asked about that exact value, and a yes endorses it for the rest of the \
+                     turn; with nobody to ask, the call is refused, naming it\n"
+                }
+                _ => {
+                    "  a destination nothing endorses ([egress] unnamed = \"deny\"): refused, \
+                     naming it (\"ask\" would ask the operator about that exact value)\n"
+                }
+            });
         }
         out.push_str("  allow-list ([egress] destinations):\n");
         if self.egress.destinations.is_empty() {

@@ -569,4 +569,36 @@ fn egress_keys_and_values_are_strict() {
         "destinations",
         2,
     );
+    let t = rejected(&fx, "[egress]\nunnamed = \"allow\"\n", "unnamed", 2);
+    assert!(t.contains("[taint] egress = \"allow\""), "{t}");
+    let t = rejected(&fx, "[egress]\nunnamed = \"aks\"\n", "unnamed", 2);
+    assert!(t.contains("did you mean \"ask\""), "{t}");
+    rejected(&fx, "\n[egress]\nunnamed = true\n", "unnamed", 3);
+}
+
+#[test]
+fn an_unnamed_destination_is_refused_unless_the_policy_says_ask() {
+    let fx = Fixture::new();
+    let default = parse(&fx, "").unwrap();
+    assert_eq!(default.egress_unnamed(), Decision::Deny);
+    let text = default.enforced().render_text();
+    assert!(
+        text.contains("[egress] unnamed = \"deny\"): refused"),
+        "{text}"
+    );
+    let ask = parse(&fx, "[egress]\nunnamed = \"ask\"\n").unwrap();
+    assert_eq!(ask.egress_unnamed(), Decision::Ask);
+    let text = ask.enforced().render_text();
+    assert!(
+        text.contains("the operator is asked about that exact value"),
+        "{text}"
+    );
+    let json = serde_json::to_value(ask.enforced()).unwrap();
+    assert_eq!(json["egress"]["unnamed"], "ask");
+    assert_eq!(
+        parse(&fx, "[egress]\nunnamed = \"deny\"\n")
+            .unwrap()
+            .egress_unnamed(),
+        Decision::Deny
+    );
 }
