@@ -270,3 +270,46 @@ pub fn pending_at_gate(seam_home: &std::path::Path) -> Vec<PendingConsent> {
         .and_then(Result::ok)
         .unwrap_or_default()
 }
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    fn call(destinations: Vec<String>) -> PendingConsent {
+        PendingConsent {
+            id: "inv-1".into(),
+            turn: Some("turn-1".into()),
+            tool: "bank.send_money".into(),
+            capability: "egress".into(),
+            params: json!({"recipient": "UK12345678901234567890", "amount": 98.7}),
+            params_sha256: "ab".repeat(32),
+            destinations,
+            waited_ms: 0,
+            timeout_ms: 120_000,
+        }
+    }
+
+    #[test]
+    fn a_question_about_destinations_names_each_and_what_a_yes_allows() {
+        let text = describe(&call(vec![
+            "/recipient = \"UK12345678901234567890\"".into(),
+        ]));
+        assert!(
+            text.contains("destinations your words for this turn do not name"),
+            "{text}"
+        );
+        assert!(
+            text.contains("    /recipient = \"UK12345678901234567890\"\n"),
+            "{text}"
+        );
+        assert!(
+            text.contains("exactly these, for the rest of this turn"),
+            "{text}"
+        );
+        // the params still follow, in full
+        assert!(text.contains("recipient: UK12345678901234567890"), "{text}");
+        let plain = describe(&call(Vec::new()));
+        assert!(!plain.contains("destinations"), "{plain}");
+    }
+}
