@@ -158,6 +158,8 @@ pub enum Admitted {
 #[derive(Debug)]
 pub struct ToolCall {
     params: Value,
+    /// In a tainted turn, what the call may still reach besides its own destinations.
+    reach: Option<Reach>,
     /// By the place each path was at (`path`, `req/path`, `files/0`).
     admitted: HashMap<String, Admitted>,
     /// The places whose value was a `file:` URI where the schema asks for a URI.
@@ -172,6 +174,14 @@ impl ToolCall {
     /// The params, already validated against the tool's schema.
     pub fn params(&self) -> &Value {
         &self.params
+    }
+
+    /// For a tool with egress in a tainted turn: the turn's endorsements, which anything the
+    /// call reaches beyond its declared destinations (a redirect's host) must pass too. `None`:
+    /// no destination rule applies (the turn is untainted, or the policy's `[taint] egress` is
+    /// "allow").
+    pub fn reach(&self) -> Option<&Reach> {
+        self.reach.as_ref()
     }
 
     /// How a result names `real`, a file the call was handed: relative to the
@@ -934,8 +944,24 @@ impl Toolbox {
 
         // 4. run
         let read_owner_file = Arc::new(AtomicBool::new(false));
+        // what the call may reach beyond its own destinations, in a tainted turn (after any
+        // consent above added to the turn's endorsements)
+        let reach = match &req.turn {
+            Some(turn)
+                if decl.egress
+                    && self.policy().taint_egress() == seam_policy::TaintEgress::Deny
+                    && self.taint.is_tainted(turn) =>
+            {
+                Some(Reach {
+                    words: self.taint.words(turn),
+                    allow: self.policy().egress_destinations().clone(),
+                })
+            }
+            _ => None,
+        };
         let call = ToolCall {
             params: req.params.clone(),
+            reach,
             admitted,
             file_uris,
             admission: Arc::clone(&self.admission),
@@ -950,6 +976,22 @@ impl Toolbox {
             )),
             Err(f) => Err(refuse(f.code, f.message)),
         }
+    }
+}
+
+/// What a tainted turn's egress call may reach: the turn's endorsements when the call was
+/// admitted (the operator's words, the values they consented to, the policy's allow-list).
+/// Handed to the tool in [`ToolCall::reach`], for what the call's params do not show.
+#[derive(Debug, Clone)]
+pub struct Reach {
+    words: seam_policy::OperatorWords,
+    allow: seam_policy::DestinationAllowList,
+}
+
+impl Reach {
+    /// Is `d` endorsed for the turn?
+    pub fn endorses(&self, d: seam_policy::Destination) -> bool {
+        seam_policy::endorse(d, &self.words, &self.allow).is_ok()
     }
 }
 

