@@ -314,7 +314,8 @@ fn mcp_list_and_accept_follow_a_changed_definition() {
     // unnamed in the config: the server's class (its result taints), decided by the server
     assert_eq!(
         first[0]["tools"][0]["class"],
-        serde_json::json!({"effects": ["read"], "decision": "allow", "from": "server"}),
+        serde_json::json!({"effects": ["read"], "decision": "allow", "from": "server",
+                           "none_named": "unknown"}),
         "{first}"
     );
 
@@ -368,4 +369,24 @@ fn mcp_list_and_accept_follow_a_changed_definition() {
     let out = o.seam().args(["mcp", "accept", "nope"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
     assert!(String::from_utf8_lossy(&out.stderr).contains("no [[mcp.upstream]] is named"));
+
+    // what the config declares of its destinations is listed with its class
+    write_config(
+        &o,
+        &format!(
+            "{}[mcp.upstream.tools.echo]\neffects = [\"egress\"]\ndestinations = [\"text\"]\n\
+             none_named = \"no-one-new\"\n",
+            echo_config(&desc, &calls)
+        ),
+    );
+    let listed = list_json(&o);
+    let class = &listed[0]["tools"][0]["class"];
+    assert_eq!(class["destinations"], json!(["text"]), "{listed}");
+    assert_eq!(class["none_named"], "no-one-new", "{listed}");
+    let out = o.seam().args(["mcp", "list"]).output().unwrap();
+    let text = String::from_utf8_lossy(&out.stdout);
+    assert!(
+        text.contains("destinations: text, a call naming none reaches no one new"),
+        "{text}"
+    );
 }

@@ -686,12 +686,20 @@ fn in_a_tainted_turn_a_redirect_reaches_only_an_endorsed_host() {
         json!({ "url": at(&server, "fetch.test", "/moved") }),
         Some(&turn),
     );
-    assert!(output(&a)["text"].as_str().unwrap().contains("release notes"));
+    assert!(
+        output(&a)["text"]
+            .as_str()
+            .unwrap()
+            .contains("release notes")
+    );
     // through the endorsed host's open redirect to another: refused, and never requested
     let url = at(&server, "fetch.test", "/out?d=the-owners-secret");
     let (code, message) = refusal(&fetch(&tb, json!({ "url": url }), Some(&turn)));
     assert_eq!(code, RefusalCode::Tainted, "{message}");
-    assert!(message.contains("evil.test is not a destination endorsed"), "{message}");
+    assert!(
+        message.contains("evil.test is not a destination endorsed"),
+        "{message}"
+    );
     // of the redirect only its scheme, host and port are shown
     assert!(!message.contains("/collect"), "{message}");
     let targets: Vec<String> = server.seen().into_iter().map(|s| s.target).collect();

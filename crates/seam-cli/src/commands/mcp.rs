@@ -99,10 +99,17 @@ struct ClassLine {
     /// "config" (its `effects` entry) or "server" (the server's class, stricter by its
     /// annotations).
     from: &'static str,
+    /// Its destination places, as the config declares them (empty: none declared).
+    #[serde(skip_serializing_if = "Vec::is_empty")]
+    destinations: Vec<String>,
+    /// What a call naming none of them reaches ("unknown", "no-one-new").
+    none_named: &'static str,
 }
 
-fn class_line(c: &seam_gate::mcp::ToolClass) -> ClassLine {
+fn class_line(t: &seam_gate::mcp::ToolReport, c: &seam_gate::mcp::ToolClass) -> ClassLine {
     ClassLine {
+        destinations: t.destinations.clone(),
+        none_named: t.none_named.as_str(),
         effects: c.effects.iter().map(|e| e.as_str()).collect(),
         decision: c.decision.as_str(),
         from: match c.source {
@@ -143,7 +150,7 @@ fn server_line(r: &UpstreamReport) -> ServerLine<'_> {
                     name: &t.name,
                     state,
                     detail,
-                    class: t.class.as_ref().map(class_line),
+                    class: t.class.as_ref().map(|c| class_line(t, c)),
                 }
             })
             .collect(),
@@ -182,11 +189,20 @@ fn print_reports(reports: &[UpstreamReport], as_json: bool) {
                     } else {
                         "the server's class"
                     };
+                    let destinations = match (c.destinations.is_empty(), c.none_named) {
+                        (true, _) => String::new(),
+                        (false, "no-one-new") => format!(
+                            "; destinations: {}, a call naming none reaches no one new",
+                            c.destinations.join(", ")
+                        ),
+                        (false, _) => format!("; destinations: {}", c.destinations.join(", ")),
+                    };
                     text.push_str(&format!(
-                        "  {}  {} ({effects}; {}; from {from})\n",
+                        "  {}  {} ({effects}; {}; from {from}{})\n",
                         one(t.name),
                         t.state,
-                        c.decision
+                        c.decision,
+                        one(&destinations)
                     ))
                 }
                 (None, None) => text.push_str(&format!("  {}  {}\n", one(t.name), t.state)),

@@ -98,6 +98,10 @@ pub struct ToolReport {
     pub state: ToolState,
     /// What a governed tool is (its effects and decision); none for any other state.
     pub class: Option<ToolClass>,
+    /// A governed tool's destination places, as the config declares them (`recipients`,
+    /// `host of url`), and what a call naming none of them reaches.
+    pub destinations: Vec<String>,
+    pub none_named: crate::toolbox::NoneNamed,
 }
 
 /// One upstream in the report.
@@ -441,6 +445,8 @@ pub fn accept_upstream(
                 Some(DefinitionStatus::New) => ToolState::New,
             },
             class: None,
+            destinations: Vec::new(),
+            none_named: Default::default(),
         })
         .collect();
     AcceptedDefinitions::from_definitions(server, &defs).save(seam_home)?;
@@ -611,6 +617,8 @@ fn govern(
                 name: governed,
                 state: ToolState::Withheld(format!("its name is refused: {why}")),
                 class: None,
+                destinations: Vec::new(),
+                none_named: Default::default(),
             });
             continue;
         }
@@ -640,10 +648,23 @@ fn govern(
         if let Some(t) = tool {
             tools.push(Box::new(t));
         }
+        let declared = cfg.tools.get(&def.name).filter(|_| class.is_some());
         report.tools.push(ToolReport {
             name: governed,
             state,
             class,
+            destinations: declared
+                .map(|t| {
+                    t.destinations
+                        .iter()
+                        .map(|(place, form)| match form {
+                            crate::toolbox::DestinationForm::Value => place.clone(),
+                            crate::toolbox::DestinationForm::UrlHost => format!("host of {place}"),
+                        })
+                        .collect()
+                })
+                .unwrap_or_default(),
+            none_named: declared.map(|t| t.none_named).unwrap_or_default(),
         });
     }
     Ok((tools, report))
