@@ -17,7 +17,8 @@
 //! what to do instead; see `observe`), `print-only-code-not-run` (code that
 //! only prints literals, in a task that does not speak of Python, is the
 //! model talking: it is told to say it in its answer), `exact-match-missed`
-//! (code that printed nothing compared with `==` a value that the files
+//! (code that printed nothing, or an empty total such as 0 or [], compared
+//! with `==` a value that the files
 //! shown hold only as the start of longer ones: it is told so), `plan-walk-cut`
 //! (a plan's later steps that run the same code as an earlier one, but for
 //! the strings in it, are not run: the model is told to write one loop),
@@ -1129,8 +1130,24 @@ impl Turn<'_> {
                         ))),
                     ));
                 }
-                match self.exact_match_missed(p, tool, params) {
-                    Some((literal, path, example)) if printed_nothing => {
+                // what code prints when nothing matched its filter: nothing, or an empty
+                // total (a sum of no rows is 0, a list of none is [])
+                let printed_empty = v
+                    .get("stdout")
+                    .and_then(Value::as_str)
+                    .map(str::trim)
+                    .filter(|o| {
+                        matches!(*o, "[]" | "{}" | "None" | "set()")
+                            || o.parse::<f64>().is_ok_and(|x| x == 0.0)
+                    })
+                    .map(str::to_owned);
+                let printed = if printed_nothing {
+                    Some("It printed nothing.".to_owned())
+                } else {
+                    printed_empty.map(|o| format!("It printed {o}, as if no value matched."))
+                };
+                match (self.exact_match_missed(p, tool, params), printed) {
+                    (Some((literal, path, example)), Some(printed)) => {
                         p.correct(
                             "exact-match-missed",
                             json!({"literal": literal, "path": path}),
@@ -1138,7 +1155,7 @@ impl Turn<'_> {
                             on,
                         );
                         Some(std::borrow::Cow::Owned(format!(
-                            "It printed nothing. Your code looks for a value equal to \
+                            "{printed} Your code looks for a value equal to \
                              {literal:?}, and no value in the lines of {path} you were shown is \
                              that exactly: they are written like {example:?}, longer than it. \
                              Compare the start of the value (startswith) and run it again."

@@ -66,6 +66,9 @@ impl LocalToolbox for Recorder {
             "python.run" if params["code"].as_str().unwrap_or("").contains("silent") => {
                 Ok(json!({"exit_code": 0, "stdout": "", "stderr": ""}))
             }
+            "python.run" if params["code"].as_str().unwrap_or("").contains("# zero") => {
+                Ok(json!({"exit_code": 0, "stdout": "0\n", "stderr": ""}))
+            }
             "python.run" => Ok(json!({"exit_code": 0, "stdout": "8.5\n"})),
             "facts.get" => Ok(json!({"fact": params["fact"], "value": "x"})),
             "builder" if params.get("old").is_some() => {
@@ -463,6 +466,16 @@ fn an_equality_with_the_start_of_the_files_values_that_printed_nothing_is_named(
     let shown = &model.seen[2].messages.last().unwrap().content;
     assert!(
         shown.contains("written like \"2027-04-02\", longer than it"),
+        "{shown}"
+    );
+    // A sum over no rows prints 0: the same miss, said as what it printed.
+    let code = "# zero\nprint(sum(float(r['km']) for r in rows if r['date'] == '2027-04'))";
+    let (report, model, _) = run(&[read("data/runs.csv"), python(code), respond()]);
+    assert_eq!(report.corrections.get("exact-match-missed"), Some(&1));
+    let shown = &model.seen[2].messages.last().unwrap().content;
+    assert!(
+        shown.contains("It printed 0, as if no value matched.")
+            && shown.contains("written like \"2027-04-02\", longer than it"),
         "{shown}"
     );
     // A word is no form: 'xyz' is not taken for a shorter 'date'.
