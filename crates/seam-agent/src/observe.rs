@@ -95,6 +95,44 @@ const REFUSAL_WORDS: &[&str] = &[
     "sorry",
 ];
 
+/// Does `task` ask for one quantity ("how many km…", "how much…", "the total…", "the sum
+/// of…", "…altogether", "…in all")? Words, lower-cased, as whole words.
+pub fn asks_for_a_quantity(task: &str) -> bool {
+    let lower = task.to_lowercase();
+    let words: Vec<&str> = lower
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .collect();
+    words
+        .windows(2)
+        .any(|w| matches!(w, ["how", "many" | "much"] | ["in", "all"]))
+        || words
+            .iter()
+            .any(|w| matches!(*w, "total" | "sum" | "altogether"))
+}
+
+/// When a program printed a column of numbers (`stdout`: three lines or more, each one
+/// number) and `answer` gives three or more of them back: how many it printed. A task that
+/// asks for one quantity answered with the parts of it (qwen2.5-coder-1.5b printed each
+/// April run's distance and listed them as "the total") wants them added up in code.
+pub fn lists_printed_numbers(stdout: &str, answer: &str) -> Option<usize> {
+    let numbers: Vec<&str> = stdout
+        .lines()
+        .map(str::trim)
+        .filter(|l| !l.is_empty())
+        .collect();
+    if numbers.len() < 3 || !numbers.iter().all(|n| n.parse::<f64>().is_ok()) {
+        return None;
+    }
+    let given: Vec<&str> = answer
+        .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
+        .map(|t| t.trim_matches('.'))
+        .filter(|t| !t.is_empty())
+        .collect();
+    let back = numbers.iter().filter(|n| given.contains(n)).count();
+    (back >= 3).then_some(numbers.len())
+}
+
 /// True when `answer` speaks of a refusal and takes nothing from the files
 /// the turn was shown (`files`: path, text): no word of it that a file holds
 /// and the task does not, where a word counts when it carries a digit, a
@@ -266,6 +304,41 @@ pub fn render(value: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_quantity_asked_for_and_its_parts_listed_are_told_apart() {
+        for t in [
+            "How many km did I run in April?",
+            "how much did we spend on fuel",
+            "What was the total?",
+            "sum the invoices",
+            "what do they cost altogether",
+            "how long in all",
+        ] {
+            assert!(asks_for_a_quantity(t), "{t}");
+        }
+        for t in [
+            "Which run was longest?",
+            "summarise the notes",
+            "list my runs",
+        ] {
+            assert!(!asks_for_a_quantity(t), "{t}");
+        }
+        let out = "12.92\n4.85\n5.91\n13.87\n";
+        assert_eq!(
+            lists_printed_numbers(out, "It was 12.92 km, 4.85 km, 5.91 km and 13.87 km."),
+            Some(4)
+        );
+        // the sum itself, or one of the parts, is an answer
+        assert_eq!(lists_printed_numbers(out, "37.55 km"), None);
+        assert_eq!(
+            lists_printed_numbers(out, "The longest was 13.87 km."),
+            None
+        );
+        // not a column of numbers
+        assert_eq!(lists_printed_numbers("a\n1\n2\n3\n", "1, 2, 3"), None);
+        assert_eq!(lists_printed_numbers("1\n2\n", "1 and 2"), None);
+    }
     use super::*;
     use serde_json::json;
 

@@ -22,7 +22,9 @@
 //! shown hold only as the start of longer ones: it is told so), `plan-walk-cut`
 //! (a plan's later steps that run the same code as an earlier one, but for
 //! the strings in it, are not run: the model is told to write one loop),
-//! `answer-echoes-agent` (an answer that gives back one of the agent's own
+//! `total-not-added` (a task asking for one quantity answered with the
+//! column of numbers the code printed: sent back once, to add them up in
+//! code), `answer-echoes-agent` (an answer that gives back one of the agent's own
 //! lines is no answer: one is asked for, with the task said again),
 //! `answer-only-refusal` (in a turn where a call was refused for good and a
 //! file was read, an answer that speaks only of the refusal, taking nothing
@@ -259,6 +261,9 @@ struct Progress {
     /// The model was told once that a task asking for a change on a branch
     /// had none yet (`change-not-made`).
     asked_for_change: bool,
+    /// The model was told once to add up the numbers its answer listed
+    /// (`total-not-added`).
+    asked_for_total: bool,
 }
 
 impl Progress {
@@ -334,6 +339,7 @@ impl Turn<'_> {
             asked_for_rest: false,
             changed: false,
             asked_for_change: false,
+            asked_for_total: false,
         };
 
         loop {
@@ -524,6 +530,29 @@ impl Turn<'_> {
                              of the task from what you read, and say in one line what was \
                              refused. The operator's task was: {}",
                             p.report.info.task.trim()
+                        ));
+                        break;
+                    }
+                    Step::Respond(text)
+                        if !has_calls
+                            && !p.forced
+                            && !p.asked_for_total
+                            && crate::observe::asks_for_a_quantity(&p.report.info.task)
+                            && let Some(n) = p
+                                .last_output
+                                .as_ref()
+                                .and_then(|v| v.get("stdout"))
+                                .and_then(Value::as_str)
+                                .and_then(|out| {
+                                    crate::observe::lists_printed_numbers(out, &text)
+                                }) =>
+                    {
+                        p.asked_for_total = true;
+                        p.correct("total-not-added", json!({"numbers": n}), self.trace, on);
+                        observations.push(format!(
+                            "The task asks for one quantity, and your answer lists the {n} \
+                             numbers your code printed. Add them up in the code (print the \
+                             sum) and run it again, then answer with the one number it prints."
                         ));
                         break;
                     }

@@ -66,6 +66,9 @@ impl LocalToolbox for Recorder {
             "python.run" if params["code"].as_str().unwrap_or("").contains("silent") => {
                 Ok(json!({"exit_code": 0, "stdout": "", "stderr": ""}))
             }
+            "python.run" if params["code"].as_str().unwrap_or("").contains("# column") => {
+                Ok(json!({"exit_code": 0, "stdout": "12.92\n4.85\n5.91\n", "stderr": ""}))
+            }
             "python.run" if params["code"].as_str().unwrap_or("").contains("# zero") => {
                 Ok(json!({"exit_code": 0, "stdout": "0\n", "stderr": ""}))
             }
@@ -641,4 +644,52 @@ fn a_key_that_is_no_column_of_the_file_the_code_opens_is_told_the_columns() {
     let other = "import csv\nrows = csv.DictReader(open('data/other.csv'))\nprint(next(rows)['retirement_rule'])";
     let (report, _, _) = run(&[read("data/runs.csv"), python(other), respond()]);
     assert_eq!(report.corrections.get("missing-column-told"), None);
+}
+
+#[test]
+fn a_quantity_answered_with_the_numbers_printed_is_sent_back_to_add_them_up() {
+    let task = "How many km did I run in April? It is in data/runs.csv. Use python.";
+    let listed = json!({"mode":"respond",
+                        "text":"You ran 12.92 km, 4.85 km and 5.91 km in April."})
+    .to_string();
+    let (report, model, calls) = run_task(
+        task,
+        &[
+            read("data/runs.csv"),
+            python("# column\nfor r in rows: print(r['km'])"),
+            listed.clone(),
+            python("print(sum(float(r['km']) for r in rows))"),
+            respond(),
+        ],
+    );
+    assert_eq!(report.corrections.get("total-not-added"), Some(&1));
+    let told = &model.seen[3].messages.last().unwrap().content;
+    assert!(
+        told.contains("lists the 3 numbers your code printed"),
+        "{told}"
+    );
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    assert_eq!(report.answer, "8.5 km");
+    // told once: the same list again is the answer
+    let (report, _, _) = run_task(
+        task,
+        &[
+            read("data/runs.csv"),
+            python("# column\nfor r in rows: print(r['km'])"),
+            listed.clone(),
+            listed,
+        ],
+    );
+    assert_eq!(report.corrections.get("total-not-added"), Some(&1));
+    assert!(report.answer.contains("12.92 km"), "{}", report.answer);
+    // a task that asks for the list is answered with it
+    let (report, _, _) = run_task(
+        "List the distances of my April runs from data/runs.csv with python.",
+        &[
+            read("data/runs.csv"),
+            python("# column\nfor r in rows: print(r['km'])"),
+            json!({"mode":"respond","text":"12.92 km, 4.85 km and 5.91 km"}).to_string(),
+        ],
+    );
+    assert_eq!(report.corrections.get("total-not-added"), None);
 }
