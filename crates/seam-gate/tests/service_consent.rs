@@ -9,47 +9,8 @@ use std::time::{Duration, Instant};
 
 use seam_gate::ConsentDesk;
 use seam_ledger::{ConsentAnswer, ConsentBy, ConsentScope, Decision};
-use serde_json::{Value, json};
-use service_support::{Conn, TestGate, Via};
-
-/// Waits until the gate lists a pending consent, and returns the list.
-async fn pending(owner: &mut Conn) -> Vec<Value> {
-    let opener = owner.opener.clone().unwrap();
-    let started = Instant::now();
-    loop {
-        let r = owner
-            .send("GET", "/v1/consents", &[("seam-turn-opener", &opener)], "")
-            .await
-            .unwrap();
-        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
-        let list = r.json().as_array().cloned().unwrap();
-        if !list.is_empty() {
-            return list;
-        }
-        assert!(
-            started.elapsed() < Duration::from_secs(10),
-            "no call came to wait"
-        );
-        tokio::time::sleep(Duration::from_millis(20)).await;
-    }
-}
-
-async fn answer(c: &mut Conn, opener: Option<&str>, id: &str, answer: &str) -> (u16, String) {
-    let headers: Vec<(&str, &str)> = opener
-        .map(|o| ("seam-turn-opener", o))
-        .into_iter()
-        .collect();
-    let r = c
-        .send(
-            "POST",
-            &format!("/v1/consents/{id}"),
-            &headers,
-            json!({"answer": answer}).to_string(),
-        )
-        .await
-        .unwrap();
-    (r.status, String::from_utf8_lossy(&r.body).into_owned())
-}
+use serde_json::json;
+use service_support::{Conn, TestGate, Via, answer, pending};
 
 fn sha256_hex(text: &str) -> String {
     use sha2::{Digest, Sha256};

@@ -5,7 +5,7 @@
 use std::net::SocketAddr;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
-use std::time::Duration;
+use std::time::{Duration, Instant};
 
 use axum::body::Bytes;
 use http_body_util::{BodyExt, Full};
@@ -625,4 +625,45 @@ pub async fn send(
 
 pub fn path_str(p: &Path) -> &str {
     p.to_str().unwrap()
+}
+
+/// Waits until the gate lists a pending consent, and returns the list.
+pub async fn pending(owner: &mut Conn) -> Vec<Value> {
+    let opener = owner.opener.clone().unwrap();
+    let started = Instant::now();
+    loop {
+        let r = owner
+            .send("GET", "/v1/consents", &[("seam-turn-opener", &opener)], "")
+            .await
+            .unwrap();
+        assert_eq!(r.status, 200, "{}", String::from_utf8_lossy(&r.body));
+        let list = r.json().as_array().cloned().unwrap();
+        if !list.is_empty() {
+            return list;
+        }
+        assert!(
+            started.elapsed() < Duration::from_secs(10),
+            "no call came to wait"
+        );
+        tokio::time::sleep(Duration::from_millis(20)).await;
+    }
+}
+
+/// Answers the pending consent `id` (`once`, `turn`, `always`, `deny`) with `opener`, if
+/// any: the status and body of the reply.
+pub async fn answer(c: &mut Conn, opener: Option<&str>, id: &str, answer: &str) -> (u16, String) {
+    let headers: Vec<(&str, &str)> = opener
+        .map(|o| ("seam-turn-opener", o))
+        .into_iter()
+        .collect();
+    let r = c
+        .send(
+            "POST",
+            &format!("/v1/consents/{id}"),
+            &headers,
+            json!({"answer": answer}).to_string(),
+        )
+        .await
+        .unwrap();
+    (r.status, String::from_utf8_lossy(&r.body).into_owned())
 }
