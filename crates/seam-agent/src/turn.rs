@@ -22,6 +22,8 @@
 //! shown hold only as the start of longer ones: it is told so), `plan-walk-cut`
 //! (a plan's later steps that run the same code as an earlier one, but for
 //! the strings in it, are not run: the model is told to write one loop),
+//! `code-stray-closer-cut` (closing brackets at the end of a program that
+//! open nowhere are cut before it runs, when the rest then balances),
 //! `total-not-added` (a task asking for one quantity answered with the
 //! column of numbers the code printed: sent back once, to add them up in
 //! code), `answer-echoes-agent` (an answer that gives back one of the agent's own
@@ -652,6 +654,16 @@ impl Turn<'_> {
         params: &Map<String, Value>,
         on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
     ) -> Result<Option<String>, TurnError> {
+        let cut = self.stray_closers_cut(tool, params);
+        if cut.is_some() {
+            p.correct(
+                "code-stray-closer-cut",
+                json!({"tool": tool}),
+                self.trace,
+                on,
+            );
+        }
+        let params = cut.as_ref().unwrap_or(params);
         if tool == READER
             && let Some(path) = params.get("path").and_then(Value::as_str)
         {
@@ -864,6 +876,14 @@ impl Turn<'_> {
     /// The code params of `tool` (its string params whose `contentMediaType`
     /// is Python), as `params` gives them.
     fn code_of<'p>(&self, tool: &str, params: &'p Map<String, Value>) -> Vec<&'p str> {
+        self.code_places(tool)
+            .into_iter()
+            .filter_map(|name| params.get(&name).and_then(Value::as_str))
+            .collect()
+    }
+
+    /// The params of `tool` that hold Python code (`contentMediaType: text/x-python`).
+    fn code_places(&self, tool: &str) -> Vec<String> {
         let Some(props) = self
             .registry
             .get(tool)
@@ -879,8 +899,30 @@ impl Turn<'_> {
                     .and_then(Value::as_str)
                     .is_some_and(|m| m.eq_ignore_ascii_case("text/x-python"))
             })
-            .filter_map(|(name, _)| params.get(name).and_then(Value::as_str))
+            .map(|(name, _)| name.clone())
             .collect()
+    }
+
+    /// `params` with the closing brackets cut that end a piece of its code and open nowhere
+    /// ([`seam_pylex::stray_closers_at_end`]: `print(total)}`, the JSON object's brace
+    /// closed inside the string), or `None` when no code has any.
+    fn stray_closers_cut(
+        &self,
+        tool: &str,
+        params: &Map<String, Value>,
+    ) -> Option<Map<String, Value>> {
+        let mut out = None;
+        for name in self.code_places(tool) {
+            let Some(code) = params.get(&name).and_then(Value::as_str) else {
+                continue;
+            };
+            if let Some(end) = seam_pylex::stray_closers_at_end(code) {
+                let cut = code[..end].to_owned();
+                out.get_or_insert_with(|| params.clone())
+                    .insert(name, Value::String(cut));
+            }
+        }
+        out
     }
 
     /// True when the code of this call of `tool` only prints literals

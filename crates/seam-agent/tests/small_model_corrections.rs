@@ -693,3 +693,24 @@ fn a_quantity_answered_with_the_numbers_printed_is_sent_back_to_add_them_up() {
     );
     assert_eq!(report.corrections.get("total-not-added"), None);
 }
+
+#[test]
+fn a_closing_brace_of_the_json_left_at_the_end_of_the_code_is_cut_before_it_runs() {
+    let code = "total = sum(float(r['km']) for r in rows)\nprint(total)}";
+    let (report, _, calls) = run(&[python(code), respond()]);
+    assert_eq!(report.corrections.get("code-stray-closer-cut"), Some(&1));
+    let ran: Vec<&str> = calls
+        .iter()
+        .filter(|(t, _)| t == "python.run")
+        .map(|(_, p)| p["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ran,
+        ["total = sum(float(r['km']) for r in rows)\nprint(total)"]
+    );
+    // code whose brackets balance runs as written, and a brace in a string is no bracket
+    let code = "print(len('}') * 8.5)";
+    let (report, _, calls) = run(&[python(code), respond()]);
+    assert_eq!(report.corrections.get("code-stray-closer-cut"), None);
+    assert_eq!(calls.last().unwrap().1["code"], code);
+}

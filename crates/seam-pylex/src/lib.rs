@@ -8,14 +8,17 @@
 //! the code is written against the file's real columns). They must agree on
 //! what "a file the code names" is, so the answer lives here, once.
 //!
-//! Owns: a scan of Python's string literals, the rule for a file name, and what code that
-//! only prints literals prints.
+//! Owns: a scan of Python's string literals, the rule for a file name, what code that
+//! only prints literals prints, and whether its brackets balance once stray closers at its
+//! end are cut.
 //! Must never: run or import code, touch the file system, or depend on
 //! another seam crate (both the gate and the agent use it).
 
 mod literals;
 
-pub use literals::{compared_literals, printed_words, shape, string_literals};
+pub use literals::{
+    compared_literals, printed_words, shape, stray_closers_at_end, string_literals,
+};
 
 /// The literals of `code` that look like a file's name (see
 /// [`looks_like_a_file`]), in order of appearance, each once.

@@ -117,6 +117,57 @@ pub fn shape(code: &str) -> String {
     String::from_utf8_lossy(&out).into_owned()
 }
 
+/// Where the closing brackets at the very end of `code` that open nowhere begin
+/// (`print(total)}`), when dropping them, and only them, leaves every bracket of the code
+/// balanced: what is left of the JSON object around the code when a model closes the object
+/// inside the string. Brackets in string literals and comments do not count. `None` when the
+/// code's brackets balance as they are, or when anything but those last closers is out.
+pub fn stray_closers_at_end(code: &str) -> Option<usize> {
+    if balanced(&shape(code)) {
+        return None;
+    }
+    let trimmed = code.trim_end();
+    let mut end = trimmed.len();
+    // at most three: `)}` and `}]}` are what a JSON object or two leave behind
+    for _ in 0..3 {
+        match trimmed[..end].chars().last() {
+            Some(c @ ('}' | ']' | ')')) => end -= c.len_utf8(),
+            _ => return None,
+        }
+        let rest = trimmed[..end].trim_end();
+        if balanced(&shape(rest)) {
+            return Some(rest.len());
+        }
+    }
+    None
+}
+
+/// Do the brackets of `shaped` (code whose string literals [`shape`] emptied) balance,
+/// comments aside?
+fn balanced(shaped: &str) -> bool {
+    let mut open = Vec::new();
+    for line in shaped.lines() {
+        for c in line.chars() {
+            match c {
+                '#' => break,
+                '(' | '[' | '{' => open.push(c),
+                ')' | ']' | '}' => {
+                    let want = match c {
+                        ')' => '(',
+                        ']' => '[',
+                        _ => '{',
+                    };
+                    if open.pop() != Some(want) {
+                        return false;
+                    }
+                }
+                _ => {}
+            }
+        }
+    }
+    open.is_empty()
+}
+
 /// The plain string literals of `code` that stand on one side of `==` (`row['date'] ==
 /// '2027-04'`, `'Lars' == name`), in order, each once: the values the code looks for exactly.
 pub fn compared_literals(code: &str) -> Vec<String> {
@@ -385,7 +436,56 @@ impl Scan<'_> {
 
 #[cfg(test)]
 mod tests {
-    use super::{compared_literals, printed_words, shape, string_literals};
+    use super::{
+        balanced, compared_literals, printed_words, shape, stray_closers_at_end, string_literals,
+    };
+
+    #[test]
+    fn a_stray_closer_left_by_json_at_the_end_is_found() {
+        let code = "total = sum(float(r['km']) for r in rows)\nprint(total)}";
+        assert_eq!(stray_closers_at_end(code), Some(code.len() - 1));
+        let code = "print({'a': [1, 2]})}]  \n";
+        assert_eq!(
+            stray_closers_at_end(code),
+            Some("print({'a': [1, 2]})".len())
+        );
+        // brackets in strings and comments do not count
+        let code = "print('(')  # )\nx = 1}";
+        assert_eq!(stray_closers_at_end(code), Some(code.len() - 1));
+        // balanced code, an unclosed bracket, or a stray closer elsewhere: none
+        for code in [
+            "print({'a': 1})",
+            "print('}')",
+            "print((1)",
+            "x = 1)\nprint(x)",
+            "print(1)))))",
+            "",
+        ] {
+            assert_eq!(stray_closers_at_end(code), None, "{code:?}");
+        }
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// What it finds is a cut after which only closers are left and before which every
+        /// bracket balances; code that balances has none.
+        #[test]
+        fn a_found_cut_leaves_balanced_code_and_only_closers(
+            code in "[()\\[\\]{}a'\"# \n]{0,40}"
+        ) {
+            if let Some(n) = stray_closers_at_end(&code) {
+                proptest::prop_assert!(balanced(&shape(&code[..n])));
+                let rest: String = code[n..].chars().filter(|c| !c.is_whitespace()).collect();
+                proptest::prop_assert!((1..=3).contains(&rest.len()), "{:?}", rest);
+                let only_closers = rest.chars().all(|c| matches!(c, ')' | ']' | '}'));
+                proptest::prop_assert!(only_closers, "{:?}", rest);
+                proptest::prop_assert!(!balanced(&shape(&code)));
+            }
+            if balanced(&shape(&code)) {
+                proptest::prop_assert_eq!(stray_closers_at_end(&code), None);
+            }
+        }
+    }
 
     #[test]
     fn code_that_differs_only_in_its_strings_has_one_shape() {
