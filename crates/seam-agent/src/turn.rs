@@ -553,8 +553,9 @@ impl Turn<'_> {
                         p.correct("total-not-added", json!({"numbers": n}), self.trace, on);
                         observations.push(format!(
                             "The task asks for one quantity, and your answer lists the {n} \
-                             numbers your code printed. Add them up in the code (print the \
-                             sum) and run it again, then answer with the one number it prints."
+                             numbers your code printed. Run the same code again, keeping its \
+                             filter, but add the values up and print only the sum; then \
+                             answer with the one number it prints."
                         ));
                         break;
                     }
