@@ -28,6 +28,18 @@ fn tools() -> Vec<Box<dyn GovernedTool>> {
     ]
 }
 
+/// The gate of [`gate`] with a consent desk that takes the owner's answers on the socket.
+async fn gate_with_desk(
+    policy: Option<&str>,
+) -> (TestGate, std::sync::Arc<seam_gate::ConsentDesk>) {
+    let desk = std::sync::Arc::new(
+        seam_gate::ConsentDesk::new(std::time::Duration::from_secs(20)).with_socket(),
+    );
+    let g = TestGate::start_with_tools(|_| {}, policy, Some(desk.clone()), tools()).await;
+    g.write("landlord.eml", MAIL.as_bytes());
+    (g, desk)
+}
+
 async fn gate(policy: Option<&str>) -> TestGate {
     let g = TestGate::start_with_tools(|_| {}, policy, None, tools()).await;
     g.write("landlord.eml", MAIL.as_bytes());
@@ -479,17 +491,7 @@ async fn the_agent_cannot_make_an_address_it_read_the_operators() {
 /// endorses exactly that value for the rest of that turn, and nothing else.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_destination_read_in_a_result_is_asked_about_and_a_yes_endorses_only_it() {
-    let desk = std::sync::Arc::new(
-        seam_gate::ConsentDesk::new(std::time::Duration::from_secs(20)).with_socket(),
-    );
-    let g = TestGate::start_with_tools(
-        |_| {},
-        Some("[egress]\nunnamed = \"ask\"\n"),
-        Some(desk),
-        tools(),
-    )
-    .await;
-    g.write("landlord.eml", MAIL.as_bytes());
+    let (g, _desk) = gate_with_desk(Some("[egress]\nunnamed = \"ask\"\n")).await;
     let mut owner = Conn::open(&g.unix()).await.unwrap();
     let opener = owner.opener.clone().unwrap();
     let turn = owner
@@ -572,11 +574,7 @@ async fn a_destination_read_in_a_result_is_asked_about_and_a_yes_endorses_only_i
 /// nothing: the destination is refused, and nobody is asked.
 #[tokio::test(flavor = "multi_thread", worker_threads = 2)]
 async fn by_default_a_destination_nothing_endorses_is_refused_even_with_an_operator_there() {
-    let desk = std::sync::Arc::new(
-        seam_gate::ConsentDesk::new(std::time::Duration::from_secs(20)).with_socket(),
-    );
-    let g = TestGate::start_with_tools(|_| {}, None, Some(desk.clone()), tools()).await;
-    g.write("landlord.eml", MAIL.as_bytes());
+    let (g, desk) = gate_with_desk(None).await;
     let mut c = Conn::open(&g.unix()).await.unwrap();
     let turn = c.open_turn_with(&["read my landlord's email"]).await;
     read_mail(&mut c, &turn).await;
