@@ -452,43 +452,30 @@ async fn the_agent_cannot_make_an_address_it_read_the_operators() {
         .unwrap();
     assert_eq!(r.status, 403);
     // and the launcher, who holds the opener, can add words only to a turn it holds
-    let r = launcher
-        .send(
-            "POST",
-            &format!("/v1/turns/{other}/operator-words"),
-            &[
-                (
-                    "seam-turn-opener",
-                    launcher.opener.clone().unwrap().as_str(),
-                ),
-                ("seam-turn-token", "wrong"),
-            ],
-            json!({"text": ["x"]}).to_string(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(r.status, 404);
-    let r = launcher
-        .send(
-            "POST",
-            &format!("/v1/turns/{other}/operator-words"),
-            &[
-                (
-                    "seam-turn-opener",
-                    launcher.opener.clone().unwrap().as_str(),
-                ),
-                ("seam-turn-token", other_token.as_str()),
-            ],
-            json!({"text": ["and cc carol@example.org"]}).to_string(),
-        )
-        .await
-        .unwrap();
-    assert_eq!(r.status, 204, "{}", String::from_utf8_lossy(&r.body));
+    let opener = launcher.opener.clone().unwrap();
+    let mut add_words = async |token: &str, text: &str| {
+        launcher
+            .send(
+                "POST",
+                &format!("/v1/turns/{other}/operator-words"),
+                &[("seam-turn-opener", &opener), ("seam-turn-token", token)],
+                json!({ "text": [text] }).to_string(),
+            )
+            .await
+            .unwrap()
+            .status
+    };
+    assert_eq!(add_words("wrong", "x").await, 404);
+    assert_eq!(
+        add_words(&other_token, "and cc carol@example.org").await,
+        204
+    );
 }
 
 /// Per-value consent (`[egress] unnamed = "ask"`): with an operator there, a destination
-/// nothing endorses waits for them instead of being refused; the question names the value; only the owner can answer; a yes
-/// endorses exactly that value for the rest of that turn, and nothing else.
+/// nothing endorses waits for them instead of being refused; the question names the value;
+/// only the owner can answer; a yes endorses exactly that value for the rest of that turn,
+/// and nothing else.
 #[tokio::test(flavor = "multi_thread", worker_threads = 4)]
 async fn a_destination_read_in_a_result_is_asked_about_and_a_yes_endorses_only_it() {
     let (g, _desk) = gate_with_desk(Some("[egress]\nunnamed = \"ask\"\n")).await;
