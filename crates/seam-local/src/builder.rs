@@ -13,6 +13,7 @@
 //! staging repository and its worktrees. Approval, in the queue, is the
 //! operator's act (see `apply`).
 
+use std::collections::HashSet;
 use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
@@ -119,6 +120,9 @@ pub(crate) struct TurnBranch {
     pub target: String,
     pub staging_repo: PathBuf,
     pub commits: usize,
+    /// The operator's task the branch is for: a refusal that must send the
+    /// model to the right file names the lines most like it.
+    pub task: String,
 }
 
 pub(crate) fn failed(e: GitError) -> LocalRefusal {
@@ -215,6 +219,7 @@ pub(crate) fn open_branch(
     staging: &Path,
     repo: &Repo,
     turn: &str,
+    task: &str,
 ) -> Result<TurnBranch, LocalRefusal> {
     staging_repo(repo)?;
     let sr = &repo.staging_repo;
@@ -242,6 +247,7 @@ pub(crate) fn open_branch(
             target: repo.target.clone(),
             staging_repo: sr.clone(),
             commits: 0,
+            task: task.to_owned(),
         });
     }
     Err(LocalRefusal::new(
@@ -442,11 +448,21 @@ pub(crate) fn edit(
 }
 
 /// The refusal of an edit of `path`, a file the branch does not have: it
-/// names the files the branch has (the first [`FILES_NAMED`] of them), since
-/// a model that guessed a path has no other way to learn the right one here.
+/// names the lines of the branch most like the task (see [`lines_like`]) and
+/// the files the branch has (the first [`FILES_NAMED`] of them), since a
+/// model that guessed a path has no other way to learn the right one here.
+/// Asked to make a page size 25 instead of 10, qwen2.5-coder-1.5b edited
+/// `shelf/books_per_page`; shown only the list of files, it guessed again.
 fn no_such_file(b: &TurnBranch, repo: &Repo, path: &RepoPath) -> LocalRefusal {
     let files = tracked_files(b, repo);
     let mut msg = format!("{path} does not exist: replace edits a file (write makes one)");
+    let like = lines_like(b, repo, &b.task);
+    if !like.is_empty() {
+        msg.push_str(&format!(
+            ". The lines of the repository most like the task: {}",
+            like.join("; ")
+        ));
+    }
     if !files.is_empty() {
         let shown: Vec<&str> = files.iter().take(FILES_NAMED).map(String::as_str).collect();
         msg.push_str(&format!(". The repository's files: {}", shown.join(", ")));
@@ -456,6 +472,93 @@ fn no_such_file(b: &TurnBranch, repo: &Repo, path: &RepoPath) -> LocalRefusal {
     }
     LocalRefusal::new("not_found", msg)
 }
+
+/// The lines of the branch's text files (see [`branch_texts`]) that share the most words
+/// with `text`, best first, at most [`LINES_NAMED`] of them, each as
+/// `path:N: line`. A word is a run of letters or digits, and an identifier
+/// counts as its parts (`DEFAULT_PAGE_SIZE`, `pageSize`: page, size), so the
+/// words of a task in prose meet the names in code. Words of fewer than
+/// three letters count only when they are numbers (the `10` of "25 instead
+/// of 10"); a line needs two of the task's words. Lines of code come before
+/// lines of prose (a README says what the code does in the task's own
+/// words, but the change is in the code). Files over [`LIKE_MAX_FILE`] are
+/// not read.
+pub(crate) fn lines_like(b: &TurnBranch, repo: &Repo, text: &str) -> Vec<String> {
+    let wanted: HashSet<String> = words(text).collect();
+    let Ok(texts) = branch_texts(b, repo, LIKE_MAX_FILE) else {
+        return Vec::new();
+    };
+    if wanted.is_empty() {
+        return Vec::new();
+    }
+    // (prose, -score, file order, line number, path, the line)
+    let mut found: Vec<(bool, usize, usize, usize, String, String)> = Vec::new();
+    for (order, (path, content)) in texts.enumerate() {
+        let prose = path
+            .as_str()
+            .rsplit_once('.')
+            .is_some_and(|(_, ext)| PROSE.contains(&ext.to_ascii_lowercase().as_str()));
+        for (n, line) in content.lines().enumerate() {
+            let have: HashSet<String> = words(line).collect();
+            let score = have.intersection(&wanted).count();
+            if score >= 2 {
+                let line: String = line.trim().chars().take(LINE_SHOWN).collect();
+                let at = path.as_str().to_owned();
+                found.push((prose, usize::MAX - score, order, n + 1, at, line));
+            }
+        }
+    }
+    found.sort();
+    found
+        .into_iter()
+        .take(LINES_NAMED)
+        .map(|(_, _, _, n, path, line)| format!("{path}:{n}: {line}"))
+        .collect()
+}
+
+/// The words of `text` for [`lines_like`], lowercased: identifiers split at
+/// `_`, `-` and a lower-to-upper change; words of one or two letters and the
+/// commonest words of a request left out, numbers kept.
+fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+    text.split(|c: char| !c.is_alphanumeric())
+        .flat_map(|w| {
+            let mut parts = Vec::new();
+            let mut start = 0;
+            let chars: Vec<(usize, char)> = w.char_indices().collect();
+            for i in 1..chars.len() {
+                if chars[i - 1].1.is_lowercase() && chars[i].1.is_uppercase() {
+                    parts.push(&w[start..chars[i].0]);
+                    start = chars[i].0;
+                }
+            }
+            parts.push(&w[start..]);
+            parts
+        })
+        .filter(|w| !w.is_empty())
+        .map(str::to_lowercase)
+        .filter(|w| {
+            (w.chars().all(|c| c.is_ascii_digit()) || w.chars().count() >= 3)
+                && !COMMON.contains(&w.as_str())
+        })
+}
+
+/// Words of a request that say nothing about where in the code it is.
+const COMMON: &[&str] = &[
+    "the", "and", "for", "with", "that", "this", "from", "into", "instead", "make", "makes",
+    "please", "change", "fix", "find", "should", "would", "want", "need", "not", "but", "are",
+    "was", "were", "has", "have", "can", "its", "it's", "all", "any", "out", "comes", "come",
+    "branch", "review", "stage", "queue", "don", "touch", "main", "bug", "cause", "then", "when",
+    "what", "which", "how", "who", "them", "there", "here", "you", "your",
+];
+
+/// Endings of files of prose, whose lines come after the code's.
+const PROSE: &[&str] = &["md", "markdown", "txt", "text", "rst", "org", "adoc"];
+
+/// At most this many lines are named by [`lines_like`], each cut to this
+/// many characters, from files no larger than this.
+const LINES_NAMED: usize = 5;
+const LINE_SHOWN: usize = 120;
+const LIKE_MAX_FILE: usize = 256 << 10;
 
 /// At most this many files are named in a refusal of a missing file.
 const FILES_NAMED: usize = 40;
@@ -494,6 +597,35 @@ fn tracked_files(b: &TurnBranch, repo: &Repo) -> Vec<String> {
 const HOLDING_MAX_FILES: usize = 5000;
 const HOLDING_MAX_BYTES: usize = 64 << 20;
 
+/// The text files git tracks on the branch, as `(path, text)` in git's
+/// order: each admitted as a named path would be (seam's own guarded files
+/// are never read), read as UTF-8 text no larger than `max_bytes`; at most
+/// [`HOLDING_MAX_FILES`] names are looked at and [`HOLDING_MAX_BYTES`] read.
+fn branch_texts<'a>(
+    b: &'a TurnBranch,
+    repo: &'a Repo,
+    max_bytes: usize,
+) -> Result<impl Iterator<Item = (RepoPath, String)> + 'a, LocalRefusal> {
+    let listed = git::git_bytes(&b.worktree, &["ls-files", "-z"], None).map_err(failed)?;
+    let names: Vec<String> = listed
+        .split(|&c| c == 0)
+        .take(HOLDING_MAX_FILES)
+        .filter_map(|n| std::str::from_utf8(n).ok())
+        .map(str::to_owned)
+        .collect();
+    let mut read = 0usize;
+    Ok(names
+        .into_iter()
+        .filter_map(move |name| {
+            let path = admit(repo, &name).ok()?;
+            let bytes = repo_path::read_file(&b.worktree, &path, max_bytes).ok()??;
+            read += bytes.len();
+            Some((path, bytes, read))
+        })
+        .take_while(|(_, _, read)| *read <= HOLDING_MAX_BYTES)
+        .filter_map(|(path, bytes, _)| Some((path, String::from_utf8(bytes).ok()?))))
+}
+
 /// The one file of the turn's worktree that holds `old` in one place, for a
 /// `replace` that names no path: the files git tracks there, each admitted as
 /// a named path would be (seam's own guarded files are never edited, and so
@@ -507,26 +639,8 @@ pub(crate) fn file_holding(
     old: &str,
     max_bytes: usize,
 ) -> Result<String, LocalRefusal> {
-    let listed = git::git_bytes(&b.worktree, &["ls-files", "-z"], None).map_err(failed)?;
     let (mut exact, mut loose, mut many) = (Vec::new(), Vec::new(), Vec::new());
-    let mut read = 0usize;
-    for name in listed.split(|&c| c == 0).take(HOLDING_MAX_FILES) {
-        let Ok(name) = std::str::from_utf8(name) else {
-            continue;
-        };
-        let Ok(path) = admit(repo, name) else {
-            continue;
-        };
-        let Ok(Some(bytes)) = repo_path::read_file(&b.worktree, &path, max_bytes) else {
-            continue;
-        };
-        read += bytes.len();
-        if read > HOLDING_MAX_BYTES {
-            break;
-        }
-        let Ok(content) = String::from_utf8(bytes) else {
-            continue;
-        };
+    for (path, content) in branch_texts(b, repo, max_bytes)? {
         match replaced(&content, old, "") {
             Ok(r) if r.reindented.is_none() => exact.push(path.as_str().to_owned()),
             Ok(_) => loose.push(path.as_str().to_owned()),
@@ -543,10 +657,17 @@ pub(crate) fn file_holding(
     };
     match (exact.as_slice(), loose.as_slice()) {
         ([one], _) | ([], [one]) if many.is_empty() => Ok(one.clone()),
-        ([], []) if many.is_empty() => Err(LocalRefusal::new(
-            "not_found",
-            "params.path is not given, and no file of the repository holds params.old: give the path of the file to change, and copy params.old exactly as the file has it",
-        )),
+        ([], []) if many.is_empty() => {
+            let mut msg = "params.path is not given, and no file of the repository holds params.old: give the path of the file to change, and copy params.old exactly as the file has it".to_owned();
+            let like = lines_like(b, repo, &format!("{old}\n{}", b.task));
+            if !like.is_empty() {
+                msg.push_str(&format!(
+                    ". The lines most like it and the task: {}",
+                    like.join("; ")
+                ));
+            }
+            Err(LocalRefusal::new("not_found", msg))
+        }
         _ => {
             let mut all: Vec<String> = exact.into_iter().chain(loose).collect();
             all.extend(many);
@@ -985,6 +1106,21 @@ pub(crate) fn discard(b: &TurnBranch) -> Result<(), GitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn words_split_identifiers_and_keep_numbers() {
+        let w: Vec<String> =
+            words("export const DEFAULT_PAGE_SIZE = 10; pageSize x2 of a-b-c").collect();
+        assert_eq!(
+            w,
+            [
+                "export", "const", "default", "page", "size", "10", "page", "size"
+            ]
+        );
+        // The words of a request that say nothing about the code are left out.
+        let w: Vec<String> = words("Make the page size 25 instead of 10, on a branch").collect();
+        assert_eq!(w, ["page", "size", "25", "10"]);
+    }
 
     #[test]
     fn append_puts_the_text_on_lines_of_its_own() {

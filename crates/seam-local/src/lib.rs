@@ -477,12 +477,7 @@ impl LocalTools {
                     builder::admit(repo, p)?;
                     let state = self.turn_state(&turn.turn);
                     let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
-                    if state.branch.is_none() {
-                        let _opening = self.opening.lock().unwrap_or_else(|p| p.into_inner());
-                        state.branch =
-                            Some(builder::open_branch(&self.staging(), repo, &turn.turn)?);
-                    }
-                    let b = state.branch.as_ref().expect("made above");
+                    let b = self.branch_of(&mut state, repo, turn)?;
                     return Err(
                         builder::missing_file(repo, b, p, self.config.max_file_bytes).unwrap_or(e),
                     );
@@ -508,11 +503,7 @@ impl LocalTools {
         }
         let state = self.turn_state(&turn.turn);
         let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
-        if state.branch.is_none() {
-            let _opening = self.opening.lock().unwrap_or_else(|p| p.into_inner());
-            state.branch = Some(builder::open_branch(&self.staging(), repo, &turn.turn)?);
-        }
-        let b = state.branch.as_mut().expect("made above");
+        let b = self.branch_of(&mut state, repo, turn)?;
         let max = self.config.max_file_bytes;
         match (op, path, payload, edit) {
             ("write", Some(p), Some(content), _) => {
@@ -536,6 +527,22 @@ impl LocalTools {
                 format!("params.op {op:?} is not an op"),
             )),
         }
+    }
+
+    /// The turn's branch, opened on its first use (one at a time: two turns
+    /// must not pick the same free name).
+    fn branch_of<'s>(
+        &self,
+        state: &'s mut TurnState,
+        repo: &Repo,
+        turn: &TurnInfo,
+    ) -> Result<&'s mut TurnBranch, LocalRefusal> {
+        if state.branch.is_none() {
+            let _opening = self.opening.lock().unwrap_or_else(|p| p.into_inner());
+            let b = builder::open_branch(&self.staging(), repo, &turn.turn, &turn.task)?;
+            state.branch = Some(b);
+        }
+        Ok(state.branch.as_mut().expect("made above"))
     }
 
     fn check(&self, b: &TurnBranch) -> Result<Value, LocalRefusal> {

@@ -5,7 +5,7 @@
 mod common;
 
 use common::{Fixture, git, params, turn};
-use seam_local::{LocalRefusal, LocalTools, Verdict};
+use seam_local::{LocalRefusal, LocalTools, TurnInfo, Verdict};
 use serde_json::{Value, json};
 
 fn ok(tools: &LocalTools, t: &str, p: Value) -> Value {
@@ -664,6 +664,57 @@ fn write_reads_text_as_the_content_and_says_so() {
     let e = refused(&tools, "w1", json!({"op": "write", "path": "docs/new.md"}));
     assert!(
         e.message.contains("params.content is required for write"),
+        "{e}"
+    );
+}
+
+#[test]
+fn a_guessed_path_is_told_the_lines_most_like_the_task_code_first() {
+    let f = Fixture::new();
+    commit(
+        &f,
+        &[
+            (
+                "src/config.js",
+                b"'use strict';\n\nconst DATA_FILE = 'books.json';\nexport const DEFAULT_PAGE_SIZE = 10;\n",
+            ),
+            (
+                "src/paginate.js",
+                b"function paginate(items, page, pageSize) {\n  return items.slice(0, pageSize);\n}\n",
+            ),
+            (
+                "docs/usage.md",
+                b"# Usage\n\n`shelf list` shows 10 books per page.\n",
+            ),
+        ],
+    );
+    let tools = f.tools();
+    let task = TurnInfo {
+        turn: "l1".into(),
+        task: "Make shelf show 25 books per page by default instead of 10.".into(),
+        ..TurnInfo::default()
+    };
+    let call = json!({"op": "replace", "path": "shelf/books_per_page", "old": "10", "new": "25"});
+    let e = tools.call(&task, "builder", &params(call)).unwrap_err();
+    assert_eq!(e.code, "not_found");
+    let m = &e.message;
+    let code = m
+        .find("src/config.js:4: export const DEFAULT_PAGE_SIZE = 10;")
+        .unwrap_or_else(|| panic!("the config line is named: {m}"));
+    let prose = m
+        .find("docs/usage.md:3: `shelf list` shows 10 books per page.")
+        .unwrap_or_else(|| panic!("the usage line is named: {m}"));
+    assert!(code < prose, "code before prose: {m}");
+    assert!(m.contains("most like the task"), "{m}");
+    // A line that shares one word with the task is not named.
+    assert!(!m.contains("DATA_FILE"), "{m}");
+
+    // Without a path, an old that no file holds is told the same lines.
+    let call = json!({"op": "replace", "old": "PAGE_SIZE = 100", "new": "PAGE_SIZE = 25"});
+    let e = tools.call(&task, "builder", &params(call)).unwrap_err();
+    assert!(
+        e.message
+            .contains("src/config.js:4: export const DEFAULT_PAGE_SIZE = 10;"),
         "{e}"
     );
 }
