@@ -187,6 +187,9 @@ const FILE_FIRST_LINES: u64 = 12;
 /// is a walk down the list.
 const ENUM_WALK_STOP: u32 = 2;
 
+/// The endings of files of prose: what is in them is read, not computed.
+const PROSE: &[&str] = &["md", "markdown", "txt", "text", "rst", "org", "adoc"];
+
 /// Answers sent back in a turn for a file the task names (`task-file-unread`).
 const MAX_BOUNCES: u32 = 2;
 
@@ -250,6 +253,11 @@ struct Progress {
     last_output: Option<Value>,
     /// The text of every file the turn was shown, with its path as shown.
     file_texts: Vec<(String, String)>,
+    /// The paths (as shown) of the files the turn was shown whole.
+    whole: HashSet<String>,
+    /// Code that looked through a text the turn had read whole was sent back
+    /// once (`code-over-read-text`).
+    sent_back_to_text: bool,
     /// Times the model was sent to a file the task names that the turn had
     /// not read (`task-file-unread`).
     bounced: u32,
@@ -337,6 +345,8 @@ impl Turn<'_> {
             bounced: 0,
             last_output: None,
             file_texts: Vec::new(),
+            whole: HashSet::new(),
+            sent_back_to_text: false,
             refused_for_good: false,
             asked_for_rest: false,
             changed: false,
@@ -687,6 +697,27 @@ impl Turn<'_> {
                  task."
             )));
         }
+        if let Some((path, text)) = self.code_over_read_text(p, tool, params) {
+            // Shown a rota whole, qwen2.5-coder-1.5b wrote a regular
+            // expression to find a week in it, and looped inside it for
+            // a thousand tokens; asked to quote a runbook it had read, it
+            // wrote Python that printed the lines and never closed a string.
+            // The answer was in the text it had been shown.
+            p.sent_back_to_text = true;
+            p.correct(
+                "code-over-read-text",
+                json!({"tool": tool, "path": path}),
+                self.trace,
+                on,
+            );
+            return Ok(Some(format!(
+                "Your {tool} code looks through {path}, which you have read whole, so it was \
+                 not run: {tool} is for calculating, not for finding things in a text. Here \
+                 is {path} again:\n\n{text}\n\nAnswer the operator's task from it (mind \
+                 every part of the file the task points to). The task was: {}",
+                p.report.info.task.trim()
+            )));
+        }
         if let Some(path) = self.unread_file_of_code(p, tool, params) {
             // The code opens a file the turn has not seen: show its first
             // lines, and let the model write the call again (it is not
@@ -936,6 +967,44 @@ impl Turn<'_> {
             && code.iter().all(|c| seam_pylex::printed_words(c).is_some())
     }
 
+    /// The file, and its text, when this call's code opens only files of
+    /// prose (notes, READMEs: `.md`, `.txt`, `.rst`…) that the turn has been
+    /// shown whole, in a task that does not ask for Python, and this has not
+    /// been said before in the turn. Such code looks something up that the
+    /// model has in front of it; a data file (a CSV, JSON) is for code, and
+    /// a task that says "Python" gets what it asks for.
+    fn code_over_read_text(
+        &self,
+        p: &Progress,
+        tool: &str,
+        params: &Map<String, Value>,
+    ) -> Option<(String, String)> {
+        if p.sent_back_to_text || p.report.info.task.to_lowercase().contains("python") {
+            return None;
+        }
+        let names: Vec<String> = self
+            .code_of(tool, params)
+            .into_iter()
+            .flat_map(seam_pylex::file_names)
+            .collect();
+        let mut first = None;
+        for name in &names {
+            let name = plain_name(name);
+            let prose = name
+                .rsplit_once('.')
+                .is_some_and(|(_, ext)| PROSE.contains(&ext.to_ascii_lowercase().as_str()));
+            let shown = p.file_texts.iter().rev().find(|(path, _)| {
+                let path = plain_name(path);
+                p.whole.contains(path) && (path == name || path.ends_with(&format!("/{name}")))
+            })?;
+            if !prose {
+                return None;
+            }
+            first.get_or_insert_with(|| shown.clone());
+        }
+        first
+    }
+
     /// A literal the code of this call compares with `==` that no value of
     /// the files the turn was shown equals, while a value there starts with
     /// it, or with its form (digits as digits, letters as letters) when it
@@ -1177,6 +1246,9 @@ impl Turn<'_> {
             )
         {
             p.file_texts.push((path.to_owned(), text.to_owned()));
+            if v.get("next_offset").is_some_and(Value::is_null) {
+                p.whole.insert(plain_name(path).to_owned());
+            }
         }
         let after = match &outcome.result {
             CallResult::Output(v) => {

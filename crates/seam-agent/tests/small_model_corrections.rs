@@ -714,3 +714,43 @@ fn a_closing_brace_of_the_json_left_at_the_end_of_the_code_is_cut_before_it_runs
     assert_eq!(report.corrections.get("code-stray-closer-cut"), None);
     assert_eq!(calls.last().unwrap().1["code"], code);
 }
+
+#[test]
+fn code_that_looks_through_a_text_read_whole_is_sent_back_once_with_the_text() {
+    let read = r#"{"mode":"action","tool":"files.read","params":{"path":"notes/short.md"}}"#;
+    let code = "import re\nprint(re.findall(r'2\\. (.*)', open('notes/short.md').read()))";
+    let task = "What is step 2 of notes/short.md?";
+    let (report, model, calls) = run_task(
+        task,
+        &[read.to_owned(), python(code), python(code), respond()],
+    );
+    // Sent back the first time, with the file's text and the task; the same
+    // code sent again runs (the model may know better).
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["files.read", "python.run"]);
+    assert_eq!(report.corrections.get("code-over-read-text"), Some(&1));
+    assert_eq!(report.corrections.get("repeat-warned"), None);
+    let told = &model.seen[2].messages.last().unwrap().content;
+    assert!(
+        told.contains("looks through notes/short.md, which you have read whole, so it was not run"),
+        "{told}"
+    );
+    assert!(told.contains("1. Tag.\n2. Push."), "{told}");
+    assert!(told.ends_with(&format!("The task was: {task}")), "{told}");
+
+    // A task that asks for Python gets it at once.
+    let (report, _, calls) = run_task(
+        "Use Python to pull step 2 out of notes/short.md.",
+        &[read.to_owned(), python(code), respond()],
+    );
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(report.corrections.get("code-over-read-text"), None);
+
+    // A file shown only in part, and a data file, are for code.
+    let part = r#"{"mode":"action","tool":"files.read","params":{"path":"data/runs.csv"}}"#;
+    let sum =
+        "import csv\nprint(sum(float(r['km']) for r in csv.DictReader(open('data/runs.csv'))))";
+    let (report, _, calls) = run(&[part.to_owned(), python(sum), respond()]);
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    assert_eq!(report.corrections.get("code-over-read-text"), None);
+}
