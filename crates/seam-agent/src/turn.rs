@@ -698,6 +698,7 @@ impl Turn<'_> {
             )));
         }
         if let Some((path, text)) = self.code_over_read_text(p, tool, params) {
+            let text = self.cut(&text);
             // Shown a rota whole, qwen2.5-coder-1.5b wrote a regular
             // expression to find a week in it, and looped inside it for
             // a thousand tokens; asked to quote a runbook it had read, it
