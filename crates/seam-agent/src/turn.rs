@@ -34,7 +34,12 @@
 //! `change-not-made` (an answer to a task that asks for a branch, before the
 //! builder changed anything, is sent back once with how code is changed),
 //! `missing-column-told` (a program that failed on a `KeyError` for a name
-//! that is no column of the delimited file its code opens is told the columns).
+//! that is no column of the delimited file its code opens is told the columns),
+//! `change-task-code-not-run` (code for a task that asks for a change on a
+//! branch, run before the repository was looked at, is sent back once with
+//! how code is changed), `code-over-read-text` (code that only looks through
+//! prose the turn has read whole, in a task that does not ask for Python, is
+//! sent back once with the text and the task).
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -217,6 +222,16 @@ fn task_files(task: &str) -> Vec<String> {
 /// The local tool that changes code on the turn's branch.
 const BUILDER: &str = "builder";
 
+/// The tool that finds code in the indexed repository.
+const CODE_INDEX: &str = "memory.codebase";
+
+/// How code is changed, said to a model that answered a change task
+/// without one (`change-not-made`) or ran code for it before it had looked
+/// at the repository (`change-task-code-not-run`).
+const HOW_TO_CHANGE: &str = "Find the code that does what the task is about \
+     (memory.codebase), read that file (files.read), then change it with builder (op \
+     replace: path, old as the file has it, new).";
+
 /// True when the task asks for its work as a branch: the word itself, as
 /// the operator of a builder says "on a branch", "as a branch", "stage it as
 /// a branch" (the builder's changes only ever reach the operator so).
@@ -271,6 +286,9 @@ struct Progress {
     /// The model was told once that a task asking for a change on a branch
     /// had none yet (`change-not-made`).
     asked_for_change: bool,
+    /// Code run for a change task before the repository was looked at was
+    /// sent back once (`change-task-code-not-run`).
+    sent_to_the_code: bool,
     /// The model was told once to add up the numbers its answer listed
     /// (`total-not-added`).
     asked_for_total: bool,
@@ -351,6 +369,7 @@ impl Turn<'_> {
             asked_for_rest: false,
             changed: false,
             asked_for_change: false,
+            sent_to_the_code: false,
             asked_for_total: false,
         };
 
@@ -581,13 +600,10 @@ impl Turn<'_> {
                         // read the README and answered with a line of it.
                         p.asked_for_change = true;
                         p.correct("change-not-made", Value::Null, self.trace, on);
-                        observations.push(
+                        observations.push(format!(
                             "The task asks for a change on a branch, and nothing has been \
-                             changed yet. Find the code that does what the task is about \
-                             (memory.codebase), read that file (files.read), then change it \
-                             with builder (op replace: path, old as the file has it, new)."
-                                .to_owned(),
-                        );
+                             changed yet. {HOW_TO_CHANGE}"
+                        ));
                         break;
                     }
                     Step::Respond(_) if !has_calls && let Some(hint) = self.unread(&mut p, on) => {
@@ -695,6 +711,23 @@ impl Turn<'_> {
                 "Your {tool} code only prints words you wrote, so it was not run: words for \
                  the operator go in your final answer, beside the answer to the rest of the \
                  task."
+            )));
+        }
+        if self.code_before_the_code(p, tool, params) {
+            // Asked to fix a paging bug on a branch, qwen2.5-coder-1.5b's
+            // first move was Python that fetched pages from a made-up web
+            // API, then the same again; it never looked at the repository.
+            p.sent_to_the_code = true;
+            p.correct(
+                "change-task-code-not-run",
+                json!({"tool": tool}),
+                self.trace,
+                on,
+            );
+            return Ok(Some(format!(
+                "The task is a change to this repository's code, on a branch. {tool} runs \
+                 apart from the repository and from the network, so your code was not run. \
+                 {HOW_TO_CHANGE}"
             )));
         }
         if let Some((path, text)) = self.code_over_read_text(p, tool, params) {
@@ -956,6 +989,24 @@ impl Turn<'_> {
             }
         }
         out
+    }
+
+    /// True, once a turn, when this call runs code for a task that asks for
+    /// a change on a branch (and not for Python), before the builder changed
+    /// anything and before any file was read or the code index asked.
+    fn code_before_the_code(&self, p: &Progress, tool: &str, params: &Map<String, Value>) -> bool {
+        !p.sent_to_the_code
+            && !p.changed
+            && !self.code_of(tool, params).is_empty()
+            && self.registry.get(BUILDER).is_some()
+            && asks_for_a_branch(&p.report.info.task)
+            && !p.report.info.task.to_lowercase().contains("python")
+            && !p
+                .report
+                .info
+                .history
+                .iter()
+                .any(|r| r.tool == READER || r.tool == CODE_INDEX)
     }
 
     /// True when the code of this call of `tool` only prints literals

@@ -754,3 +754,39 @@ fn code_that_looks_through_a_text_read_whole_is_sent_back_once_with_the_text() {
     assert_eq!(calls.len(), 2, "{calls:?}");
     assert_eq!(report.corrections.get("code-over-read-text"), None);
 }
+
+#[test]
+fn code_run_for_a_change_task_before_the_repository_was_looked_at_is_sent_back_once() {
+    let task = "Page 1 shows the wrong books. Fix it on a branch.";
+    let code = "import requests\nprint(requests.get('https://api.example/books?page=1').json())";
+    let read = r#"{"mode":"action","tool":"files.read","params":{"path":"src/paginate.js"}}"#;
+    let edit = json!({"mode":"action","tool":"builder","params":{
+        "op":"replace","path":"src/paginate.js","old":"page *","new":"(page - 1) *"}})
+    .to_string();
+    let (report, model, calls) = run_task(
+        task,
+        &[python(code), read.to_owned(), python(code), edit, respond()],
+    );
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    // Not run the first time; once a file was read, code runs as asked.
+    assert_eq!(tools, ["files.read", "python.run", "builder"]);
+    assert_eq!(report.corrections.get("change-task-code-not-run"), Some(&1));
+    let told = &model.seen[1].messages.last().unwrap().content;
+    assert!(
+        told.contains("python.run runs apart from the repository and from the network, so your code was not run"),
+        "{told}"
+    );
+    assert!(told.contains("memory.codebase"), "{told}");
+
+    // A change task that asks for Python, and a task that asks for no
+    // branch, run the code at once.
+    for task in [
+        "Use Python to check the page maths, then fix it on a branch.",
+        "Page 1 shows the wrong books: how many books are on a page?",
+    ] {
+        // (A change task's answer without a change is sent back once.)
+        let (report, _, calls) = run_task(task, &[python(code), respond(), respond()]);
+        assert_eq!(calls.len(), 1, "{task}: {calls:?}");
+        assert_eq!(report.corrections.get("change-task-code-not-run"), None);
+    }
+}
