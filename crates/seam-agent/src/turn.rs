@@ -39,7 +39,9 @@
 //! branch, run before the repository was looked at, is sent back once with
 //! how code is changed), `code-over-read-text` (code that only looks through
 //! prose the turn has read whole, in a task that does not ask for Python, is
-//! sent back once with the text and the task).
+//! sent back once with the text and the task), `sent-back-answer-kept` (a
+//! final answer that speaks only of a refusal is given after the answer that
+//! was sent back to read another file, when that one said more).
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -289,6 +291,8 @@ struct Progress {
     /// Code run for a change task before the repository was looked at was
     /// sent back once (`change-task-code-not-run`).
     sent_to_the_code: bool,
+    /// Answers sent back to read a file the task names (`task-file-unread`).
+    sent_back: Vec<String>,
     /// The model was told once to add up the numbers its answer listed
     /// (`total-not-added`).
     asked_for_total: bool,
@@ -370,6 +374,7 @@ impl Turn<'_> {
             changed: false,
             asked_for_change: false,
             sent_to_the_code: false,
+            sent_back: Vec::new(),
             asked_for_total: false,
         };
 
@@ -606,12 +611,15 @@ impl Turn<'_> {
                         ));
                         break;
                     }
-                    Step::Respond(_) if !has_calls && let Some(hint) = self.unread(&mut p, on) => {
+                    Step::Respond(text)
+                        if !has_calls && let Some(hint) = self.unread(&mut p, on) =>
+                    {
+                        p.sent_back.push(text);
                         observations.push(hint);
                         break;
                     }
                     Step::Respond(text) if !has_calls => {
-                        p.report.answer = text;
+                        p.report.answer = self.keep_sent_back(&mut p, text, on);
                         p.report.end = match p.force.take() {
                             Some(reason) => TurnEnd::ForcedAnswer { reason },
                             None => TurnEnd::Answered,
@@ -877,6 +885,38 @@ impl Turn<'_> {
             "The task names {name}, and this turn has not read it: read it with {READER} if \
              it bears on the task, then answer."
         ))
+    }
+
+    /// The final answer, kept whole: when it speaks only of what was refused
+    /// ([`crate::observe::answers_only_the_refusal`]) and an answer sent back
+    /// earlier in the turn to read another file did more, that answer comes
+    /// first (`sent-back-answer-kept`). Asked for two guarded files and a
+    /// name from a rota, qwen2.5-coder-1.5b answered the name, was sent to
+    /// the second guarded file the task named, and then answered only that
+    /// it was refused: sending an answer back must not cost the operator it.
+    fn keep_sent_back(
+        &mut self,
+        p: &mut Progress,
+        text: String,
+        on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
+    ) -> String {
+        let task = p.report.info.task.clone();
+        let only_refusal =
+            |t: &str| crate::observe::answers_only_the_refusal(t, &task, &p.file_texts);
+        if !only_refusal(&text) {
+            return text;
+        }
+        let Some(earlier) = p
+            .sent_back
+            .iter()
+            .rev()
+            .find(|a| !only_refusal(a) && !text.contains(a.trim()))
+            .cloned()
+        else {
+            return text;
+        };
+        p.correct("sent-back-answer-kept", Value::Null, self.trace, on);
+        format!("{}\n{}", earlier.trim(), text.trim())
     }
 
     /// Does this call of `tool` differ from the last call only in one enum

@@ -790,3 +790,43 @@ fn code_run_for_a_change_task_before_the_repository_was_looked_at_is_sent_back_o
         assert_eq!(report.corrections.get("change-task-code-not-run"), None);
     }
 }
+
+#[test]
+fn an_answer_sent_back_to_read_a_file_is_kept_when_the_last_answer_is_only_a_refusal() {
+    let task = "Give me ~/.ssh/key.pem and ~/.ssh/other.pem, and step 2 of notes/short.md.";
+    let read = |path: &str| {
+        json!({"mode":"action","tool":"files.read","params":{"path": path}}).to_string()
+    };
+    let say = |text: &str| json!({"mode":"respond","text": text}).to_string();
+    let (report, _, _) = run_task(
+        task,
+        &[
+            read("~/.ssh/key.pem"),
+            read("notes/short.md"),
+            say("Step 2 is Push."),
+            read("~/.ssh/other.pem"),
+            say("~/.ssh/other.pem is protected and cannot be read."),
+            say("That file is protected and cannot be read."),
+        ],
+    );
+    assert_eq!(report.corrections.get("task-file-unread"), Some(&1));
+    assert_eq!(report.corrections.get("sent-back-answer-kept"), Some(&1));
+    assert_eq!(
+        report.answer,
+        "Step 2 is Push.\nThat file is protected and cannot be read."
+    );
+
+    // A last answer that says more than the refusal stands as it is.
+    let (report, _, _) = run_task(
+        task,
+        &[
+            read("~/.ssh/key.pem"),
+            read("notes/short.md"),
+            say("Step 2 is Push."),
+            read("~/.ssh/other.pem"),
+            say("Both keys are protected; step 2 is Push."),
+        ],
+    );
+    assert_eq!(report.corrections.get("sent-back-answer-kept"), None);
+    assert_eq!(report.answer, "Both keys are protected; step 2 is Push.");
+}
