@@ -400,6 +400,19 @@ pub(crate) fn edit(
                 ));
             }
             extra["created"] = json!(before.is_none());
+            if before.is_none() {
+                // Asked to make a page size 25, qwen2.5-coder-1.5b appended a
+                // line of Python to a new `shelf.py` in a JavaScript project,
+                // and answered that it was done.
+                let like = lines_like(b, repo, &b.task);
+                if !like.is_empty() {
+                    notes.push(format!(
+                        "{path} did not exist and was made; if the task is a change to code \
+                         that is there, these lines of the repository are most like it: {}",
+                        like.join("; ")
+                    ));
+                }
+            }
             (appended(before.as_deref().unwrap_or(""), text), "append to")
         }
         Edit::Replace { old, new } => {

@@ -709,6 +709,17 @@ fn a_guessed_path_is_told_the_lines_most_like_the_task_code_first() {
     // A line that shares one word with the task is not named.
     assert!(!m.contains("DATA_FILE"), "{m}");
 
+    // An append that makes a new file says it did, and names the same lines.
+    let call = json!({"op": "append", "path": "shelf.py", "text": "PAGE_SIZE = 25"});
+    let out = tools.call(&task, "builder", &params(call)).unwrap();
+    assert_eq!(out["created"], true);
+    let note = out["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("shelf.py did not exist and was made")
+            && note.contains("src/config.js:4: export const DEFAULT_PAGE_SIZE = 10;"),
+        "{out}"
+    );
+
     // Without a path, an old that no file holds is told the same lines.
     let call = json!({"op": "replace", "old": "PAGE_SIZE = 100", "new": "PAGE_SIZE = 25"});
     let e = tools.call(&task, "builder", &params(call)).unwrap_err();
