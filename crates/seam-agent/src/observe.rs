@@ -95,6 +95,25 @@ const REFUSAL_WORDS: &[&str] = &[
     "sorry",
 ];
 
+/// Does `answer` speak of the error of a program the turn just ran and that
+/// failed (`last`: the output of the turn's last call, which for a program
+/// holds its `exit_code`), in a task that asks about no error? Such an answer
+/// reports the model's own mistake in place of the task's result.
+pub fn answers_with_own_failure(answer: &str, task: &str, last: Option<&Value>) -> bool {
+    let failed = last
+        .and_then(|v| v.get("exit_code"))
+        .and_then(Value::as_i64)
+        .is_some_and(|c| c != 0);
+    let speaks_of = |t: &str| {
+        let t = t.to_lowercase();
+        ERROR_WORDS.iter().any(|w| t.contains(w))
+    };
+    failed && speaks_of(answer) && !speaks_of(task)
+}
+
+/// Words an account of a failed program uses.
+const ERROR_WORDS: &[&str] = &["error", "traceback", "exception", "syntax"];
+
 /// Does `task` ask for one quantity ("how many km…", "how much…", "the total…", "the sum
 /// of…", "…altogether", "…in all")? Words, lower-cased, as whole words.
 pub fn asks_for_a_quantity(task: &str) -> bool {

@@ -41,7 +41,10 @@
 //! prose the turn has read whole, in a task that does not ask for Python, is
 //! sent back once with the text and the task), `sent-back-answer-kept` (a
 //! final answer that speaks only of a refusal is given after the answer that
-//! was sent back to read another file, when that one said more).
+//! was sent back to read another file, when that one said more),
+//! `answer-about-own-failure` (an answer that speaks of the error of the
+//! turn's own program that just failed, in a task that asks about no error,
+//! is sent back once to write the code again or answer from what was read).
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -293,6 +296,9 @@ struct Progress {
     sent_to_the_code: bool,
     /// Answers sent back to read a file the task names (`task-file-unread`).
     sent_back: Vec<String>,
+    /// An answer about the turn's own failed program was sent back once
+    /// (`answer-about-own-failure`).
+    asked_after_failure: bool,
     /// The model was told once to add up the numbers its answer listed
     /// (`total-not-added`).
     asked_for_total: bool,
@@ -375,6 +381,7 @@ impl Turn<'_> {
             asked_for_change: false,
             sent_to_the_code: false,
             sent_back: Vec::new(),
+            asked_after_failure: false,
             asked_for_total: false,
         };
 
@@ -590,6 +597,30 @@ impl Turn<'_> {
                              numbers your code printed. Run the same code again, keeping its \
                              filter, but add the values up and print only the sum; then \
                              answer with the one number it prints."
+                        ));
+                        break;
+                    }
+                    Step::Respond(text)
+                        if !has_calls
+                            && !p.forced
+                            && !p.asked_after_failure
+                            && crate::observe::answers_with_own_failure(
+                                &text,
+                                &p.report.info.task,
+                                p.last_output.as_ref(),
+                            ) =>
+                    {
+                        // qwen2.5-coder-1.5b, its program cut short by a
+                        // string it never closed, answered with an account
+                        // of the syntax error, twice, in two tasks.
+                        p.asked_after_failure = true;
+                        p.correct("answer-about-own-failure", Value::Null, self.trace, on);
+                        observations.push(format!(
+                            "Your last program failed, so the task is not done: your answer \
+                             speaks of the error, not of what the operator asked. Write the \
+                             code again, simpler (the standard library only), and run it; or \
+                             answer from what you have read. The operator's task was: {}",
+                            p.report.info.task.trim()
                         ));
                         break;
                     }

@@ -830,3 +830,41 @@ fn an_answer_sent_back_to_read_a_file_is_kept_when_the_last_answer_is_only_a_ref
     assert_eq!(report.corrections.get("sent-back-answer-kept"), None);
     assert_eq!(report.answer, "Both keys are protected; step 2 is Push.");
 }
+
+#[test]
+fn an_answer_about_the_turns_own_failed_program_is_sent_back_once() {
+    // The stand-in fails code that starts with `fail` (a NameError).
+    let about = r#"{"mode":"respond","text":"The error says the string is not closed on line 3."}"#;
+    let (report, model, calls) = run(&[
+        python("fail_here()"),
+        about.to_owned(),
+        python("x = 8.5\nprint(x)"),
+        respond(),
+    ]);
+    assert_eq!(report.corrections.get("answer-about-own-failure"), Some(&1));
+    assert_eq!(report.answer, "8.5 km");
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    let told = &model.seen[2].messages.last().unwrap().content;
+    assert!(
+        told.contains("Your last program failed, so the task is not done"),
+        "{told}"
+    );
+    assert!(
+        told.ends_with(&format!("The operator's task was: {TASK}")),
+        "{told}"
+    );
+
+    // Once a turn: the same answer again stands.
+    let (report, _, _) = run(&[python("fail_here()"), about.to_owned(), about.to_owned()]);
+    assert_eq!(report.corrections.get("answer-about-own-failure"), Some(&1));
+    assert!(report.answer.contains("string is not closed"));
+
+    // A task about an error, or a program that ran, is answered as it is.
+    let (report, _, _) = run_task(
+        "Run fail_here() and tell me what error it gives.",
+        &[python("fail_here()"), about.to_owned()],
+    );
+    assert_eq!(report.corrections.get("answer-about-own-failure"), None);
+    let (report, _, _) = run(&[python("x = 8.5\nprint(x)"), about.to_owned()]);
+    assert_eq!(report.corrections.get("answer-about-own-failure"), None);
+}
