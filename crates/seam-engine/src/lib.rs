@@ -70,6 +70,10 @@ pub enum Finish {
     EndOfGeneration,
     /// `max_tokens` were generated.
     MaxTokens,
+    /// The reply had fallen into a loop: its last tokens repeated a short run
+    /// of tokens over and over (see `engine::looping_tail`), so it was cut
+    /// there rather than left to spend the rest of `max_tokens` on it.
+    Repetition,
 }
 
 /// The result of one `generate` call.

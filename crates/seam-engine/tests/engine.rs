@@ -665,3 +665,26 @@ fn the_cache_keeps_only_its_most_recently_used_entries() {
     written(&free_text(&engine, &prompt(0)));
     assert_eq!(files(&kv, "state").len(), 2);
 }
+
+#[test]
+fn a_reply_that_falls_into_a_loop_is_cut_where_it_began_repeating() {
+    if skip("a_reply_that_falls_into_a_loop_is_cut_where_it_began_repeating") {
+        return;
+    }
+    let mut session = engine().session().unwrap();
+    let messages = vec![ChatMessage::new("user", "Say ha.")];
+    // A schema that makes the model say the same item 300 times: whatever
+    // the model, the reply repeats one short run of tokens.
+    let schema = serde_json::json!({
+        "type": "array", "items": {"const": "ha"}, "minItems": 300
+    });
+    let g = session
+        .generate(&messages, Some(&schema), 800, &mut |_| {})
+        .unwrap();
+    // Cut once the loop has filled its span, well before the budget; what
+    // was written is kept.
+    assert_eq!(g.finish, Finish::Repetition, "{g:?}");
+    assert!(g.generated_tokens < 200, "{g:?}");
+    assert!(g.text.starts_with('['), "{g:?}");
+    assert!(g.text.matches("ha").count() >= 16, "{g:?}");
+}

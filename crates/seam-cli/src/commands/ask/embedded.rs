@@ -150,7 +150,10 @@ impl ChatModel for EmbeddedModel {
                             finish_reason: Some(
                                 match g.finish {
                                     seam_engine::Finish::EndOfGeneration => "stop",
-                                    seam_engine::Finish::MaxTokens => "length",
+                                    // A loop cut short is a reply cut by a budget, as
+                                    // far as reading it goes; the notes say which.
+                                    seam_engine::Finish::MaxTokens
+                                    | seam_engine::Finish::Repetition => "length",
                                 }
                                 .into(),
                             ),
@@ -169,6 +172,9 @@ impl ChatModel for EmbeddedModel {
                             ))
                             // What the prompt cache did (and why a file was not used).
                             .chain(g.prompt_cache.as_ref().map(ToString::to_string))
+                            .chain((g.finish == seam_engine::Finish::Repetition).then(|| {
+                                "the reply was cut where it began repeating itself".to_owned()
+                            }))
                             .collect(),
                         });
                     }
