@@ -109,23 +109,23 @@ fn read_secret(path: &Path) -> Result<String, GateClientError> {
     Ok(token.to_owned())
 }
 
+/// Why the gate could not be reached or used. A cause (I/O, HTTP) is part of the message and
+/// not a `source()`: the turn shows this error to the model by its message alone.
 #[derive(Debug, thiserror::Error)]
 pub enum GateClientError {
-    #[error("no gate is listening on {endpoint} ({source}); start one with `seam gate`")]
+    #[error("no gate is listening on {endpoint} ({cause}); start one with `seam gate`")]
     NotRunning {
         endpoint: String,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("the gate URL {url:?} is not usable: {reason}")]
     BadUrl { url: String, reason: String },
     #[error("cannot read the gate's token {path}: {reason}")]
     Token { path: PathBuf, reason: String },
-    #[error("talking to the gate at {endpoint}: {source}")]
+    #[error("talking to the gate at {endpoint}: {cause}")]
     Http {
         endpoint: String,
-        #[source]
-        source: hyper::Error,
+        cause: hyper::Error,
     },
     #[error("the gate at {endpoint} answered {status}: {message}")]
     Status {
@@ -350,13 +350,13 @@ impl GateClient {
     }
 
     async fn connect(&self) -> Result<SendRequest<Full<Bytes>>, GateClientError> {
-        let not_running = |source| GateClientError::NotRunning {
+        let not_running = |cause| GateClientError::NotRunning {
             endpoint: self.endpoint.to_string(),
-            source,
+            cause,
         };
-        let http = |source| GateClientError::Http {
+        let http = |cause| GateClientError::Http {
             endpoint: self.endpoint.to_string(),
-            source,
+            cause,
         };
         match &self.endpoint {
             GateEndpoint::Unix(path) => {
@@ -390,9 +390,9 @@ impl GateClient {
         body: Bytes,
         turn_token: Option<&str>,
     ) -> Result<Reply, GateClientError> {
-        let http = |source| GateClientError::Http {
+        let http = |cause| GateClientError::Http {
             endpoint: self.endpoint.to_string(),
-            source,
+            cause,
         };
         // A connection the gate closed while idle is replaced before use;
         // a request is never sent twice.

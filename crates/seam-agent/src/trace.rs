@@ -22,7 +22,7 @@ pub struct Trace {
 
 /// The trace file could not be written.
 #[derive(Debug, thiserror::Error)]
-#[error("cannot write the trace {path}: {source}")]
+#[error("cannot write the trace {path}")]
 pub struct TraceError {
     pub path: PathBuf,
     #[source]

@@ -1,23 +1,169 @@
-//! The seam cannot erode by an innocent `use`: the agent's whole dependency
-//! closure (normal and build dependencies, as `cargo metadata` resolves
-//! them) holds none of the crates that touch the world — the gate, the
-//! sandbox, the keeper. Dev-dependencies are not followed: they never reach
-//! the agent's binary code.
+//! The dependency rules of ARCHITECTURE.md, as one table, checked against the manifests.
+//!
+//! The seam cannot erode by an innocent `use`: every rule the architecture states about which
+//! seam crate may depend on which is a row of [`RULES`], with its reason, and the test
+//! fails naming the row when a manifest breaks it. The graph is read from
+//! `cargo metadata --no-deps`: each workspace crate's *declared* dependencies on other seam
+//! crates.
+//!
+//! - Normal and build dependencies are edges, whatever their platform or feature: optional and
+//!   target-specific ones count too, so the graph is the widest any build could have.
+//! - Dev-dependencies are not edges: they build only a crate's tests, benches and examples, and
+//!   never reach its library or binary code.
+//! - Only seam crates are nodes: a crate from outside the workspace cannot depend on one (seam
+//!   is not published), so the closure over seam crates is the whole story.
+//!
+//! What of `seam-memory` the agent side may use is finer than a crate edge; the second test
+//! reads the agent-side sources for it.
 
-use std::collections::{BTreeSet, HashMap};
+use std::collections::{BTreeMap, BTreeSet};
 use std::process::Command;
 
 use serde_json::Value;
 
-const FORBIDDEN: [&str; 3] = ["seam-gate", "seam-sandbox", "seam-keeper"];
+/// What one rule says about its crate.
+#[derive(Debug, Clone, Copy)]
+enum Says {
+    /// The crate's direct seam dependencies are among these (none, if empty).
+    DependsOnlyOn(&'static [&'static str]),
+    /// The crate's whole closure (direct and through other seam crates) holds none of these.
+    NeverReaches(&'static [&'static str]),
+    /// The crate may depend on any seam crate, and no seam crate depends on it.
+    IsTheTop,
+}
+use Says::{DependsOnlyOn, IsTheTop, NeverReaches};
 
-fn metadata() -> Value {
+/// The crates that touch the world: egress, credentials, the kernel's walls. The agent side
+/// reaches governed tools over HTTP (`seam_agent::gate_client`) and nothing of these.
+const WORLD: &[&str] = &["seam-gate", "seam-sandbox", "seam-keeper"];
+
+/// The rules: (crate, what it says, why). Every workspace crate has a `DependsOnlyOn` row (or
+/// is the top), so
+/// a new crate or a new edge between crates is a decision written here (and drawn in
+/// ARCHITECTURE.md's diagram, which shows exactly these edges).
+const RULES: &[(&str, Says, &str)] = &[
+    // Leaves: no seam crate.
+    (
+        "seam-protocol",
+        DependsOnlyOn(&[]),
+        "wire types both sides share: data only, no policy, no I/O",
+    ),
+    (
+        "seam-term",
+        DependsOnlyOn(&[]),
+        "making others' text safe for a terminal needs nothing of seam",
+    ),
+    (
+        "seam-scrub",
+        DependsOnlyOn(&[]),
+        "secret shapes and redaction stand alone; the keeper hands it values",
+    ),
+    (
+        "seam-ledger",
+        DependsOnlyOn(&[]),
+        "the audit ledger records what it is given and decides nothing",
+    ),
+    (
+        "seam-pylex",
+        DependsOnlyOn(&[]),
+        "a lexer both sides share: the gate's python.run and the agent agree through it",
+    ),
+    (
+        "seam-sandbox",
+        DependsOnlyOn(&[]),
+        "the only unsafe code: kernel walls over a plan, nothing of seam's policy",
+    ),
+    // The gate's libraries.
+    (
+        "seam-policy",
+        DependsOnlyOn(&["seam-protocol"]),
+        "policy decides over the protocol's types and nothing else",
+    ),
+    (
+        "seam-keeper",
+        DependsOnlyOn(&["seam-scrub"]),
+        "the keeper hands its values to the scrubber as SecretValue",
+    ),
+    (
+        "seam-memory",
+        DependsOnlyOn(&["seam-scrub"]),
+        "the stores scrub what they keep",
+    ),
+    (
+        "seam-gate",
+        DependsOnlyOn(&[
+            "seam-keeper",
+            "seam-ledger",
+            "seam-memory",
+            "seam-policy",
+            "seam-protocol",
+            "seam-pylex",
+            "seam-sandbox",
+            "seam-scrub",
+        ]),
+        "the gate governs tools; it never parses model text nor runs the agent's tools",
+    ),
+    // The agent side.
+    (
+        "seam-action",
+        DependsOnlyOn(&["seam-protocol"]),
+        "model text to one canonical Action: the protocol's types alone, no I/O",
+    ),
+    (
+        "seam-local",
+        DependsOnlyOn(&["seam-memory", "seam-policy", "seam-protocol", "seam-scrub"]),
+        "the agent's local tools: its own build records, path rules, scrubbing",
+    ),
+    (
+        "seam-engine",
+        DependsOnlyOn(&[]),
+        "the embedded model knows nothing of seam",
+    ),
+    (
+        "seam-agent",
+        DependsOnlyOn(&["seam-action", "seam-local", "seam-protocol", "seam-pylex"]),
+        "the agent reaches governed tools over HTTP, not by linking the gate",
+    ),
+    (
+        "seam-agent",
+        NeverReaches(WORLD),
+        "the agent side never links what touches the world",
+    ),
+    (
+        "seam-action",
+        NeverReaches(WORLD),
+        "the agent side never links what touches the world",
+    ),
+    (
+        "seam-local",
+        NeverReaches(WORLD),
+        "the agent side never links what touches the world",
+    ),
+    (
+        "seam-pylex",
+        NeverReaches(WORLD),
+        "the agent side never links what touches the world",
+    ),
+    (
+        "seam-engine",
+        NeverReaches(WORLD),
+        "the agent side never links what touches the world",
+    ),
+    // The binary wires everything.
+    (
+        "seam-cli",
+        IsTheTop,
+        "the thin binary wires the crates and owns all printing; no library can print through it",
+    ),
+];
+
+/// Each seam crate's direct seam dependencies (normal and build).
+type Graph = BTreeMap<String, BTreeSet<String>>;
+
+fn workspace_graph() -> Graph {
     let cargo = std::env::var("CARGO").unwrap_or_else(|_| "cargo".into());
     let out = Command::new(cargo)
-        // Resolved for this machine's platform only: the manifests of packages for other
-        // platforms (never built here, so never downloaded) are not needed.
-        .args(["metadata", "--format-version", "1", "--filter-platform"])
-        .arg(host_triple())
+        .args(["metadata", "--format-version", "1", "--no-deps"])
         .current_dir(env!("CARGO_MANIFEST_DIR"))
         .output()
         .expect("running cargo metadata");
@@ -26,80 +172,170 @@ fn metadata() -> Value {
         "cargo metadata failed: {}",
         String::from_utf8_lossy(&out.stderr)
     );
-    serde_json::from_slice(&out.stdout).unwrap()
-}
-
-/// The host's target triple, as rustc reports it.
-fn host_triple() -> String {
-    let rustc = std::env::var("RUSTC").unwrap_or_else(|_| "rustc".into());
-    let out = Command::new(rustc)
-        .arg("-vV")
-        .output()
-        .expect("running rustc -vV");
-    String::from_utf8_lossy(&out.stdout)
-        .lines()
-        .find_map(|l| l.strip_prefix("host: "))
-        .expect("rustc -vV names the host")
-        .trim()
-        .to_owned()
-}
-
-/// Every package `root` reaches through normal and build dependencies.
-fn closure(meta: &Value, root: &str) -> BTreeSet<String> {
-    let names: HashMap<&str, &str> = meta["packages"]
+    let meta: Value = serde_json::from_slice(&out.stdout).unwrap();
+    let members: BTreeSet<&str> = meta["workspace_members"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|p| (p["id"].as_str().unwrap(), p["name"].as_str().unwrap()))
+        .map(|m| m.as_str().unwrap())
         .collect();
-    let nodes: HashMap<&str, &Value> = meta["resolve"]["nodes"]
+    let packages: Vec<&Value> = meta["packages"]
         .as_array()
         .unwrap()
         .iter()
-        .map(|n| (n["id"].as_str().unwrap(), n))
+        .filter(|p| members.contains(p["id"].as_str().unwrap()))
         .collect();
-    let root_id = names
+    let seam: BTreeSet<&str> = packages
         .iter()
-        .find(|(_, n)| **n == root)
-        .map(|(id, _)| *id)
-        .unwrap_or_else(|| panic!("{root} is not in the workspace"));
-    let mut seen = BTreeSet::new();
-    let mut stack = vec![root_id];
-    while let Some(id) = stack.pop() {
-        if !seen.insert(names[id].to_owned()) && id != root_id {
-            continue;
-        }
-        for dep in nodes[id]["deps"].as_array().unwrap() {
-            let normal_or_build = dep["dep_kinds"]
+        .map(|p| p["name"].as_str().unwrap())
+        .collect();
+    packages
+        .iter()
+        .map(|p| {
+            let deps = p["dependencies"]
                 .as_array()
                 .unwrap()
                 .iter()
-                .any(|k| k["kind"].is_null() || k["kind"] == "build");
-            if normal_or_build {
-                stack.push(dep["pkg"].as_str().unwrap());
-            }
+                // `kind` is null for a normal dependency, "build" or "dev" otherwise.
+                .filter(|d| d["kind"].is_null() || d["kind"] == "build")
+                .map(|d| d["name"].as_str().unwrap())
+                .filter(|n| seam.contains(n))
+                .map(str::to_owned)
+                .collect();
+            (p["name"].as_str().unwrap().to_owned(), deps)
+        })
+        .collect()
+}
+
+/// Every crate `root` reaches, itself included.
+fn closure(graph: &Graph, root: &str) -> BTreeSet<String> {
+    let mut seen = BTreeSet::new();
+    let mut stack = vec![root.to_owned()];
+    while let Some(c) = stack.pop() {
+        if seen.insert(c.clone()) {
+            stack.extend(graph.get(&c).into_iter().flatten().cloned());
         }
     }
     seen
 }
 
-#[test]
-fn the_agent_reaches_no_crate_that_touches_the_world() {
-    let meta = metadata();
-    for root in ["seam-agent", "seam-action", "seam-local"] {
-        let reach = closure(&meta, root);
-        assert!(reach.contains(root));
-        for f in FORBIDDEN {
-            assert!(
-                !reach.contains(f),
-                "{root} depends on {f} (through: {reach:?})"
-            );
+/// The rules `graph` breaks: (index in [`RULES`], what).
+fn violations(graph: &Graph) -> Vec<(usize, String)> {
+    let mut found = Vec::new();
+    for (i, (krate, says, why)) in RULES.iter().enumerate() {
+        match says {
+            DependsOnlyOn(allowed) => {
+                for dep in &graph[*krate] {
+                    if !allowed.contains(&dep.as_str()) {
+                        found.push((i, format!("{krate} depends on {dep}, but: {why}")));
+                    }
+                }
+            }
+            NeverReaches(forbidden) => {
+                let reach = closure(graph, krate);
+                for f in *forbidden {
+                    if reach.contains(*f) {
+                        found.push((i, format!("{krate} reaches {f} ({reach:?}), but: {why}")));
+                    }
+                }
+            }
+            IsTheTop => {
+                for (user, deps) in graph {
+                    if deps.contains(*krate) {
+                        found.push((i, format!("{user} depends on {krate}, but: {why}")));
+                    }
+                }
+            }
         }
     }
-    // The wall is real: the binary that wires everything does reach them.
-    let cli = closure(&meta, "seam-cli");
-    for f in FORBIDDEN {
-        assert!(cli.contains(f), "the check would not see {f}");
+    found
+}
+
+#[test]
+fn every_dependency_rule_holds() {
+    let graph = workspace_graph();
+    // Every name in the table is a workspace crate (a typo would make a rule hold vacuously),
+    // and every workspace crate has a row saying what it may depend on.
+    for (krate, says, _) in RULES {
+        assert!(graph.contains_key(*krate), "no workspace crate {krate}");
+        let names = match says {
+            DependsOnlyOn(names) | NeverReaches(names) => *names,
+            IsTheTop => &[],
+        };
+        for n in names {
+            assert!(graph.contains_key(*n), "no workspace crate {n}");
+        }
+    }
+    for krate in graph.keys() {
+        assert!(
+            RULES
+                .iter()
+                .any(|(k, s, _)| k == krate && matches!(s, DependsOnlyOn(_) | IsTheTop)),
+            "{krate} has no DependsOnlyOn row: say what it may depend on, and why"
+        );
+    }
+    let broken = violations(&graph);
+    assert!(
+        broken.is_empty(),
+        "dependency rules broken:\n{}",
+        broken
+            .iter()
+            .map(|(_, m)| m.as_str())
+            .collect::<Vec<_>>()
+            .join("\n")
+    );
+    // The wall is real: the binary that wires everything does reach what the agent side
+    // must not, so a `NeverReaches` row can see it.
+    let cli = closure(&graph, "seam-cli");
+    for f in WORLD {
+        assert!(cli.contains(*f), "the check would not see {f}");
+    }
+}
+
+/// The table agrees with itself: even the widest graph its `DependsOnlyOn` rows allow keeps
+/// every `NeverReaches` rule, so widening one crate's list cannot open a path to the world
+/// unnoticed.
+#[test]
+fn the_table_allows_no_path_it_forbids() {
+    let widest: Graph = RULES
+        .iter()
+        .filter_map(|(k, s, _)| match s {
+            DependsOnlyOn(a) => Some((k.to_string(), a.iter().map(|d| d.to_string()).collect())),
+            NeverReaches(_) | IsTheTop => None,
+        })
+        .collect();
+    let broken = violations(&widest);
+    assert!(
+        broken.is_empty(),
+        "the table contradicts itself: {broken:?}"
+    );
+}
+
+/// Each rule can fail: the real graph with one edge added that breaks it is caught by that
+/// very rule.
+#[test]
+fn each_rule_fails_when_broken() {
+    let graph = workspace_graph();
+    for (i, (krate, says, _)) in RULES.iter().enumerate() {
+        let other = |ok: &dyn Fn(&str) -> bool| {
+            graph
+                .keys()
+                .find(|c| c.as_str() != *krate && ok(c))
+                .expect("a crate to break the rule with")
+                .clone()
+        };
+        // The edge that breaks the rule: (from, to).
+        let (from, to) = match says {
+            DependsOnlyOn(allowed) => (krate.to_string(), other(&|c| !allowed.contains(&c))),
+            NeverReaches(forbidden) => (krate.to_string(), forbidden[0].to_owned()),
+            IsTheTop => (other(&|_| true), krate.to_string()),
+        };
+        let mut broken = graph.clone();
+        broken.get_mut(&from).unwrap().insert(to.clone());
+        assert!(
+            violations(&broken).iter().any(|(j, _)| *j == i),
+            "rule {i} ({krate}) does not see an edge from {from} to {to}"
+        );
     }
 }
 

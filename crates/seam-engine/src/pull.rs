@@ -112,7 +112,7 @@ pub enum PullError {
         dir: PathBuf,
         path: PathBuf,
     },
-    #[error("{what} {path}: {source}")]
+    #[error("{what} {path}")]
     Io {
         what: &'static str,
         path: PathBuf,

@@ -161,7 +161,7 @@ impl Default for WebFetchSetup {
 /// A configuration file that could not be used.
 #[derive(Debug, thiserror::Error)]
 pub enum ConfigError {
-    #[error("cannot read the config file {}: {source}", path.display())]
+    #[error("cannot read the config file {}", path.display())]
     Read {
         path: PathBuf,
         #[source]

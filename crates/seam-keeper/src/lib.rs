@@ -51,15 +51,15 @@ pub const MAX_VALUE_LEN: usize = 16 * 1024;
 /// The largest keeper file read.
 const MAX_FILE_BYTES: u64 = 1 << 20;
 
-/// What went wrong. No variant carries a secret value.
+/// What went wrong. No variant carries a secret value. An I/O cause is part of the message and
+/// not a `source()`: the gate shows this error by its message alone (an upstream's report).
 #[derive(Debug, thiserror::Error)]
 pub enum KeeperError {
-    #[error("cannot {action} {}: {source}", path.display())]
+    #[error("cannot {action} {}: {cause}", path.display())]
     Io {
         action: &'static str,
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error(
         "refusing to use {}: it belongs to uid {owner}, not to the user running seam (uid {uid})",
@@ -105,10 +105,10 @@ pub enum KeeperError {
 
 fn io_err(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> KeeperError {
     let path = path.to_path_buf();
-    move |source| KeeperError::Io {
+    move |cause| KeeperError::Io {
         action,
         path,
-        source,
+        cause,
     }
 }
 

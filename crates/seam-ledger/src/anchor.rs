@@ -130,7 +130,7 @@ impl HeadAnchor {
 /// Why an anchor could not be written, read or used. Each names the file (and the line).
 #[derive(Debug, thiserror::Error)]
 pub enum AnchorError {
-    #[error("cannot {action} the anchor file {}: {source}", path.display())]
+    #[error("cannot {action} the anchor file {}", path.display())]
     Io {
         action: &'static str,
         path: PathBuf,

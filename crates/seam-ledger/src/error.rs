@@ -10,22 +10,23 @@ use crate::verify::VerifyFailure;
 /// type: that is a [`VerifyFailure`] (see [`crate::VerifyError`]). The one
 /// exception is [`LedgerError::Tampered`]: [`crate::Ledger::open`] refuses to
 /// append to a ledger whose tail does not check out.
+///
+/// An I/O or SQLite cause is part of the message and not a `source()`: the gate's ledger
+/// stream answers with the message alone.
 #[derive(Debug, thiserror::Error)]
 pub enum LedgerError {
     /// A file system operation failed.
-    #[error("cannot {action} {path}: {source}")]
+    #[error("cannot {action} {path}: {cause}")]
     Io {
         action: &'static str,
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     /// SQLite refused an operation on the ledger database.
-    #[error("ledger database {path}: {source}")]
+    #[error("ledger database {path}: {cause}")]
     Sqlite {
         path: PathBuf,
-        #[source]
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
     /// The database is not a seam ledger of a format this crate knows.
     #[error("ledger database {path} has an unexpected schema: {reason}")]
@@ -88,14 +89,14 @@ pub(crate) fn io_err(
     path: impl Into<PathBuf>,
 ) -> impl FnOnce(std::io::Error) -> LedgerError {
     let path = path.into();
-    move |source| LedgerError::Io {
+    move |cause| LedgerError::Io {
         action,
         path,
-        source,
+        cause,
     }
 }
 
 pub(crate) fn sql_err(path: impl Into<PathBuf>) -> impl FnOnce(rusqlite::Error) -> LedgerError {
     let path = path.into();
-    move |source| LedgerError::Sqlite { path, source }
+    move |cause| LedgerError::Sqlite { path, cause }
 }

@@ -148,7 +148,7 @@ pub(crate) fn create_signing_key(path: &Path) -> Result<LedgerSigningKey, Ledger
     getrandom::fill(&mut seed).map_err(|e| LedgerError::Io {
         action: "get random bytes for a new signing key",
         path: path.to_owned(),
-        source: std::io::Error::other(e.to_string()),
+        cause: std::io::Error::other(e.to_string()),
     })?;
     let tmp = dir.join(format!(".ledger.key.{}.tmp", std::process::id()));
     let written = (|| {

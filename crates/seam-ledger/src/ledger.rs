@@ -222,7 +222,7 @@ impl Ledger {
         let spawn_failed = |e| LedgerError::Io {
             action: "start a writer thread for",
             path: paths.db_file.clone(),
-            source: e,
+            cause: e,
         };
         let sequencer = {
             let (key, writer, head) = (key.clone(), writer.clone(), head.clone());
@@ -246,7 +246,7 @@ impl Ledger {
                 .map_err(|e| LedgerError::Io {
                     action: "start the head thread for",
                     path: paths.head_file.clone(),
-                    source: e,
+                    cause: e,
                 })?
         };
         Ok(Ledger {

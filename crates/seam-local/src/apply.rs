@@ -97,10 +97,7 @@ impl<'a> Item<'a> {
     }
 
     fn git(&self) -> impl Fn(GitError) -> QueueError + '_ {
-        move |source| QueueError::Git {
-            id: self.id,
-            source,
-        }
+        move |cause| QueueError::Git { id: self.id, cause }
     }
 
     fn refuse(&self, why: String) -> QueueError {
@@ -328,7 +325,7 @@ fn check(
     }
     check_content(git, it.repo, tip, now).map_err(|e| match e {
         Check::Refused(why) => it.refuse(why),
-        Check::Git(source) => QueueError::Git { id: it.id, source },
+        Check::Git(cause) => QueueError::Git { id: it.id, cause },
     })
 }
 

@@ -22,8 +22,10 @@ use std::process::{Command, Stdio};
 /// A git command that failed: which one, where, and what git said.
 #[derive(Debug, thiserror::Error)]
 pub enum GitError {
+    /// The cause stays in the message, not in `source()`: the builder shows this error to the
+    /// model by its message alone.
     #[error("cannot run git (is it installed?): {0}")]
-    Spawn(#[source] std::io::Error),
+    Spawn(std::io::Error),
     #[error("git {args} in {}: {stderr}", dir.display())]
     Failed {
         args: String,

@@ -183,18 +183,19 @@ impl LocalConfig {
     }
 }
 
-/// What went wrong setting up or ending a turn, and where.
+/// What went wrong setting up or ending a turn, and where. `seam` prints it with its chain of
+/// causes, so a variant leaves its cause to `source()` and does not repeat it.
 #[derive(Debug, thiserror::Error)]
 pub enum LocalError {
-    #[error("{0}")]
+    #[error(transparent)]
     Queue(#[from] QueueError),
-    #[error("{0}")]
+    #[error(transparent)]
     Git(#[from] GitError),
-    #[error("build memory: {0}")]
+    #[error("build memory")]
     Memory(#[from] seam_memory::MemoryError),
     #[error("a local tool's schema does not compile ({tool}): {message}")]
     Schema { tool: String, message: String },
-    #[error("cannot create {}: {source}", path.display())]
+    #[error("cannot create {}", path.display())]
     Create {
         path: PathBuf,
         #[source]

@@ -69,7 +69,8 @@ const BUSY_TIMEOUT: Duration = Duration::from_secs(10);
 /// What went wrong with the queue, and where. The operator's mistakes
 /// ([`QueueError::NotFound`]) and refusals ([`QueueError::AlreadyDecided`],
 /// [`QueueError::TargetMoved`], [`QueueError::CriticRejected`]) are distinct
-/// variants so the CLI can give them their exit codes.
+/// variants so the CLI can give them their exit codes. A cause (git, SQLite, I/O) is part of
+/// the message and not a `source()`: the local tools refuse with the message alone.
 #[derive(Debug, thiserror::Error)]
 pub enum QueueError {
     #[error("no queue item has id {0} (seam queue list shows them)")]
@@ -89,24 +90,18 @@ pub enum QueueError {
     CriticRejected { id: i64, why: String },
     #[error("queue item {id}: {message}")]
     Apply { id: i64, message: String },
-    #[error("queue item {id}: {source}")]
-    Git {
-        id: i64,
-        #[source]
-        source: GitError,
-    },
-    #[error("the queue {}: {what}: {source}", path.display())]
+    #[error("queue item {id}: {cause}")]
+    Git { id: i64, cause: GitError },
+    #[error("the queue {}: {what}: {cause}", path.display())]
     Sql {
         path: PathBuf,
         what: &'static str,
-        #[source]
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
-    #[error("cannot create {}: {source}", path.display())]
+    #[error("cannot create {}: {cause}", path.display())]
     Create {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error(
         "the queue {} has schema version {found}, this seam knows {SCHEMA_VERSION}",
@@ -272,9 +267,9 @@ impl ReturnQueue {
                 .recursive(true)
                 .mode(0o700)
                 .create(dir)
-                .map_err(|source| QueueError::Create {
+                .map_err(|cause| QueueError::Create {
                     path: dir.to_owned(),
-                    source,
+                    cause,
                 })?;
         }
         OpenOptions::new()
@@ -282,9 +277,9 @@ impl ReturnQueue {
             .append(true)
             .mode(0o600)
             .open(&path)
-            .map_err(|source| QueueError::Create {
+            .map_err(|cause| QueueError::Create {
                 path: path.clone(),
-                source,
+                cause,
             })?;
         let conn = Connection::open(&path).map_err(sql(&path, "opening"))?;
         let mut q = ReturnQueue {
@@ -500,7 +495,7 @@ impl ReturnQueue {
 
 fn sql(path: &Path, what: &'static str) -> impl FnOnce(rusqlite::Error) -> QueueError + use<> {
     let path = path.to_owned();
-    move |source| QueueError::Sql { path, what, source }
+    move |cause| QueueError::Sql { path, what, cause }
 }
 
 fn row(r: &rusqlite::Row<'_>) -> rusqlite::Result<QueueItem> {

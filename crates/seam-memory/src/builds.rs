@@ -165,15 +165,15 @@ impl BuildMemory {
         let log_cut = window.len() < run.log.len() || excerpt.len() < scrubbed_window.text.len();
         shapes.sort_unstable();
         shapes.dedup();
-        let tx = self.conn.transaction().map_err(|source| MemoryError::Sql {
+        let tx = self.conn.transaction().map_err(|cause| MemoryError::Sql {
             path: self.path.clone(),
             what: "recording a run",
-            source,
+            cause,
         })?;
-        let sql = |source| MemoryError::Sql {
+        let sql = |cause| MemoryError::Sql {
             path: self.path.clone(),
             what: "recording a run",
-            source,
+            cause,
         };
         tx.execute(
             "INSERT INTO runs (at, kind, command, exit_status, duration_ms, summary, log_excerpt,

@@ -19,17 +19,17 @@ pub(crate) fn sql_error<'p>(
     path: &'p Path,
     what: &'static str,
 ) -> impl FnOnce(rusqlite::Error) -> MemoryError + 'p {
-    move |source| MemoryError::Sql {
+    move |cause| MemoryError::Sql {
         path: path.to_owned(),
         what,
-        source,
+        cause,
     }
 }
 
 pub(crate) fn open(path: &Path, schema: &str, version: i64) -> Result<Connection, MemoryError> {
-    let create = |source| MemoryError::Create {
+    let create = |cause| MemoryError::Create {
         path: path.to_owned(),
-        source,
+        cause,
     };
     if let Some(dir) = path.parent() {
         if !dir.is_dir() {
@@ -39,12 +39,12 @@ pub(crate) fn open(path: &Path, schema: &str, version: i64) -> Result<Connection
                 .create(dir)
                 .map_err(|e| MemoryError::Create {
                     path: dir.to_owned(),
-                    source: e,
+                    cause: e,
                 })?;
         }
         restrict(dir, 0o700).map_err(|e| MemoryError::Create {
             path: dir.to_owned(),
-            source: e,
+            cause: e,
         })?;
     }
     // Made owner-only before SQLite sees it; SQLite gives its -wal and -shm files the mode of
@@ -57,13 +57,13 @@ pub(crate) fn open(path: &Path, schema: &str, version: i64) -> Result<Connection
         .map_err(create)?;
     restrict(path, 0o600).map_err(create)?;
 
-    let mut conn = Connection::open(path).map_err(|source| MemoryError::Open {
+    let mut conn = Connection::open(path).map_err(|cause| MemoryError::Open {
         path: path.to_owned(),
-        source,
+        cause,
     })?;
     let sql = |what: &'static str| {
         let path = path.to_owned();
-        move |source| MemoryError::Sql { path, what, source }
+        move |cause| MemoryError::Sql { path, what, cause }
     };
     conn.busy_timeout(BUSY_TIMEOUT)
         .map_err(sql("setting the busy timeout"))?;

@@ -153,20 +153,19 @@ impl MemoryHome {
     }
 }
 
-/// What went wrong in a memory store, and where.
+/// What went wrong in a memory store, and where. A cause (I/O, SQLite) is part of the message
+/// and not a `source()`: the gate's memory tools refuse with the message alone.
 #[derive(Debug, thiserror::Error)]
 pub enum MemoryError {
-    #[error("cannot create {}: {source}", path.display())]
+    #[error("cannot create {}: {cause}", path.display())]
     Create {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
-    #[error("cannot open the memory store {}: {source}", path.display())]
+    #[error("cannot open the memory store {}: {cause}", path.display())]
     Open {
         path: PathBuf,
-        #[source]
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
     #[error(
         "{} is a memory store of schema version {found}; this seam reads version {expected} (move the file away to start a new one)",
@@ -177,18 +176,16 @@ pub enum MemoryError {
         found: i64,
         expected: i64,
     },
-    #[error("{what} in {}: {source}", path.display())]
+    #[error("{what} in {}: {cause}", path.display())]
     Sql {
         path: PathBuf,
         what: &'static str,
-        #[source]
-        source: rusqlite::Error,
+        cause: rusqlite::Error,
     },
-    #[error("cannot index {}: {source}", path.display())]
+    #[error("cannot index {}: {cause}", path.display())]
     Io {
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{} is not a directory: index a repository's root directory", .0.display())]
     NotADirectory(PathBuf),

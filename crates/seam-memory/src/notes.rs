@@ -90,10 +90,10 @@ impl OperatorNotes {
             });
         }
         let path = self.path.clone();
-        let sql = |source| MemoryError::Sql {
+        let sql = |cause| MemoryError::Sql {
             path: path.clone(),
             what: "adding a note",
-            source,
+            cause,
         };
         let tx = self.conn.transaction().map_err(sql)?;
         tx.execute(

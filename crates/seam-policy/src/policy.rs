@@ -262,7 +262,7 @@ pub enum PolicyOrigin {
 /// the key, its line and its column.
 #[derive(Debug, thiserror::Error)]
 pub enum PolicyError {
-    #[error("cannot read the policy file {}: {source}", path.display())]
+    #[error("cannot read the policy file {}", path.display())]
     Read {
         path: PathBuf,
         #[source]

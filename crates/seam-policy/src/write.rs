@@ -16,7 +16,7 @@ pub enum PolicyWriteError {
     Policy(#[from] PolicyError),
     #[error("{}: {reason}", path.display())]
     Shape { path: PathBuf, reason: String },
-    #[error("cannot write the policy file {}: {source}", path.display())]
+    #[error("cannot write the policy file {}", path.display())]
     Io {
         path: PathBuf,
         #[source]

@@ -353,11 +353,13 @@ fn a_fifo_as_policy_file_does_not_block() {
     let env = fx.env();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {
-        let _ = tx.send(
-            Policy::load(Some(&fifo), env)
-                .map(|_| ())
-                .map_err(|e| e.to_string()),
-        );
+        let _ = tx.send(Policy::load(Some(&fifo), env).map(|_| ()).map_err(|e| {
+            // The message and its causes, as `seam` shows them.
+            std::iter::successors(Some(&e as &dyn std::error::Error), |e| e.source())
+                .map(|e| e.to_string())
+                .collect::<Vec<_>>()
+                .join(": ")
+        }));
     });
     let result = rx
         .recv_timeout(Duration::from_secs(10))

@@ -94,7 +94,8 @@ pub use job::{
 pub use probe::{Protection, Protections};
 pub use python::PythonInstall;
 
-/// A run that could not happen, or whose sandbox could not be built.
+/// A run that could not happen, or whose sandbox could not be built. An I/O cause is part of
+/// the message and not a `source()`: python.run refuses with the message alone.
 #[derive(Debug, thiserror::Error)]
 pub enum SandboxError {
     /// A required wall is missing on this machine: nothing ran.
@@ -112,11 +113,10 @@ pub enum SandboxError {
         step: Step,
         errno: rustix::io::Errno,
     },
-    #[error("{what}: {source}")]
+    #[error("{what}: {cause}")]
     Io {
         what: &'static str,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
 }
 

@@ -257,14 +257,14 @@ pub(crate) fn validate(job: &Job) -> Result<Vec<String>, SandboxError> {
 fn pipe() -> Result<(OwnedFd, OwnedFd), SandboxError> {
     rustix::pipe::pipe_with(rustix::pipe::PipeFlags::CLOEXEC).map_err(|e| SandboxError::Io {
         what: "making a pipe",
-        source: e.into(),
+        cause: e.into(),
     })
 }
 
 pub(crate) fn stdin_file(data: &[u8]) -> Result<std::fs::File, SandboxError> {
-    let io = |source: std::io::Error| SandboxError::Io {
+    let io = |cause: std::io::Error| SandboxError::Io {
         what: "preparing stdin",
-        source,
+        cause,
     };
     let fd = rustix::fs::memfd_create(c"seam-python-stdin", rustix::fs::MemfdFlags::CLOEXEC)
         .map_err(|e| io(e.into()))?;
@@ -278,9 +278,9 @@ pub(crate) fn stdin_file(data: &[u8]) -> Result<std::fs::File, SandboxError> {
 fn root_mountpoint() -> Result<PathBuf, SandboxError> {
     use std::os::unix::fs::{DirBuilderExt, MetadataExt};
     let dir = std::env::temp_dir().join(".seam-sandbox-root");
-    let io = |source| SandboxError::Io {
+    let io = |cause| SandboxError::Io {
         what: "making the sandbox's mount point",
-        source,
+        cause,
     };
     match std::fs::DirBuilder::new().mode(0o700).create(&dir) {
         Ok(()) => {}
@@ -499,7 +499,7 @@ pub(crate) fn run_sandboxed(
     let forked = unsafe { sys::clone3_with_pidfd(probe::namespace_flags()) }.map_err(|e| {
         SandboxError::Io {
             what: "creating the sandbox's namespaces (clone3)",
-            source: e.into(),
+            cause: e.into(),
         }
     })?;
     let (pid, pidfd) = match forked {
@@ -517,12 +517,12 @@ pub(crate) fn run_sandboxed(
         let _ = sys::write_all(sync_w.as_raw_fd(), b"G");
     }
     drop(sync_w);
-    if let Err(source) = maps {
+    if let Err(cause) = maps {
         let _ = rustix::process::pidfd_send_signal(&pidfd, Signal::KILL);
         let _ = reap(&pidfd);
         return Err(SandboxError::Io {
             what: "writing the user namespace's id maps",
-            source,
+            cause,
         });
     }
 

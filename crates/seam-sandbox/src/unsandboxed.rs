@@ -26,7 +26,7 @@ pub(crate) fn run_unsandboxed(
     // Only the copies under scratch: a name elsewhere reaches the machine's own file here.
     let placed = crate::read_only::place(None, job, &dirs)?;
     let limits = &job.limits;
-    let io = |what: &'static str| move |source: std::io::Error| SandboxError::Io { what, source };
+    let io = |what: &'static str| move |cause: std::io::Error| SandboxError::Io { what, cause };
     let scratch = tempfile::Builder::new()
         .prefix("seam-python-")
         .tempdir()
@@ -75,7 +75,7 @@ pub(crate) fn run_unsandboxed(
     let raw_pid = child.id() as i32;
     let pid = Pid::from_raw(raw_pid).ok_or_else(|| SandboxError::Io {
         what: "starting python3",
-        source: std::io::Error::other("no pid"),
+        cause: std::io::Error::other("no pid"),
     })?;
     for (resource, soft, hard) in [
         (Resource::Cpu, limits.cpu_seconds, limits.cpu_seconds + 1),
@@ -103,7 +103,7 @@ pub(crate) fn run_unsandboxed(
             let _ = child.wait();
             return Err(SandboxError::Io {
                 what: "watching python3 (pidfd_open)",
-                source: e.into(),
+                cause: e.into(),
             });
         }
     };
@@ -112,7 +112,7 @@ pub(crate) fn run_unsandboxed(
         let _ = child.wait();
         return Err(SandboxError::Io {
             what: "starting python3",
-            source: std::io::Error::other("no pipes"),
+            cause: std::io::Error::other("no pipes"),
         });
     };
     let collected = collect(

@@ -88,7 +88,9 @@ pub fn run(ctx: &Context, path: &Path, json: bool) -> anyhow::Result<Exit> {
         Err(e @ (MemoryError::NotADirectory(_) | MemoryError::RootRefused { .. })) => {
             return Err(UsageError(e.to_string()).into());
         }
-        Err(e @ MemoryError::Io { .. }) => return Err(UsageError(e.to_string()).into()),
+        Err(e @ MemoryError::Io { .. }) => {
+            return Err(UsageError(crate::exit::with_causes(&e)).into());
+        }
         Err(e) => return Err(e.into()),
     };
     if json {

@@ -158,15 +158,15 @@ pub struct AcceptedTool {
     pub definition: ToolDefinition,
 }
 
-/// An error of the definition store.
+/// An error of the definition store. Its I/O cause is part of the message and not a
+/// `source()`: an upstream's report carries the message alone.
 #[derive(Debug, thiserror::Error)]
 pub enum FingerprintError {
-    #[error("cannot {action} {}: {source}", path.display())]
+    #[error("cannot {action} {}: {cause}", path.display())]
     Io {
         action: &'static str,
         path: PathBuf,
-        #[source]
-        source: std::io::Error,
+        cause: std::io::Error,
     },
     #[error("{} is not a definitions file seam wrote: {reason}; move it away to start over (every tool of the server is then accepted as it is now)", path.display())]
     Corrupt { path: PathBuf, reason: String },
@@ -184,11 +184,11 @@ impl AcceptedDefinitions {
         let text = match std::fs::read_to_string(&path) {
             Ok(t) => t,
             Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(None),
-            Err(source) => {
+            Err(cause) => {
                 return Err(FingerprintError::Io {
                     action: "read",
                     path,
-                    source,
+                    cause,
                 });
             }
         };
@@ -234,10 +234,10 @@ impl AcceptedDefinitions {
         let dir = seam_home.join("mcp");
         let io = |action, path: &Path| {
             let path = path.to_path_buf();
-            move |source| FingerprintError::Io {
+            move |cause| FingerprintError::Io {
                 action,
                 path,
-                source,
+                cause,
             }
         };
         std::fs::DirBuilder::new()

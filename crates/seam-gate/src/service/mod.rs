@@ -181,7 +181,7 @@ pub enum ServiceError {
          it could call the gate's tools with the token; pass --allow-non-loopback if you mean it"
     )]
     NonLoopback { addr: SocketAddr },
-    #[error("cannot listen on {what}: {source}")]
+    #[error("cannot listen on {what}")]
     Bind {
         what: String,
         #[source]
@@ -189,7 +189,7 @@ pub enum ServiceError {
     },
     #[error("the gate token {path} is unusable: {reason}")]
     Token { path: PathBuf, reason: String },
-    #[error("cannot {action} {path}: {source}")]
+    #[error("cannot {action} {path}")]
     Io {
         action: &'static str,
         path: PathBuf,

@@ -326,7 +326,7 @@ impl CodebaseIndex {
         let started = Instant::now();
         let io = |path: &Path| {
             let path = path.to_owned();
-            move |source| MemoryError::Io { path, source }
+            move |cause| MemoryError::Io { path, cause }
         };
         let walk_root = std::fs::canonicalize(dir).map_err(io(dir))?;
         if !walk_root.is_dir() {
@@ -600,14 +600,14 @@ impl CodebaseIndex {
         {
             return Ok(found.clone());
         }
-        let tx = self.conn.transaction().map_err(|source| MemoryError::Sql {
+        let tx = self.conn.transaction().map_err(|cause| MemoryError::Sql {
             path: self.path.clone(),
             what: "adding a repository",
-            source,
+            cause,
         })?;
         let sql = |what| {
             let path = self.path.clone();
-            move |source| MemoryError::Sql { path, what, source }
+            move |cause| MemoryError::Sql { path, what, cause }
         };
         tx.execute(
             "INSERT INTO repos (root, indexed_at) VALUES (?1, ?2)",

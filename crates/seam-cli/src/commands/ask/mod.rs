@@ -85,7 +85,7 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
     let config = AgentConfig::load(args.agent_config.as_deref(), &home)?;
     let options = turn_options(&args, &config);
     let mut trace = match &args.trace {
-        Some(p) => Trace::to_file(p).map_err(|e| UsageError(e.to_string()))?,
+        Some(p) => Trace::to_file(p).map_err(|e| UsageError(crate::exit::with_causes(&e)))?,
         None => Trace::none(),
     };
     // The embedded model is fetched (if it is not in the cache yet) before the walls go up:
