@@ -1190,7 +1190,7 @@ impl Turn<'_> {
         p: &Progress,
         tool: &str,
         params: &Map<String, Value>,
-    ) -> Option<(String, String, String)> {
+    ) -> Option<(String, String, String, bool)> {
         let literals: Vec<String> = self
             .code_of(tool, params)
             .into_iter()
@@ -1233,7 +1233,28 @@ impl Turn<'_> {
                 }
             }
             if let Some((path, value)) = example {
-                return Some((literal, path, value));
+                return Some((literal, path, value, true));
+            }
+            // A literal no value starts with, but whose number the values
+            // hold, written another way: 'April 2027' over dates written
+            // 2027-04-02 (the code printed 0, and the model made up a total).
+            let digits: Vec<&str> = literal
+                .split(|c: char| !c.is_ascii_digit())
+                .filter(|d| d.len() >= 2)
+                .collect();
+            if digits.is_empty() {
+                continue;
+            }
+            for (path, text) in &p.file_texts {
+                let mut values = text
+                    .split([',', '\t', '|', ';', '\n'])
+                    .map(|v| v.trim().trim_matches(['"', '\'']));
+                if values.clone().any(|v| v == literal) {
+                    break;
+                }
+                if let Some(v) = values.find(|v| digits.iter().all(|d| v.contains(d))) {
+                    return Some((literal, path.clone(), v.to_owned(), false));
+                }
             }
         }
         None
@@ -1414,18 +1435,24 @@ impl Turn<'_> {
                     printed_empty.map(|o| format!("It printed {o}, as if no value matched."))
                 };
                 match (self.exact_match_missed(p, tool, params), printed) {
-                    (Some((literal, path, example)), Some(printed)) => {
+                    (Some((literal, path, example, starts)), Some(printed)) => {
                         p.correct(
                             "exact-match-missed",
                             json!({"literal": literal, "path": path}),
                             self.trace,
                             on,
                         );
+                        let fix = if starts {
+                            "longer than it. Compare the start of the value (startswith) and \
+                             run it again."
+                        } else {
+                            "not as your code writes it. Compare with the value written that \
+                             way and run it again."
+                        };
                         Some(std::borrow::Cow::Owned(format!(
                             "{printed} Your code looks for a value equal to \
                              {literal:?}, and no value in the lines of {path} you were shown is \
-                             that exactly: they are written like {example:?}, longer than it. \
-                             Compare the start of the value (startswith) and run it again."
+                             that exactly: they are written like {example:?}, {fix}"
                         )))
                     }
                     _ => Some(line),

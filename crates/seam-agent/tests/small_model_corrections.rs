@@ -481,6 +481,20 @@ fn an_equality_with_the_start_of_the_files_values_that_printed_nothing_is_named(
             && shown.contains("written like \"2027-04-02\", longer than it"),
         "{shown}"
     );
+    // A month written in words, whose year the dates hold: written another way.
+    let code = "# zero\nprint(sum(float(r[1]) for r in rows if r[0] == 'April 2027'))";
+    let (report, model, _) = run(&[read("data/runs.csv"), python(code), respond()]);
+    assert_eq!(report.corrections.get("exact-match-missed"), Some(&1));
+    let shown = &model.seen[2].messages.last().unwrap().content;
+    assert!(
+        shown.contains("equal to \"April 2027\"")
+            && shown.contains("written like \"2027-04-02\", not as your code writes it"),
+        "{shown}"
+    );
+    // A number the values do not hold is no miss of this kind.
+    let code = "# zero\nprint(sum(float(r[1]) for r in rows if r[0] == 'April 1999'))";
+    let (report, _, _) = run(&[read("data/runs.csv"), python(code), respond()]);
+    assert_eq!(report.corrections.get("exact-match-missed"), None);
     // A word is no form: 'xyz' is not taken for a shorter 'date'.
     let code = "# silent\nfor r in rows:\n    if r['who'] == 'xyz':\n        print(r)";
     let (report, _, _) = run(&[read("data/runs.csv"), python(code), respond()]);
