@@ -1360,7 +1360,7 @@ impl Turn<'_> {
             }
             (CallResult::Refused { message, .. }, Some(_)) => {
                 p.correct("refusal-as-sentence", Value::Null, self.trace, on);
-                format!("{tool} was refused: {}", first_sentence(message))
+                format!("{tool} was refused: {}", refusal_shown(message))
             }
         };
         let record = StepRecord {
@@ -1620,6 +1620,18 @@ fn human_bytes(n: usize) -> String {
         format!("{:.1} MB", n as f64 / (1024.0 * 1024.0))
     }
 }
+
+/// A refusal as the model is shown it: as a sentence of its own, whole up
+/// to [`REFUSAL_SHOWN`] characters. Not its first sentence only: what
+/// follows is where a tool says what to do instead (the files of that name
+/// in the workspace, the lines of the repository most like the task), and
+/// a model cut off from it guessed the same wrong path again.
+fn refusal_shown(s: &str) -> String {
+    clip(s.trim(), REFUSAL_SHOWN)
+}
+
+/// The longest refusal shown to the model, in characters.
+const REFUSAL_SHOWN: usize = 1500;
 
 fn first_sentence(s: &str) -> &str {
     let s = s.trim();

@@ -74,6 +74,13 @@ impl LocalToolbox for Recorder {
             }
             "python.run" => Ok(json!({"exit_code": 0, "stdout": "8.5\n"})),
             "facts.get" => Ok(json!({"fact": params["fact"], "value": "x"})),
+            "builder" if params.get("path") == Some(&json!("guess/where.txt")) => {
+                Err(LocalRefusal::new(
+                    "not_found",
+                    "guess/where.txt does not exist: replace edits a file (write makes one). \
+                 The lines of the repository most like the task: src/config.js:7: const SIZE = 10;",
+                ))
+            }
             "builder" if params.get("old").is_some() => {
                 Ok(json!({"changed": true, "branch": "seam/t1-1", "path": params["path"]}))
             }
@@ -881,4 +888,19 @@ fn an_answer_about_the_turns_own_failed_program_is_sent_back_once() {
     assert_eq!(report.corrections.get("answer-about-own-failure"), None);
     let (report, _, _) = run(&[python("x = 8.5\nprint(x)"), about.to_owned()]);
     assert_eq!(report.corrections.get("answer-about-own-failure"), None);
+}
+
+#[test]
+fn a_refusal_is_shown_whole_with_what_the_tool_says_to_do_instead() {
+    let guess = json!({"mode":"action","tool":"builder","params":{
+        "op":"replace","path":"guess/where.txt","old":"10","new":"25"}})
+    .to_string();
+    let (report, model, _) = run(&[guess, respond()]);
+    assert_eq!(report.corrections.get("refusal-as-sentence"), Some(&1));
+    let shown = &model.seen[1].messages.last().unwrap().content;
+    assert!(
+        shown.starts_with("builder was refused: guess/where.txt does not exist")
+            && shown.contains("most like the task: src/config.js:7: const SIZE = 10;"),
+        "{shown}"
+    );
 }
