@@ -408,8 +408,8 @@ pub(crate) fn edit(
                 if !like.is_empty() {
                     notes.push(format!(
                         "{path} did not exist and was made; if the task is a change to code \
-                         that is there, these lines of the repository are most like it: {}",
-                        like.join("; ")
+                         that is there, these lines of the repository are most like it:\n{}",
+                        like.join("\n")
                     ));
                 }
             }
@@ -472,13 +472,17 @@ fn no_such_file(b: &TurnBranch, repo: &Repo, path: &RepoPath) -> LocalRefusal {
     let like = lines_like(b, repo, &b.task);
     if !like.is_empty() {
         msg.push_str(&format!(
-            ". The lines of the repository most like the task: {}",
-            like.join("; ")
+            ". The lines of the repository most like the task:\n{}",
+            like.join("\n")
         ));
     }
     if !files.is_empty() {
         let shown: Vec<&str> = files.iter().take(FILES_NAMED).map(String::as_str).collect();
-        msg.push_str(&format!(". The repository's files: {}", shown.join(", ")));
+        let lead = if like.is_empty() { ". " } else { "\n" };
+        msg.push_str(&format!(
+            "{lead}The repository's files: {}",
+            shown.join(", ")
+        ));
         if files.len() > FILES_NAMED {
             msg.push_str(&format!(" ({} in all)", files.len()));
         }
@@ -492,7 +496,11 @@ fn no_such_file(b: &TurnBranch, repo: &Repo, path: &RepoPath) -> LocalRefusal {
 /// counts as its parts (`DEFAULT_PAGE_SIZE`, `pageSize`: page, size), so the
 /// words of a task in prose meet the names in code. Words of fewer than
 /// three letters count only when they are numbers (the `10` of "25 instead
-/// of 10"); a line needs two of the task's words. Lines of code come before
+/// of 10"), and a number counts twice: it is the value the task says is
+/// there now, where a word may name a caller (`printPage(paginate(books,
+/// opts.page, DEFAULT_PAGE_SIZE))` shares three words with "show 25 books
+/// per page by default instead of 10"; `const DEFAULT_PAGE_SIZE = 10;` two
+/// and the 10). A line needs two of the task's words. Lines of code come before
 /// lines of prose (a README says what the code does in the task's own
 /// words, but the change is in the code). Files over [`LIKE_MAX_FILE`] are
 /// not read.
@@ -513,8 +521,17 @@ pub(crate) fn lines_like(b: &TurnBranch, repo: &Repo, text: &str) -> Vec<String>
             .is_some_and(|(_, ext)| PROSE.contains(&ext.to_ascii_lowercase().as_str()));
         for (n, line) in content.lines().enumerate() {
             let have: HashSet<String> = words(line).collect();
-            let score = have.intersection(&wanted).count();
-            if score >= 2 {
+            let shared = have.intersection(&wanted);
+            let score: usize = shared
+                .map(|w| {
+                    if w.bytes().all(|c| c.is_ascii_digit()) {
+                        2
+                    } else {
+                        1
+                    }
+                })
+                .sum();
+            if have.intersection(&wanted).count() >= 2 {
                 let line: String = line.trim().chars().take(LINE_SHOWN).collect();
                 let at = path.as_str().to_owned();
                 found.push((prose, usize::MAX - score, order, n + 1, at, line));
@@ -675,8 +692,8 @@ pub(crate) fn file_holding(
             let like = lines_like(b, repo, &format!("{old}\n{}", b.task));
             if !like.is_empty() {
                 msg.push_str(&format!(
-                    ". The lines most like it and the task: {}",
-                    like.join("; ")
+                    ". The lines most like it and the task:\n{}",
+                    like.join("\n")
                 ));
             }
             Err(LocalRefusal::new("not_found", msg))

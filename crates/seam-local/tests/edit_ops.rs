@@ -683,6 +683,10 @@ fn a_guessed_path_is_told_the_lines_most_like_the_task_code_first() {
                 b"function paginate(items, page, pageSize) {\n  return items.slice(0, pageSize);\n}\n",
             ),
             (
+                "src/cli.js",
+                b"function cmdList(books, opts) {\n  printPage(paginate(books, opts.page, DEFAULT_PAGE_SIZE));\n}\n",
+            ),
+            (
                 "docs/usage.md",
                 b"# Usage\n\n`shelf list` shows 10 books per page.\n",
             ),
@@ -705,6 +709,12 @@ fn a_guessed_path_is_told_the_lines_most_like_the_task_code_first() {
         .find("docs/usage.md:3: `shelf list` shows 10 books per page.")
         .unwrap_or_else(|| panic!("the usage line is named: {m}"));
     assert!(code < prose, "code before prose: {m}");
+    // The line that holds the task's number comes before a caller that
+    // shares as many of its words.
+    let caller = m
+        .find("src/cli.js:2: printPage(paginate(books, opts.page, DEFAULT_PAGE_SIZE));")
+        .unwrap_or_else(|| panic!("the caller is named: {m}"));
+    assert!(code < caller, "the number counts: {m}");
     assert!(m.contains("most like the task"), "{m}");
     // A line that shares one word with the task is not named.
     assert!(!m.contains("DATA_FILE"), "{m}");
