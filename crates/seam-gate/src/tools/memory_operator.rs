@@ -36,7 +36,7 @@ impl MemoryOperator {
             decl: ToolDecl {
                 name: "memory.operator",
                 version: "1",
-                description: "Recall what the operator told you to remember: their notes to you, what they noted down for you (saved with `seam note add`). Not for files: a file such as notes.md or docs/setup.md is read with files.read. op=search finds what was remembered by words (query); op=get gives one item whole (id); op=list gives the newest.",
+                description: "Recall what the operator told you to remember (saved with `seam note add`). Not for files: a file such as notes.md or docs/setup.md is read with files.read. op=search finds what was remembered by words (query); op=get gives one item whole (id); op=list gives the newest.",
                 schema: json!({
                     "type": "object",
                     "additionalProperties": false,
