@@ -203,6 +203,11 @@ pub fn after_refusal(code: &str) -> Option<&'static str> {
 /// The line that follows `value`, a tool's result, for the model, and the
 /// name of the hint when it is more than [`AFTER_RESULT`] (counted as a
 /// correction).
+/// What follows a result that made a new file (the builder's `created`).
+pub const AFTER_NEW_FILE: &str = "That made a new file. If the task changes code that is already \
+     there, change it where it is (builder op replace: path, old as the file has it, new); a new \
+     file does not change it. Then answer.";
+
 pub fn after(value: &Value) -> (Option<&'static str>, Cow<'static, str>) {
     let exit = value.get("exit_code").and_then(Value::as_i64);
     let failed = exit.is_some_and(|c| c != 0);
@@ -235,6 +240,12 @@ pub fn after(value: &Value) -> (Option<&'static str>, Cow<'static, str>) {
         .is_some_and(|n| n.contains("was not made available"));
     if failed && withheld {
         return (Some("withheld-file-told"), Cow::Borrowed(AFTER_WITHHELD));
+    }
+    if value.get("created").and_then(Value::as_bool) == Some(true) {
+        // Asked for a page size of 25, qwen2.5-coder-1.5b appended a line to
+        // a new file, was told "if this tells you the answer, respond", and
+        // answered, with the line that held the 10 named in front of it.
+        return (Some("new-file-told"), Cow::Borrowed(AFTER_NEW_FILE));
     }
     let printed_nothing =
         value.get("stdout").and_then(Value::as_str) == Some("") && exit == Some(0);
@@ -323,6 +334,17 @@ pub fn render(value: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_result_that_made_a_new_file_says_to_change_code_where_it_is() {
+        let (name, line) = super::after(&serde_json::json!({"changed": true, "created": true}));
+        assert_eq!(name, Some("new-file-told"));
+        assert!(line.contains("change it where it is"), "{line}");
+        // An edit of a file that was there gets the plain line.
+        let (name, line) = super::after(&serde_json::json!({"changed": true, "created": false}));
+        assert_eq!(name, None);
+        assert_eq!(line, super::AFTER_RESULT);
+    }
 
     #[test]
     fn a_quantity_asked_for_and_its_parts_listed_are_told_apart() {
