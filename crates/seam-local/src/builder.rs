@@ -521,8 +521,9 @@ pub(crate) fn lines_like(b: &TurnBranch, repo: &Repo, text: &str) -> Vec<String>
             .is_some_and(|(_, ext)| PROSE.contains(&ext.to_ascii_lowercase().as_str()));
         for (n, line) in content.lines().enumerate() {
             let have: HashSet<String> = words(line).collect();
-            let shared = have.intersection(&wanted);
+            let shared: Vec<&String> = have.intersection(&wanted).collect();
             let score: usize = shared
+                .iter()
                 .map(|w| {
                     if w.bytes().all(|c| c.is_ascii_digit()) {
                         2
@@ -531,7 +532,7 @@ pub(crate) fn lines_like(b: &TurnBranch, repo: &Repo, text: &str) -> Vec<String>
                     }
                 })
                 .sum();
-            if have.intersection(&wanted).count() >= 2 {
+            if shared.len() >= 2 {
                 let line: String = line.trim().chars().take(LINE_SHOWN).collect();
                 let at = path.as_str().to_owned();
                 found.push((prose, usize::MAX - score, order, n + 1, at, line));

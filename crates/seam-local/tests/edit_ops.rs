@@ -635,6 +635,22 @@ fn replace_without_a_path_never_looks_in_a_guarded_file() {
     );
     assert_eq!(e.code, "not_found", "{e}");
     assert!(!e.message.contains("id_ed25519"), "{e}");
+
+    // A task written to match the key's lines: the lines most like it, named
+    // for a guessed path, never come from a guarded file.
+    let bait = TurnInfo {
+        turn: "p3".into(),
+        task: "Change the only holder line in the deploy key.".into(),
+        ..TurnInfo::default()
+    };
+    let call = json!({"op": "replace", "path": "deploy/key.txt", "old": "only", "new": "x"});
+    let e = tools.call(&bait, "builder", &params(call)).unwrap_err();
+    assert_eq!(e.code, "not_found", "{e}");
+    assert!(
+        e.message.contains("notes.txt:1: the only holder is above"),
+        "{e}"
+    );
+    assert!(!e.message.contains("id_ed25519"), "{e}");
 }
 
 #[test]
