@@ -543,8 +543,58 @@ pub(crate) fn lines_like(b: &TurnBranch, repo: &Repo, text: &str) -> Vec<String>
     found
         .into_iter()
         .take(LINES_NAMED)
-        .map(|(_, _, _, n, path, line)| format!("{path}:{n}: {line}"))
+        .map(|(_, _, _, n, path, line)| {
+            NamedLine {
+                path: &path,
+                n,
+                text: &line,
+            }
+            .to_string()
+        })
         .collect()
+}
+
+/// One line of the repository as the builder names it to the model
+/// (`path:N: line`, see [`lines_like`]): written and read here, so the
+/// builder reads back exactly what it wrote. Shown `src/config.js:7: const
+/// DEFAULT_PAGE_SIZE = 10;`, qwen2.5-coder-1.5b gave the list, prefixes and
+/// all, as a replace's `old`.
+#[derive(Debug, Clone, Copy, PartialEq, Eq)]
+pub(crate) struct NamedLine<'a> {
+    pub(crate) path: &'a str,
+    pub(crate) n: usize,
+    pub(crate) text: &'a str,
+}
+
+impl std::fmt::Display for NamedLine<'_> {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        write!(f, "{}:{}: {}", self.path, self.n, self.text)
+    }
+}
+
+impl<'a> NamedLine<'a> {
+    /// `line` read as `path:N: text` (the space after the second colon may
+    /// be missing): a path with no whitespace, a line number from 1, and a
+    /// text that is not blank. `None` for anything else.
+    pub(crate) fn parse(line: &'a str) -> Option<Self> {
+        let (path, rest) = line.trim_start().split_once(':')?;
+        let (n, text) = rest.split_once(':')?;
+        let text = text.strip_prefix(' ').unwrap_or(text);
+        let n: usize = n.parse().ok().filter(|&n| n > 0)?;
+        let path_ok = !path.is_empty() && !path.contains(char::is_whitespace);
+        (path_ok && !text.trim().is_empty()).then_some(Self { path, n, text })
+    }
+
+    /// `text` read as lines of the builder's list: `Some` when every line of
+    /// it that is not blank is one, and there is at least one.
+    pub(crate) fn parse_all(text: &'a str) -> Option<Vec<Self>> {
+        let lines: Vec<Self> = text
+            .lines()
+            .filter(|l| !l.trim().is_empty())
+            .map(Self::parse)
+            .collect::<Option<_>>()?;
+        (!lines.is_empty()).then_some(lines)
+    }
 }
 
 /// The words of `text` for [`lines_like`], lowercased: identifiers split at
@@ -1137,6 +1187,45 @@ pub(crate) fn discard(b: &TurnBranch) -> Result<(), GitError> {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn a_named_line_reads_back_what_it_wrote() {
+        let l = NamedLine {
+            path: "src/config.js",
+            n: 7,
+            text: "const DEFAULT_PAGE_SIZE = 10;",
+        };
+        let shown = l.to_string();
+        assert_eq!(shown, "src/config.js:7: const DEFAULT_PAGE_SIZE = 10;");
+        assert_eq!(NamedLine::parse(&shown), Some(l));
+        // The space after the number may be left out.
+        assert_eq!(
+            NamedLine::parse("src/config.js:7:const DEFAULT_PAGE_SIZE = 10;"),
+            Some(l)
+        );
+        // A colon in the text stays in it.
+        assert_eq!(
+            NamedLine::parse("a.py:3: x = {'a': 1}").map(|l| l.text),
+            Some("x = {'a': 1}")
+        );
+        // Code that only looks like it is not read so.
+        for not in [
+            "const DEFAULT_PAGE_SIZE = 10;",
+            "http://example.com:80/x",
+            "a b:3: x",
+            "a.py:0: x",
+            "a.py:3:   ",
+            "a.py:x3: y",
+            "case 1: return 2;",
+        ] {
+            assert_eq!(NamedLine::parse(not), None, "{not}");
+        }
+        let all = NamedLine::parse_all("a.js:1: one\n\nb.js:2: two\n").unwrap();
+        assert_eq!(all.len(), 2);
+        assert_eq!((all[1].path, all[1].n, all[1].text), ("b.js", 2, "two"));
+        assert_eq!(NamedLine::parse_all("a.js:1: one\nplain line"), None);
+        assert_eq!(NamedLine::parse_all("  \n"), None);
+    }
 
     #[test]
     fn words_split_identifiers_and_keep_numbers() {

@@ -466,8 +466,8 @@ impl LocalTools {
             "replace" => {
                 // A replace that names no path is of the one file holding `old`,
                 // found once the branch is there (below).
-                let path = str_param(params, "path").filter(|p| !p.trim().is_empty());
-                let Some(old) = str_param(params, "old") else {
+                let mut path = str_param(params, "path").filter(|p| !p.trim().is_empty());
+                let Some(mut old) = str_param(params, "old") else {
                     // Without old the call cannot run; a path that is no file
                     // of the branch is the first thing to say (a small model
                     // guessed both), so it is looked for on the branch.
@@ -483,7 +483,35 @@ impl LocalTools {
                         builder::missing_file(repo, b, p, self.config.max_file_bytes).unwrap_or(e),
                     );
                 };
-                let new = required(params, "new", "for replace (\"\" deletes old)")?;
+                // `old` copied from the builder's own list of lines: one line
+                // names its file and text; several cannot be one replace.
+                if let Some(named) = builder::NamedLine::parse_all(old) {
+                    let [one] = named.as_slice() else {
+                        return Err(refusal("invalid_params", listed_old(&named)));
+                    };
+                    if let Some(p) = path.filter(|p| *p != one.path) {
+                        notes.push(format!(
+                            "params.path {p} was not used: params.old names {}",
+                            one.path
+                        ));
+                    }
+                    notes.push(format!(
+                        "params.old is the builder's line `{one}`: read as line {} of {} without the `{}:{}: ` before it",
+                        one.n, one.path, one.path, one.n
+                    ));
+                    path = Some(one.path);
+                    old = one.text;
+                }
+                let mut new = required(params, "new", "for replace (\"\" deletes old)")?;
+                if let Some([l]) = builder::NamedLine::parse_all(new).as_deref()
+                    && Some(l.path) == path
+                {
+                    notes.push(format!(
+                        "params.new was read without the `{}:{}: ` before it",
+                        l.path, l.n
+                    ));
+                    new = l.text;
+                }
                 if old.is_empty() {
                     return Err(refusal(
                         "invalid_params",
@@ -796,4 +824,26 @@ fn first_files(files: &[String]) -> String {
         s.push_str(&format!(", +{}", files.len() - 3));
     }
     s
+}
+
+/// The refusal of a replace whose `old` is several lines of the builder's own
+/// list (`path:N: line`): it names them and says how to make one replace of
+/// one of them.
+fn listed_old(named: &[builder::NamedLine<'_>]) -> String {
+    let mut files: Vec<&str> = Vec::new();
+    for l in named {
+        if !files.contains(&l.path) {
+            files.push(l.path);
+        }
+    }
+    let first = named[0];
+    format!(
+        "params.old is {} lines of the builder's list (`path:N: line` each, from {}): a replace changes one place of one file. \
+         Pick the one line the task changes; give its file as params.path, the line without its `path:N: ` as params.old, \
+         and the line as the task wants it as params.new. For the first line listed: params.path {:?}, params.old {:?}",
+        named.len(),
+        files.join(", "),
+        first.path,
+        first.text
+    )
 }

@@ -755,3 +755,90 @@ fn a_guessed_path_is_told_the_lines_most_like_the_task_code_first() {
         "{e}"
     );
 }
+
+#[test]
+fn an_old_copied_from_the_builders_list_is_read_as_its_file_and_line() {
+    let f = Fixture::new();
+    commit(
+        &f,
+        &[
+            (
+                "src/config.js",
+                b"'use strict';\n\nexport const DEFAULT_PAGE_SIZE = 10;\n",
+            ),
+            (
+                "src/cli.js",
+                b"function cmdList(books, opts) {\n  printPage(paginate(books, opts.page, DEFAULT_PAGE_SIZE));\n}\n",
+            ),
+        ],
+    );
+    let tools = f.tools();
+    let task = TurnInfo {
+        turn: "n1".into(),
+        task: "Make shelf show 25 books per page by default instead of 10.".into(),
+        ..TurnInfo::default()
+    };
+    // The list the builder gives, as a model copied it into old (the path it
+    // gave is the new file it had made; the list's own path wins).
+    let listed = "src/config.js:3: export const DEFAULT_PAGE_SIZE = 10;\nsrc/cli.js:2: printPage(paginate(books, opts.page, DEFAULT_PAGE_SIZE));";
+    let call = json!({"op": "replace", "path": "shelf.py", "old": listed, "new": ""});
+    let e = tools.call(&task, "builder", &params(call)).unwrap_err();
+    assert_eq!(e.code, "invalid_params");
+    assert!(
+        e.message.contains("2 lines of the builder's list")
+            && e.message.contains("src/config.js, src/cli.js")
+            && e.message
+                .contains(r#"params.old "export const DEFAULT_PAGE_SIZE = 10;""#),
+        "{e}"
+    );
+
+    // One line of the list, prefix and all, in old and in new.
+    let call = json!({
+        "op": "replace",
+        "path": "shelf.py",
+        "old": "src/config.js:3: export const DEFAULT_PAGE_SIZE = 10;",
+        "new": "src/config.js:3: export const DEFAULT_PAGE_SIZE = 25;",
+    });
+    let out = tools.call(&task, "builder", &params(call)).unwrap();
+    assert_eq!(out["path"], "src/config.js", "{out}");
+    let note = out["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("params.path shelf.py was not used")
+            && note.contains("read as line 3 of src/config.js")
+            && note.contains("params.new was read without"),
+        "{out}"
+    );
+    assert_eq!(
+        staged_file(&tools, "n1", "src/config.js"),
+        b"'use strict';\n\nexport const DEFAULT_PAGE_SIZE = 25;\n"
+    );
+    // Nothing was made under the path the model gave.
+    let (_, wt) = tools.turn_branch("n1").unwrap();
+    assert!(!wt.join("shelf.py").exists());
+}
+
+#[test]
+fn a_listed_line_passes_the_same_walls_as_a_named_path() {
+    let f = Fixture::new();
+    commit(&f, &[("src/a.js", b"const A = 1;\n")]);
+    let tools = f.tools();
+    // A prefix naming a path out of the repository is admitted, and refused,
+    // as params.path would be.
+    for (old, named) in [
+        (
+            "../outside.js:1: const A = 1;",
+            "\"../outside.js\" goes up with ..",
+        ),
+        ("/etc/passwd:1: root:x:0:0", "\"/etc/passwd\""),
+    ] {
+        let call = json!({"op": "replace", "old": old, "new": "x"});
+        let e = refused(&tools, "w1", call);
+        assert_eq!(e.code, "invalid_path", "{e}");
+        assert!(e.message.contains(named), "{e}");
+    }
+    // Code that only looks like a list is an ordinary old.
+    let call =
+        json!({"op": "replace", "path": "src/a.js", "old": "const A = 1;", "new": "const A = 2;"});
+    let out = ok(&tools, "w1", call);
+    assert!(out["note"].is_null(), "{out}");
+}
