@@ -55,7 +55,7 @@ use serde_json::{Map, Value, json};
 use seam_local::{GateCallRecord, StepRecord, TurnInfo};
 
 use crate::dispatch::{ActionDispatch, CallResult, DispatchError, Outcome};
-use crate::model::{ChatMessage, ChatModel, ChatRequest, ModelError};
+use crate::model::{ChatMessage, ChatModel, ChatRequest, JsonSchema, ModelError};
 use crate::prompt::system_prompt;
 use crate::reading::{Reader, Step};
 use crate::registry::{Registry, Side};
@@ -328,7 +328,7 @@ impl Turn<'_> {
         let started = Instant::now();
         let reader = Reader::new(self.registry);
         let system = system_prompt(self.registry);
-        let action_schema = self.registry.action_schema();
+        let action_schema = JsonSchema::new(self.registry.action_schema());
         self.trace.record(
             "turn",
             &json!({
@@ -408,7 +408,7 @@ impl Turn<'_> {
                 ));
                 self.trace.record("message", &m);
                 messages.push(m);
-                schema = Registry::respond_schema();
+                schema = JsonSchema::new(Registry::respond_schema());
             }
             for (at, bytes) in
                 elide_old_results(&mut messages, &results, self.options.history_bytes)

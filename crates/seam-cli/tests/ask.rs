@@ -325,6 +325,31 @@ fn a_server_that_refuses_the_schema_is_asked_again_without_it() {
 }
 
 #[test]
+fn the_schema_reaches_the_server_with_the_tool_before_its_params() {
+    // llama-server's grammar asks for properties in the order the schema's
+    // text lists them; sorted, `params` came before `tool`, and the model
+    // wrote a tool's parameters before choosing the tool.
+    let owner = owner_with_notes();
+    let server = ReplayServer::start(vec![Reply::Text("{\"mode\":\"respond\",\"text\":\"hi\"}")]);
+    let a = ask(&owner, &server, "say hi", &[]);
+    assert_eq!(a.code, 0, "stderr: {}", a.stderr);
+    let body = &server.bodies()[0];
+    let format = &body[body.find("\"response_format\"").expect("a schema is sent")..];
+    let action = &format[format
+        .find("{\"const\":\"action\"}")
+        .unwrap_or_else(|| panic!("the action variant: {format}"))..];
+    let at = |k: &str| {
+        action
+            .find(&format!("\"{k}\":"))
+            .unwrap_or_else(|| panic!("{k} in {action}"))
+    };
+    assert!(at("tool") < at("params"), "{action}");
+    // The body is still the JSON the parsed copy holds.
+    let parsed: Value = serde_json::from_str(body).unwrap();
+    assert_eq!(parsed, server.requests()[0]);
+}
+
+#[test]
 fn without_constraint_no_schema_is_sent() {
     let owner = owner_with_notes();
     let server = ReplayServer::start(vec![Reply::Text("{\"mode\":\"respond\",\"text\":\"hi\"}")]);

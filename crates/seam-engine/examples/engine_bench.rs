@@ -16,7 +16,7 @@ use serde_json::json;
 #[path = "common/agent_prompt.rs"]
 #[allow(dead_code)] // its schema text is for a model server (turn_bench)
 mod agent_prompt;
-use agent_prompt::{action_schema, system_prompt};
+use agent_prompt::{action_schema_text, system_prompt};
 
 fn peak_rss_mb() -> f64 {
     let status = std::fs::read_to_string("/proc/self/status").unwrap_or_default();
@@ -54,7 +54,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
         ..EngineOptions::default()
     };
     let engine = Engine::load(&path, options)?;
-    let schema = action_schema();
+    let schema = action_schema_text();
     let mut session = engine.session()?;
     let mut messages = vec![
         ChatMessage::new("system", system_prompt()),
@@ -63,7 +63,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "Find where the workspace's README explains how to run the tests, and tell me the command.",
         ),
     ];
-    let step1 = session.generate(&messages, Some(&schema), 96, &mut |_| {})?;
+    let step1 = session.generate(&messages, Some(schema.as_str()), 96, &mut |_| {})?;
     messages.push(ChatMessage::new("assistant", step1.text.clone()));
     messages.push(ChatMessage::new(
         "user",
@@ -72,7 +72,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             json!({"output": {"text": "# Demo\n\nRun the tests:\n\n```sh\ncargo test --workspace\n```\n\nThe demo: bash examples/demo.sh\n", "truncated": false}})
         ),
     ));
-    let step2 = session.generate(&messages, Some(&schema), 96, &mut |_| {})?;
+    let step2 = session.generate(&messages, Some(schema.as_str()), 96, &mut |_| {})?;
 
     // Free text: the same conversation, no grammar, a fixed budget.
     let story = vec![ChatMessage::new(
@@ -89,7 +89,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
             "Without calling tools, answer with a long, detailed story about a lighthouse keeper.",
         ),
     ];
-    let constrained = session.generate(&long_answer, Some(&schema), 128, &mut |_| {})?;
+    let constrained = session.generate(&long_answer, Some(schema.as_str()), 128, &mut |_| {})?;
 
     let report = json!({
         "model": name,

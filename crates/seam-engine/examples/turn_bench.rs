@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 
 #[path = "common/agent_prompt.rs"]
 mod agent_prompt;
-use agent_prompt::{action_schema, action_schema_text, system_prompt};
+use agent_prompt::{action_schema_text, system_prompt};
 
 const TASK_A: &str =
     "Find where the workspace's README explains how to run the tests, and tell me the command.";
@@ -67,7 +67,7 @@ trait Backend {
 struct Embedded<'e> {
     engine: &'e Engine,
     session: Option<seam_engine::Session<'e>>,
-    schema: Value,
+    schema: String,
 }
 
 impl Backend for Embedded<'_> {
@@ -79,7 +79,12 @@ impl Backend for Embedded<'_> {
     fn step(&mut self, messages: &[ChatMessage]) -> Result<Step, Box<dyn std::error::Error>> {
         let session = self.session.as_mut().ok_or("no session")?;
         let start = Instant::now();
-        let g = session.generate(messages, Some(&self.schema), MAX_TOKENS, &mut |_| {})?;
+        let g = session.generate(
+            messages,
+            Some(self.schema.as_str()),
+            MAX_TOKENS,
+            &mut |_| {},
+        )?;
         Ok(Step {
             wall_ms: start.elapsed().as_millis() as u64,
             prompt_tokens: g.prompt_tokens.into(),
@@ -295,7 +300,7 @@ fn main() -> Result<(), Box<dyn std::error::Error>> {
     let mut backend = Embedded {
         engine: &engine,
         session: None,
-        schema: action_schema(),
+        schema: action_schema_text(),
     };
     let summary = run(&mut backend, steps)?;
     writeln!(

@@ -383,12 +383,14 @@ impl Session<'_> {
     /// Applies the model's chat template to `messages`, reuses the KV cache for
     /// the prefix this session already decoded (each agent step adds only new
     /// tokens), and generates until end of generation or `max_tokens`,
-    /// constrained to `json_schema` when one is given. `on_token` receives the
+    /// constrained to `json_schema` when one is given: a JSON Schema as text,
+    /// whose objects' properties llama.cpp's grammar asks for in the order
+    /// the text lists them (the caller decides that order). `on_token` receives the
     /// text as it is generated (whole UTF-8 characters only).
     pub fn generate(
         &mut self,
         messages: &[ChatMessage],
-        json_schema: Option<&serde_json::Value>,
+        json_schema: Option<&str>,
         max_tokens: u32,
         on_token: &mut dyn FnMut(&str),
     ) -> Result<Generation, EngineError> {
@@ -1007,11 +1009,8 @@ fn short(hex: &str) -> &str {
     hex.get(..12).unwrap_or(hex)
 }
 
-fn grammar_sampler(
-    model: &LlamaModel,
-    schema: &serde_json::Value,
-) -> Result<LlamaSampler, EngineError> {
-    let gbnf = llama_cpp_2::json_schema_to_grammar(&schema_text(schema))
+fn grammar_sampler(model: &LlamaModel, schema: &str) -> Result<LlamaSampler, EngineError> {
+    let gbnf = llama_cpp_2::json_schema_to_grammar(schema)
         .map_err(|e| EngineError::Schema(e.to_string()))?;
     LlamaSampler::grammar(model, &gbnf, "root").map_err(|e| EngineError::Schema(e.to_string()))
 }
@@ -1125,66 +1124,9 @@ fn argmax(items: impl Iterator<Item = (usize, f32)>) -> LlamaToken {
     LlamaToken(best.0 as i32)
 }
 
-/// The schema as JSON text for llama.cpp, whose grammar asks for an object's
-/// properties in the order the text lists them. serde_json's map is sorted,
-/// which would put `params` before `tool`; so where an object schema has
-/// `required`, its `properties` are written in the order of `required`, then
-/// the others (sorted).
-pub(crate) fn schema_text(schema: &serde_json::Value) -> String {
-    let mut out = String::new();
-    write_schema(schema, None, &mut out);
-    out
-}
-
-fn write_schema(v: &serde_json::Value, order: Option<&[serde_json::Value]>, out: &mut String) {
-    use serde_json::Value;
-    match v {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            if let Some(order) = order {
-                let rank = |k: &str| {
-                    order
-                        .iter()
-                        .position(|r| r.as_str() == Some(k))
-                        .unwrap_or(usize::MAX)
-                };
-                keys.sort_by_key(|k| rank(k));
-            }
-            out.push('{');
-            for (i, k) in keys.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String((*k).clone()).to_string());
-                out.push(':');
-                // Inside an object schema, `properties` is ordered by its sibling `required`.
-                let child_order = (order.is_none() && k.as_str() == "properties")
-                    .then(|| map.get("required").and_then(Value::as_array))
-                    .flatten()
-                    .map(Vec::as_slice);
-                write_schema(&map[k.as_str()], child_order, out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                write_schema(item, None, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
-    }
-}
-
 #[cfg(test)]
 mod tests {
-    use super::{
-        LOOP_PERIOD, LOOP_SPAN, busy_cores, draft_after, looping_tail, schema_text, threads_for,
-    };
+    use super::{LOOP_PERIOD, LOOP_SPAN, busy_cores, draft_after, looping_tail, threads_for};
     use llama_cpp_2::token::LlamaToken;
 
     fn toks(ids: &[i32]) -> Vec<LlamaToken> {
@@ -1265,34 +1207,5 @@ mod tests {
         assert_eq!(threads_for(64, Some(1.0)), 7);
         assert_eq!(threads_for(1, Some(f64::NAN)), 1);
         assert_eq!(threads_for(0, Some(-3.0)), 1);
-    }
-
-    #[test]
-    fn properties_follow_the_order_of_required() {
-        let schema = serde_json::json!({
-            "type": "object",
-            "properties": {
-                "params": {"type": "object", "properties": {"zz": {}, "aa": {}, "mm": {}}, "required": ["zz", "mm"]},
-                "mode": {"const": "action"},
-                "extra": {"type": "string"},
-                "tool": {"enum": ["b", "a"]}
-            },
-            "required": ["mode", "tool", "params"]
-        });
-        let text = schema_text(&schema);
-        let at = |s: &str| text.find(s).unwrap_or_else(|| panic!("{s} in {text}"));
-        assert!(
-            at("\"mode\"") < at("\"tool\"") && at("\"tool\"") < at("\"params\""),
-            "{text}"
-        );
-        assert!(at("\"params\"") < at("\"extra\""), "{text}");
-        assert!(
-            at("\"zz\"") < at("\"mm\"") && at("\"mm\"") < at("\"aa\""),
-            "{text}"
-        );
-        // The enum's order is kept, and the text is the same JSON value.
-        assert!(text.contains("[\"b\",\"a\"]"), "{text}");
-        let back: serde_json::Value = serde_json::from_str(&text).unwrap();
-        assert_eq!(back, schema);
     }
 }

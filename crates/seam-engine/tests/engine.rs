@@ -51,23 +51,10 @@ fn engine() -> &'static Engine {
     })
 }
 
-fn action_schema() -> serde_json::Value {
-    serde_json::json!({
-        "type": "object",
-        "properties": {
-            "mode": {"const": "action"},
-            "tool": {"enum": ["files.read", "web.search"]},
-            "params": {
-                "type": "object",
-                "properties": {"path": {"type": "string", "maxLength": 40}},
-                "required": ["path"],
-                "additionalProperties": false
-            }
-        },
-        "required": ["mode", "tool", "params"],
-        "additionalProperties": false
-    })
-}
+/// The action schema as text, its properties in the order the model is to
+/// write them (llama.cpp's grammar follows the text's order; seam's agent
+/// writes its schemas so, see `seam_agent::model::JsonSchema`).
+const ACTION_SCHEMA: &str = r#"{"type":"object","properties":{"mode":{"const":"action"},"tool":{"enum":["files.read","web.search"]},"params":{"type":"object","properties":{"path":{"type":"string","maxLength":40}},"required":["path"],"additionalProperties":false}},"required":["mode","tool","params"],"additionalProperties":false}"#;
 
 fn task() -> Vec<ChatMessage> {
     vec![
@@ -112,7 +99,7 @@ fn a_grammar_constrained_reply_is_a_valid_action_and_streams() {
     let mut session = engine().session().unwrap();
     let mut streamed = String::new();
     let g = session
-        .generate(&task(), Some(&action_schema()), 120, &mut |t| {
+        .generate(&task(), Some(ACTION_SCHEMA), 120, &mut |t| {
             streamed.push_str(t)
         })
         .unwrap();
@@ -155,19 +142,17 @@ fn a_draft_guessed_from_the_prompt_saves_decodes_and_changes_no_token() {
             "Read the file notes/trip-porto.md and tell me what it says.",
         ),
     ];
-    for schema in [Some(action_schema()), None] {
+    for schema in [Some(ACTION_SCHEMA), None] {
         let reference = plain
             .session()
             .unwrap()
-            .generate(&messages, schema.as_ref(), 60, &mut |_| {})
+            .generate(&messages, schema, 60, &mut |_| {})
             .unwrap();
         assert_eq!(reference.drafted_tokens, 0, "{reference:?}");
         let mut session = engine().session().unwrap();
         let mut streamed = String::new();
         let drafted = session
-            .generate(&messages, schema.as_ref(), 60, &mut |t| {
-                streamed.push_str(t)
-            })
+            .generate(&messages, schema, 60, &mut |t| streamed.push_str(t))
             .unwrap();
         assert_eq!(drafted.text, reference.text, "schema {schema:?}");
         assert_eq!(streamed, drafted.text);
@@ -194,13 +179,11 @@ fn a_draft_guessed_from_the_prompt_saves_decodes_and_changes_no_token() {
             "user",
             "files.read returned: # Porto\nWe sleep at Casa Azul. Now answer.",
         ));
-        let again = session
-            .generate(&next, schema.as_ref(), 40, &mut |_| {})
-            .unwrap();
+        let again = session.generate(&next, schema, 40, &mut |_| {}).unwrap();
         let again_plain = plain
             .session()
             .unwrap()
-            .generate(&next, schema.as_ref(), 40, &mut |_| {})
+            .generate(&next, schema, 40, &mut |_| {})
             .unwrap();
         if schema.is_some() {
             assert_eq!(again.text, again_plain.text);
@@ -223,7 +206,7 @@ fn the_next_step_reuses_the_cache_and_decodes_only_what_it_adds() {
     let mut session = engine().session().unwrap();
     let mut messages = task();
     let first = session
-        .generate(&messages, Some(&action_schema()), 120, &mut |_| {})
+        .generate(&messages, Some(ACTION_SCHEMA), 120, &mut |_| {})
         .unwrap();
     messages.push(ChatMessage::new("assistant", first.text.clone()));
     messages.push(ChatMessage::new(
@@ -231,7 +214,7 @@ fn the_next_step_reuses_the_cache_and_decodes_only_what_it_adds() {
         "Tool result: {\"output\":{\"text\":\"buy milk\"}}. Now read todo.txt.",
     ));
     let second = session
-        .generate(&messages, Some(&action_schema()), 120, &mut |_| {})
+        .generate(&messages, Some(ACTION_SCHEMA), 120, &mut |_| {})
         .unwrap();
     assert_valid_action(second.text.trim());
     // Everything up to the first reply was in the cache already (the reply's
@@ -246,7 +229,7 @@ fn the_next_step_reuses_the_cache_and_decodes_only_what_it_adds() {
     // greedy, gives the same reply.
     let mut fresh = engine().session().unwrap();
     let again = fresh
-        .generate(&messages, Some(&action_schema()), 120, &mut |_| {})
+        .generate(&messages, Some(ACTION_SCHEMA), 120, &mut |_| {})
         .unwrap();
     assert_eq!(again.reused_tokens, 0);
     assert_eq!(again.text, second.text);
@@ -291,7 +274,7 @@ fn a_prompt_that_cannot_fit_is_refused_with_its_sizes() {
     );
     // The session still works afterwards.
     let g = session
-        .generate(&task(), Some(&action_schema()), 120, &mut |_| {})
+        .generate(&task(), Some(ACTION_SCHEMA), 120, &mut |_| {})
         .unwrap();
     assert_valid_action(g.text.trim());
 }
@@ -317,9 +300,10 @@ fn a_schema_llama_cpp_cannot_convert_is_a_schema_error() {
         return;
     }
     let mut session = engine().session().unwrap();
-    let bad = serde_json::json!({"type": "object", "properties": {"a": {"$ref": "#/nowhere"}}, "required": ["a"]});
+    let bad =
+        r##"{"type": "object", "properties": {"a": {"$ref": "#/nowhere"}}, "required": ["a"]}"##;
     let err = session
-        .generate(&task(), Some(&bad), 10, &mut |_| {})
+        .generate(&task(), Some(bad), 10, &mut |_| {})
         .unwrap_err();
     assert!(matches!(err, EngineError::Schema(_)), "{err:?}");
 }
@@ -365,7 +349,7 @@ fn first_step(engine: &Engine, messages: &[ChatMessage]) -> Generation {
     engine
         .session()
         .unwrap()
-        .generate(messages, Some(&action_schema()), 120, &mut |_| {})
+        .generate(messages, Some(ACTION_SCHEMA), 120, &mut |_| {})
         .unwrap()
 }
 
@@ -440,7 +424,7 @@ fn the_system_prompts_state_round_trips_through_the_cache() {
         let mut messages = task();
         let mut session = engine.session().unwrap();
         let first = session
-            .generate(&messages, Some(&action_schema()), 120, &mut |_| {})
+            .generate(&messages, Some(ACTION_SCHEMA), 120, &mut |_| {})
             .unwrap();
         messages.push(ChatMessage::new("assistant", first.text.clone()));
         messages.push(ChatMessage::new(
@@ -448,7 +432,7 @@ fn the_system_prompts_state_round_trips_through_the_cache() {
             "Tool result: {\"output\":{\"text\":\"buy milk\"}}. Now read todo.txt.",
         ));
         let second = session
-            .generate(&messages, Some(&action_schema()), 120, &mut |_| {})
+            .generate(&messages, Some(ACTION_SCHEMA), 120, &mut |_| {})
             .unwrap();
         (first, second)
     };
@@ -675,11 +659,9 @@ fn a_reply_that_falls_into_a_loop_is_cut_where_it_began_repeating() {
     let messages = vec![ChatMessage::new("user", "Say ha.")];
     // A schema that makes the model say the same item 300 times: whatever
     // the model, the reply repeats one short run of tokens.
-    let schema = serde_json::json!({
-        "type": "array", "items": {"const": "ha"}, "minItems": 300
-    });
+    let schema = r#"{"type": "array", "items": {"const": "ha"}, "minItems": 300}"#;
     let g = session
-        .generate(&messages, Some(&schema), 800, &mut |_| {})
+        .generate(&messages, Some(schema), 800, &mut |_| {})
         .unwrap();
     // Cut once the loop has filled its span, well before the budget; what
     // was written is kept.

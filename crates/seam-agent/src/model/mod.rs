@@ -6,6 +6,7 @@
 //! stand behind it through an adapter in the binary.
 
 mod openai;
+mod schema;
 mod sse;
 
 use std::future::Future;
@@ -13,9 +14,9 @@ use std::pin::Pin;
 use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
-use serde_json::Value;
 
 pub use openai::{ModelEndpoint, OpenAiClient, OpenAiOptions};
+pub use schema::JsonSchema;
 pub use sse::{SseEvent, SseParser};
 
 /// One message of the conversation, as chat templates know them.
@@ -52,8 +53,9 @@ pub struct ChatRequest {
     pub max_tokens: u32,
     pub temperature: f32,
     /// When set, decoding is constrained to this JSON Schema where the
-    /// backend can (the action schema built from the registry).
-    pub json_schema: Option<Value>,
+    /// backend can (the action schema built from the registry), given to
+    /// every backend as the same text.
+    pub json_schema: Option<JsonSchema>,
 }
 
 /// The model's reply to one request.

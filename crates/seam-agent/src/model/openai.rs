@@ -10,6 +10,7 @@
 
 use std::time::{Duration, Instant};
 
+use serde::Serialize;
 use serde_json::{Value, json};
 
 use super::sse::SseParser;
@@ -264,24 +265,29 @@ impl OpenAiClient {
         }
     }
 
-    fn body(&self, model: &str, request: &ChatRequest, constrain: bool) -> Value {
-        let mut body = json!({
-            "model": model,
-            "messages": request.messages,
-            "max_tokens": request.max_tokens,
-            "temperature": request.temperature,
-            "stream": self.options.stream,
-        });
-        if self.options.stream {
-            body["stream_options"] = json!({"include_usage": true});
+    fn body<'r>(&self, model: &'r str, request: &'r ChatRequest, constrain: bool) -> Body<'r> {
+        Body {
+            model,
+            messages: &request.messages,
+            max_tokens: request.max_tokens,
+            temperature: request.temperature,
+            stream: self.options.stream,
+            stream_options: self.options.stream.then(|| json!({"include_usage": true})),
+            response_format: request
+                .json_schema
+                .as_ref()
+                .filter(|_| constrain)
+                .map(|schema| ResponseFormat {
+                    kind: "json_schema",
+                    json_schema: NamedSchema {
+                        name: "action",
+                        strict: true,
+                        // As text: the server's grammar follows the order
+                        // of its properties (see `JsonSchema`).
+                        schema: schema.raw(),
+                    },
+                }),
         }
-        if constrain && let Some(schema) = &request.json_schema {
-            body["response_format"] = json!({
-                "type": "json_schema",
-                "json_schema": {"name": "action", "strict": true, "schema": schema},
-            });
-        }
-        body
     }
 
     async fn run(
@@ -341,7 +347,7 @@ impl OpenAiClient {
     async fn attempt(
         &self,
         model: &str,
-        body: &Value,
+        body: &Body<'_>,
         on_text: &mut (dyn FnMut(&str) + Send),
     ) -> Result<Completion, Attempt> {
         let url = format!("{}/chat/completions", self.endpoint.base);
@@ -619,6 +625,35 @@ impl ChatModel for OpenAiClient {
     ) -> ModelFuture<'a> {
         Box::pin(self.run(request, on_text))
     }
+}
+
+/// A chat completion request's body. The schema is put in as raw JSON text,
+/// so the order of its properties reaches the server as `JsonSchema` wrote it.
+#[derive(Serialize)]
+struct Body<'r> {
+    model: &'r str,
+    messages: &'r [super::ChatMessage],
+    max_tokens: u32,
+    temperature: f32,
+    stream: bool,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    stream_options: Option<Value>,
+    #[serde(skip_serializing_if = "Option::is_none")]
+    response_format: Option<ResponseFormat>,
+}
+
+#[derive(Serialize)]
+struct ResponseFormat {
+    #[serde(rename = "type")]
+    kind: &'static str,
+    json_schema: NamedSchema,
+}
+
+#[derive(Serialize)]
+struct NamedSchema {
+    name: &'static str,
+    strict: bool,
+    schema: Box<serde_json::value::RawValue>,
 }
 
 #[cfg(test)]

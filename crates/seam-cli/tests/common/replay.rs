@@ -31,6 +31,9 @@ pub enum Reply {
 struct Shared {
     script: VecDeque<Reply>,
     requests: Vec<Value>,
+    /// The same requests as the bytes that came (a parsed map loses the
+    /// order of its keys, which a grammar follows).
+    bodies: Vec<String>,
 }
 
 /// The running server; stops with the test process.
@@ -44,6 +47,7 @@ impl ReplayServer {
         let shared = Arc::new(Mutex::new(Shared {
             script: script.into(),
             requests: Vec::new(),
+            bodies: Vec::new(),
         }));
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -73,6 +77,11 @@ impl ReplayServer {
         self.shared.lock().unwrap().requests.clone()
     }
 
+    /// Every chat request's body as it came, in order.
+    pub fn bodies(&self) -> Vec<String> {
+        self.shared.lock().unwrap().bodies.clone()
+    }
+
     /// Scripted replies not yet asked for.
     pub fn left(&self) -> usize {
         self.shared.lock().unwrap().script.len()
@@ -89,6 +98,7 @@ async fn chat(State(shared): State<Arc<Mutex<Shared>>>, body: Bytes) -> Response
     let next = {
         let mut s = shared.lock().unwrap();
         s.requests.push(request);
+        s.bodies.push(String::from_utf8_lossy(&body).into_owned());
         s.script.pop_front()
     };
     let Some(reply) = next else {

@@ -1,8 +1,6 @@
 //! The agent's first prompt as the benches send it: a system prompt with the
 //! 14 tools, and the action schema (`oneOf` action/respond).
 
-use serde_json::json;
-
 pub const TOOLS: &[(&str, &str, &str)] = &[
     (
         "web.search",
@@ -97,20 +95,6 @@ pub fn system_prompt() -> String {
          {\"mode\":\"respond\",\"text\":\"The build fails because ...\"}\n",
     );
     s
-}
-
-pub fn action_schema() -> serde_json::Value {
-    let names: Vec<&str> = TOOLS.iter().map(|t| t.0).collect();
-    json!({
-        "oneOf": [
-            {"type": "object",
-             "properties": {"mode": {"const": "action"}, "tool": {"enum": names}, "params": {"type": "object"}},
-             "required": ["mode", "tool", "params"], "additionalProperties": false},
-            {"type": "object",
-             "properties": {"mode": {"const": "respond"}, "text": {"type": "string"}},
-             "required": ["mode", "text"], "additionalProperties": false}
-        ]
-    })
 }
 
 /// The action schema as JSON text whose objects list their properties in the

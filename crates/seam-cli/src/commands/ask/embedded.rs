@@ -17,7 +17,8 @@ use tokio::sync::mpsc;
 /// A request for the engine thread.
 struct Job {
     messages: Vec<seam_engine::ChatMessage>,
-    schema: Option<serde_json::Value>,
+    /// The schema's text, as the agent wrote it (see `JsonSchema`).
+    schema: Option<String>,
     max_tokens: u32,
     pieces: mpsc::UnboundedSender<Piece>,
 }
@@ -91,7 +92,7 @@ fn serve(
         let result = session
             .generate(
                 &job.messages,
-                job.schema.as_ref(),
+                job.schema.as_deref(),
                 job.max_tokens,
                 &mut on_token,
             )
@@ -119,7 +120,7 @@ impl ChatModel for EmbeddedModel {
                     .iter()
                     .map(|m| seam_engine::ChatMessage::new(&m.role, &m.content))
                     .collect(),
-                schema: request.json_schema.clone(),
+                schema: request.json_schema.as_ref().map(|s| s.text().to_owned()),
                 max_tokens: request.max_tokens,
                 pieces: tx,
             };
