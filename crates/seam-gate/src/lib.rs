@@ -14,8 +14,9 @@
 //!    [`Access`](seam_policy::Access); the toolbox admits it and hands the tool an
 //!    already-open file, never a name it could open itself;
 //! 4. **run**;
-//! 5. **scrub** — every string in the result, and the text of every refusal, is
-//!    filtered by secret shape;
+//! 5. **scrub** — every string in the result (object keys included:
+//!    `Scrubber::scrub_json`, seam-scrub's one JSON scrub), and the text of every refusal,
+//!    is filtered by secret shape;
 //! 6. **taint** — a result carrying the owner's data or untrusted content taints
 //!    the turn; in a tainted turn a tool with egress runs only when every destination
 //!    parameter it declares ([`DestinationParam`]) holds a destination endorsed for the
@@ -37,7 +38,6 @@ pub mod config;
 pub mod consent;
 mod ledger_hook;
 pub mod mcp;
-mod scrub_json;
 pub mod service;
 mod taint;
 pub use taint::TurnToken;

@@ -29,7 +29,6 @@ use sha2::{Digest, Sha256};
 
 use crate::consent::ConsentDesk;
 use crate::ledger_hook::{CallOutcome, CallRecord, LedgerHook};
-use crate::scrub_json::{scrub_string, scrub_value};
 use crate::taint::TaintBook;
 use schema_walk::{LeafKind, location_text, parse_location};
 
@@ -567,9 +566,8 @@ impl Toolbox {
         client_token: Option<Option<&str>>,
     ) -> Result<Answer, GateError> {
         let mut req = req;
-        let mut fired = BTreeSet::new();
         let mut logged_params = req.params.clone();
-        scrub_value(&self.scrubber, &mut logged_params, &mut fired);
+        self.scrubber.scrub_json(&mut logged_params);
         let mut dispatched = self.dispatch(&req, client_token, &invocation_id, &logged_params);
         if let Ok(Err((_, RefusalCode::NotFound, missing))) = &dispatched
             && let Some(reg) = self.tools.get(req.tool.as_str())
@@ -579,9 +577,8 @@ impl Toolbox {
             // and are what the ledger records.
             let missing = missing.clone();
             req.params = params;
-            fired = BTreeSet::new();
             logged_params = req.params.clone();
-            scrub_value(&self.scrubber, &mut logged_params, &mut fired);
+            self.scrubber.scrub_json(&mut logged_params);
             dispatched = self
                 .dispatch(&req, client_token, &invocation_id, &logged_params)
                 .map(|r| {
@@ -603,8 +600,7 @@ impl Toolbox {
         let (version, answer) = match dispatched? {
             Ok((version, output, tainted)) => {
                 let mut output = output;
-                let mut out_fired = BTreeSet::new();
-                scrub_value(&self.scrubber, &mut output, &mut out_fired);
+                let out_fired = self.scrubber.scrub_json(&mut output);
                 if let (true, Some(turn)) = (tainted, &req.turn) {
                     self.taint.taint(turn);
                 }
@@ -614,14 +610,12 @@ impl Toolbox {
                     version: version.to_owned(),
                     output,
                     tainted,
-                    scrubbed: out_fired.into_iter().collect(),
+                    scrubbed: out_fired.into_iter().map(str::to_owned).collect(),
                 };
                 (version, Answer::Envelope(env))
             }
             Err((version, code, message)) => {
-                let mut message = message;
-                let mut msg_fired = BTreeSet::new();
-                scrub_string(&self.scrubber, &mut message, &mut msg_fired);
+                let message = self.scrubber.scrub(&message).text;
                 let refusal = Refusal {
                     invocation_id: invocation_id.clone(),
                     tool: req.tool.clone(),
