@@ -6,7 +6,9 @@
 //! group-committed appends, the signed head, and verification. It does not
 //! depend on the gate; the gate calls [`Ledger::append`] and seam-cli wires
 //! `seam ledger pubkey|verify|tail|export` onto [`public_key`], [`verify`] and
-//! [`LedgerReader`].
+//! [`LedgerReader`]. It also owns how seam writes a time: [`Timestamp`] and
+//! [`rfc3339_seconds`], RFC 3339 UTC, the one formatter the memory stores, the
+//! return queue and `facts.get` use too (the lowest crate that needs one).
 //!
 //! It must never: print (the CLI prints, through seam-term); write the signing
 //! key anywhere but its 0600 file, or show it in `Debug`; return from
@@ -182,7 +184,7 @@ pub use ledger::{DEFAULT_LOCK_WAIT, HeadRecovery, Ledger, LedgerStats};
 pub use paths::LedgerPaths;
 pub use reader::{LedgerReader, Records};
 pub use record::{Consent, ConsentAnswer, ConsentBy, ConsentScope, Decision, Entry, Record};
-pub use time::{Timestamp, TimestampParseError};
+pub use time::{Timestamp, TimestampParseError, rfc3339_seconds};
 pub use verify::{FailureKind, VerifyError, VerifyFailure, VerifyReport};
 
 /// The public key of the ledger in seam's home, read from its key file (for
