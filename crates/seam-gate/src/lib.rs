@@ -26,7 +26,8 @@
 //!    about that exact value. A tool with egress that declares no destination is refused
 //!    outright, and so is a call naming none of its destinations unless the tool says such a
 //!    call reaches no one new ([`NoneNamed`]);
-//! 7. **ledger** — the invocation, its decision and a digest of its output are
+//! 7. **ledger** — the invocation, its decision and a digest of its output (of its
+//!    canonical JSON, `seam_ledger::canonical_json`, which an auditor can recompute) are
 //!    handed to the [`LedgerHook`] before the answer is returned. If the ledger
 //!    cannot record, the answer is not returned.
 //!

@@ -627,8 +627,10 @@ impl Toolbox {
 
         let (outcome, tainted, scrubbed) = match &answer {
             Answer::Envelope(env) => {
-                let bytes = serde_json::to_vec(&env.output).unwrap_or_default();
-                let digest: [u8; 32] = Sha256::digest(&bytes).into();
+                // The canonical form, so an auditor holding the answer can recompute it
+                // (seam-ledger's crate doc says how) whatever order its keys were sent in.
+                let text = seam_ledger::canonical_json(&env.output);
+                let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
                 (
                     CallOutcome::Admitted {
                         output_sha256: digest,
