@@ -86,8 +86,8 @@ const RULES: &[(&str, Says, &str)] = &[
     ),
     (
         "seam-memory",
-        DependsOnlyOn(&["seam-scrub"]),
-        "the stores scrub what they keep",
+        DependsOnlyOn(&["seam-ledger", "seam-scrub"]),
+        "the stores scrub what they keep, and write times with the ledger's one RFC 3339 formatter",
     ),
     (
         "seam-gate",

@@ -5,7 +5,8 @@ use serde_json::Value;
 /// How a call ended, as the ledger records it.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub enum CallOutcome {
-    /// The tool ran; the SHA-256 of the scrubbed output as sent.
+    /// The tool ran; the SHA-256 of the canonical JSON (`seam_ledger::canonical_json`) of
+    /// the scrubbed output as sent.
     Admitted { output_sha256: [u8; 32] },
     /// The call was refused, with the refusal's code.
     Refused { code: seam_protocol::RefusalCode },

@@ -14,8 +14,9 @@
 //!    [`Access`](seam_policy::Access); the toolbox admits it and hands the tool an
 //!    already-open file, never a name it could open itself;
 //! 4. **run**;
-//! 5. **scrub** — every string in the result, and the text of every refusal, is
-//!    filtered by secret shape;
+//! 5. **scrub** — every string in the result (object keys included:
+//!    `Scrubber::scrub_json`, seam-scrub's one JSON scrub), and the text of every refusal,
+//!    is filtered by secret shape;
 //! 6. **taint** — a result carrying the owner's data or untrusted content taints
 //!    the turn; in a tainted turn a tool with egress runs only when every destination
 //!    parameter it declares ([`DestinationParam`]) holds a destination endorsed for the
@@ -25,7 +26,8 @@
 //!    about that exact value. A tool with egress that declares no destination is refused
 //!    outright, and so is a call naming none of its destinations unless the tool says such a
 //!    call reaches no one new ([`NoneNamed`]);
-//! 7. **ledger** — the invocation, its decision and a digest of its output are
+//! 7. **ledger** — the invocation, its decision and a digest of its output (of its
+//!    canonical JSON, `seam_ledger::canonical_json`, which an auditor can recompute) are
 //!    handed to the [`LedgerHook`] before the answer is returned. If the ledger
 //!    cannot record, the answer is not returned.
 //!
@@ -37,7 +39,6 @@ pub mod config;
 pub mod consent;
 mod ledger_hook;
 pub mod mcp;
-mod scrub_json;
 pub mod service;
 mod taint;
 pub use taint::TurnToken;

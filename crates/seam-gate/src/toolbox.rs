@@ -29,7 +29,6 @@ use sha2::{Digest, Sha256};
 
 use crate::consent::ConsentDesk;
 use crate::ledger_hook::{CallOutcome, CallRecord, LedgerHook};
-use crate::scrub_json::{scrub_string, scrub_value};
 use crate::taint::TaintBook;
 use schema_walk::{LeafKind, location_text, parse_location};
 
@@ -567,9 +566,8 @@ impl Toolbox {
         client_token: Option<Option<&str>>,
     ) -> Result<Answer, GateError> {
         let mut req = req;
-        let mut fired = BTreeSet::new();
         let mut logged_params = req.params.clone();
-        scrub_value(&self.scrubber, &mut logged_params, &mut fired);
+        self.scrubber.scrub_json(&mut logged_params);
         let mut dispatched = self.dispatch(&req, client_token, &invocation_id, &logged_params);
         if let Ok(Err((_, RefusalCode::NotFound, missing))) = &dispatched
             && let Some(reg) = self.tools.get(req.tool.as_str())
@@ -579,9 +577,8 @@ impl Toolbox {
             // and are what the ledger records.
             let missing = missing.clone();
             req.params = params;
-            fired = BTreeSet::new();
             logged_params = req.params.clone();
-            scrub_value(&self.scrubber, &mut logged_params, &mut fired);
+            self.scrubber.scrub_json(&mut logged_params);
             dispatched = self
                 .dispatch(&req, client_token, &invocation_id, &logged_params)
                 .map(|r| {
@@ -603,8 +600,7 @@ impl Toolbox {
         let (version, answer) = match dispatched? {
             Ok((version, output, tainted)) => {
                 let mut output = output;
-                let mut out_fired = BTreeSet::new();
-                scrub_value(&self.scrubber, &mut output, &mut out_fired);
+                let out_fired = self.scrubber.scrub_json(&mut output);
                 if let (true, Some(turn)) = (tainted, &req.turn) {
                     self.taint.taint(turn);
                 }
@@ -614,14 +610,12 @@ impl Toolbox {
                     version: version.to_owned(),
                     output,
                     tainted,
-                    scrubbed: out_fired.into_iter().collect(),
+                    scrubbed: out_fired.into_iter().map(str::to_owned).collect(),
                 };
                 (version, Answer::Envelope(env))
             }
             Err((version, code, message)) => {
-                let mut message = message;
-                let mut msg_fired = BTreeSet::new();
-                scrub_string(&self.scrubber, &mut message, &mut msg_fired);
+                let message = self.scrubber.scrub(&message).text;
                 let refusal = Refusal {
                     invocation_id: invocation_id.clone(),
                     tool: req.tool.clone(),
@@ -633,8 +627,10 @@ impl Toolbox {
 
         let (outcome, tainted, scrubbed) = match &answer {
             Answer::Envelope(env) => {
-                let bytes = serde_json::to_vec(&env.output).unwrap_or_default();
-                let digest: [u8; 32] = Sha256::digest(&bytes).into();
+                // The canonical form, so an auditor holding the answer can recompute it
+                // (seam-ledger's crate doc says how) whatever order its keys were sent in.
+                let text = seam_ledger::canonical_json(&env.output);
+                let digest: [u8; 32] = Sha256::digest(text.as_bytes()).into();
                 (
                     CallOutcome::Admitted {
                         output_sha256: digest,
@@ -1654,6 +1650,247 @@ mod tests {
             check_decl(&nested),
             Err(GateError::BadSchema { .. })
         ));
+    }
+
+    /// `{"type":"object","additionalProperties":false,"properties":{"p": inner}}` plus `extra`
+    /// at the root: a tool's params with `inner` one level down.
+    fn params_with(inner: Value, extra: Value) -> Value {
+        let mut s = json!({"type":"object","additionalProperties":false,
+                           "properties":{"p": inner}});
+        if let (Value::Object(root), Value::Object(more)) = (&mut s, extra) {
+            root.extend(more);
+        }
+        s
+    }
+
+    /// A path-like property hidden from a walk that looks only at `properties` and `items`:
+    /// each must be found, and refused until the tool declares an access for it, exactly as
+    /// the same property in plain `properties` is.
+    #[test]
+    fn a_path_hidden_behind_a_combinator_must_be_declared() {
+        let file = || {
+            json!({"type":"object","additionalProperties":false,
+                             "properties":{"target_file":{"type":"string"}}})
+        };
+        let cases = [
+            (
+                "anyOf",
+                params_with(json!({"anyOf":[{"type":"null"}, file()]}), json!({})),
+                "p/target_file",
+            ),
+            (
+                "oneOf",
+                params_with(json!({"oneOf":[file(), {"type":"integer"}]}), json!({})),
+                "p/target_file",
+            ),
+            (
+                "allOf",
+                params_with(json!({"allOf":[file()]}), json!({})),
+                "p/target_file",
+            ),
+            (
+                "$defs nested in a property, reached through anyOf",
+                params_with(
+                    json!({"$defs":{"F": file()},
+                           "anyOf":[{"$ref":"#/properties/p/$defs/F"}]}),
+                    json!({}),
+                ),
+                "p/target_file",
+            ),
+            (
+                "prefixItems",
+                params_with(
+                    json!({"type":"array","prefixItems":[{"type":"integer"}, file()]}),
+                    json!({}),
+                ),
+                "p/*/target_file",
+            ),
+            (
+                "a path-named tuple item",
+                json!({"type":"object","additionalProperties":false,"properties":{
+                    "paths":{"type":"array","prefixItems":[{"type":"string"}]}}}),
+                "paths/*",
+            ),
+            (
+                "then",
+                params_with(json!({"if":{"type":"object"},"then": file()}), json!({})),
+                "p/target_file",
+            ),
+            (
+                "dependentSchemas",
+                params_with(
+                    json!({"type":"object","additionalProperties":false,
+                           "properties":{"k":{"type":"integer"}},
+                           "dependentSchemas":{"k": file()}}),
+                    json!({}),
+                ),
+                "p/target_file",
+            ),
+            (
+                "patternProperties",
+                params_with(
+                    json!({"type":"object","additionalProperties":false,
+                           "patternProperties":{"^x": file()}}),
+                    json!({}),
+                ),
+                "p/*/target_file",
+            ),
+        ];
+        for (how, schema, at) in cases {
+            match check_decl(&decl(schema.clone(), vec![])) {
+                Err(GateError::UndeclaredPath { field, .. }) => assert_eq!(field, at, "{how}"),
+                other => panic!("{how}: expected UndeclaredPath at {at}, got {other:?}"),
+            }
+            // declared where it is, the same schema passes
+            let ok = decl(
+                schema,
+                vec![PathParam {
+                    field: at,
+                    access: Access::Owner(FileAccess::Read),
+                }],
+            );
+            check_decl(&ok).unwrap_or_else(|e| panic!("{how}: {e}"));
+        }
+    }
+
+    /// An object schema without `additionalProperties: false` under a combinator, a tuple
+    /// item or a definition nobody refers to is as open as one in `properties`.
+    #[test]
+    fn an_open_object_behind_a_combinator_is_rejected() {
+        let open = || json!({"type":"object","properties":{"q":{"type":"string"}}});
+        let cases = [
+            (
+                "oneOf",
+                params_with(json!({"oneOf":[{"type":"null"}, open()]}), json!({})),
+            ),
+            ("anyOf", params_with(json!({"anyOf":[open()]}), json!({}))),
+            ("allOf", params_with(json!({"allOf":[open()]}), json!({}))),
+            (
+                "prefixItems",
+                params_with(json!({"type":"array","prefixItems":[open()]}), json!({})),
+            ),
+            (
+                "else",
+                params_with(json!({"if":{"type":"null"},"else": open()}), json!({})),
+            ),
+            (
+                "$defs with no $ref to it",
+                params_with(
+                    json!({"type":"integer"}),
+                    json!({"$defs":{"Unused": open()}}),
+                ),
+            ),
+            (
+                "definitions nested in a property, with no $ref to it",
+                params_with(
+                    json!({"type":"integer","definitions":{"U": open()}}),
+                    json!({}),
+                ),
+            ),
+        ];
+        for (how, schema) in cases {
+            match check_decl(&decl(schema, vec![])) {
+                Err(GateError::BadSchema { reason, .. }) => {
+                    assert!(reason.contains("additionalProperties"), "{how}: {reason}")
+                }
+                other => panic!("{how}: expected BadSchema, got {other:?}"),
+            }
+        }
+    }
+
+    /// One step from a schema to the schema around it, in any of the places a subschema can
+    /// sit (a `not` or `if` is a condition, no place for a value, so it is not among them).
+    #[derive(Debug, Clone)]
+    enum Around {
+        Property(&'static str),
+        AnyOf,
+        OneOf,
+        AllOf,
+        Items,
+        PrefixItems,
+        AdditionalProperties,
+        PatternProperties,
+        Then,
+        Else,
+        DependentSchemas,
+        /// `{"$ref": "#/$defs/Dn"}`, the schema itself in the root's `$defs`.
+        Ref,
+    }
+
+    fn arb_around() -> impl proptest::strategy::Strategy<Value = Around> {
+        use proptest::prelude::*;
+        prop_oneof![
+            prop::sample::select(vec!["a", "q", "opts", "n"]).prop_map(Around::Property),
+            Just(Around::AnyOf),
+            Just(Around::OneOf),
+            Just(Around::AllOf),
+            Just(Around::Items),
+            Just(Around::PrefixItems),
+            Just(Around::AdditionalProperties),
+            Just(Around::PatternProperties),
+            Just(Around::Then),
+            Just(Around::Else),
+            Just(Around::DependentSchemas),
+            Just(Around::Ref),
+        ]
+    }
+
+    /// `inner` wrapped in `steps`, innermost first, every object around it closed, and put
+    /// under the property `p` of a closed root (with the `$defs` the `Ref` steps made).
+    fn wrapped(inner: Value, steps: &[Around]) -> Value {
+        let mut s = inner;
+        let mut defs = serde_json::Map::new();
+        for step in steps {
+            s = match step {
+                Around::Property(name) => json!({"type":"object","additionalProperties":false,
+                                                 "properties":{*name: s}}),
+                Around::AnyOf => json!({"anyOf":[{"type":"null"}, s]}),
+                Around::OneOf => json!({"oneOf":[s, {"type":"boolean"}]}),
+                Around::AllOf => json!({"allOf":[s]}),
+                Around::Items => json!({"type":"array","items": s}),
+                Around::PrefixItems => {
+                    json!({"type":"array","prefixItems":[{"type":"integer"}, s]})
+                }
+                // no type: a map, which the toolbox does not count as an object to close
+                Around::AdditionalProperties => json!({"additionalProperties": s}),
+                Around::PatternProperties => json!({"type":"object","additionalProperties":false,
+                                                    "patternProperties":{"^k": s}}),
+                Around::Then => json!({"if":{"type":"integer"},"then": s}),
+                Around::Else => json!({"if":{"type":"integer"},"else": s}),
+                Around::DependentSchemas => json!({"type":"object","additionalProperties":false,
+                    "properties":{"k":{"type":"integer"}},"dependentSchemas":{"k": s}}),
+                Around::Ref => {
+                    let name = format!("D{}", defs.len());
+                    defs.insert(name.clone(), s);
+                    json!({"$ref": format!("#/$defs/{name}")})
+                }
+            };
+        }
+        params_with(s, json!({"$defs": defs}))
+    }
+
+    proptest::proptest! {
+        /// However deep a path sits among combinators, tuples, maps, conditions' branches
+        /// and definitions, the toolbox finds it and refuses a tool that declares no access
+        /// for it; an open object there is refused as open.
+        #[test]
+        fn a_path_or_open_object_anywhere_is_found(
+            steps in proptest::collection::vec(arb_around(), 0..6),
+        ) {
+            let path = wrapped(json!({"type":"string","format":"path"}), &steps);
+            proptest::prop_assert!(
+                matches!(check_decl(&decl(path.clone(), vec![])), Err(GateError::UndeclaredPath { .. })),
+                "{path}"
+            );
+            let open = wrapped(json!({"type":"object","properties":{}}), &steps);
+            proptest::prop_assert!(
+                matches!(check_decl(&decl(open.clone(), vec![])), Err(GateError::BadSchema { .. })),
+                "{open}"
+            );
+            // and the same places with a plain integer are a schema the toolbox accepts
+            let plain = wrapped(json!({"type":"integer"}), &steps);
+            proptest::prop_assert!(check_decl(&decl(plain.clone(), vec![])).is_ok(), "{plain}");
+        }
     }
 
     #[test]

@@ -198,3 +198,27 @@ fn the_facts_capability_governs_it() {
         Answer::Envelope(e) => panic!("served: {}", e.output),
     }
 }
+
+/// The ledger's `output_sha256` is the SHA-256 of the answer's canonical JSON: an auditor
+/// holding the answer recomputes it with `seam_ledger::canonical_json`.
+#[test]
+fn the_ledgers_output_digest_is_the_canonical_json_of_the_answer() {
+    let dir = tempfile::tempdir().unwrap();
+    let p = policy(dir.path(), "");
+    let seam_home = dir.path().join("seam");
+    std::fs::create_dir_all(&seam_home).unwrap();
+    let ledger = Arc::new(seam_ledger::Ledger::open(&seam_home).unwrap());
+    let tools: Vec<Box<dyn GovernedTool>> = vec![Box::new(FactsGet::new(&p))];
+    let tb = Toolbox::with_tools(p, Arc::new(Scrubber::new()), ledger, tools).unwrap();
+    let Answer::Envelope(e) = get(&tb, json!({"fact": "memory_total"})) else {
+        panic!("refused")
+    };
+    drop(tb);
+    let records = seam_ledger::LedgerReader::open(&seam_home)
+        .unwrap()
+        .tail(1)
+        .unwrap();
+    let recomputed =
+        seam_ledger::Sha256Digest::of(seam_ledger::canonical_json(&e.output).as_bytes());
+    assert_eq!(records[0].entry.output_sha256, Some(recomputed));
+}

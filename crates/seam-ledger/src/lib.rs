@@ -6,7 +6,12 @@
 //! group-committed appends, the signed head, and verification. It does not
 //! depend on the gate; the gate calls [`Ledger::append`] and seam-cli wires
 //! `seam ledger pubkey|verify|tail|export` onto [`public_key`], [`verify`] and
-//! [`LedgerReader`].
+//! [`LedgerReader`]. It also owns how seam writes a time: [`Timestamp`] and
+//! [`rfc3339_seconds`], RFC 3339 UTC, the one formatter the memory stores, the
+//! return queue and `facts.get` use too (the lowest crate that needs one); and
+//! seam's one canonical JSON ([`canonical_json`]), in which the params are
+//! stored and hashed, the gate's output digest is taken and the MCP upstream
+//! definitions are fingerprinted.
 //!
 //! It must never: print (the CLI prints, through seam-term); write the signing
 //! key anywhere but its 0600 file, or show it in `Debug`; return from
@@ -47,7 +52,13 @@
 //! Every variable-length field is length-prefixed and every optional one
 //! tagged, so two different records never share an encoding. The params are
 //! stored as canonical JSON ([`canonical_json`]: keys sorted, no whitespace)
-//! and `params_sha256` is the SHA-256 of exactly the stored text. The record's
+//! and `params_sha256` is the SHA-256 of exactly the stored text.
+//! `output_sha256` is the SHA-256 of the canonical JSON of the output the
+//! caller was answered with (the gate's envelope `output`, after scrubbing). The
+//! ledger does not keep outputs; an auditor holding one recomputes its digest as
+//! `Sha256Digest::of(canonical_json(&output).as_bytes())`, or with any writer of
+//! the same text: no whitespace, object keys sorted by their UTF-8 bytes,
+//! strings escaped and numbers written as `serde_json` writes them. The record's
 //! `signature` is Ed25519 (RFC 8032, verified strictly) over the 32 bytes of
 //! `hash`. A head slot's signature is over
 //! `str("seam-ledger/head/v2") ‖ be64(generation) ‖ be64(floor.seq) ‖
@@ -182,7 +193,7 @@ pub use ledger::{DEFAULT_LOCK_WAIT, HeadRecovery, Ledger, LedgerStats};
 pub use paths::LedgerPaths;
 pub use reader::{LedgerReader, Records};
 pub use record::{Consent, ConsentAnswer, ConsentBy, ConsentScope, Decision, Entry, Record};
-pub use time::{Timestamp, TimestampParseError};
+pub use time::{Timestamp, TimestampParseError, rfc3339_seconds};
 pub use verify::{FailureKind, VerifyError, VerifyFailure, VerifyReport};
 
 /// The public key of the ledger in seam's home, read from its key file (for

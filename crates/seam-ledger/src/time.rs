@@ -1,4 +1,6 @@
-//! [`Timestamp`]: UTC wall-clock time in unix nanoseconds, shown as RFC 3339.
+//! [`Timestamp`]: UTC wall-clock time in unix nanoseconds, shown as RFC 3339; and
+//! [`rfc3339_seconds`], seam's one RFC 3339 formatter, which every crate that shows a time
+//! uses (the memory stores, the return queue, `facts.get`).
 
 use std::fmt;
 use std::str::FromStr;
@@ -56,12 +58,28 @@ impl fmt::Display for Timestamp {
     fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
         let secs = self.unix_nanos.div_euclid(NANOS_PER_SEC);
         let nanos = self.unix_nanos.rem_euclid(NANOS_PER_SEC);
-        let days = secs.div_euclid(SECS_PER_DAY);
-        let sod = secs.rem_euclid(SECS_PER_DAY);
+        write!(f, "{}.{nanos:09}Z", DateTime(secs))
+    }
+}
+
+/// `2026-04-20T06:03:07Z`: a time in whole seconds since the unix epoch, as RFC 3339 UTC
+/// (proleptic Gregorian calendar). Any `i64` is a time: years past 9999 take more digits.
+pub fn rfc3339_seconds(unix_secs: i64) -> String {
+    format!("{}Z", DateTime(unix_secs))
+}
+
+/// `YYYY-MM-DDTHH:MM:SS` of a time in seconds since the unix epoch, UTC: the part every
+/// RFC 3339 time seam shows has in common.
+struct DateTime(i64);
+
+impl fmt::Display for DateTime {
+    fn fmt(&self, f: &mut fmt::Formatter<'_>) -> fmt::Result {
+        let days = self.0.div_euclid(SECS_PER_DAY);
+        let sod = self.0.rem_euclid(SECS_PER_DAY);
         let (y, m, d) = civil_from_days(days);
         write!(
             f,
-            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}.{nanos:09}Z",
+            "{y:04}-{m:02}-{d:02}T{:02}:{:02}:{:02}",
             sod / 3600,
             (sod / 60) % 60,
             sod % 60
@@ -215,6 +233,15 @@ mod tests {
         );
     }
 
+    // Moved whole from seam-gate's facts.get, whose copy of the formatter this replaced.
+    #[test]
+    fn rfc3339_known_instants() {
+        assert_eq!(rfc3339_seconds(0), "1970-01-01T00:00:00Z");
+        assert_eq!(rfc3339_seconds(951_782_400), "2000-02-29T00:00:00Z");
+        assert_eq!(rfc3339_seconds(1_700_000_000), "2023-11-14T22:13:20Z");
+        assert_eq!(rfc3339_seconds(4_102_444_799), "2099-12-31T23:59:59Z");
+    }
+
     #[test]
     fn rejects_what_is_not_rfc3339_utc() {
         for bad in [
@@ -237,6 +264,14 @@ mod tests {
         fn display_parse_round_trip(n in any::<i64>()) {
             let t = Timestamp::from_unix_nanos(n);
             prop_assert_eq!(t.to_string().parse::<Timestamp>().unwrap(), t);
+        }
+
+        /// The two forms agree: a timestamp is its whole seconds and a fraction.
+        #[test]
+        fn seconds_are_the_timestamp_without_its_fraction(n in any::<i64>()) {
+            let t = Timestamp::from_unix_nanos(n).to_string();
+            let whole = rfc3339_seconds(n.div_euclid(NANOS_PER_SEC));
+            prop_assert_eq!(format!("{}Z", &t[..t.len() - 11]), whole);
         }
 
         #[test]

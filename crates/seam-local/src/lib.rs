@@ -388,20 +388,7 @@ impl LocalTools {
                 format!("{tool:?} is not a local tool"),
             )),
         }?;
-        Ok(self.scrub_value(out))
-    }
-
-    fn scrub_value(&self, v: Value) -> Value {
-        match v {
-            Value::String(s) => Value::String(self.scrubber.scrub(&s).text),
-            Value::Array(a) => Value::Array(a.into_iter().map(|v| self.scrub_value(v)).collect()),
-            Value::Object(m) => Value::Object(
-                m.into_iter()
-                    .map(|(k, v)| (k, self.scrub_value(v)))
-                    .collect(),
-            ),
-            other => other,
-        }
+        Ok(turn::scrubbed_answer(&self.scrubber, out))
     }
 
     fn repo(&self) -> Result<&Repo, LocalRefusal> {

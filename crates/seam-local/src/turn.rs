@@ -1,7 +1,9 @@
 //! What the agent tells the local tools about the turn they run in, and what
-//! a refused local call looks like to the model.
+//! a local answer or a refused local call looks like to the model.
 
+use seam_scrub::Scrubber;
 use serde::{Deserialize, Serialize};
+use serde_json::Value;
 
 /// The turn a local call belongs to, as the agent knows it.
 #[derive(Debug, Clone, Default, PartialEq, Serialize, Deserialize)]
@@ -68,5 +70,34 @@ impl LocalRefusal {
             code: code.to_owned(),
             message: message.into(),
         }
+    }
+}
+
+/// A local tool's answer as the model gets it: every string scrubbed, object
+/// keys included, by seam-scrub's one JSON scrub (the gate's too).
+pub(crate) fn scrubbed_answer(scrubber: &Scrubber, answer: Value) -> Value {
+    let mut answer = answer;
+    scrubber.scrub_json(&mut answer);
+    answer
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+    use serde_json::json;
+
+    /// A key is text a tool read as much as a value is: a secret there is
+    /// scrubbed too.
+    #[test]
+    fn an_answer_is_scrubbed_in_its_keys_as_in_its_values() {
+        let key = "AKIAZ4X7QW3RT5YU8IOP";
+        let out = scrubbed_answer(
+            &Scrubber::new(),
+            json!({"files": {key: "found", "b": format!("aws {key}")}, "n": 1}),
+        );
+        let text = out.to_string();
+        assert!(!text.contains(key), "{text}");
+        assert_eq!(out["n"], 1);
+        assert_eq!(out["files"].as_object().map(|m| m.len()), Some(2));
     }
 }

@@ -6,7 +6,9 @@
 //! (`[REDACTED:<shape-id>]` in place of the secret itself, every other byte unchanged,
 //! overlapping matches merged); removal of *known values* by identity
 //! ([`Scrubber::with_known_values`], below); and streaming redaction ([`StreamScrubber`],
-//! [`ScrubWriter`]) that gives exactly the one-shot result however the text is split.
+//! [`ScrubWriter`]) that gives exactly the one-shot result however the text is split; and
+//! scrubbing a JSON value ([`Scrubber::scrub_json`]): every string, object keys included, the
+//! one way the gate and the agent's local tools scrub what leaves them.
 //!
 //! **Known values.** A known value is searched for as it is; in base64 and base64url at each
 //! of the three alignments it can have inside a longer encoded text (`base64("user:" +
@@ -50,6 +52,7 @@
 mod blocks;
 mod context;
 mod engine;
+mod json;
 mod known;
 mod normalise;
 mod providers;

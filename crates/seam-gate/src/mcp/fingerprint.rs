@@ -1,8 +1,9 @@
 //! Upstream tool definitions, fingerprinted on first sight and kept in seam's home.
 //!
 //! A definition is the tool's name, description and input schema as the upstream sent them.
-//! Its fingerprint is the sha256 of its canonical JSON (object keys sorted, no whitespace),
-//! so the order an upstream happens to write keys in changes nothing. The accepted
+//! Its fingerprint is the sha256 of its canonical JSON (`seam_ledger::canonical_json`, the
+//! form the ledger hashes params in: object keys sorted, no whitespace), so the order an
+//! upstream happens to write keys in changes nothing. The accepted
 //! definitions of a server live in `<seam home>/mcp/<server>.json`; a definition that differs
 //! from the accepted one is refused until the operator accepts it (`seam mcp accept SERVER`):
 //! a tool that rewrites itself after approval is how injected instructions get in.
@@ -45,9 +46,7 @@ impl ToolDefinition {
                 serde_json::to_value(h).unwrap_or(Value::Null),
             );
         }
-        let mut text = String::new();
-        canonical_json(&v, &mut text);
-        hex::encode(Sha256::digest(text.as_bytes()))
+        hex::encode(Sha256::digest(seam_ledger::canonical_json(&v).as_bytes()))
     }
 
     /// What differs from `accepted`, in words: "its description", "its input schema at
@@ -71,37 +70,6 @@ impl ToolDefinition {
             out.push(format!("its input schema at {pointer}"));
         }
         out
-    }
-}
-
-/// JSON with object keys sorted and no whitespace: the same value always gives the same text.
-pub fn canonical_json(v: &Value, out: &mut String) {
-    match v {
-        Value::Object(map) => {
-            let mut keys: Vec<&String> = map.keys().collect();
-            keys.sort();
-            out.push('{');
-            for (i, k) in keys.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                out.push_str(&Value::String((*k).clone()).to_string());
-                out.push(':');
-                canonical_json(&map[k.as_str()], out);
-            }
-            out.push('}');
-        }
-        Value::Array(items) => {
-            out.push('[');
-            for (i, item) in items.iter().enumerate() {
-                if i > 0 {
-                    out.push(',');
-                }
-                canonical_json(item, out);
-            }
-            out.push(']');
-        }
-        other => out.push_str(&other.to_string()),
     }
 }
 
@@ -311,6 +279,24 @@ mod tests {
         assert_eq!(
             flipped.changes_from(&hinted),
             vec!["its annotations".to_owned()]
+        );
+    }
+
+    /// Accepted definitions in seam homes hold fingerprints: the canonical form they hash
+    /// must not move (keys sorted by their UTF-8 bytes, escapes, numbers as serde_json
+    /// writes them).
+    #[test]
+    fn the_fingerprint_of_a_rich_definition_is_pinned() {
+        let schema: Value = serde_json::from_str(
+            r#"{"type":"object","additionalProperties":false,"properties":{
+                "é":{"type":"number","minimum":-1.5e-7,"maximum":1e300},
+                "Z\u0001\n\"":{"enum":[null,true,0,-12,[],{}]},
+                "a":{"type":"array","items":[{"const":"\u00e9\ud83d\ude00 </tag>"}]}}}"#,
+        )
+        .unwrap();
+        assert_eq!(
+            def("d\u{7f}\t", schema).fingerprint(),
+            "fab23ef8daeb4f1eed6846aa17db80ee5a08194014eedd1d5935b75faebda93c"
         );
     }
 

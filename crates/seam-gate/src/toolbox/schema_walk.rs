@@ -680,6 +680,124 @@ mod tests {
         assert!(e.contains("#/$defs/x"), "{e}");
     }
 
+    /// Every subschema of `v` (JSON pointers), found plainly from JSON Schema's own list of
+    /// the keywords that hold one (2020-12, and draft 7's `definitions`, `dependencies`,
+    /// `additionalItems` and array `items`), `$ref` not followed. `propertyNames` and
+    /// `contentSchema` are left out: they describe a key or a string's decoded content, not a
+    /// value of the params, and the walk does not enter them.
+    fn every_subschema(v: &Value, pointer: String, out: &mut Vec<String>) {
+        let Some(obj) = v.as_object() else {
+            return;
+        };
+        out.push(pointer.clone());
+        for (k, sub) in obj {
+            let here = format!("{pointer}/{}", escape(k));
+            match (k.as_str(), sub) {
+                (
+                    "properties" | "patternProperties" | "$defs" | "definitions"
+                    | "dependentSchemas" | "dependencies",
+                    Value::Object(m),
+                ) => {
+                    for (n, s) in m {
+                        every_subschema(s, format!("{here}/{}", escape(n)), out);
+                    }
+                }
+                ("allOf" | "anyOf" | "oneOf" | "prefixItems" | "items", Value::Array(a)) => {
+                    for (i, s) in a.iter().enumerate() {
+                        every_subschema(s, format!("{here}/{i}"), out);
+                    }
+                }
+                (
+                    "additionalProperties"
+                    | "unevaluatedProperties"
+                    | "items"
+                    | "contains"
+                    | "additionalItems"
+                    | "unevaluatedItems"
+                    | "not"
+                    | "if"
+                    | "then"
+                    | "else",
+                    _,
+                ) => every_subschema(sub, here, out),
+                _ => {}
+            }
+        }
+    }
+
+    const ONE: &[&str] = &[
+        "additionalProperties",
+        "unevaluatedProperties",
+        "items",
+        "contains",
+        "additionalItems",
+        "unevaluatedItems",
+        "not",
+        "if",
+        "then",
+        "else",
+    ];
+    const MANY: &[&str] = &["allOf", "anyOf", "oneOf", "prefixItems", "items"];
+    const NAMED: &[&str] = &[
+        "properties",
+        "patternProperties",
+        "$defs",
+        "definitions",
+        "dependentSchemas",
+        "dependencies",
+    ];
+
+    /// Random schemas without `$ref`: any keyword that holds subschemas, nested, several to
+    /// a schema, with names that need escaping in a pointer (`/`, `~`).
+    fn arb_schema() -> impl proptest::strategy::Strategy<Value = Value> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            Just(json!({"type": "string"})),
+            Just(json!({"type": "object"})),
+            Just(json!({})),
+            Just(json!(true)),
+            Just(json!(false)),
+            Just(json!({"type": "string", "format": "path"})),
+        ];
+        leaf.prop_recursive(5, 48, 4, |inner| {
+            let one = (prop::sample::select(ONE), inner.clone()).prop_map(|(k, s)| json!({ k: s }));
+            let many = (
+                prop::sample::select(MANY),
+                prop::collection::vec(inner.clone(), 0..3),
+            )
+                .prop_map(|(k, v)| json!({ k: v }));
+            let named = (
+                prop::sample::select(NAMED),
+                prop::collection::btree_map("[a-z/~]{1,3}", inner, 0..3),
+            )
+                .prop_map(|(k, m)| json!({ k: m }));
+            prop::collection::vec(prop_oneof![one, many, named], 1..3).prop_map(|parts| {
+                let mut merged = Map::new();
+                for p in parts {
+                    if let Value::Object(m) = p {
+                        merged.extend(m);
+                    }
+                }
+                Value::Object(merged)
+            })
+        })
+    }
+
+    proptest::proptest! {
+        /// The one walk meets every subschema a plain recursion over JSON Schema's keywords
+        /// finds, each once: no rule that rides on it can miss a place.
+        #[test]
+        fn the_walk_meets_every_subschema_once(schema in arb_schema()) {
+            let mut want = Vec::new();
+            every_subschema(&schema, "#".to_owned(), &mut want);
+            let mut met = Vec::new();
+            walk(&schema, &mut |n| met.push(n.pointer.to_owned())).unwrap();
+            want.sort();
+            met.sort();
+            proptest::prop_assert_eq!(met, want);
+        }
+    }
+
     #[test]
     fn locations_round_trip() {
         let l = vec!["a/b".to_owned(), "~c".to_owned(), ANY.to_owned()];

@@ -129,7 +129,11 @@ impl FactsGet {
                 let now = SystemTime::now()
                     .duration_since(UNIX_EPOCH)
                     .map_err(|_| unreadable("time", "the clock is before 1970"))?;
-                (json!(rfc3339_utc(now.as_secs())), None)
+                {
+                    // seconds past i64::MAX are 292 billion years away
+                    let secs = i64::try_from(now.as_secs()).unwrap_or(i64::MAX);
+                    (json!(seam_ledger::rfc3339_seconds(secs)), None)
+                }
             }
             "timezone" => (json!(timezone()), None),
             "seam_version" => (json!(env!("CARGO_PKG_VERSION")), None),
@@ -255,40 +259,5 @@ fn load_average() -> Result<Vec<f64>, ToolFailure> {
             "load_average",
             "/proc/loadavg is not in the expected form",
         ))
-    }
-}
-
-/// `YYYY-MM-DDTHH:MM:SSZ` for seconds since the epoch (proleptic Gregorian, UTC).
-fn rfc3339_utc(secs: u64) -> String {
-    let days = (secs / 86_400) as i64;
-    let rem = secs % 86_400;
-    // Howard Hinnant's civil_from_days.
-    let z = days + 719_468;
-    let era = z.div_euclid(146_097);
-    let doe = z.rem_euclid(146_097);
-    let yoe = (doe - doe / 1460 + doe / 36_524 - doe / 146_096) / 365;
-    let doy = doe - (365 * yoe + yoe / 4 - yoe / 100);
-    let mp = (5 * doy + 2) / 153;
-    let day = doy - (153 * mp + 2) / 5 + 1;
-    let month = if mp < 10 { mp + 3 } else { mp - 9 };
-    let year = yoe + era * 400 + i64::from(month <= 2);
-    format!(
-        "{year:04}-{month:02}-{day:02}T{:02}:{:02}:{:02}Z",
-        rem / 3600,
-        rem % 3600 / 60,
-        rem % 60
-    )
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn rfc3339_known_instants() {
-        assert_eq!(rfc3339_utc(0), "1970-01-01T00:00:00Z");
-        assert_eq!(rfc3339_utc(951_782_400), "2000-02-29T00:00:00Z");
-        assert_eq!(rfc3339_utc(1_700_000_000), "2023-11-14T22:13:20Z");
-        assert_eq!(rfc3339_utc(4_102_444_799), "2099-12-31T23:59:59Z");
     }
 }
