@@ -396,7 +396,8 @@ mod tests {
         });
         assert_eq!(
             render(&v),
-            "lines: 3\nowner_files: [{\"name\":\"a.csv\"}]\npath: notes/t.md\n\
+            // In the order the tool wrote them (serde_json keeps it here).
+            "path: notes/t.md\nlines: 3\nowner_files: [{\"name\":\"a.csv\"}]\n\
              text:\n| a | b |\n|---|---|\n| \"x\" | 2 |"
         );
         // A flag that is set is said.
@@ -574,6 +575,6 @@ mod tests {
     fn empty_output_of_a_program_is_still_said() {
         // stdout "" is a short field: the model sees that nothing was printed.
         let v = json!({"exit_code": 0, "stdout": "", "stderr": ""});
-        assert_eq!(render(&v), "exit_code: 0\nstderr: \"\"\nstdout: \"\"");
+        assert_eq!(render(&v), "exit_code: 0\nstdout: \"\"\nstderr: \"\"");
     }
 }

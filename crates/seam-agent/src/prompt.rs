@@ -200,9 +200,10 @@ mod tests {
             "op":{"enum":["write","patch"]},
             "files":{"type":"array","items":{"type":"object","properties":{"name":{"type":"string"}}}},
         },"required":["path","op"]});
+        // In the order the schema lists them: a tool's spec decides it.
         assert_eq!(
             flatten_params(&s),
-            r#"{files?:[{name?}], max_bytes?:int, op:"write"|"patch", path}"#
+            r#"{path, max_bytes?:int, op:"write"|"patch", files?:[{name?}]}"#
         );
     }
 

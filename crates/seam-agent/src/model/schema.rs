@@ -9,7 +9,9 @@ use serde_json::value::RawValue;
 /// and serde_json's map is sorted, which puts `params` before `tool`: the
 /// model would then write a tool's parameters before choosing the tool. So
 /// where an object schema has `required`, its `properties` are written in the
-/// order of `required`, then the others (sorted). One text for both backends,
+/// order of `required`, then the others in the order the schema lists them
+/// (serde_json keeps that order in this workspace: its `preserve_order`
+/// feature is on, so a tool's spec decides it). One text for both backends,
 /// made here: sent to a server as the sorted map instead, qwen2.5-coder-1.5b
 /// wrote `"params":{"path":"notes/trip-porto.md","offset":1000000000000000}`
 /// before `"tool":"files.read"`, and read an empty page.
@@ -125,6 +127,20 @@ mod tests {
         let back: serde_json::Value = serde_json::from_str(text).unwrap();
         assert_eq!(back, schema);
         assert_eq!(s.raw().get(), text);
+        // The others keep the order the schema lists them (builder: `path`
+        // before `text`, `old` before `new`; sorted, `content` came first
+        // and qwen2.5-coder-1.5b wrote a whole file's content for an append).
+        let builder = serde_json::json!({
+            "type": "object",
+            "properties": {"op": {}, "path": {}, "text": {}, "old": {}, "new": {}, "content": {}},
+            "required": ["op"]
+        });
+        let text = JsonSchema::new(builder).text().to_owned();
+        let order: Vec<usize> = ["op", "path", "text", "old", "new", "content"]
+            .iter()
+            .map(|k| text.find(&format!("\"{k}\":")).unwrap())
+            .collect();
+        assert!(order.windows(2).all(|w| w[0] < w[1]), "{text}");
         // A property named `properties` is a property, not a schema keyword.
         let odd = serde_json::json!({"properties": {"properties": {"required": 1}, "b": {}}, "required": ["properties"]});
         let back: serde_json::Value =
