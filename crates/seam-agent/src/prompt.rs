@@ -83,6 +83,14 @@ const EXAMPLES: &[(&str, &str, &str)] = &[
         "Work out the compound interest on 1,000 at 2% a year over 5 years with Python.",
         r#"{"mode":"action","tool":"python.run","params":{"code":"p = 1000\nfor year in range(5):\n    p *= 1.02\nprint(round(p - 1000, 2))"}}"#,
     ),
+    // Asked to change code on a branch, qwen2.5-coder-1.5b appended a made-up
+    // line to a new file, or edited the file with Python (which the sandbox
+    // cannot reach), in every run before this example.
+    (
+        "builder",
+        "Make the client give up after 5 retries instead of 3, on a branch for review.",
+        r#"{"mode":"action","tool":"builder","params":{"op":"replace","path":"src/client.py","old":"MAX_RETRIES = 3","new":"MAX_RETRIES = 5"}}"#,
+    ),
 ];
 
 /// `{a, b?:int, op:"x"|"y"}`: a schema's properties, flattened for the prompt.

@@ -419,7 +419,13 @@ pub(crate) fn edit(
             let Some(content) = before.as_deref() else {
                 return Err(no_such_file(b, repo, &path));
             };
-            let r = replaced(content, old, new).map_err(|why| why.refusal(&path))?;
+            let r = match replaced(content, old, new) {
+                Ok(r) => r,
+                Err(NoReplace::Many(n)) => {
+                    return Err(many_places(b, repo, &path, content, old, n));
+                }
+                Err(why) => return Err(why.refusal(&path)),
+            };
             if r.crlf {
                 notes.push(format!(
                     "read params.old and params.new with {path}'s CRLF line endings"
@@ -458,6 +464,44 @@ pub(crate) fn edit(
         extra["note"] = json!(notes.join("; "));
     }
     Ok(answer(b, c, extra))
+}
+
+/// The refusal of a replace whose `old` is in `n` places of `path`: it names
+/// the lines each place starts on, and the lines of the repository most like
+/// `old` and the task, those places left out. A value used in several places
+/// is often set in one: asked for 25 books a page, qwen2.5-coder-1.5b
+/// replaced one of the two calls in `src/cli.js` that pass
+/// `DEFAULT_PAGE_SIZE`, not the line of `src/config.js` that sets it, and
+/// when told to give a longer snippet, gave the same one again.
+fn many_places(
+    b: &TurnBranch,
+    repo: &Repo,
+    path: &RepoPath,
+    content: &str,
+    old: &str,
+    n: usize,
+) -> LocalRefusal {
+    let lines: Vec<usize> = places(content, old)
+        .into_iter()
+        .map(|i| content[..i].matches('\n').count() + 1)
+        .collect();
+    let shown: Vec<String> = lines.iter().map(usize::to_string).collect();
+    let at = if shown.is_empty() {
+        String::new()
+    } else {
+        format!(" (at lines {})", shown.join(", "))
+    };
+    let mut msg = format!(
+        "params.old is found {n} times in {path}{at}: give a longer snippet, one that is there once"
+    );
+    let like = lines_like_except(b, repo, &format!("{old}\n{}", b.task), Some(path), &lines);
+    if !like.is_empty() {
+        msg.push_str(&format!(
+            "; or, if what they share is set in one place, change it there. The other lines most like them and the task:\n{}",
+            like.join("\n")
+        ));
+    }
+    LocalRefusal::new("invalid_params", msg)
 }
 
 /// The refusal of an edit of `path`, a file the branch does not have: it
@@ -505,6 +549,17 @@ fn no_such_file(b: &TurnBranch, repo: &Repo, path: &RepoPath) -> LocalRefusal {
 /// words, but the change is in the code). Files over [`LIKE_MAX_FILE`] are
 /// not read.
 pub(crate) fn lines_like(b: &TurnBranch, repo: &Repo, text: &str) -> Vec<String> {
+    lines_like_except(b, repo, text, None, &[])
+}
+
+/// [`lines_like`], leaving out the lines `except` of the file `in_path`.
+fn lines_like_except(
+    b: &TurnBranch,
+    repo: &Repo,
+    text: &str,
+    in_path: Option<&RepoPath>,
+    except: &[usize],
+) -> Vec<String> {
     let wanted: HashSet<String> = words(text).collect();
     let Ok(texts) = branch_texts(b, repo, LIKE_MAX_FILE) else {
         return Vec::new();
@@ -519,7 +574,11 @@ pub(crate) fn lines_like(b: &TurnBranch, repo: &Repo, text: &str) -> Vec<String>
             .as_str()
             .rsplit_once('.')
             .is_some_and(|(_, ext)| PROSE.contains(&ext.to_ascii_lowercase().as_str()));
+        let mine = in_path.is_some_and(|p| p.as_str() == path.as_str());
         for (n, line) in content.lines().enumerate() {
+            if mine && except.contains(&(n + 1)) {
+                continue;
+            }
             let have: HashSet<String> = words(line).collect();
             let shared: Vec<&String> = have.intersection(&wanted).collect();
             let score: usize = shared

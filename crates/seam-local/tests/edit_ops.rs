@@ -243,7 +243,7 @@ fn replace_refusals_name_the_file() {
     assert_eq!(e.code, "invalid_params");
     assert!(
         e.message
-            .contains("found 3 times in src/paginate.js: give a longer snippet"),
+            .contains("found 3 times in src/paginate.js (at lines 1, 2, 3): give a longer snippet"),
         "{e}"
     );
     // A word the model got wrong: the line it meant is pointed at, and quoted.
@@ -841,4 +841,59 @@ fn a_listed_line_passes_the_same_walls_as_a_named_path() {
         json!({"op": "replace", "path": "src/a.js", "old": "const A = 1;", "new": "const A = 2;"});
     let out = ok(&tools, "w1", call);
     assert!(out["note"].is_null(), "{out}");
+}
+
+#[test]
+fn an_old_in_many_places_names_them_and_where_the_value_is_set() {
+    let f = Fixture::new();
+    commit(
+        &f,
+        &[
+            (
+                "src/config.js",
+                b"'use strict';\nconst DEFAULT_PAGE_SIZE = 10;\nmodule.exports = { DEFAULT_PAGE_SIZE };\n",
+            ),
+            (
+                "src/cli.js",
+                b"function a(books, opts) {\n  printPage(paginate(books, opts.page, DEFAULT_PAGE_SIZE));\n}\nfunction b(books, opts) {\n  printPage(paginate(books, opts.page, DEFAULT_PAGE_SIZE));\n}\n",
+            ),
+        ],
+    );
+    let tools = f.tools();
+    let task = TurnInfo {
+        turn: "m1".into(),
+        task: "Make shelf show 25 books per page by default instead of 10.".into(),
+        ..TurnInfo::default()
+    };
+    let call = json!({
+        "op": "replace",
+        "path": "src/cli.js",
+        "old": "printPage(paginate(books, opts.page, DEFAULT_PAGE_SIZE));",
+        "new": "printPage(paginate(books, opts.page, 25));",
+    });
+    let e = tools.call(&task, "builder", &params(call)).unwrap_err();
+    assert_eq!(e.code, "invalid_params");
+    let m = &e.message;
+    assert!(
+        m.contains("found 2 times in src/cli.js (at lines 2, 5)"),
+        "{m}"
+    );
+    assert!(
+        m.contains("src/config.js:2: const DEFAULT_PAGE_SIZE = 10;"),
+        "the line that sets the value: {m}"
+    );
+    // The places themselves are not offered again.
+    assert!(
+        !m.contains("src/cli.js:2:") && !m.contains("src/cli.js:5:"),
+        "{m}"
+    );
+    // Nothing was changed.
+    let (_, wt) = tools.turn_branch("m1").unwrap();
+    assert!(
+        std::fs::read_to_string(wt.join("src/cli.js"))
+            .unwrap()
+            .matches("DEFAULT_PAGE_SIZE")
+            .count()
+            == 2
+    );
 }
