@@ -78,17 +78,21 @@ impl MemoryCodebase {
                     "type": "object",
                     "additionalProperties": false,
                     "required": ["op"],
+                    // In the order a model writes them (the grammar asks in
+                    // this order): what to look for before where. With
+                    // `path` second, qwen2.5-coder-1.5b asked for the
+                    // outline of a file it guessed instead of the symbol.
                     "properties": {
                         "op": {"type": "string", "enum": ["tree", "outline", "find_symbol", "search"],
                                "description": "tree: files and directories; outline: symbols of one file; find_symbol: definitions of a name; search: full-text search"},
-                        "path": {"type": "string", "minLength": 1,
-                                 "description": "tree: the directory to list (default: the workspace root); outline: the file (a directory gives its files' top-level symbols). Relative to the workspace. Looked up in the index, not read"},
-                        "depth": {"type": "integer", "minimum": 1,
-                                  "description": format!("tree: how many levels to show (default {TREE_DEFAULT_DEPTH}, at most {TREE_MAX_DEPTH})")},
                         "name": {"type": "string", "minLength": 1,
                                  "description": "find_symbol: a function, type or module name, or its start; Type::method or Class.method for a member. Case is ignored"},
                         "query": {"type": "string", "minLength": 1,
                                   "description": "search: words to find (files holding them all, else those holding some); word* matches a prefix"},
+                        "path": {"type": "string", "minLength": 1,
+                                 "description": "tree: the directory to list (default: the workspace root); outline: the file (a directory gives its files' top-level symbols). Relative to the workspace. Looked up in the index, not read"},
+                        "depth": {"type": "integer", "minimum": 1,
+                                  "description": format!("tree: how many levels to show (default {TREE_DEFAULT_DEPTH}, at most {TREE_MAX_DEPTH})")},
                         "limit": {"type": "integer", "minimum": 1,
                                   "description": format!(
                                       "most results: tree {}/{}, outline {}/{}, find_symbol {}/{}, search {}/{} (default/maximum)",
