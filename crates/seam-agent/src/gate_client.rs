@@ -52,6 +52,14 @@ impl GateEndpoint {
         GateEndpoint::Unix(seam_home.join(SOCKET_FILE))
     }
 
+    /// The gate's `host:port` when it is on TCP (its unix socket has none).
+    pub fn tcp_authority(&self) -> Option<&str> {
+        match self {
+            GateEndpoint::Tcp { authority, .. } => Some(authority),
+            GateEndpoint::Unix(_) => None,
+        }
+    }
+
     /// `http://HOST:PORT` (a trailing `/` is allowed, nothing else), with the
     /// token read from `seam_home`.
     pub fn from_url(url: &str, seam_home: &Path) -> Result<GateEndpoint, GateClientError> {

@@ -149,6 +149,13 @@ const RULES: &[(&str, Says, &str)] = &[
         NeverReaches(WORLD),
         "the agent side never links what touches the world",
     ),
+    // The launcher's: what the agent's walls let through, planned before the agent runs.
+    (
+        "seam-confine",
+        DependsOnlyOn(&["seam-local", "seam-sandbox"]),
+        "the agent's confinement: the programs are seam-local's, the walls seam-sandbox's; \
+         no agent-side crate links it (it reaches the sandbox)",
+    ),
     // The binary wires everything.
     (
         "seam-cli",

@@ -19,6 +19,26 @@ fn parse_with(args: &[&str], stdin: &str) -> (Option<i32>, Value, String) {
     (out.status.code(), v, String::from_utf8(out.stderr).unwrap())
 }
 
+/// What a `seam` command that must succeed prints.
+fn stdout_of(o: &Owner, args: &[&str]) -> Vec<u8> {
+    let out = o.seam().args(args).output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    out.stdout
+}
+
+/// The strings of a JSON array (the corrections a parse took, the tools a prompt shows).
+fn strings(v: &Value) -> Vec<&str> {
+    v.as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect()
+}
+
 #[test]
 fn a_damaged_reply_becomes_the_canonical_action_with_its_corrections() {
     let raw = "<think>read it</think>\n```json\n{\"mode\": \"action\", \"tool\": \"Files.Read\", \"params\": {'path': 'notes/todo.md',}}\n```";
@@ -28,12 +48,7 @@ fn a_damaged_reply_becomes_the_canonical_action_with_its_corrections() {
         v["action"],
         json!({"mode": "action", "tool": "files.read", "params": {"path": "notes/todo.md"}})
     );
-    let c: Vec<&str> = v["corrections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let c = strings(&v["corrections"]);
     for want in [
         "think-block",
         "markdown-fence",
@@ -54,7 +69,7 @@ fn tools_names_the_catalog_and_unknown_names_are_kept() {
         v["action"],
         json!({"mode": "action", "tool": "Bash", "params": {"command": "ls"}})
     );
-    // against the default 14, `bash` is no tool: kept as written
+    // against the default (the registry's tools), `bash` is no tool: kept as written
     let (code, v, _) = parse_with(&[], raw);
     assert_eq!(code, Some(0));
     assert_eq!(v["action"]["tool"], "bash");
@@ -91,13 +106,7 @@ fn parse_with_catalog(
 #[test]
 fn catalog_reads_what_seam_tools_json_prints_and_the_schema_repairs_apply() {
     let o = Owner::new();
-    let out = o.seam().args(["tools", "--json"]).output().unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    let file = o.write("catalog.json", &out.stdout);
+    let file = o.write("catalog.json", &stdout_of(&o, &["tools", "--json"]));
     // a key in another case, a number as a string: repaired only with the schema
     let raw =
         r#"{"mode":"action","tool":"files_read","params":{"Path":"notes/todo.md","limit":"5"}}"#;
@@ -107,12 +116,7 @@ fn catalog_reads_what_seam_tools_json_prints_and_the_schema_repairs_apply() {
         v["action"],
         json!({"mode": "action", "tool": "files.read", "params": {"path": "notes/todo.md", "limit": 5}})
     );
-    let c: Vec<&str> = v["corrections"]
-        .as_array()
-        .unwrap()
-        .iter()
-        .filter_map(Value::as_str)
-        .collect();
+    let c = strings(&v["corrections"]);
     for want in [
         "tool-name-separators",
         "param-key-case",
@@ -182,4 +186,24 @@ fn a_bad_catalog_file_exits_2_naming_the_file_and_what_was_wrong() {
     let (code, _, err) = parse_with(&["--tools", "a", "--catalog", "x.json"], raw);
     assert_eq!(code, Some(2), "{err}");
     assert!(err.contains("cannot be used with"), "{err}");
+}
+
+/// The default catalog is the registry's tools, read from their specs: every tool the prompt
+/// shows the model (`seam prompt --json`, the registry `seam ask` builds) is a name the
+/// default resolves, so a tool added to the specs is resolved without a list to update.
+#[test]
+fn the_default_catalog_resolves_every_tool_of_the_registry() {
+    let o = Owner::new();
+    let prompt: Value = serde_json::from_slice(&stdout_of(&o, &["prompt", "--json"])).unwrap();
+    let tools = strings(&prompt["tools"]);
+    assert!(!tools.is_empty());
+    for name in tools {
+        // Written in another case, a name resolves only when the catalog holds it.
+        let raw = json!({"mode": "action", "tool": name.to_uppercase(), "params": {}}).to_string();
+        let (code, v, err) = parse_with(&[], &raw);
+        assert_eq!(code, Some(0), "{name}: {err}");
+        assert_eq!(v["action"]["tool"], name, "{name}: {v}");
+        let c = strings(&v["corrections"]);
+        assert!(c.contains(&"tool-name-case"), "{name}: {c:?}");
+    }
 }

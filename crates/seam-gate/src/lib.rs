@@ -31,6 +31,10 @@
 //!    handed to the [`LedgerHook`] before the answer is returned. If the ledger
 //!    cannot record, the answer is not returned.
 //!
+//! A gate is opened in one place, [`Gate::open`]: the keeper, the scrubber with every value it
+//! holds, the tools, the upstream MCP servers. Every caller opens it there, so no caller can
+//! build a toolbox whose scrubber misses a keeper value.
+//!
 //! What this crate must never do: hand a tool a path it has not admitted, return
 //! any text (result or refusal) that has not been scrubbed, or answer a call the
 //! ledger did not record. It does not print: the `seam` binary owns all output.
@@ -39,6 +43,7 @@ pub mod config;
 pub mod consent;
 mod ledger_hook;
 pub mod mcp;
+mod open;
 pub mod service;
 mod taint;
 pub use taint::TurnToken;
@@ -50,6 +55,7 @@ pub use consent::ConsentDesk;
 pub use ledger_hook::{
     CallOutcome, CallRecord, ConsentRecord, LedgerHook, LedgerHookError, NoLedger,
 };
+pub use open::{Gate, OpenError};
 pub use toolbox::{
     Admitted, CallRequest, DestinationForm, DestinationParam, Endorsed, GateError, GovernedTool,
     NoneNamed, PathParam, ToolCall, ToolDecl, ToolFailure, Toolbox, ToolboxConfig,

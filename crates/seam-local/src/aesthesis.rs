@@ -55,6 +55,15 @@ const LINTERS: &[Linter] = &[
     },
 ];
 
+/// The programs of [`LINTERS`], each once.
+pub(crate) fn programs() -> impl Iterator<Item = &'static str> {
+    LINTERS
+        .iter()
+        .enumerate()
+        .filter(|(i, l)| !LINTERS[..*i].iter().any(|e| e.program == l.program))
+        .map(|(_, l)| l.program)
+}
+
 /// Critiques the branch checked out in `worktree`, changed since `base`.
 pub(crate) fn critique(
     worktree: &Path,

@@ -96,9 +96,12 @@ const CLEARED: &[&str] = &[
     "GIT_COMMITTER_EMAIL",
 ];
 
+/// The program git is run as, looked up on PATH.
+pub(crate) const GIT: &str = "git";
+
 /// git in `dir`, set up as the module doc says.
 pub(crate) fn command(dir: &Path) -> Command {
-    let mut cmd = Command::new("git");
+    let mut cmd = Command::new(GIT);
     cmd.arg("-C").arg(dir);
     for c in SETTINGS {
         cmd.arg("-c").arg(c);

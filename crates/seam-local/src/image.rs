@@ -18,6 +18,8 @@ use crate::process;
 pub const MAX_DOT_BYTES: usize = 64 * 1024;
 /// The largest SVG kept.
 pub const MAX_SVG_BYTES: usize = 4 * 1024 * 1024;
+/// Graphviz's renderer, looked up on PATH.
+pub(crate) const DOT: &str = "dot";
 const DOT_TIMEOUT: Duration = Duration::from_secs(10);
 
 static FILE_ATTRIBUTES: LazyLock<Regex> = LazyLock::new(|| {
@@ -61,7 +63,7 @@ pub(crate) fn render(
             "name must be 1 to 64 letters, digits, - or _",
         ));
     }
-    if !process::on_path("dot") {
+    if !process::on_path(DOT) {
         return Err(LocalRefusal::new(
             "unavailable",
             "Graphviz's dot is not installed on this machine, so diagrams cannot be rendered",
@@ -72,7 +74,7 @@ pub(crate) fn render(
     make_private_dir(&empty)?;
     let dir = images.join(turn_slug(turn));
     make_private_dir(&dir)?;
-    let argv = vec!["dot".to_owned(), "-Tsvg".to_owned()];
+    let argv = vec![DOT.to_owned(), "-Tsvg".to_owned()];
     let out = process::run(
         &argv,
         &empty,

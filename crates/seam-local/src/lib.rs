@@ -73,8 +73,13 @@
 //! build records (`<seam_home>/agent/builds.sqlite`, beside the queue; not
 //! the gate's `memory/`). The queue decides in one SQLite write transaction.
 //!
+//! The programs the tools start are listed by [`programs`], built from the
+//! places that start them: the agent's walls (`seam-confine`) let it run
+//! exactly those, so a tool that starts a program not there fails behind them.
+//!
 //! What it must never do: depend on `seam-gate`, `seam-sandbox` or
-//! `seam-keeper` (it lives in the agent, which holds no credentials); write
+//! `seam-keeper` (it lives in the agent, which holds no credentials); start a
+//! program by a name that is not in [`programs`]; write
 //! outside seam's staging and its own database (`<seam_home>/agent/`), or move
 //! any branch but its own `seam/…` ones in the staging repository (only the
 //! operator's `approve` moves a target branch); run git in the operator's
@@ -117,6 +122,7 @@ use serde_json::{Map, Value};
 
 pub use critic::{CheckRun, CriticConfig, CriticReport};
 pub use git::GitError;
+pub use process::programs;
 pub use queue::{Decided, QueueError, QueueItem, ReturnQueue, Staged, Status, Verdict};
 pub use repo_path::RepoPath;
 pub use spec::{LOCAL_TOOL_VERSION, LOCAL_TOOLS, tool_specs};

@@ -7,6 +7,18 @@ use std::process::{Command, Stdio};
 use std::thread;
 use std::time::{Duration, Instant};
 
+/// Every program the local tools run, by its name on PATH: git (the builder, aesthesis),
+/// Graphviz's `dot` (image), and aesthesis's formatters and linters, each taken from the place
+/// that runs it. The agent's walls let it execute these and no other (`seam-confine`), so a
+/// program a tool starts is one added here by construction. Not the Critic's check command:
+/// the operator configures it, and it runs with what the walls allow.
+pub fn programs() -> Vec<&'static str> {
+    [crate::git::GIT, crate::image::DOT]
+        .into_iter()
+        .chain(crate::aesthesis::programs())
+        .collect()
+}
+
 /// How a run ended.
 #[derive(Debug, Clone, PartialEq, Eq)]
 pub(crate) struct RunOutput {
@@ -157,4 +169,20 @@ pub(crate) fn on_path(program: &str) -> bool {
     std::env::var_os("PATH")
         .map(|paths| std::env::split_paths(&paths).any(|d| is_exec(&d.join(program))))
         .unwrap_or(false)
+}
+
+#[cfg(test)]
+mod programs_tests {
+    /// Each program once, and every one the agent's walls let it run before the list was
+    /// derived (git, dot, rustfmt, ruff) is still among them.
+    #[test]
+    fn every_program_is_listed_once() {
+        let p = super::programs();
+        for (i, name) in p.iter().enumerate() {
+            assert!(!p[..i].contains(name), "{name} twice in {p:?}");
+        }
+        for name in ["git", "dot", "rustfmt", "ruff"] {
+            assert!(p.contains(&name), "{name} not in {p:?}");
+        }
+    }
 }

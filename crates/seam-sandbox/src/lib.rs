@@ -55,7 +55,8 @@
 //! # The agent's wall
 //! [`agent_wall`] is a second, smaller use of the same kernel feature: Landlock for a whole
 //! process that keeps running (`seam ask`'s agent), with the places and TCP ports named by the
-//! caller, and the environment changed only while the process has one thread. It shares the
+//! caller (which places and ports is seam-confine's decision, not this crate's), and the
+//! environment changed only while the process has one thread. It shares the
 //! raw Landlock calls with the sandbox and nothing else.
 //!
 //! # Honest degradation

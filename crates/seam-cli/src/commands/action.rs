@@ -2,36 +2,40 @@
 //! the repairs it took (seam-action), printed as JSON.
 
 use std::io::Read;
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use anyhow::Context as _;
 use seam_action::{MAX_REPLY_BYTES, ToolCatalog, parse};
+use seam_agent::registry::Registry;
+use seam_gate::ToolboxConfig;
+use seam_policy::{Policy, PolicyEnv};
 
 use crate::cli::ActionCommand;
 use crate::exit::{Exit, UsageError};
 use crate::output;
 
-/// The registry's 15 tools, the names `seam action parse` resolves against by
-/// default: the gate's 8 governed tools and the agent's 7 local ones
-/// (DESIGN.md). Names only, so no schema repairs apply here; the agent parses
-/// against the real specs.
-pub const REGISTRY_TOOLS: [&str; 15] = [
-    "web.search",
-    "web.fetch",
-    "files.read",
-    "python.run",
-    "memory.codebase",
-    "memory.build",
-    "memory.operator",
-    "facts.get",
-    "builder",
-    "scribe",
-    "context",
-    "graph",
-    "seer",
-    "aesthesis",
-    "image",
-];
+/// The names `seam action parse` resolves against by default: the tools of the
+/// registry `seam ask` builds, the gate's built-in governed tools and the
+/// agent's local ones (DESIGN.md), read from their specs so a new tool is here
+/// the day it is declared. Names only, so no schema repairs apply here; the
+/// agent parses against the real specs. No upstream MCP tool: those come with a
+/// gate's config, and this command reads none.
+fn registry_tools() -> anyhow::Result<Vec<String>> {
+    // The gate's tools are built only to read their declarations. A tool's name does not
+    // depend on where seam's home or the workspace is, so no policy file is read for them
+    // (this command needs no home) and the places are left empty.
+    let policy = Policy::builtin(PolicyEnv {
+        owner_home: PathBuf::new(),
+        seam_home: PathBuf::new(),
+        workspace_root: PathBuf::new(),
+    });
+    let governed = seam_gate::tools::builtin(&ToolboxConfig::default(), &policy)
+        .iter()
+        .map(|t| t.decl().spec())
+        .collect();
+    let registry = Registry::new(seam_local::tool_specs(), governed)?;
+    Ok(registry.names().into_iter().map(str::to_owned).collect())
+}
 
 pub fn run(cmd: ActionCommand) -> anyhow::Result<Exit> {
     match cmd {
@@ -79,7 +83,7 @@ fn parse_stdin(tools: Option<Vec<String>>, catalog: Option<&Path>) -> anyhow::Re
                 .map(str::to_owned)
                 .collect::<Vec<_>>(),
         ),
-        (None, None) => ToolCatalog::from_names(REGISTRY_TOOLS),
+        (None, None) => ToolCatalog::from_names(registry_tools()?),
     };
     match parse(&text, &catalog) {
         Ok(parsed) => {

@@ -6,10 +6,10 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use seam_gate::LedgerHook;
 use seam_gate::service::{
     GateService, ServeReport, ServiceError, ServiceLimits, ServiceOptions, ShutdownSignals,
 };
-use seam_gate::{LedgerHook, ToolboxConfig};
 use seam_protocol::Answer;
 
 use crate::context::Context;
@@ -77,10 +77,6 @@ pub fn serve(ctx: &Context, args: GateArgs) -> anyhow::Result<Exit> {
             r.to_seq
         ));
     }
-    let config = ToolboxConfig {
-        files_read_max_bytes: args.read_limit,
-        ..ToolboxConfig::default()
-    };
     let hook: Arc<dyn LedgerHook> = ledger.clone();
     let desk = super::consent::desk_for_gate(
         ctx,
@@ -88,7 +84,7 @@ pub fn serve(ctx: &Context, args: GateArgs) -> anyhow::Result<Exit> {
         args.consent_tty,
     );
     let toolbox = Arc::new(
-        super::invoke::toolbox_with(ctx, &config, hook)?
+        super::invoke::toolbox_with(ctx, args.read_limit, hook)?
             .requiring_open_turns()
             .with_consent(desk),
     );

@@ -4,7 +4,7 @@ use std::io::Read;
 use std::sync::Arc;
 
 use anyhow::Context as _;
-use seam_gate::{CallRequest, LedgerHook, Toolbox, ToolboxConfig};
+use seam_gate::{CallRequest, Gate, LedgerHook, Toolbox, ToolboxConfig};
 use seam_protocol::Answer;
 
 use crate::context::Context;
@@ -13,28 +13,29 @@ use crate::output;
 
 /// The toolbox as the gate runs it, recording into the signed ledger in
 /// seam's home (made on first use).
-pub fn toolbox(ctx: &Context, config: &ToolboxConfig) -> anyhow::Result<Toolbox> {
+pub fn toolbox(ctx: &Context, files_read_max_bytes: u64) -> anyhow::Result<Toolbox> {
     let ledger: Arc<dyn LedgerHook> = Arc::new(ctx.open_ledger()?);
-    toolbox_with(ctx, config, ledger)
+    toolbox_with(ctx, files_read_max_bytes, ledger)
 }
 
+/// The gate of this home opened through its one entry point (`seam_gate::Gate::open`: keeper,
+/// scrubber with its values, tools, upstream MCP servers), the operator told on stderr what
+/// became of each upstream.
 pub fn toolbox_with(
     ctx: &Context,
-    config: &ToolboxConfig,
+    files_read_max_bytes: u64,
     ledger: Arc<dyn LedgerHook>,
 ) -> anyhow::Result<Toolbox> {
-    // The keeper's values go to the scrubber; the web backend gets its key from the keeper.
-    let (scrubber, web) = super::secret::gate_means(ctx)?;
-    let config = ToolboxConfig {
-        web,
-        fetch: ctx.config.web_fetch_setup(),
-        ..config.clone()
-    };
-    // The built-in tools, and the tools of the upstream MCP servers the config declares.
-    let mut tools = seam_gate::tools::builtin(&config, &ctx.policy);
-    tools.extend(super::mcp::upstream_tools(ctx)?);
-    Toolbox::with_tools(ctx.policy.clone(), Arc::new(scrubber), ledger, tools)
-        .context("building the toolbox")
+    let gate = Gate::open(
+        &ctx.seam_home,
+        ctx.policy.clone(),
+        &ctx.config,
+        ledger,
+        files_read_max_bytes,
+    )
+    .map_err(super::secret::gate_open_error)?;
+    super::mcp::tell_upstreams(&gate.upstreams);
+    Ok(gate.toolbox)
 }
 
 pub fn run(
@@ -45,11 +46,7 @@ pub fn run(
     read_limit: u64,
 ) -> anyhow::Result<Exit> {
     let params = read_params(params)?;
-    let config = ToolboxConfig {
-        files_read_max_bytes: read_limit,
-        ..ToolboxConfig::default()
-    };
-    let toolbox = toolbox(ctx, &config)?;
+    let toolbox = toolbox(ctx, read_limit)?;
     let answer = toolbox.call(CallRequest {
         tool: tool.to_owned(),
         params,
@@ -74,7 +71,7 @@ pub fn invoke_loop(
 ) -> anyhow::Result<Exit> {
     let params: serde_json::Value = serde_json::from_str(params)
         .map_err(|e| UsageError(format!("PARAMS_JSON is not valid JSON: {e}")))?;
-    let toolbox = Arc::new(toolbox(ctx, &ToolboxConfig::default())?);
+    let toolbox = Arc::new(toolbox(ctx, ToolboxConfig::default().files_read_max_bytes)?);
     let workers: Vec<_> = (0..threads.max(1))
         .map(|_| {
             let (toolbox, tool, params) = (toolbox.clone(), tool.to_owned(), params.clone());

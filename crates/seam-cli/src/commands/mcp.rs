@@ -5,8 +5,8 @@
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use seam_gate::ToolboxConfig;
 use seam_gate::mcp::{ToolState, UpstreamError, UpstreamReport};
-use seam_gate::{GovernedTool, ToolboxConfig};
 use seam_keeper::Keeper;
 use serde::Serialize;
 
@@ -14,20 +14,14 @@ use crate::context::Context;
 use crate::exit::{Exit, UsageError};
 use crate::output;
 
-/// Starts the configured upstream MCP servers and returns their governed tools, saying on
-/// stderr what was withheld, refused until accepted, or could not start.
-pub fn upstream_tools(ctx: &Context) -> anyhow::Result<Vec<Box<dyn GovernedTool>>> {
-    if ctx.config.mcp.upstreams.is_empty() {
-        return Ok(Vec::new());
-    }
-    let keeper = Keeper::open(&ctx.seam_home).context("opening the keeper")?;
-    let started = seam_gate::mcp::start_upstreams(&ctx.config.mcp, &ctx.seam_home, &keeper);
-    for report in &started.reports {
+/// Says on stderr what became of each upstream MCP server a gate was opened with: what was
+/// withheld, refused until accepted, or could not start.
+pub fn tell_upstreams(reports: &[UpstreamReport]) {
+    for report in reports {
         for line in report_notices(report) {
             output::notice(&line);
         }
     }
-    Ok(started.tools)
 }
 
 /// The lines an operator should see about one upstream (nothing when all is well).
@@ -68,7 +62,10 @@ fn report_notices(report: &UpstreamReport) -> Vec<String> {
 
 /// `seam mcp`: serves the toolbox (built-in and upstream tools) over MCP on stdio.
 pub fn serve(ctx: &Context, operator_words: &[String]) -> anyhow::Result<Exit> {
-    let toolbox = Arc::new(super::invoke::toolbox(ctx, &ToolboxConfig::default())?);
+    let toolbox = Arc::new(super::invoke::toolbox(
+        ctx,
+        ToolboxConfig::default().files_read_max_bytes,
+    )?);
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
         .enable_all()

@@ -28,7 +28,7 @@ pub fn run(ctx: &Context, as_json: bool) -> anyhow::Result<Exit> {
 pub fn registry(ctx: &Context) -> anyhow::Result<seam_agent::registry::Registry> {
     let toolbox = super::invoke::toolbox_with(
         ctx,
-        &seam_gate::ToolboxConfig::default(),
+        seam_gate::ToolboxConfig::default().files_read_max_bytes,
         std::sync::Arc::new(seam_gate::NoLedger),
     )?;
     Ok(seam_agent::registry::Registry::new(

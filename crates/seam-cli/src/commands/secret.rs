@@ -1,12 +1,11 @@
-//! `seam secret set|list|rm`: the keeper's secrets, set from stdin and never shown; and the
-//! gate's means built from them (the scrubber's known values, web.search's key).
+//! `seam secret set|list|rm`: the keeper's secrets, set from stdin and never shown; and how
+//! the keeper's errors reach the operator.
 
 use std::io::{IsTerminal as _, Read as _};
 
 use anyhow::Context as _;
-use seam_gate::WebSearchSetup;
+use seam_gate::OpenError;
 use seam_keeper::{Keeper, MAX_VALUE_LEN, SecretValue};
-use seam_scrub::Scrubber;
 
 use crate::cli::SecretCommand;
 use crate::context::Context;
@@ -78,13 +77,13 @@ pub fn run(ctx: &Context, cmd: SecretCommand) -> anyhow::Result<Exit> {
     }
 }
 
-/// The scrubber with every value the keeper holds, and web.search's setup with its key: what
-/// the gate is built with.
-pub fn gate_means(ctx: &Context) -> anyhow::Result<(Scrubber, WebSearchSetup)> {
-    let keeper = open(ctx)?;
-    let scrubber = Scrubber::with_known_values(keeper.values().cloned())
-        .context("handing the keeper's values to the scrubber")?;
-    Ok((scrubber, ctx.config.web_search_setup(&keeper)))
+/// A gate that could not be opened, for the operator: a bad name or value in the keeper is
+/// theirs to fix (exit 2), as when the keeper is opened here.
+pub fn gate_open_error(e: OpenError) -> anyhow::Error {
+    match e {
+        OpenError::Keeper(e) => keeper_error(e, "opening the keeper"),
+        other => other.into(),
+    }
 }
 
 fn open(ctx: &Context) -> anyhow::Result<Keeper> {

@@ -10,7 +10,7 @@ pub fn run(ctx: &Context, as_json: bool) -> anyhow::Result<Exit> {
     // Listing tools calls none: no ledger needed.
     let toolbox = super::invoke::toolbox_with(
         ctx,
-        &seam_gate::ToolboxConfig::default(),
+        seam_gate::ToolboxConfig::default().files_read_max_bytes,
         std::sync::Arc::new(seam_gate::NoLedger),
     )?;
     let specs = toolbox.specs();

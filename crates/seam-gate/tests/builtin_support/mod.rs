@@ -8,14 +8,20 @@ use std::sync::Arc;
 use seam_gate::{NoLedger, Toolbox, ToolboxConfig};
 use seam_policy::{Policy, PolicyEnv};
 
-pub fn builtin_toolbox(root: &Path, workspace: &str) -> Toolbox {
-    let env = PolicyEnv {
+/// The built-in policy over these places.
+pub fn builtin_policy(root: &Path, workspace: &str) -> Arc<Policy> {
+    Arc::new(Policy::builtin(PolicyEnv {
         owner_home: root.join("home"),
         seam_home: root.join("seam"),
         workspace_root: root.join(workspace),
-    };
+    }))
+}
+
+/// The toolbox over [`builtin_policy`], its scrubber given no known value.
+#[allow(dead_code)] // not every test that shares this module builds its toolbox by hand
+pub fn builtin_toolbox(root: &Path, workspace: &str) -> Toolbox {
     Toolbox::new(
-        Arc::new(Policy::builtin(env)),
+        builtin_policy(root, workspace),
         Arc::new(seam_scrub::Scrubber::new()),
         Arc::new(NoLedger),
         &ToolboxConfig::default(),

@@ -322,7 +322,7 @@ fn embedded_model(
     // as another file); `seam ask` runs only catalog models.
     let prompt_cache = seam_engine::catalog::find(name).map(|m| {
         seam_engine::PromptCache::new(
-            confine::prompt_cache_dir(home),
+            seam_confine::prompt_cache_dir(home),
             format!("{name}@{}", m.sha256),
         )
     });
@@ -456,7 +456,7 @@ pub(crate) fn prepare(ctx: &Context, global: &Global, p: &Prepare<'_>) -> anyhow
             repo_objects: &local.repository_objects(),
             model_url: p.model_url,
             model_file: p.model_file,
-            gate: &endpoint,
+            gate_tcp: endpoint.tcp_authority(),
         },
     )?;
     Ok(Prepared {
