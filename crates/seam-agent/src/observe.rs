@@ -95,6 +95,45 @@ const REFUSAL_WORDS: &[&str] = &[
     "sorry",
 ];
 
+/// The `tools` that the `note` of a tool's output names (each as a whole
+/// word: `memory.operator`, not `memory.operators`), in the order the note
+/// names them, leaving out those in `called`. A note is where a tool says
+/// what to use instead ("what the operator told you to remember is searched
+/// with memory.operator"); a file's text that speaks of a tool is not a
+/// pointer, so only the note is read.
+pub fn tools_pointed_to<'a>(
+    output: &Value,
+    tools: impl IntoIterator<Item = &'a str>,
+    called: &[&str],
+) -> Vec<&'a str> {
+    let Some(note) = output.get("note").and_then(Value::as_str) else {
+        return Vec::new();
+    };
+    let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '.';
+    let mut found: Vec<(usize, &str)> = tools
+        .into_iter()
+        .filter(|t| !called.contains(t))
+        .filter_map(|t| {
+            note.match_indices(t)
+                .find(|(i, _)| {
+                    let before = note[..*i].chars().next_back();
+                    let rest = &note[i + t.len()..];
+                    let mut after = rest.chars();
+                    // A sentence's full stop may follow; a longer name may not.
+                    let whole = match after.next() {
+                        None => true,
+                        Some('.') => !after.next().is_some_and(ident),
+                        Some(c) => !ident(c),
+                    };
+                    !before.is_some_and(ident) && whole
+                })
+                .map(|(i, _)| (i, t))
+        })
+        .collect();
+    found.sort();
+    found.into_iter().map(|(_, t)| t).collect()
+}
+
 /// Does `answer` speak of the error of a program the turn just ran and that
 /// failed (`last`: the output of the turn's last call, which for a program
 /// holds its `exit_code`), in a task that asks about no error? Such an answer
@@ -569,6 +608,27 @@ mod tests {
         ] {
             assert_eq!(after_refusal(code), None, "{code}");
         }
+    }
+
+    #[test]
+    fn a_note_points_to_a_tool_by_its_whole_name() {
+        let tools = ["files.read", "memory.operator", "memory.codebase"];
+        let out = json!({"op": "search", "note": "no index here; what the operator told you to remember is searched with memory.operator. A file is read with files.read"});
+        assert_eq!(
+            tools_pointed_to(&out, tools, &[]),
+            ["memory.operator", "files.read"]
+        );
+        // One the turn has called is no pointer; nor a name in a longer one,
+        // nor a name outside the note.
+        assert_eq!(
+            tools_pointed_to(&out, tools, &["memory.operator"]),
+            ["files.read"]
+        );
+        let longer = json!({"note": "see memory.operators, xmemory.operator or memory.operator_x"});
+        assert!(tools_pointed_to(&longer, tools, &[]).is_empty());
+        let text = json!({"text": "use memory.operator", "note": "more lines follow"});
+        assert!(tools_pointed_to(&text, tools, &[]).is_empty());
+        assert!(tools_pointed_to(&json!({"note": 3}), tools, &[]).is_empty());
     }
 
     #[test]

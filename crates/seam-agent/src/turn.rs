@@ -302,6 +302,9 @@ struct Progress {
     /// The model was told once to add up the numbers its answer listed
     /// (`total-not-added`).
     asked_for_total: bool,
+    /// An answer right after a result whose note named another tool was
+    /// sent back once (`pointed-tool-not-called`).
+    sent_to_pointed: bool,
 }
 
 impl Progress {
@@ -319,6 +322,28 @@ impl Progress {
 }
 
 impl Turn<'_> {
+    /// The last call's tool and the tools its result's note names that the
+    /// turn has not called (see [`crate::observe::tools_pointed_to`]), in a
+    /// turn that has read no file: an answer then has only that result to
+    /// stand on, and the result says where to look instead.
+    fn pointed_tool(&self, p: &Progress) -> Option<(String, String)> {
+        let (last, _) = p.last_call.as_ref()?;
+        let out = p.last_output.as_ref()?;
+        if !p.file_texts.is_empty() {
+            return None;
+        }
+        let called: Vec<&str> = p
+            .report
+            .info
+            .history
+            .iter()
+            .map(|h| h.tool.as_str())
+            .collect();
+        let tools = self.registry.tools().map(|t| t.spec.name.as_str());
+        let pointed = crate::observe::tools_pointed_to(out, tools, &called);
+        (!pointed.is_empty()).then(|| (last.clone(), pointed.join(" or ")))
+    }
+
     /// Runs the turn for `info.task` (`info.turn` names it).
     pub async fn run(
         mut self,
@@ -383,6 +408,7 @@ impl Turn<'_> {
             sent_back: Vec::new(),
             asked_after_failure: false,
             asked_for_total: false,
+            sent_to_pointed: false,
         };
 
         loop {
@@ -597,6 +623,31 @@ impl Turn<'_> {
                              numbers your code printed. Run the same code again, keeping its \
                              filter, but add the values up and print only the sum; then \
                              answer with the one number it prints."
+                        ));
+                        break;
+                    }
+                    Step::Respond(_)
+                        if !has_calls
+                            && !p.forced
+                            && !p.sent_to_pointed
+                            && let Some((last, pointed)) = self.pointed_tool(&p) =>
+                    {
+                        // Asked what it had been told to note, qwen2.5-coder-1.5b
+                        // searched the code index, whose note said operator notes
+                        // are searched with memory.operator, and answered with a
+                        // host and a window it made up.
+                        p.sent_to_pointed = true;
+                        p.correct(
+                            "pointed-tool-not-called",
+                            json!({"tool": pointed}),
+                            self.trace,
+                            on,
+                        );
+                        observations.push(format!(
+                            "The note in {last}'s result names {pointed} for this, and this turn \
+                             has not called it: call the one that bears on the task, then answer \
+                             from what it returns. The operator's task was: {}",
+                            p.report.info.task.trim()
                         ));
                         break;
                     }

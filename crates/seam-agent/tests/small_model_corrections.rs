@@ -73,6 +73,10 @@ impl LocalToolbox for Recorder {
                 Ok(json!({"exit_code": 0, "stdout": "0\n", "stderr": ""}))
             }
             "python.run" => Ok(json!({"exit_code": 0, "stdout": "8.5\n"})),
+            "facts.get" if params["fact"] == "time" => Ok(json!({
+                "fact": "time", "value": null,
+                "note": "no clock here; a file whose name you know is read with files.read."
+            })),
             "facts.get" => Ok(json!({"fact": params["fact"], "value": "x"})),
             "builder" if params.get("path") == Some(&json!("guess/where.txt")) => {
                 Err(LocalRefusal::new(
@@ -903,4 +907,38 @@ fn a_refusal_is_shown_whole_with_what_the_tool_says_to_do_instead() {
             && shown.contains("most like the task: src/config.js:7: const SIZE = 10;"),
         "{shown}"
     );
+}
+
+#[test]
+fn an_answer_right_after_a_note_that_names_another_tool_is_sent_back_once() {
+    let time = json!({"mode":"action","tool":"facts.get","params":{"fact":"time"}}).to_string();
+    let made_up = json!({"mode":"respond","text":"It is 10:00."}).to_string();
+    let read =
+        json!({"mode":"action","tool":"files.read","params":{"path":"notes/short.md"}}).to_string();
+    let (report, model, calls) = run(&[time.clone(), made_up.clone(), read, respond()]);
+    assert_eq!(report.corrections.get("pointed-tool-not-called"), Some(&1));
+    let told = &model.seen[2].messages.last().unwrap().content;
+    assert!(
+        told.starts_with("The note in facts.get's result names files.read for this"),
+        "{told}"
+    );
+    assert!(
+        told.ends_with(&format!("The operator's task was: {TASK}")),
+        "{told}"
+    );
+    assert_eq!(calls.len(), 2, "{calls:?}");
+
+    // Once a turn: the same answer again stands.
+    let (report, _, _) = run(&[time.clone(), made_up.clone(), made_up.clone()]);
+    assert_eq!(report.corrections.get("pointed-tool-not-called"), Some(&1));
+    assert_eq!(report.answer, "It is 10:00.");
+
+    // A note that names no tool, or a turn that has read a file, is answered as it is.
+    let plain = json!({"mode":"action","tool":"facts.get","params":{"fact":"os"}}).to_string();
+    let (report, _, _) = run(&[plain, made_up.clone()]);
+    assert_eq!(report.corrections.get("pointed-tool-not-called"), None);
+    let first =
+        json!({"mode":"action","tool":"files.read","params":{"path":"notes/short.md"}}).to_string();
+    let (report, _, _) = run(&[first, time, made_up]);
+    assert_eq!(report.corrections.get("pointed-tool-not-called"), None);
 }
