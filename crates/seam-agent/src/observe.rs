@@ -95,6 +95,31 @@ const REFUSAL_WORDS: &[&str] = &[
     "sorry",
 ];
 
+/// The first word of `task` written as a name in code: camelCase
+/// (`slugifyTitle`), snake_case (`page_size`), or followed by `()`
+/// (`paginate()`), without the parentheses. Words of a path or a file name
+/// (with `/` or a `.`) are not names.
+pub fn code_name_in(task: &str) -> Option<&str> {
+    task.split(|c: char| c.is_whitespace() || matches!(c, ',' | ';' | '?' | '!' | '`' | '"' | '\''))
+        .map(|w| w.trim_end_matches(['.', ':']))
+        .find_map(|w| {
+            let called = w.strip_suffix("()");
+            let name = called.unwrap_or(w);
+            let ident = !name.is_empty()
+                && name.chars().all(|c| c.is_alphanumeric() || c == '_')
+                && name
+                    .chars()
+                    .next()
+                    .is_some_and(|c| c.is_alphabetic() || c == '_');
+            let chars: Vec<char> = name.chars().collect();
+            let camel = chars
+                .windows(2)
+                .any(|w| w[0].is_lowercase() && w[1].is_uppercase());
+            let snake = name.trim_matches('_').contains('_');
+            (ident && (called.is_some() || camel || snake)).then_some(name)
+        })
+}
+
 /// The `tools` that the `note` of a tool's output names (each as a whole
 /// word: `memory.operator`, not `memory.operators`), in the order the note
 /// names them, leaving out those in `called`. A note is where a tool says
@@ -608,6 +633,26 @@ mod tests {
         ] {
             assert_eq!(after_refusal(code), None, "{code}");
         }
+    }
+
+    #[test]
+    fn a_name_in_code_is_found_in_a_task() {
+        assert_eq!(
+            code_name_in("Which file of the shelf project defines slugifyTitle? Look it up."),
+            Some("slugifyTitle")
+        );
+        assert_eq!(
+            code_name_in("Which functions in src/ call paginate()?"),
+            Some("paginate")
+        );
+        assert_eq!(code_name_in("Where is `page_size` set?"), Some("page_size"));
+        // Prose, paths and file names are not names in code.
+        assert_eq!(
+            code_name_in("Read notes/trip-porto.md and tell me about iPhone_x.txt"),
+            None
+        );
+        assert_eq!(code_name_in("Make shelf show 25 books per page."), None);
+        assert_eq!(code_name_in("a __ b"), None);
     }
 
     #[test]

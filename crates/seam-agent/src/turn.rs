@@ -1509,6 +1509,30 @@ impl Turn<'_> {
                     _ => Some(line),
                 }
             }
+            CallResult::Refused { code, .. }
+                if tool == CODE_INDEX
+                    && code == "not_found"
+                    && matches!(
+                        params.get("op").and_then(Value::as_str),
+                        Some("outline" | "tree")
+                    )
+                    && let Some(name) =
+                        crate::observe::code_name_in(&p.report.info.task).map(str::to_owned) =>
+            {
+                // Asked which file defines slugifyTitle, qwen2.5-coder-1.5b
+                // asked for the outline of a file it guessed, was told the
+                // file is not there, and gave up.
+                p.correct(
+                    "missing-file-find-symbol-told",
+                    json!({"name": name}),
+                    self.trace,
+                    on,
+                );
+                Some(std::borrow::Cow::Owned(format!(
+                    "To find which file defines {name}, ask the code index by the name: \
+                     {{\"op\":\"find_symbol\",\"name\":\"{name}\"}}."
+                )))
+            }
             CallResult::Refused { code, .. } => {
                 let after = crate::observe::after_refusal(code);
                 p.refused_for_good |= after.is_some();

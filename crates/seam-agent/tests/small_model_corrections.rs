@@ -73,6 +73,13 @@ impl LocalToolbox for Recorder {
                 Ok(json!({"exit_code": 0, "stdout": "0\n", "stderr": ""}))
             }
             "python.run" => Ok(json!({"exit_code": 0, "stdout": "8.5\n"})),
+            "memory.codebase" if params["op"] == "find_symbol" => {
+                Ok(json!({"op": "find_symbol", "matches": [{"path": "src/store.js", "line": 3}]}))
+            }
+            "memory.codebase" => Err(LocalRefusal::new(
+                "not_found",
+                "src/shelf.py does not exist",
+            )),
             "facts.get" if params["fact"] == "time" => Ok(json!({
                 "fact": "time", "value": null,
                 "note": "no clock here; a file whose name you know is read with files.read."
@@ -131,7 +138,20 @@ fn registry() -> Registry {
             "path":{"type":"string"},"old":{"type":"string"},"new":{"type":"string"}
         },"required":["op"],"additionalProperties":false}),
     };
-    Registry::new(vec![files_read, python_run, facts_get], vec![builder]).unwrap()
+    let codebase = ToolSpec {
+        name: "memory.codebase".into(),
+        version: "1".into(),
+        description: "Ask the code index.".into(),
+        input_schema: json!({"type":"object","properties":{
+            "op":{"type":"string","enum":["outline","find_symbol"]},
+            "name":{"type":"string"},"path":{"type":"string"}
+        },"required":["op"],"additionalProperties":false}),
+    };
+    Registry::new(
+        vec![files_read, python_run, facts_get, codebase],
+        vec![builder],
+    )
+    .unwrap()
 }
 
 /// A task that names no file (a task that does is `run_task`'s).
@@ -941,4 +961,43 @@ fn an_answer_right_after_a_note_that_names_another_tool_is_sent_back_once() {
         json!({"mode":"action","tool":"files.read","params":{"path":"notes/short.md"}}).to_string();
     let (report, _, _) = run(&[first, time, made_up]);
     assert_eq!(report.corrections.get("pointed-tool-not-called"), None);
+}
+
+#[test]
+fn an_outline_of_a_missing_file_is_told_to_find_the_tasks_name() {
+    let task = "Which file defines slugifyTitle? Look it up in the code index.";
+    let outline = json!({"mode":"action","tool":"memory.codebase","params":{
+        "op":"outline","path":"src/shelf.py"}})
+    .to_string();
+    let find = json!({"mode":"action","tool":"memory.codebase","params":{
+        "op":"find_symbol","name":"slugifyTitle"}})
+    .to_string();
+    let answer = json!({"mode":"respond","text":"src/store.js"}).to_string();
+    let (report, model, calls) = run_task(task, &[outline.clone(), find, answer.clone()]);
+    assert_eq!(
+        report.corrections.get("missing-file-find-symbol-told"),
+        Some(&1)
+    );
+    let told = &model.seen[1].messages.last().unwrap().content;
+    assert!(
+        told.contains("src/shelf.py does not exist")
+            && told.ends_with(
+                r#"To find which file defines slugifyTitle, ask the code index by the name: {"op":"find_symbol","name":"slugifyTitle"}."#
+            ),
+        "{told}"
+    );
+    assert_eq!(calls.len(), 2);
+    assert_eq!(report.answer, "src/store.js");
+
+    // A task that names nothing in code is told nothing more.
+    let (report, model, _) = run_task(
+        "Which file holds the shelf's page size?",
+        &[outline, answer],
+    );
+    assert_eq!(
+        report.corrections.get("missing-file-find-symbol-told"),
+        None
+    );
+    let told = &model.seen[1].messages.last().unwrap().content;
+    assert!(!told.contains("find_symbol"), "{told}");
 }
