@@ -93,6 +93,33 @@ const EXAMPLES: &[(&str, &str, &str)] = &[
     ),
 ];
 
+/// The example task of the system prompt (see [`EXAMPLES`]) that `answer`
+/// repeats, six words running or more, where the operator's `task` does not
+/// have those words: an answer about the example, not about the task.
+/// Asked to make a page size 25, qwen2.5-coder-1.5b answered "The task is to
+/// make the client give up after 5 retries instead of 3, on a branch for
+/// review", the builder example's task.
+pub fn example_echoed(registry: &Registry, answer: &str, task: &str) -> Option<&'static str> {
+    const RUN: usize = 6;
+    let words = |s: &str| -> Vec<String> {
+        s.split(|c: char| !c.is_alphanumeric())
+            .filter(|w| !w.is_empty())
+            .map(str::to_lowercase)
+            .collect()
+    };
+    let (answer, task) = (words(answer), words(task));
+    let has = |hay: &[String], run: &[String]| hay.windows(run.len()).any(|w| w == run);
+    EXAMPLES
+        .iter()
+        .filter(|(tool, _, _)| registry.get(tool).is_some())
+        .map(|(_, example, _)| *example)
+        .find(|example| {
+            words(example)
+                .windows(RUN)
+                .any(|run| has(&answer, run) && !has(&task, run))
+        })
+}
+
 /// `{a, b?:int, op:"x"|"y"}`: a schema's properties, flattened for the prompt.
 pub fn flatten_params(schema: &Value) -> String {
     let Some(props) = schema.get("properties").and_then(Value::as_object) else {
@@ -199,6 +226,33 @@ mod tests {
     use super::*;
     use seam_protocol::ToolSpec;
     use serde_json::json;
+
+    #[test]
+    fn an_answer_about_an_example_task_is_found() {
+        let spec = |name: &str| ToolSpec {
+            name: name.into(),
+            version: "1".into(),
+            description: "d".into(),
+            input_schema: json!({"type":"object","properties":{"path":{"type":"string"}}}),
+        };
+        let r = Registry::new(vec![spec("files.read")], vec![spec("builder")]).unwrap();
+        let echo = "The task is to make the client give up after 5 retries instead of 3.";
+        let task = "Make shelf show 25 books per page by default instead of 10.";
+        assert_eq!(
+            example_echoed(&r, echo, task),
+            Some("Make the client give up after 5 retries instead of 3, on a branch for review.")
+        );
+        // The operator's own words are no echo, nor a few words in common.
+        let same = "Make the client give up after 5 retries instead of 3, please.";
+        assert_eq!(example_echoed(&r, echo, same), None);
+        assert_eq!(
+            example_echoed(&r, "Done: the page size is 25 instead of 10.", task),
+            None
+        );
+        // An example the prompt does not show (no python.run here) is no echo.
+        let compound = "the compound interest on 1,000 at 2% a year over 5 years is 104.08";
+        assert_eq!(example_echoed(&r, compound, task), None);
+    }
 
     #[test]
     fn params_flatten_like_a_signature() {

@@ -305,6 +305,9 @@ struct Progress {
     /// An answer right after a result whose note named another tool was
     /// sent back once (`pointed-tool-not-called`).
     sent_to_pointed: bool,
+    /// An answer that spoke of one of the prompt's example tasks was sent
+    /// back once (`answer-echoes-example`).
+    sent_from_example: bool,
 }
 
 impl Progress {
@@ -409,6 +412,7 @@ impl Turn<'_> {
             asked_after_failure: false,
             asked_for_total: false,
             sent_to_pointed: false,
+            sent_from_example: false,
         };
 
         loop {
@@ -623,6 +627,32 @@ impl Turn<'_> {
                              numbers your code printed. Run the same code again, keeping its \
                              filter, but add the values up and print only the sum; then \
                              answer with the one number it prints."
+                        ));
+                        break;
+                    }
+                    Step::Respond(text)
+                        if !has_calls
+                            && !p.forced
+                            && !p.sent_from_example
+                            && let Some(example) = crate::prompt::example_echoed(
+                                self.registry,
+                                &text,
+                                &p.report.info.task,
+                            ) =>
+                    {
+                        p.sent_from_example = true;
+                        p.correct(
+                            "answer-echoes-example",
+                            json!({"example": example}),
+                            self.trace,
+                            on,
+                        );
+                        observations.push(format!(
+                            "Your answer speaks of the example in the instructions (\"{example}\"), \
+                             which is not the operator's task. Answer the operator's task from \
+                             the results above, or call a tool for what they do not tell you. The \
+                             operator's task was: {}",
+                            p.report.info.task.trim()
                         ));
                         break;
                     }

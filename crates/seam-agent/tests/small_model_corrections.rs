@@ -1001,3 +1001,25 @@ fn an_outline_of_a_missing_file_is_told_to_find_the_tasks_name() {
     let told = &model.seen[1].messages.last().unwrap().content;
     assert!(!told.contains("find_symbol"), "{told}");
 }
+
+#[test]
+fn an_answer_about_the_prompts_example_is_sent_back_once() {
+    let echo = json!({"mode":"respond",
+        "text":"The task is to make the client give up after 5 retries instead of 3."})
+    .to_string();
+    let (report, model, _) = run(&[echo.clone(), respond()]);
+    assert_eq!(report.corrections.get("answer-echoes-example"), Some(&1));
+    let told = &model.seen[1].messages.last().unwrap().content;
+    assert!(
+        told.starts_with("Your answer speaks of the example in the instructions")
+            && told.ends_with(&format!("The operator's task was: {TASK}")),
+        "{told}"
+    );
+    assert_ne!(report.answer, "");
+    assert!(!report.answer.contains("retries"), "{}", report.answer);
+
+    // Once a turn: the same answer again stands.
+    let (report, _, _) = run(&[echo.clone(), echo]);
+    assert_eq!(report.corrections.get("answer-echoes-example"), Some(&1));
+    assert!(report.answer.contains("retries"));
+}
