@@ -514,6 +514,15 @@ impl LocalTools {
                         ),
                     ));
                 }
+                if new == old {
+                    // qwen2.5-coder-1.5b, shown the line to change, gave it
+                    // back as both old and new. The call stands (it changes
+                    // nothing, and says so); the note says why.
+                    notes.push(
+                        "params.new is the same as params.old, so nothing changed: give as params.new the text as the task wants it"
+                            .to_owned(),
+                    );
+                }
                 (path, None, Some(builder::Edit::Replace { old, new }))
             }
             "patch" => (None, Some(required(params, "diff", "for patch")?), None),

@@ -897,3 +897,19 @@ fn an_old_in_many_places_names_them_and_where_the_value_is_set() {
             == 2
     );
 }
+
+#[test]
+fn a_replace_that_changes_nothing_says_why() {
+    let f = Fixture::new();
+    commit(&f, &[("src/a.js", b"const A = 1;\n")]);
+    let tools = f.tools();
+    let call =
+        json!({"op": "replace", "path": "src/a.js", "old": "const A = 1;", "new": "const A = 1;"});
+    let out = ok(&tools, "s1", call);
+    assert_eq!(out["changed"], false, "{out}");
+    let note = out["note"].as_str().unwrap_or_default();
+    assert!(
+        note.contains("params.new is the same as params.old, so nothing changed"),
+        "{out}"
+    );
+}
