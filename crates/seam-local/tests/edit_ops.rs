@@ -26,6 +26,15 @@ fn staged_file(tools: &LocalTools, t: &str, path: &str) -> Vec<u8> {
     std::fs::read(wt.join(path)).unwrap()
 }
 
+/// Turn `turn` with the page-size task the builder's line lists are tried on.
+fn page_size_turn(turn: &str) -> TurnInfo {
+    TurnInfo {
+        turn: turn.into(),
+        task: "Make shelf show 25 books per page by default instead of 10.".into(),
+        ..TurnInfo::default()
+    }
+}
+
 /// Commits `files` (path, bytes) to the fixture's main.
 fn commit(f: &Fixture, files: &[(&str, &[u8])]) {
     for (path, bytes) in files {
@@ -709,11 +718,7 @@ fn a_guessed_path_is_told_the_lines_most_like_the_task_code_first() {
         ],
     );
     let tools = f.tools();
-    let task = TurnInfo {
-        turn: "l1".into(),
-        task: "Make shelf show 25 books per page by default instead of 10.".into(),
-        ..TurnInfo::default()
-    };
+    let task = page_size_turn("l1");
     let call = json!({"op": "replace", "path": "shelf/books_per_page", "old": "10", "new": "25"});
     let e = tools.call(&task, "builder", &params(call)).unwrap_err();
     assert_eq!(e.code, "not_found");
@@ -773,11 +778,7 @@ fn an_old_copied_from_the_builders_list_is_read_as_its_file_and_line() {
         ],
     );
     let tools = f.tools();
-    let task = TurnInfo {
-        turn: "n1".into(),
-        task: "Make shelf show 25 books per page by default instead of 10.".into(),
-        ..TurnInfo::default()
-    };
+    let task = page_size_turn("n1");
     // The list the builder gives, as a model copied it into old (the path it
     // gave is the new file it had made; the list's own path wins).
     let listed = "src/config.js:3: export const DEFAULT_PAGE_SIZE = 10;\nsrc/cli.js:2: printPage(paginate(books, opts.page, DEFAULT_PAGE_SIZE));";
@@ -860,11 +861,7 @@ fn an_old_in_many_places_names_them_and_where_the_value_is_set() {
         ],
     );
     let tools = f.tools();
-    let task = TurnInfo {
-        turn: "m1".into(),
-        task: "Make shelf show 25 books per page by default instead of 10.".into(),
-        ..TurnInfo::default()
-    };
+    let task = page_size_turn("m1");
     let call = json!({
         "op": "replace",
         "path": "src/cli.js",
