@@ -22,6 +22,7 @@ use crate::LocalRefusal;
 use crate::git::{self, GitError};
 use crate::guard::guarded;
 use crate::repo_path::{self, RepoPath};
+use crate::suggest::suggested_replace;
 
 /// The repository the builder works on, as the launcher learnt it.
 #[derive(Debug, Clone)]
@@ -417,12 +418,21 @@ pub(crate) fn edit(
         }
         Edit::Replace { old, new } => {
             let Some(content) = before.as_deref() else {
-                return Err(no_such_file(b, repo, &path));
+                return Err(no_such_file(b, repo, &path, Some((old, new))));
             };
             let r = match replaced(content, old, new) {
                 Ok(r) => r,
                 Err(NoReplace::Many(n)) => {
-                    return Err(many_places(b, repo, &path, content, old, n));
+                    return Err(many_places(b, repo, &path, content, old, new, n));
+                }
+                Err(why @ NoReplace::NotFound { .. }) => {
+                    return Err(match suggested_replace(b, repo, old, new, &b.task) {
+                        Some(s) => LocalRefusal::new(
+                            "not_found",
+                            format!("params.old is not found in {path}. {s}"),
+                        ),
+                        None => why.refusal(&path),
+                    });
                 }
                 Err(why) => return Err(why.refusal(&path)),
             };
@@ -479,6 +489,7 @@ fn many_places(
     path: &RepoPath,
     content: &str,
     old: &str,
+    new: &str,
     n: usize,
 ) -> LocalRefusal {
     let lines: Vec<usize> = places(content, old)
@@ -491,9 +502,11 @@ fn many_places(
     } else {
         format!(" (at lines {})", shown.join(", "))
     };
-    let mut msg = format!(
-        "params.old is found {n} times in {path}{at}: give a longer snippet, one that is there once"
-    );
+    let mut msg = format!("params.old is found {n} times in {path}{at}");
+    if let Some(s) = suggested_replace(b, repo, old, new, &b.task) {
+        return LocalRefusal::new("invalid_params", format!("{msg}. {s}"));
+    }
+    msg.push_str(": give a longer snippet, one that is there once");
     let like = lines_like_except(b, repo, &format!("{old}\n{}", b.task), Some(path), &lines);
     if !like.is_empty() {
         msg.push_str(&format!(
@@ -510,9 +523,17 @@ fn many_places(
 /// model that guessed a path has no other way to learn the right one here.
 /// Asked to make a page size 25 instead of 10, qwen2.5-coder-1.5b edited
 /// `shelf/books_per_page`; shown only the list of files, it guessed again.
-fn no_such_file(b: &TurnBranch, repo: &Repo, path: &RepoPath) -> LocalRefusal {
-    let files = tracked_files(b, repo);
+fn no_such_file(
+    b: &TurnBranch,
+    repo: &Repo,
+    path: &RepoPath,
+    edit: Option<(&str, &str)>,
+) -> LocalRefusal {
     let mut msg = format!("{path} does not exist: replace edits a file (write makes one)");
+    if let Some(s) = edit.and_then(|(old, new)| suggested_replace(b, repo, old, new, &b.task)) {
+        return LocalRefusal::new("not_found", format!("{msg}. {s}"));
+    }
+    let files = tracked_files(b, repo);
     let like = lines_like(b, repo, &b.task);
     if !like.is_empty() {
         msg.push_str(&format!(
@@ -570,28 +591,14 @@ fn lines_like_except(
     // (prose, -score, file order, line number, path, the line)
     let mut found: Vec<(bool, usize, usize, usize, String, String)> = Vec::new();
     for (order, (path, content)) in texts.enumerate() {
-        let prose = path
-            .as_str()
-            .rsplit_once('.')
-            .is_some_and(|(_, ext)| PROSE.contains(&ext.to_ascii_lowercase().as_str()));
+        let prose = is_prose(path.as_str());
         let mine = in_path.is_some_and(|p| p.as_str() == path.as_str());
         for (n, line) in content.lines().enumerate() {
             if mine && except.contains(&(n + 1)) {
                 continue;
             }
-            let have: HashSet<String> = words(line).collect();
-            let shared: Vec<&String> = have.intersection(&wanted).collect();
-            let score: usize = shared
-                .iter()
-                .map(|w| {
-                    if w.bytes().all(|c| c.is_ascii_digit()) {
-                        2
-                    } else {
-                        1
-                    }
-                })
-                .sum();
-            if shared.len() >= 2 {
+            let (shared, score) = line_score(&wanted, line);
+            if shared >= 2 {
                 let line: String = line.trim().chars().take(LINE_SHOWN).collect();
                 let at = path.as_str().to_owned();
                 found.push((prose, usize::MAX - score, order, n + 1, at, line));
@@ -611,6 +618,30 @@ fn lines_like_except(
             .to_string()
         })
         .collect()
+}
+
+/// How many of the words `wanted` `line` has, and its score for
+/// [`lines_like`]: a word counts one, a number two.
+pub(crate) fn line_score(wanted: &HashSet<String>, line: &str) -> (usize, usize) {
+    let have: HashSet<String> = words(line).collect();
+    let shared: Vec<&String> = have.intersection(wanted).collect();
+    let score = shared
+        .iter()
+        .map(|w| {
+            if w.bytes().all(|c| c.is_ascii_digit()) {
+                2
+            } else {
+                1
+            }
+        })
+        .sum();
+    (shared.len(), score)
+}
+
+/// Whether `path` is a file of prose (see [`PROSE`]), by its ending.
+pub(crate) fn is_prose(path: &str) -> bool {
+    path.rsplit_once('.')
+        .is_some_and(|(_, ext)| PROSE.contains(&ext.to_ascii_lowercase().as_str()))
 }
 
 /// One line of the repository as the builder names it to the model
@@ -659,7 +690,7 @@ impl<'a> NamedLine<'a> {
 /// The words of `text` for [`lines_like`], lowercased: identifiers split at
 /// `_`, `-` and a lower-to-upper change; words of one or two letters and the
 /// commonest words of a request left out, numbers kept.
-fn words(text: &str) -> impl Iterator<Item = String> + '_ {
+pub(crate) fn words(text: &str) -> impl Iterator<Item = String> + '_ {
     text.split(|c: char| !c.is_alphanumeric())
         .flat_map(|w| {
             let mut parts = Vec::new();
@@ -698,7 +729,7 @@ const PROSE: &[&str] = &["md", "markdown", "txt", "text", "rst", "org", "adoc"];
 /// many characters, from files no larger than this.
 const LINES_NAMED: usize = 5;
 const LINE_SHOWN: usize = 120;
-const LIKE_MAX_FILE: usize = 256 << 10;
+pub(crate) const LIKE_MAX_FILE: usize = 256 << 10;
 
 /// At most this many files are named in a refusal of a missing file.
 const FILES_NAMED: usize = 40;
@@ -713,7 +744,7 @@ pub(crate) fn missing_file(
 ) -> Option<LocalRefusal> {
     let path = admit(repo, raw).ok()?;
     match repo_path::read_file(&b.worktree, &path, max_bytes) {
-        Ok(None) => Some(no_such_file(b, repo, &path)),
+        Ok(None) => Some(no_such_file(b, repo, &path, None)),
         _ => None,
     }
 }
@@ -741,7 +772,7 @@ const HOLDING_MAX_BYTES: usize = 64 << 20;
 /// order: each admitted as a named path would be (seam's own guarded files
 /// are never read), read as UTF-8 text no larger than `max_bytes`; at most
 /// [`HOLDING_MAX_FILES`] names are looked at and [`HOLDING_MAX_BYTES`] read.
-fn branch_texts<'a>(
+pub(crate) fn branch_texts<'a>(
     b: &'a TurnBranch,
     repo: &'a Repo,
     max_bytes: usize,
@@ -777,6 +808,7 @@ pub(crate) fn file_holding(
     repo: &Repo,
     b: &TurnBranch,
     old: &str,
+    new: &str,
     max_bytes: usize,
 ) -> Result<String, LocalRefusal> {
     let (mut exact, mut loose, mut many) = (Vec::new(), Vec::new(), Vec::new());
@@ -799,6 +831,10 @@ pub(crate) fn file_holding(
         ([one], _) | ([], [one]) if many.is_empty() => Ok(one.clone()),
         ([], []) if many.is_empty() => {
             let mut msg = "params.path is not given, and no file of the repository holds params.old: give the path of the file to change, and copy params.old exactly as the file has it".to_owned();
+            if let Some(s) = suggested_replace(b, repo, old, new, &b.task) {
+                msg.push_str(&format!(". {s}"));
+                return Err(LocalRefusal::new("not_found", msg));
+            }
             let like = lines_like(b, repo, &format!("{old}\n{}", b.task));
             if !like.is_empty() {
                 msg.push_str(&format!(

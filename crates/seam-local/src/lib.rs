@@ -108,6 +108,7 @@ mod process;
 pub mod queue;
 mod repo_path;
 mod spec;
+mod suggest;
 mod tools;
 mod turn;
 
@@ -543,8 +544,8 @@ impl LocalTools {
             ("append" | "replace", Some(p), _, Some(edit)) => {
                 builder::edit(repo, b, p, edit, message, max, notes)
             }
-            ("replace", None, _, Some(edit @ builder::Edit::Replace { old, .. })) => {
-                let found = builder::file_holding(repo, b, old, max)?;
+            ("replace", None, _, Some(edit @ builder::Edit::Replace { old, new })) => {
+                let found = builder::file_holding(repo, b, old, new, max)?;
                 notes.push(format!(
                     "params.path was not given: {found} is the one file that holds params.old"
                 ));

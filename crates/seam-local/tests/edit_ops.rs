@@ -719,7 +719,9 @@ fn a_guessed_path_is_told_the_lines_most_like_the_task_code_first() {
     );
     let tools = f.tools();
     let task = page_size_turn("l1");
-    let call = json!({"op": "replace", "path": "shelf/books_per_page", "old": "10", "new": "25"});
+    // An edit that is no change of one value (see the suggestion's test
+    // below) is told the lines most like the task.
+    let call = json!({"op": "replace", "path": "shelf/books_per_page", "old": "show(10)", "new": "show(10, 25)"});
     let e = tools.call(&task, "builder", &params(call)).unwrap_err();
     assert_eq!(e.code, "not_found");
     let m = &e.message;
@@ -909,4 +911,120 @@ fn a_replace_that_changes_nothing_says_why() {
         note.contains("params.new is the same as params.old, so nothing changed"),
         "{out}"
     );
+}
+
+#[test]
+fn a_value_changed_in_the_wrong_place_is_told_the_replace_that_makes_it() {
+    let f = Fixture::new();
+    commit(
+        &f,
+        &[
+            (
+                "src/config.js",
+                b"'use strict';\n\nconst DATA_FILE = 'books.json';\nconst DEFAULT_PAGE_SIZE = 10;\nmodule.exports = { DATA_FILE, DEFAULT_PAGE_SIZE };\n",
+            ),
+            (
+                "src/cli.js",
+                b"function a(books, opts) {\n  printPage(paginate(books, opts.page, DEFAULT_PAGE_SIZE));\n}\nfunction b(books, opts) {\n  printPage(paginate(books, opts.page, DEFAULT_PAGE_SIZE));\n}\n",
+            ),
+            (
+                "test/paginate.test.js",
+                b"assert.equal(pageCount(23, 10), 3);\nassert.deepEqual(paginate(books, 1, 10).items, books.slice(0, 10));\n",
+            ),
+            ("README.md", b"Shows 10 books per page by default.\n"),
+        ],
+    );
+    let tools = f.tools();
+    let task = page_size_turn("s1");
+    let wanted = json!({
+        "op": "replace",
+        "path": "src/config.js",
+        "old": "const DEFAULT_PAGE_SIZE = 10;",
+        "new": "const DEFAULT_PAGE_SIZE = 25;",
+    });
+    let told = |e: &LocalRefusal| -> Value {
+        let (_, params) = e
+            .message
+            .rsplit_once("call builder with these params: ")
+            .unwrap_or_else(|| panic!("no suggestion: {e}"));
+        serde_json::from_str(params).unwrap_or_else(|err| panic!("{err}: {params}"))
+    };
+    // The guess qwen2.5-coder-1.5b made: a file and a name that are not
+    // there, the value it meant to change.
+    let guess = json!({"op": "replace", "path": "src/shelf.py", "old": "DEFAULT_PER_PAGE = 10", "new": "DEFAULT_PER_PAGE = 25"});
+    let e = refused(&tools, "s1", guess);
+    assert_eq!(e.code, "not_found");
+    assert!(e.message.starts_with("src/shelf.py does not exist"), "{e}");
+    assert!(
+        e.message
+            .contains("(10 to 25) belongs on src/config.js:4: const DEFAULT_PAGE_SIZE = 10;"),
+        "{e}"
+    );
+    assert_eq!(told(&e), wanted);
+    // The right file, the wrong name.
+    let guess = json!({"op": "replace", "path": "src/config.js", "old": "PAGE_SIZE: 10", "new": "PAGE_SIZE: 25"});
+    let e = tools.call(&task, "builder", &params(guess)).unwrap_err();
+    assert!(
+        e.message
+            .starts_with("params.old is not found in src/config.js. "),
+        "{e}"
+    );
+    assert_eq!(told(&e), wanted);
+    // No path, and an old no file holds.
+    let guess = json!({"op": "replace", "old": "pageSize = 10", "new": "pageSize = 25"});
+    let e = tools.call(&task, "builder", &params(guess)).unwrap_err();
+    assert_eq!(told(&e), wanted);
+    // A caller's name made the value: where the name is set is where it changes.
+    let guess = json!({
+        "op": "replace",
+        "path": "src/cli.js",
+        "old": "printPage(paginate(books, opts.page, DEFAULT_PAGE_SIZE));",
+        "new": "printPage(paginate(books, opts.page, 25));",
+    });
+    let e = tools.call(&task, "builder", &params(guess)).unwrap_err();
+    assert!(
+        e.message
+            .contains("found 2 times in src/cli.js (at lines 2, 5)"),
+        "{e}"
+    );
+    assert!(e.message.contains("(DEFAULT_PAGE_SIZE to 25)"), "{e}");
+    assert_eq!(told(&e), wanted);
+    // Nothing was changed by any of them, and the suggestion, called, is
+    // the change.
+    assert_eq!(
+        staged_file(&tools, "s1", "src/config.js"),
+        b"'use strict';\n\nconst DATA_FILE = 'books.json';\nconst DEFAULT_PAGE_SIZE = 10;\nmodule.exports = { DATA_FILE, DEFAULT_PAGE_SIZE };\n"
+    );
+    let out = tools.call(&task, "builder", &params(wanted)).unwrap();
+    assert_eq!(out["path"], "src/config.js", "{out}");
+    assert!(
+        String::from_utf8(staged_file(&tools, "s1", "src/config.js"))
+            .unwrap()
+            .contains("const DEFAULT_PAGE_SIZE = 25;")
+    );
+}
+
+#[test]
+fn an_edit_of_code_or_of_two_values_gets_no_suggestion() {
+    let f = Fixture::new();
+    commit(
+        &f,
+        &[(
+            "src/paginate.js",
+            b"function paginate(items, page, pageSize) {\n  const start = page * pageSize;\n  return items.slice(start, start + pageSize);\n}\n",
+        )],
+    );
+    let tools = f.tools();
+    for (old, new) in [
+        (
+            "const start = page * size;",
+            "const start = (page - 1) * size;",
+        ),
+        ("slice(1, 10)", "slice(0, 25)"),
+    ] {
+        let call = json!({"op": "replace", "path": "src/paginate.js", "old": old, "new": new});
+        let e = refused(&tools, "g1", call);
+        assert_eq!(e.code, "not_found", "{e}");
+        assert!(!e.message.contains("call builder with"), "{e}");
+    }
 }
