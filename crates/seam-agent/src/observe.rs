@@ -120,6 +120,25 @@ pub fn code_name_in(task: &str) -> Option<&str> {
         })
 }
 
+/// The name in code (see [`code_name_in`]) whose uses `task` asks about:
+/// `Some` when the task names one and says a word of using it (call, caller,
+/// use, reference, invoke, depend, in any of their forms). "Which functions
+/// in src/ call paginate()?": an outline of `src/` lists where things are
+/// defined, and qwen2.5-coder-1.5b answered from it what `paginate` is.
+pub fn uses_asked_in(task: &str) -> Option<&str> {
+    let name = code_name_in(task)?;
+    let asks = task
+        .split(|c: char| !c.is_alphanumeric())
+        .map(str::to_lowercase)
+        .any(|w| USE_WORDS.iter().any(|stem| w.starts_with(stem)));
+    asks.then_some(name)
+}
+
+/// The starts of the words that ask where a name is used.
+const USE_WORDS: &[&str] = &[
+    "call", "use", "usage", "using", "referenc", "invok", "depend",
+];
+
 /// The `tools` that the `note` of a tool's output names (each as a whole
 /// word: `memory.operator`, not `memory.operators`), in the order the note
 /// names them, leaving out those in `called`. A note is where a tool says
@@ -653,6 +672,27 @@ mod tests {
         );
         assert_eq!(code_name_in("Make shelf show 25 books per page."), None);
         assert_eq!(code_name_in("a __ b"), None);
+    }
+
+    #[test]
+    fn a_question_about_uses_of_a_name_is_told_from_one_about_the_name() {
+        for task in [
+            "Which functions in src/ call paginate()? I want to know what breaks.",
+            "Who uses parseConfig?",
+            "List the callers of load_books",
+            "What references slugifyTitle, and what depends on it?",
+        ] {
+            assert!(uses_asked_in(task).is_some(), "{task}");
+        }
+        assert_eq!(uses_asked_in("Where is paginate() used?"), Some("paginate"));
+        for task in [
+            "What does paginate() return?",
+            "Which file defines slugifyTitle?",
+            // A use word with no name in code.
+            "Which functions call the pager?",
+        ] {
+            assert_eq!(uses_asked_in(task), None, "{task}");
+        }
     }
 
     #[test]

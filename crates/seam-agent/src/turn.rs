@@ -1481,6 +1481,27 @@ impl Turn<'_> {
                 if let Some(hint) = hint {
                     p.correct(hint, json!({"tool": tool}), self.trace, on);
                 }
+                if tool == CODE_INDEX
+                    && matches!(
+                        params.get("op").and_then(Value::as_str),
+                        Some("outline" | "tree")
+                    )
+                    && let Some(name) =
+                        crate::observe::uses_asked_in(&p.report.info.task).map(str::to_owned)
+                {
+                    // Asked which functions call paginate(), qwen2.5-coder-1.5b
+                    // took the outline of src/ and answered what paginate is.
+                    p.correct("uses-search-told", json!({"name": name}), self.trace, on);
+                    return Ok((
+                        shown,
+                        Some(std::borrow::Cow::Owned(format!(
+                            "This lists where things are defined, not where they are used. \
+                             To find where {name} is used, and in which function each use \
+                             is, search the code index for it: \
+                             {{\"op\":\"search\",\"query\":\"{name}\"}}."
+                        ))),
+                    ));
+                }
                 let printed_nothing = line == crate::observe::AFTER_NOTHING_PRINTED;
                 if let Some((key, path, columns)) = self.missing_column(p, tool, params, v) {
                     p.correct(

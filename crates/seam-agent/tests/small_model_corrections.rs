@@ -76,6 +76,14 @@ impl LocalToolbox for Recorder {
             "memory.codebase" if params["op"] == "find_symbol" => {
                 Ok(json!({"op": "find_symbol", "matches": [{"path": "src/store.js", "line": 3}]}))
             }
+            "memory.codebase" if params["op"] == "outline" && params["path"] == "src" => Ok(
+                json!({"op": "outline", "path": "src", "kind": "dir", "files": [
+                    {"path": "src/paginate.js", "symbols": [{"name": "paginate", "line": 9}]},
+                    {"path": "src/cli.js", "symbols": [{"name": "cmdList", "line": 28}]}]}),
+            ),
+            "memory.codebase" if params["op"] == "search" => Ok(json!({"op": "search", "hits": [
+                {"path": "src/cli.js", "lines": [
+                    {"line": 31, "text": "printPage(paginate(books));", "within": "function cmdList"}]}]})),
             "memory.codebase" => Err(LocalRefusal::new(
                 "not_found",
                 "src/shelf.py does not exist",
@@ -1022,4 +1030,35 @@ fn an_answer_about_the_prompts_example_is_sent_back_once() {
     let (report, _, _) = run(&[echo.clone(), echo]);
     assert_eq!(report.corrections.get("answer-echoes-example"), Some(&1));
     assert!(report.answer.contains("retries"));
+}
+
+#[test]
+fn an_outline_in_a_task_about_uses_is_told_to_search_for_the_name() {
+    let task = "Which functions in src/ call paginate()? I want to know what breaks.";
+    let outline = json!({"mode":"action","tool":"memory.codebase","params":{
+        "op":"outline","path":"src"}})
+    .to_string();
+    let search = json!({"mode":"action","tool":"memory.codebase","params":{
+        "op":"search","query":"paginate"}})
+    .to_string();
+    let answer = json!({"mode":"respond","text":"cmdList"}).to_string();
+    let (report, model, calls) = run_task(task, &[outline.clone(), search, answer.clone()]);
+    assert_eq!(report.corrections.get("uses-search-told"), Some(&1));
+    let told = &model.seen[1].messages.last().unwrap().content;
+    assert!(
+        told.contains("src/paginate.js")
+            && told
+                .ends_with(r#"search the code index for it: {"op":"search","query":"paginate"}."#),
+        "{told}"
+    );
+    // The outline's result is not said to hold the answer.
+    assert!(!told.contains("If this tells you the answer"), "{told}");
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[1].1["op"], "search");
+
+    // A task that asks what a name is, not where it is used, is told nothing more.
+    let (report, model, _) = run_task("What does paginate() return?", &[outline, answer]);
+    assert_eq!(report.corrections.get("uses-search-told"), None);
+    let told = &model.seen[1].messages.last().unwrap().content;
+    assert!(!told.contains(r#""op":"search""#), "{told}");
 }
