@@ -347,6 +347,42 @@ impl Turn<'_> {
         (!pointed.is_empty()).then(|| (last.clone(), pointed.join(" or ")))
     }
 
+    /// The call that carries the words the model searched with in its last
+    /// call over to the first of the tools `pointed` (see
+    /// [`Self::pointed_tool`], names joined by " or ") that searches by a
+    /// `query` too: `{"mode":"action","tool":…,"params":{"op":"search","query":…}}`,
+    /// its `op` given only when the tool has an op `search`. Searched the code
+    /// index for "mileage", whose note said the operator's notes are searched
+    /// with memory.operator, qwen2.5-coder-1.5b was sent back to that note and
+    /// made the same call again.
+    fn pointed_call(&self, p: &Progress, pointed: &str) -> Option<String> {
+        let (_, params) = p.last_call.as_ref()?;
+        let query = params.get("query").and_then(Value::as_str)?.trim();
+        if query.is_empty() {
+            return None;
+        }
+        pointed.split(" or ").find_map(|name| {
+            let props = self
+                .registry
+                .get(name)?
+                .spec
+                .input_schema
+                .get("properties")?;
+            props.get("query")?;
+            let searches = props
+                .get("op")
+                .and_then(|op| op.get("enum"))
+                .and_then(Value::as_array)
+                .is_some_and(|ops| ops.iter().any(|o| o == "search"));
+            let params = if searches {
+                json!({"op": "search", "query": query})
+            } else {
+                json!({"query": query})
+            };
+            Some(json!({"mode": "action", "tool": name, "params": params}).to_string())
+        })
+    }
+
     /// Runs the turn for `info.task` (`info.turn` names it).
     pub async fn run(
         mut self,
@@ -673,10 +709,14 @@ impl Turn<'_> {
                             self.trace,
                             on,
                         );
+                        let call = match self.pointed_call(&p, &pointed) {
+                            Some(call) => format!(" For your words, that is: {call}"),
+                            None => String::new(),
+                        };
                         observations.push(format!(
                             "The note in {last}'s result names {pointed} for this, and this turn \
                              has not called it: call the one that bears on the task, then answer \
-                             from what it returns. The operator's task was: {}",
+                             from what it returns.{call} The operator's task was: {}",
                             p.report.info.task.trim()
                         ));
                         break;

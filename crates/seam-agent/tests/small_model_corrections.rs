@@ -81,6 +81,14 @@ impl LocalToolbox for Recorder {
                     {"path": "src/paginate.js", "symbols": [{"name": "paginate", "line": 9}]},
                     {"path": "src/cli.js", "symbols": [{"name": "cmdList", "line": 28}]}]}),
             ),
+            "memory.codebase" if params.get("query") == Some(&json!("mileage")) => {
+                Ok(json!({"op": "search",
+                "note": "no indexed repository covers the workspace. A file whose name you know \
+                         is read with files.read (its path); what the operator told you to \
+                         remember is searched with memory.operator"}))
+            }
+            "memory.operator" => Ok(json!({"op": "search", "notes": [
+                {"id": 1, "text": "Shoe log: the Novablast 4 had 312.6 km before 2 March."}]})),
             "memory.codebase" if params["op"] == "search" => Ok(json!({"op": "search", "hits": [
                 {"path": "src/cli.js", "lines": [
                     {"line": 31, "text": "printPage(paginate(books));", "within": "function cmdList"}]}]})),
@@ -151,12 +159,21 @@ fn registry() -> Registry {
         version: "1".into(),
         description: "Ask the code index.".into(),
         input_schema: json!({"type":"object","properties":{
-            "op":{"type":"string","enum":["outline","find_symbol"]},
-            "name":{"type":"string"},"path":{"type":"string"}
+            "op":{"type":"string","enum":["outline","find_symbol","search"]},
+            "name":{"type":"string"},"query":{"type":"string"},"path":{"type":"string"}
+        },"required":["op"],"additionalProperties":false}),
+    };
+    let operator = ToolSpec {
+        name: "memory.operator".into(),
+        version: "1".into(),
+        description: "Recall what the operator told you to remember.".into(),
+        input_schema: json!({"type":"object","properties":{
+            "op":{"type":"string","enum":["search","get","list"]},
+            "query":{"type":"string"},"id":{"type":"integer"}
         },"required":["op"],"additionalProperties":false}),
     };
     Registry::new(
-        vec![files_read, python_run, facts_get, codebase],
+        vec![files_read, python_run, facts_get, codebase, operator],
         vec![builder],
     )
     .unwrap()
@@ -1061,4 +1078,36 @@ fn an_outline_in_a_task_about_uses_is_told_to_search_for_the_name() {
     assert_eq!(report.corrections.get("uses-search-told"), None);
     let told = &model.seen[1].messages.last().unwrap().content;
     assert!(!told.contains(r#""op":"search""#), "{told}");
+}
+
+#[test]
+fn a_note_that_names_a_tool_that_searches_is_told_with_the_models_own_words() {
+    let task = "How many km are on my Novablast 4? The starting mileage is in my notes to you.";
+    let search = json!({"mode":"action","tool":"memory.codebase","params":{
+        "op":"search","query":"mileage"}})
+    .to_string();
+    let made_up = json!({"mode":"respond","text":"1000 km"}).to_string();
+    let recall = json!({"mode":"action","tool":"memory.operator","params":{
+        "op":"search","query":"mileage"}})
+    .to_string();
+    let (report, model, calls) = run_task(task, &[search, made_up.clone(), recall, respond()]);
+    assert_eq!(report.corrections.get("pointed-tool-not-called"), Some(&1));
+    let told = &model.seen[2].messages.last().unwrap().content;
+    // The note names two tools; the one that searches by a query is given
+    // the model's own words, as a call it can copy.
+    assert!(
+        told.contains(
+            r#"For your words, that is: {"mode":"action","tool":"memory.operator","params":{"op":"search","query":"mileage"}}"#
+        ),
+        "{told}"
+    );
+    assert_eq!(calls.len(), 2);
+    assert_eq!(calls[1].0, "memory.operator");
+
+    // A last call with no words of a search is told the tools alone.
+    let time = json!({"mode":"action","tool":"facts.get","params":{"fact":"time"}}).to_string();
+    let (_, model, _) = run(&[time, made_up.clone(), made_up]);
+    let told = &model.seen[2].messages.last().unwrap().content;
+    assert!(told.contains("names files.read for this"), "{told}");
+    assert!(!told.contains("For your words"), "{told}");
 }
