@@ -432,6 +432,24 @@ fn memory_operator_search_get_list() {
         "{}",
         e.output
     );
+    // No note holds any word: the newest are shown, and the answer says so.
+    let e = envelope(
+        &s,
+        "memory.operator",
+        json!({"op": "search", "query": "mileage"}),
+    );
+    assert_eq!(e.output["newest"], true, "{}", e.output);
+    let shown: Vec<&Value> = e.output["notes"].as_array().unwrap().iter().collect();
+    assert_eq!(shown.len(), 2, "{}", e.output);
+    assert_eq!(shown[1]["text"], "The test database is called scratch.");
+    assert!(
+        e.output["note"].as_str().unwrap().contains(
+            "no note holds a word of the query, so the newest 2 of the operator's 2 notes are shown"
+        ),
+        "{}",
+        e.output
+    );
+    assert!(e.tainted);
     let e = envelope(&s, "memory.operator", json!({"op": "get", "id": 1}));
     assert_eq!(e.output["note"]["text"], "Deploys happen on Fridays.");
     let e = envelope(&s, "memory.operator", json!({"op": "list", "limit": 1}));

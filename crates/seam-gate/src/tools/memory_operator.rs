@@ -104,6 +104,26 @@ impl GovernedTool for MemoryOperator {
                     if h.hits.iter().any(|n| n.text_cut) {
                         notes.push("long notes are cut; op=get gives the whole note".into());
                     }
+                    if h.hits.is_empty() {
+                        // A small model searches with words of its own
+                        // ("mileage" for a note that says "312.6 km on
+                        // them"), and the operator keeps few notes: with
+                        // nothing found, the newest are the answer's best
+                        // guess, and it says so.
+                        let l = notes_store.list(NOTES_LIST_LIMIT.default).map_err(failure)?;
+                        if !l.notes.is_empty() {
+                            notes.push(format!(
+                                "no note holds a word of the query, so the newest {} of the operator's {} notes are shown",
+                                l.notes.len(),
+                                l.total
+                            ));
+                            notes.extend(file_hint(query));
+                            return Ok(with_notes(
+                                json!({"op": op, "query": query, "notes": l.notes, "truncated": l.truncated, "newest": true}),
+                                notes,
+                            ));
+                        }
+                    }
                     notes.extend(file_hint(query));
                     json!({"op": op, "query": query, "notes": h.hits, "truncated": h.truncated})
                 }
