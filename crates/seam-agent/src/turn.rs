@@ -233,9 +233,27 @@ const CODE_INDEX: &str = "memory.codebase";
 /// How code is changed, said to a model that answered a change task
 /// without one (`change-not-made`) or ran code for it before it had looked
 /// at the repository (`change-task-code-not-run`).
-const HOW_TO_CHANGE: &str = "Find the code that does what the task is about \
-     (memory.codebase), read that file (files.read), then change it with builder (op \
-     replace: path, old as the file has it, new).";
+///
+/// The first step is given as a call to copy: by the name in code the task
+/// names, if it names one, else the repository's files. Told "find the code
+/// (memory.codebase)", qwen2.5-coder-1.5b ran the same Python again.
+fn how_to_change(task: &str) -> String {
+    let first = match crate::observe::code_name_in(task) {
+        Some(name) => format!(
+            "find where {name} is defined with {}",
+            json!({"mode": "action", "tool": CODE_INDEX, "params": {"op": "find_symbol", "name": name}})
+        ),
+        None => format!(
+            "list the repository's files with {}",
+            json!({"mode": "action", "tool": CODE_INDEX, "params": {"op": "tree"}})
+        ),
+    };
+    format!(
+        "Find the code that does what the task is about: {first}. Read the file that \
+         does it (files.read), then change it with builder (op replace: path, old as the \
+         file has it, new)."
+    )
+}
 
 /// True when the task asks for its work as a branch: the word itself, as
 /// the operator of a builder says "on a branch", "as a branch", "stage it as
@@ -759,7 +777,8 @@ impl Turn<'_> {
                         p.correct("change-not-made", Value::Null, self.trace, on);
                         observations.push(format!(
                             "The task asks for a change on a branch, and nothing has been \
-                             changed yet. {HOW_TO_CHANGE}"
+                             changed yet. {}",
+                            how_to_change(&p.report.info.task)
                         ));
                         break;
                     }
@@ -887,7 +906,8 @@ impl Turn<'_> {
             return Ok(Some(format!(
                 "The task is a change to this repository's code, on a branch. {tool} runs \
                  apart from the repository and from the network, so your code was not run. \
-                 {HOW_TO_CHANGE}"
+                 {}",
+                how_to_change(&p.report.info.task)
             )));
         }
         if let Some((path, text)) = self.code_over_read_text(p, tool, params) {

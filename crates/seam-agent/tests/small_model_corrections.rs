@@ -686,6 +686,14 @@ fn an_answer_to_a_task_that_asks_for_a_branch_before_any_change_is_sent_back_onc
         "{told}"
     );
     assert!(told.contains("builder (op replace"), "{told}");
+    // A task that names a name in code is told to find it by that name.
+    let named = "Make paginate() start at page 1. Stage it as a branch for me.";
+    let (_, model, _) = run_task(named, &[respond(), respond()]);
+    let told = &model.seen[1].messages.last().unwrap().content;
+    assert!(
+        told.contains(r#"find where paginate is defined with {"mode":"action","tool":"memory.codebase","params":{"op":"find_symbol","name":"paginate"}}"#),
+        "{told}"
+    );
     assert_eq!(calls.len(), 1);
     assert_eq!(report.answer, "8.5 km");
     // Once: a second answer without a change stands. A builder call that changed
@@ -846,7 +854,11 @@ fn code_run_for_a_change_task_before_the_repository_was_looked_at_is_sent_back_o
         told.contains("python.run runs apart from the repository and from the network, so your code was not run"),
         "{told}"
     );
-    assert!(told.contains("memory.codebase"), "{told}");
+    // The first step as a call to copy: this task names nothing in code.
+    assert!(
+        told.contains(r#"list the repository's files with {"mode":"action","tool":"memory.codebase","params":{"op":"tree"}}"#),
+        "{told}"
+    );
 
     // A change task that asks for Python, and a task that asks for no
     // branch, run the code at once.
