@@ -55,11 +55,11 @@ use serde_json::Value;
 use super::classify::{ToolClass, ToolHints, classify};
 use super::config::{McpConfig, ParamUse, UpstreamConfig};
 use super::fingerprint::{AcceptedDefinitions, DefinitionStatus, FingerprintError, ToolDefinition};
-pub use crate::toolbox::schema_walk::SchemaError;
-use crate::toolbox::schema_walk::{self, LeafKind, location_text, parse_location};
-use crate::toolbox::{
-    Admitted, BUILTIN_TOOL_NAMES, DestinationParam, GateError, GovernedTool, PathParam, ToolCall,
-    ToolDecl, ToolFailure, check_decl_with,
+pub use seam_toolbox::schema_walk::SchemaError;
+use seam_toolbox::schema_walk::{self, LeafKind, location_text, parse_location};
+use seam_toolbox::{
+    Admitted, DestinationParam, GateError, GovernedTool, PathParam, ToolCall, ToolDecl,
+    ToolFailure, check_decl_with,
 };
 
 /// How long starting one upstream (spawn, initialize, list tools) may take, unless its
@@ -101,7 +101,7 @@ pub struct ToolReport {
     /// A governed tool's destination places, as the config declares them (`recipients`,
     /// `host of url`), and what a call naming none of them reaches.
     pub destinations: Vec<String>,
-    pub none_named: crate::toolbox::NoneNamed,
+    pub none_named: seam_toolbox::NoneNamed,
 }
 
 /// One upstream in the report.
@@ -597,12 +597,14 @@ fn govern(
         let refused_name = check_tool_name(&def.name)
             .err()
             .or_else(|| {
-                BUILTIN_TOOL_NAMES.contains(&governed.as_str()).then(|| {
-                    format!(
-                        "its governed name {governed} is the name of a built-in tool; the \
+                crate::tools::BUILTIN_TOOL_NAMES
+                    .contains(&governed.as_str())
+                    .then(|| {
+                        format!(
+                            "its governed name {governed} is the name of a built-in tool; the \
                          built-in keeps it"
-                    )
-                })
+                        )
+                    })
             })
             .or_else(|| {
                 taken.contains(&governed).then(|| {
@@ -658,8 +660,8 @@ fn govern(
                     t.destinations
                         .iter()
                         .map(|(place, form)| match form {
-                            crate::toolbox::DestinationForm::Value => place.clone(),
-                            crate::toolbox::DestinationForm::UrlHost => format!("host of {place}"),
+                            seam_toolbox::DestinationForm::Value => place.clone(),
+                            seam_toolbox::DestinationForm::UrlHost => format!("host of {place}"),
                         })
                         .collect()
                 })
