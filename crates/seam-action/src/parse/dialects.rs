@@ -188,7 +188,7 @@ fn python_value(text: &str, p: usize, fuel: &mut Fuel) -> Option<(Value, usize)>
 
 /// Qwen's XML dialect, with or without `<tool_call>` and with missing closers:
 /// `<function=NAME><parameter=KEY>VALUE</parameter>…</function>`.
-pub(super) fn xml_calls(text: &str) -> Vec<RawCall> {
+pub(super) fn xml_calls(text: &str, fuel: &mut Fuel) -> Vec<RawCall> {
     let mut calls = Vec::new();
     let mut rest = text;
     while let Some(p) = rest.find("<function=") {
@@ -208,13 +208,12 @@ pub(super) fn xml_calls(text: &str) -> Vec<RawCall> {
         let mut xml_text = Vec::new();
         // `<function=NAME>{…}</function>`: the arguments as JSON (Llama 3.1).
         let json_body = body.trim();
-        if !json_body.contains("<parameter=") && json_body.starts_with('{') {
-            let mut fuel = Fuel::for_len(json_body.len());
-            if let Ok(r) = json::read_value(json_body, 0, &mut fuel)
-                && let Value::Object(m) = r.value
-            {
-                params = m;
-            }
+        if !json_body.contains("<parameter=")
+            && json_body.starts_with('{')
+            && let Ok(r) = json::read_value(json_body, 0, fuel)
+            && let Value::Object(m) = r.value
+        {
+            params = m;
         }
         let mut b = body;
         while let Some(q) = b.find("<parameter=") {
@@ -239,7 +238,7 @@ pub(super) fn xml_calls(text: &str) -> Vec<RawCall> {
                 .or_else(|| v.strip_suffix('\n'))
                 .unwrap_or(v);
             if !key.is_empty() {
-                params.insert(key.clone(), xml_value(v));
+                params.insert(key.clone(), xml_value(v, fuel));
                 xml_text.push((key, v.to_owned()));
             }
             b = &v_all[v_end..];
@@ -322,7 +321,7 @@ fn attr_value(s: &str) -> &str {
 }
 
 /// MiniMax's (and Claude's) XML: `<invoke name="NAME"><parameter name="KEY">VALUE</parameter></invoke>`.
-pub(super) fn invoke_calls(text: &str) -> Vec<RawCall> {
+pub(super) fn invoke_calls(text: &str, fuel: &mut Fuel) -> Vec<RawCall> {
     let mut calls = Vec::new();
     for chunk in text.split("<invoke").skip(1) {
         let Some(n) = chunk.find("name=") else {
@@ -338,7 +337,7 @@ pub(super) fn invoke_calls(text: &str) -> Vec<RawCall> {
             let Some(gt) = p.find('>') else { continue };
             let v = trim_one_newline(until(&p[gt + 1..], &["</parameter>"]));
             if !key.is_empty() {
-                params.insert(key.clone(), xml_value(v));
+                params.insert(key.clone(), xml_value(v, fuel));
                 xml_text.push((key, v.to_owned()));
             }
         }
@@ -355,7 +354,7 @@ pub(super) fn invoke_calls(text: &str) -> Vec<RawCall> {
 }
 
 /// GLM's dialect: `<tool_call>NAME<arg_key>KEY</arg_key><arg_value>VALUE</arg_value>…</tool_call>`.
-pub(super) fn arg_key_calls(text: &str) -> Vec<RawCall> {
+pub(super) fn arg_key_calls(text: &str, fuel: &mut Fuel) -> Vec<RawCall> {
     let mut calls = Vec::new();
     let chunks: Vec<&str> = if text.contains("<tool_call>") {
         text.split("<tool_call>").skip(1).collect()
@@ -376,7 +375,7 @@ pub(super) fn arg_key_calls(text: &str) -> Vec<RawCall> {
                 .map(|a| trim_one_newline(until(&p[a + "<arg_value>".len()..], &["</arg_value>"])))
                 .unwrap_or("");
             if !key.is_empty() {
-                params.insert(key.clone(), xml_value(v));
+                params.insert(key.clone(), xml_value(v, fuel));
                 xml_text.push((key, v.to_owned()));
             }
         }
@@ -394,7 +393,8 @@ pub(super) fn arg_key_calls(text: &str) -> Vec<RawCall> {
 
 /// A parameter's text as a JSON value when it is one (`10`, `true`, `True`,
 /// `[1,2]`), else the text itself. The schema has the last word (see `RawCall::xml_text`).
-fn xml_value(v: &str) -> Value {
+/// A loose read spends from the reply's one budget: once it is spent, the text stays text.
+fn xml_value(v: &str, fuel: &mut Fuel) -> Value {
     let t = v.trim();
     if t.is_empty() {
         return Value::String(v.to_owned());
@@ -410,13 +410,11 @@ fn xml_value(v: &str) -> Value {
         "None" => return Value::Null,
         _ => {}
     }
-    if t.starts_with('{') || t.starts_with('[') {
-        let mut fuel = Fuel::for_len(t.len());
-        if let Ok(r) = json::read_value(t, 0, &mut fuel)
-            && r.end == t.len()
-        {
-            return r.value;
-        }
+    if (t.starts_with('{') || t.starts_with('['))
+        && let Ok(r) = json::read_value(t, 0, fuel)
+        && r.end == t.len()
+    {
+        return r.value;
     }
     Value::String(v.to_owned())
 }
@@ -461,4 +459,75 @@ pub(super) fn labelled_call(
         params: RawParams::Object(params),
         xml_text: vec![],
     })
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A parameter's value that strict JSON refuses and the loose reader reads: each one read
+    /// spends from the budget.
+    const LOOSE: &str = "{'k': [1, 2, 3], 'more': 'text'}";
+
+    /// What reading [`LOOSE`] once costs.
+    fn cost_of_one() -> u64 {
+        let mut fuel = Fuel(u64::MAX);
+        assert!(xml_value(LOOSE, &mut fuel).is_object());
+        u64::MAX - fuel.0
+    }
+
+    /// How many of a call's params were read as JSON, and how many were left as text.
+    fn read_and_left(call: &RawCall) -> (usize, usize) {
+        let RawParams::Object(params) = &call.params else {
+            panic!("params as text: {:?}", call.params);
+        };
+        let read = params.values().filter(|v| v.is_object()).count();
+        let left = params
+            .values()
+            .filter(|v| v.as_str() == Some(LOOSE))
+            .count();
+        (read, left)
+    }
+
+    /// One reply, one budget: every parameter of every dialect spends from the budget the
+    /// reply was given, so a reply with many parameters does no more work than the budget
+    /// allows. With a budget of its own for each parameter, every one of them would be read.
+    #[test]
+    fn many_parameters_spend_one_budget() {
+        const PARAMS: usize = 200;
+        const AFFORDED: u64 = 10;
+        let one = cost_of_one();
+        let each = |open: &dyn Fn(usize) -> String, close: &str| -> String {
+            (0..PARAMS)
+                .map(|i| format!("{}{LOOSE}{close}", open(i)))
+                .collect()
+        };
+        let replies = [
+            format!(
+                "<function=t>{}</function>",
+                each(&|i| format!("<parameter=p{i}>"), "</parameter>")
+            ),
+            format!(
+                "<invoke name=\"t\">{}</invoke>",
+                each(&|i| format!("<parameter name=\"p{i}\">"), "</parameter>")
+            ),
+            format!(
+                "<tool_call>t{}</tool_call>",
+                each(
+                    &|i| format!("<arg_key>p{i}</arg_key><arg_value>"),
+                    "</arg_value>"
+                )
+            ),
+        ];
+        for (reply, dialect) in replies.iter().zip([xml_calls, invoke_calls, arg_key_calls]) {
+            let head = &reply[..40];
+            let mut fuel = Fuel(AFFORDED * one);
+            let calls = dialect(reply, &mut fuel);
+            assert_eq!(calls.len(), 1, "{head}…");
+            let (read, left) = read_and_left(&calls[0]);
+            assert_eq!(read, AFFORDED as usize, "{head}…");
+            assert_eq!(left, PARAMS - AFFORDED as usize, "{head}…");
+            assert!(fuel.0 < one, "{head}…");
+        }
+    }
 }

@@ -113,13 +113,13 @@ pub(super) fn extract(
     };
     let xml = if let Some(rewritten) = &opened {
         fixes.add(Correction::XmlParameterAsFunction);
-        xml_calls(rewritten)
+        xml_calls(rewritten, fuel)
     } else if text.contains("<function=") {
-        xml_calls(text)
+        xml_calls(text, fuel)
     } else if text.contains("<invoke") {
-        invoke_calls(text)
+        invoke_calls(text, fuel)
     } else if text.contains("<arg_key>") {
-        arg_key_calls(text)
+        arg_key_calls(text, fuel)
     } else {
         vec![]
     };
