@@ -33,9 +33,10 @@ enum Says {
 }
 use Says::{DependsOnlyOn, IsTheTop, NeverReaches};
 
-/// The crates that touch the world: egress, credentials, the kernel's walls. The agent side
-/// reaches governed tools over HTTP (`seam_agent::gate_client`) and nothing of these.
-const WORLD: &[&str] = &["seam-gate", "seam-sandbox", "seam-keeper"];
+/// The crates that touch the world: egress, credentials, the kernel's walls, and the gate's
+/// pipeline that governs them. The agent side reaches governed tools over HTTP
+/// (`seam_agent::gate_client`) and nothing of these.
+const WORLD: &[&str] = &["seam-gate", "seam-toolbox", "seam-sandbox", "seam-keeper"];
 
 /// The rules: (crate, what it says, why). Every workspace crate has a `DependsOnlyOn` row (or
 /// is the top), so
@@ -90,6 +91,12 @@ const RULES: &[(&str, Says, &str)] = &[
         "the stores scrub what they keep, and write times with the ledger's one RFC 3339 formatter",
     ),
     (
+        "seam-toolbox",
+        DependsOnlyOn(&["seam-ledger", "seam-policy", "seam-protocol", "seam-scrub"]),
+        "the pipeline decides with the policy, scrubs, records in the ledger, and knows no tool \
+         nor transport",
+    ),
+    (
         "seam-gate",
         DependsOnlyOn(&[
             "seam-keeper",
@@ -100,6 +107,7 @@ const RULES: &[(&str, Says, &str)] = &[
             "seam-pylex",
             "seam-sandbox",
             "seam-scrub",
+            "seam-toolbox",
         ]),
         "the gate governs tools; it never parses model text nor runs the agent's tools",
     ),

@@ -9,7 +9,7 @@ use std::hint::black_box;
 use std::sync::Arc;
 
 use criterion::{Criterion, criterion_group, criterion_main};
-use seam_gate::{CallRequest, NoLedger, Toolbox, ToolboxConfig};
+use seam_gate::{CallRequest, NoLedger, ToolboxConfig, builtin_toolbox};
 use seam_policy::{Policy, PolicyEnv};
 use serde_json::json;
 
@@ -30,7 +30,7 @@ fn bench(c: &mut Criterion) {
         seam_home: root.join("seam"),
         workspace_root: project.clone(),
     };
-    let tb = Toolbox::new(
+    let tb = builtin_toolbox(
         Arc::new(Policy::builtin(env)),
         Arc::new(seam_scrub::Scrubber::new()),
         Arc::new(NoLedger),

@@ -16,9 +16,10 @@ use seam_policy::Policy;
 use seam_scrub::{ScrubError, Scrubber};
 
 use crate::config::GateConfig;
-use crate::ledger_hook::LedgerHook;
 use crate::mcp::UpstreamReport;
-use crate::toolbox::{GateError, Toolbox, ToolboxConfig};
+use crate::tools::ToolboxConfig;
+use seam_toolbox::LedgerHook;
+use seam_toolbox::{GateError, Toolbox};
 
 /// An opened gate: its toolbox, and what became of each upstream MCP server.
 #[derive(Debug)]

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::Duration;
 
-use seam_gate::{CallRequest, NoLedger, Toolbox, ToolboxConfig};
+use seam_gate::{CallRequest, NoLedger, Toolbox, ToolboxConfig, builtin_toolbox};
 use seam_memory::{IndexOptions, MemoryHome, NewBuildRecord, RunKind};
 use seam_policy::{Policy, PolicyEnv};
 use seam_protocol::{Answer, Envelope, Refusal, RefusalCode};
@@ -67,7 +67,7 @@ fn setup(index: bool) -> Setup {
         seam_home,
         workspace_root: workspace.clone(),
     };
-    let toolbox = Toolbox::new(
+    let toolbox = builtin_toolbox(
         Arc::new(Policy::builtin(env)),
         Arc::new(Scrubber::new()),
         Arc::new(NoLedger),
@@ -476,7 +476,7 @@ fn the_memory_capability_denied_refuses_all_three() {
         env,
     )
     .unwrap();
-    let tb = Toolbox::new(
+    let tb = builtin_toolbox(
         Arc::new(policy),
         Arc::new(Scrubber::new()),
         Arc::new(NoLedger),

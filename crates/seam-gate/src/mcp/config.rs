@@ -125,10 +125,10 @@ pub struct UpstreamToolConfig {
     pub paths: BTreeMap<String, Access>,
     /// `destinations`: the places (segments joined by `/`, `*` for any item or key) whose
     /// values are where the tool's data goes, each with its form.
-    pub destinations: Vec<(String, crate::toolbox::DestinationForm)>,
+    pub destinations: Vec<(String, seam_toolbox::DestinationForm)>,
     /// `none_named`: what a call that names none of `destinations` reaches ("unknown", the
     /// default: refused in a tainted turn; "no-one-new": nothing goes anywhere new).
-    pub none_named: crate::toolbox::NoneNamed,
+    pub none_named: seam_toolbox::NoneNamed,
 }
 
 impl UpstreamConfig {
@@ -598,16 +598,14 @@ fn parse_tool(
                 };
                 for item in items.iter() {
                     let (place, form) = match item.get_ref() {
-                        DeValue::String(p) => {
-                            (p.to_string(), crate::toolbox::DestinationForm::Value)
-                        }
+                        DeValue::String(p) => (p.to_string(), seam_toolbox::DestinationForm::Value),
                         DeValue::Table(t) => {
                             let entries = entries_in_order(t);
                             match entries.as_slice() {
                                 [(k, v)] if *k.get_ref() == "host_of" => match v.get_ref().as_str()
                                 {
                                     Some(p) => {
-                                        (p.to_owned(), crate::toolbox::DestinationForm::UrlHost)
+                                        (p.to_owned(), seam_toolbox::DestinationForm::UrlHost)
                                     }
                                     None => {
                                         return Err(bad(
@@ -638,8 +636,8 @@ fn parse_tool(
             "none_named" => {
                 let word = value.get_ref().as_str();
                 out.none_named = match word {
-                    Some("unknown") => crate::toolbox::NoneNamed::Unknown,
-                    Some("no-one-new") => crate::toolbox::NoneNamed::NoOneNew,
+                    Some("unknown") => seam_toolbox::NoneNamed::Unknown,
+                    Some("no-one-new") => seam_toolbox::NoneNamed::NoOneNew,
                     _ => {
                         let found = match word {
                             Some(w) => format!("\"{w}\"{}", suggestion(w, NONE_NAMED)),
@@ -817,7 +815,7 @@ mod tests {
 
     #[test]
     fn destinations_are_places_or_the_host_of_one() {
-        use crate::toolbox::DestinationForm;
+        use seam_toolbox::DestinationForm;
         let head = "[[mcp.upstream]]\nname = \"b\"\ncommand = \"x\"\negress = true\n";
         let c = parse(&format!(
             "{head}[mcp.upstream.tools.send]\ndestinations = [\"to\", \"cc/*\", \
@@ -847,7 +845,7 @@ mod tests {
 
     #[test]
     fn none_named_is_unknown_unless_the_config_says_no_one_new() {
-        use crate::toolbox::NoneNamed;
+        use seam_toolbox::NoneNamed;
         let head = "[[mcp.upstream]]\nname = \"b\"\ncommand = \"x\"\negress = true\n";
         let c = parse(&format!(
             "{head}[mcp.upstream.tools]\nevent = {{ destinations = [\"to\"], none_named = \

@@ -26,7 +26,7 @@ use rmcp::{ErrorData, ServerHandler};
 use seam_protocol::Answer;
 use serde_json::Value;
 
-use crate::toolbox::{CallRequest, Toolbox};
+use seam_toolbox::{CallRequest, Toolbox};
 
 /// The newest protocol version seam's MCP server offers (see the module doc).
 pub const NEWEST_PROTOCOL: ProtocolVersion = ProtocolVersion::V_2025_11_25;

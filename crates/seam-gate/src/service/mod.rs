@@ -113,7 +113,7 @@ use seam_protocol::RefusalCode;
 use tokio_util::sync::CancellationToken;
 use tokio_util::task::TaskTracker;
 
-use crate::toolbox::Toolbox;
+use seam_toolbox::Toolbox;
 
 pub use auth::{BearerToken, OPENER_FILE, TOKEN_FILE, token_path};
 pub use listen::{SOCKET_FILE, socket_path};

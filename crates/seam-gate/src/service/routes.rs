@@ -21,7 +21,7 @@ use super::wire::{
     TURN_HEADER, TURN_OPENER_HEADER, TURN_TAINTED_HEADER, TURN_TOKEN_HEADER, TurnOpened, TurnState,
 };
 use super::{AppState, status_for_refusal, stream};
-use crate::toolbox::CallRequest;
+use seam_toolbox::CallRequest;
 
 /// The routes, for either listener. The TCP one adds [`require_bearer`].
 pub(crate) fn router(state: Arc<AppState>) -> Router {

@@ -14,7 +14,7 @@ use seam_protocol::RefusalCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::toolbox::{GovernedTool, ToolCall, ToolDecl, ToolFailure};
+use seam_toolbox::{GovernedTool, ToolCall, ToolDecl, ToolFailure};
 
 /// The facts every answer carries beside the one asked for, under `also`: a
 /// model that needs two of them (a bug report's architecture and kernel)

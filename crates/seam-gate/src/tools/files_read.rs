@@ -13,7 +13,7 @@ use seam_protocol::RefusalCode;
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::toolbox::{GovernedTool, PathParam, ToolCall, ToolDecl, ToolFailure};
+use seam_toolbox::{GovernedTool, PathParam, ToolCall, ToolDecl, ToolFailure};
 
 /// How much of the start of a file is sniffed for NUL bytes to call it binary.
 const SNIFF_BYTES: usize = 8192;

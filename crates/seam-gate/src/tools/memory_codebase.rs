@@ -31,7 +31,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::memory_store::{StorePool, cut_note, failure, limit, with_notes};
-use crate::toolbox::{Admitted, GovernedTool, PathParam, ToolCall, ToolDecl, ToolFailure};
+use seam_toolbox::{Admitted, GovernedTool, PathParam, ToolCall, ToolDecl, ToolFailure};
 
 const TREE_DEFAULT_DEPTH: usize = 2;
 /// An outline of a directory: at most this many files…

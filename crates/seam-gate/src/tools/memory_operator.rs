@@ -9,7 +9,7 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::memory_store::{StorePool, cut_note, failure, limit, with_notes};
-use crate::toolbox::{GovernedTool, ToolCall, ToolDecl, ToolFailure};
+use seam_toolbox::{GovernedTool, ToolCall, ToolDecl, ToolFailure};
 
 #[derive(Debug)]
 pub struct MemoryOperator {

@@ -6,7 +6,7 @@ use std::sync::Mutex;
 use seam_memory::{Limit, MemoryError, MemoryHome};
 use seam_protocol::RefusalCode;
 
-use crate::toolbox::ToolFailure;
+use seam_toolbox::ToolFailure;
 
 /// Open stores kept between calls (each call takes one; concurrent calls open more).
 const IDLE_STORES: usize = 4;

@@ -59,7 +59,7 @@ use seam_sandbox::{Job, Limits, MAX_CODE_BYTES, ReadOnlyFile, Sandbox, SandboxEr
 use serde::Deserialize;
 use serde_json::{Value, json};
 
-use crate::toolbox::{GovernedTool, ToolCall, ToolDecl, ToolFailure};
+use seam_toolbox::{GovernedTool, ToolCall, ToolDecl, ToolFailure};
 
 /// Default wall-clock seconds of a run.
 pub const DEFAULT_TIMEOUT_S: f64 = 10.0;

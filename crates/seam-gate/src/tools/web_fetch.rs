@@ -58,10 +58,10 @@ use url::{Host, Url};
 
 use crate::config::WebFetchSetup;
 use crate::mcp::upstream::ClientRuntime;
-use crate::toolbox::{
+use crate::tools::web_search::{find_source, root_cause, strip_html};
+use seam_toolbox::{
     DestinationForm, DestinationParam, GovernedTool, ToolCall, ToolDecl, ToolFailure,
 };
-use crate::tools::web_search::{find_source, root_cause, strip_html};
 
 /// The longest URL taken (characters).
 const MAX_URL_CHARS: u64 = 2048;
@@ -796,7 +796,7 @@ tokio::task_local! {
     /// The turn's endorsements for the fetch being made (`None`: an untainted turn), for the
     /// redirect policy, which reqwest calls while the fetch's own future is polled. The client
     /// is built once, so this is how a call's reach gets to it.
-    static REACH: Option<crate::toolbox::Reach>;
+    static REACH: Option<seam_toolbox::Reach>;
 }
 
 fn build_client(setup: &WebFetchSetup, lookup: Arc<dyn Lookup>) -> Result<reqwest::Client, String> {
@@ -985,7 +985,7 @@ async fn fetch(
     client: reqwest::Client,
     url: Url,
     limits: Limits,
-    reach: Option<crate::toolbox::Reach>,
+    reach: Option<seam_toolbox::Reach>,
 ) -> Result<Page, FetchError> {
     let request = client
         .get(url)

@@ -28,7 +28,7 @@ use serde_json::{Value, json};
 use url::Url;
 
 use crate::config::{MAX_RESULTS_CAP, WebBackend, WebSearchBackend, WebSearchSetup};
-use crate::toolbox::{GovernedTool, ToolCall, ToolDecl, ToolFailure};
+use seam_toolbox::{GovernedTool, ToolCall, ToolDecl, ToolFailure};
 
 /// The longest query sent (characters); Brave's own limit is 400.
 const MAX_QUERY_CHARS: u64 = 400;

@@ -20,7 +20,7 @@ pub fn builtin_policy(root: &Path, workspace: &str) -> Arc<Policy> {
 /// The toolbox over [`builtin_policy`], its scrubber given no known value.
 #[allow(dead_code)] // not every test that shares this module builds its toolbox by hand
 pub fn builtin_toolbox(root: &Path, workspace: &str) -> Toolbox {
-    Toolbox::new(
+    seam_gate::builtin_toolbox(
         builtin_policy(root, workspace),
         Arc::new(seam_scrub::Scrubber::new()),
         Arc::new(NoLedger),

@@ -21,7 +21,7 @@ use std::collections::BTreeSet;
 use serde_json::{Map, Value};
 
 /// How deep a schema may nest (counting the steps through `$ref`).
-pub(crate) const MAX_DEPTH: usize = 64;
+pub const MAX_DEPTH: usize = 64;
 
 /// The segment standing for any array item or any key of an object.
 pub(crate) const ANY: &str = "*";
@@ -86,7 +86,7 @@ pub(crate) fn unescape(seg: &str) -> String {
 }
 
 /// A location as text: segments escaped and joined by `/` (`opts/where`, `files/*`).
-pub(crate) fn location_text(location: &[String]) -> String {
+pub fn location_text(location: &[String]) -> String {
     location
         .iter()
         .map(|s| escape(s))
@@ -95,7 +95,7 @@ pub(crate) fn location_text(location: &[String]) -> String {
 }
 
 /// The inverse of [`location_text`] (a leading `/` is allowed).
-pub(crate) fn parse_location(text: &str) -> Vec<String> {
+pub fn parse_location(text: &str) -> Vec<String> {
     let text = text.strip_prefix('/').unwrap_or(text);
     if text.is_empty() {
         return Vec::new();
@@ -365,7 +365,7 @@ pub(crate) fn check_closed(schema: &Value) -> Result<(), String> {
 
 /// What a string the params can hold is, as far as its schema tells.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum LeafKind {
+pub enum LeafKind {
     /// A path by its name or `format: path`.
     Path,
     /// A URI by its name (`uri`, `url`, `*_uri`) or format (`uri`, `iri`, …): a path when it
@@ -377,7 +377,7 @@ pub(crate) enum LeafKind {
 
 /// A place in the params where a string can be.
 #[derive(Debug, Clone, PartialEq, Eq)]
-pub(crate) struct Leaf {
+pub struct Leaf {
     pub location: Vec<String>,
     pub kind: LeafKind,
 }
@@ -432,7 +432,7 @@ const URI_FORMATS: &[&str] = &[
 /// an upstream withholds what it cannot classify. Each location appears once, with the most
 /// path-like kind any schema gives it; fixed values (`enum`, `const`) and the formats of
 /// dates, addresses and the like are not leaves.
-pub(crate) fn leaves(schema: &Value) -> Result<Vec<Leaf>, SchemaError> {
+pub fn leaves(schema: &Value) -> Result<Vec<Leaf>, SchemaError> {
     let mut found: Vec<Leaf> = Vec::new();
     walk(schema, &mut |n| {
         let (Some(location), false) = (n.location, n.condition) else {

@@ -10,8 +10,6 @@
 //! words for it, or the policy's `[egress] destinations`), decided in one place,
 //! `Toolbox::endorsed_destinations`, before path admission and consent.
 
-pub(crate) mod schema_walk;
-
 use std::collections::{BTreeMap, BTreeSet, HashMap};
 use std::ffi::OsStr;
 use std::path::{Path, PathBuf};
@@ -29,22 +27,10 @@ use sha2::{Digest, Sha256};
 
 use crate::consent::ConsentDesk;
 use crate::ledger_hook::{CallOutcome, CallRecord, LedgerHook};
+use crate::schema_walk::{self, LeafKind, location_text, parse_location};
 use crate::taint::TaintBook;
-use schema_walk::{LeafKind, location_text, parse_location};
 
 pub use seam_policy::Endorsed;
-
-/// The names of the built-in tools ([`crate::tools::builtin`]): no other tool may take one.
-pub const BUILTIN_TOOL_NAMES: &[&str] = &[
-    "files.read",
-    "web.search",
-    "web.fetch",
-    "facts.get",
-    "memory.codebase",
-    "memory.build",
-    "memory.operator",
-    "python.run",
-];
 
 /// A path parameter of a tool and what the tool does with it.
 #[derive(Debug, Clone, Copy)]
@@ -282,7 +268,7 @@ pub trait GovernedTool: Send + Sync + std::fmt::Debug {
     }
 
     /// The gate's config's own decision for this tool (an upstream tool's class, see
-    /// [`crate::mcp::classify`]), applied with the policy's: the stricter wins, and `ask`
+    /// seam-gate's `mcp::classify`), applied with the policy's: the stricter wins, and `ask`
     /// waits at the consent desk like the policy's. None for a built-in tool.
     fn config_decision(&self) -> Option<Decision> {
         None
@@ -313,32 +299,11 @@ pub struct CallRequest {
     pub turn: Option<String>,
 }
 
-/// Tunables of the built-in tools.
-#[derive(Debug, Clone)]
-pub struct ToolboxConfig {
-    /// Most bytes of text `files.read` returns in one call.
-    pub files_read_max_bytes: u64,
-    /// `web.search`'s backend, key resolved (from the gate's config and keeper).
-    pub web: crate::config::WebSearchSetup,
-    /// `web.fetch`'s allow-list and bounds (from the gate's config).
-    pub fetch: crate::config::WebFetchSetup,
-}
-
-impl Default for ToolboxConfig {
-    fn default() -> Self {
-        ToolboxConfig {
-            files_read_max_bytes: 1024 * 1024,
-            web: crate::config::WebSearchSetup::Unconfigured,
-            fetch: crate::config::WebFetchSetup::default(),
-        }
-    }
-}
-
 /// The gate failed to govern a call; no answer may be sent.
 #[derive(Debug, thiserror::Error)]
 pub enum GateError {
     #[error(transparent)]
-    Ledger(#[from] crate::ledger_hook::LedgerHookError),
+    Ledger(#[from] crate::LedgerHookError),
     #[error("tool {tool} has an invalid schema: {reason}")]
     BadSchema { tool: String, reason: String },
     #[error("tool {tool} has a path-like parameter {field:?} with no declared access")]
@@ -374,17 +339,6 @@ pub struct Toolbox {
 }
 
 impl Toolbox {
-    /// The toolbox with the built-in governed tools.
-    pub fn new(
-        policy: Arc<Policy>,
-        scrubber: Arc<Scrubber>,
-        ledger: Arc<dyn LedgerHook>,
-        config: &ToolboxConfig,
-    ) -> Result<Self, GateError> {
-        let tools = crate::tools::builtin(config, &policy);
-        Self::with_tools(policy, scrubber, ledger, tools)
-    }
-
     /// A toolbox with exactly these tools. Each is checked on the way in: its
     /// schema must compile, close every object, and every path-like parameter
     /// must have a declared access.
@@ -1477,8 +1431,11 @@ pub(crate) fn check_decl(decl: &ToolDecl) -> Result<(), GateError> {
     check_decl_with(decl, &[])
 }
 
-/// [`check_decl`], with the places the tool declares are not paths.
-pub(crate) fn check_decl_with(decl: &ToolDecl, not_paths: &[String]) -> Result<(), GateError> {
+/// The toolbox's own rules for a declaration, with the places the tool declares are not
+/// paths ([`GovernedTool::not_paths`]): its schema closes every object, every path-like place
+/// has a declared access, and every declared path or destination is a place in its params.
+/// [`Toolbox::with_tools`] runs it on every tool it is handed.
+pub fn check_decl_with(decl: &ToolDecl, not_paths: &[String]) -> Result<(), GateError> {
     let bad = |reason: String| GateError::BadSchema {
         tool: decl.name.to_owned(),
         reason,
@@ -1555,31 +1512,6 @@ mod tests {
             egress: false,
             destinations: Vec::new(),
             none_named: NoneNamed::Unknown,
-        }
-    }
-
-    #[test]
-    fn every_builtin_tool_passes_the_toolbox_rules() {
-        let env = seam_policy::PolicyEnv {
-            owner_home: "/nonexistent/home".into(),
-            seam_home: "/nonexistent/seam".into(),
-            workspace_root: "/nonexistent/ws".into(),
-        };
-        let policy = Policy::builtin(env);
-        let tools = crate::tools::builtin(&ToolboxConfig::default(), &policy);
-        assert!(!tools.is_empty());
-        let mut names: Vec<&str> = tools.iter().map(|t| t.decl().name).collect();
-        let mut listed = BUILTIN_TOOL_NAMES.to_vec();
-        names.sort_unstable();
-        listed.sort_unstable();
-        assert_eq!(
-            names, listed,
-            "BUILTIN_TOOL_NAMES is not the built-in tools"
-        );
-        for t in &tools {
-            check_decl_with(t.decl(), t.not_paths())
-                .unwrap_or_else(|e| panic!("{}: {e}", t.decl().name));
-            jsonschema::validator_for(&t.decl().schema).unwrap();
         }
     }
 
