@@ -44,7 +44,11 @@
 //! was sent back to read another file, when that one said more),
 //! `answer-about-own-failure` (an answer that speaks of the error of the
 //! turn's own program that just failed, in a task that asks about no error,
-//! is sent back once to write the code again or answer from what was read).
+//! is sent back once to write the code again or answer from what was read),
+//! `uses-search-told` (a code-index outline or tree, in a task that asks
+//! where a name in code is used, is followed by the search for its uses),
+//! `unrun-reply-hidden` (a reply of which nothing ran is replaced, in what the
+//! model is shown, by a line that says so: what it is told says why).
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
