@@ -45,8 +45,10 @@
 //! `answer-about-own-failure` (an answer that speaks of the error of the
 //! turn's own program that just failed, in a task that asks about no error,
 //! is sent back once to write the code again or answer from what was read),
-//! `uses-search-told` (a code-index outline or tree, in a task that asks
-//! where a name in code is used, is followed by the search for its uses),
+//! `uses-query-added` and `uses-search-told` (in a task that asks where a
+//! name in code is used, a code-index outline is given the name as its
+//! query, a search below a directory, and a tree is followed by the search
+//! for its uses),
 //! `unrun-reply-hidden` (a reply of which nothing ran is replaced, in what the
 //! model is shown, by a line that says so: what it is told says why).
 
@@ -371,6 +373,34 @@ impl Turn<'_> {
         let tools = self.registry.tools().map(|t| t.spec.name.as_str());
         let pointed = crate::observe::tools_pointed_to(out, tools, &called);
         (!pointed.is_empty()).then(|| (last.clone(), pointed.join(" or ")))
+    }
+
+    /// `params` of a code-index `outline` with the name whose uses the task
+    /// asks about (see [`crate::observe::uses_asked_in`]) as its `query`, when
+    /// it has none: the index reads an outline of a directory with a query as
+    /// a search below it (a file's outline stays one, the query unused).
+    /// Asked which functions call paginate(), qwen2.5-coder-1.5b took the
+    /// outline of src/ and answered what paginate is; told after it how to
+    /// search, it wrote Python. The tool and the path are the model's.
+    fn uses_query_added(
+        &self,
+        p: &Progress,
+        tool: &str,
+        params: &Map<String, Value>,
+    ) -> Option<Map<String, Value>> {
+        if tool != CODE_INDEX
+            || params.get("op").and_then(Value::as_str) != Some("outline")
+            || params
+                .get("query")
+                .and_then(Value::as_str)
+                .is_some_and(|q| !q.trim().is_empty())
+        {
+            return None;
+        }
+        let name = crate::observe::uses_asked_in(&p.report.info.task)?;
+        let mut out = params.clone();
+        out.insert("query".to_owned(), Value::String(name.to_owned()));
+        Some(out)
     }
 
     /// The call that carries the words the model searched with in its last
@@ -899,6 +929,16 @@ impl Turn<'_> {
             );
         }
         let params = cut.as_ref().unwrap_or(params);
+        let asked = self.uses_query_added(p, tool, params);
+        if let Some(q) = &asked {
+            p.correct(
+                "uses-query-added",
+                json!({"tool": tool, "query": q["query"]}),
+                self.trace,
+                on,
+            );
+        }
+        let params = asked.as_ref().unwrap_or(params);
         if tool == READER
             && let Some(path) = params.get("path").and_then(Value::as_str)
         {
@@ -1572,7 +1612,7 @@ impl Turn<'_> {
                 }
                 if tool == CODE_INDEX
                     && matches!(
-                        params.get("op").and_then(Value::as_str),
+                        v.get("op").and_then(Value::as_str),
                         Some("outline" | "tree")
                     )
                     && let Some(name) =

@@ -76,6 +76,21 @@ impl LocalToolbox for Recorder {
             "memory.codebase" if params["op"] == "find_symbol" => {
                 Ok(json!({"op": "find_symbol", "matches": [{"path": "src/store.js", "line": 3}]}))
             }
+            "memory.codebase" if params["op"] == "tree" => Ok(
+                json!({"op": "tree", "path": "src", "entries": ["src/cli.js", "src/paginate.js"]}),
+            ),
+            "memory.codebase"
+                if params["op"] == "outline"
+                    && params["path"] == "src"
+                    && params.get("query").is_some() =>
+            {
+                // What the index answers: an outline of a directory with a
+                // query is a search below it.
+                Ok(
+                    json!({"op": "search", "hits": [{"path": "src/cli.js", "lines": [
+                    {"line": 31, "text": "printPage(paginate(books));", "within": "function cmdList"}]}]}),
+                )
+            }
             "memory.codebase" if params["op"] == "outline" && params["path"] == "src" => Ok(
                 json!({"op": "outline", "path": "src", "kind": "dir", "files": [
                     {"path": "src/paginate.js", "symbols": [{"name": "paginate", "line": 9}]},
@@ -1062,16 +1077,28 @@ fn an_answer_about_the_prompts_example_is_sent_back_once() {
 }
 
 #[test]
-fn an_outline_in_a_task_about_uses_is_told_to_search_for_the_name() {
+fn an_outline_in_a_task_about_uses_searches_for_the_name() {
     let task = "Which functions in src/ call paginate()? I want to know what breaks.";
     let outline = json!({"mode":"action","tool":"memory.codebase","params":{
         "op":"outline","path":"src"}})
     .to_string();
-    let search = json!({"mode":"action","tool":"memory.codebase","params":{
-        "op":"search","query":"paginate"}})
-    .to_string();
     let answer = json!({"mode":"respond","text":"cmdList"}).to_string();
-    let (report, model, calls) = run_task(task, &[outline.clone(), search, answer.clone()]);
+    // An outline of the directory: the task's name is its query, and the
+    // index searches for it there.
+    let (report, model, calls) = run_task(task, &[outline.clone(), answer.clone()]);
+    assert_eq!(report.corrections.get("uses-query-added"), Some(&1));
+    assert_eq!(calls.len(), 1);
+    assert_eq!(calls[0].1["op"], "outline");
+    assert_eq!(calls[0].1["path"], "src");
+    assert_eq!(calls[0].1["query"], "paginate");
+    let told = &model.seen[1].messages.last().unwrap().content;
+    assert!(told.contains("function cmdList"), "{told}");
+    assert_eq!(report.corrections.get("uses-search-told"), None);
+
+    // A tree: the search is told after it, in place of "if this tells you
+    // the answer".
+    let tree = json!({"mode":"action","tool":"memory.codebase","params":{"op":"tree"}}).to_string();
+    let (report, model, _) = run_task(task, &[tree.clone(), answer.clone()]);
     assert_eq!(report.corrections.get("uses-search-told"), Some(&1));
     let told = &model.seen[1].messages.last().unwrap().content;
     assert!(
@@ -1080,15 +1107,14 @@ fn an_outline_in_a_task_about_uses_is_told_to_search_for_the_name() {
                 .ends_with(r#"search the code index for it: {"op":"search","query":"paginate"}."#),
         "{told}"
     );
-    // The outline's result is not said to hold the answer.
     assert!(!told.contains("If this tells you the answer"), "{told}");
-    assert_eq!(calls.len(), 2);
-    assert_eq!(calls[1].1["op"], "search");
 
-    // A task that asks what a name is, not where it is used, is told nothing more.
-    let (report, model, _) = run_task("What does paginate() return?", &[outline, answer]);
+    // A task that asks what a name is, not where it is used, is left as it is.
+    let (report, model, calls) = run_task("What does paginate() return?", &[outline, tree, answer]);
+    assert_eq!(report.corrections.get("uses-query-added"), None);
     assert_eq!(report.corrections.get("uses-search-told"), None);
-    let told = &model.seen[1].messages.last().unwrap().content;
+    assert!(calls[0].1.get("query").is_none());
+    let told = &model.seen[2].messages.last().unwrap().content;
     assert!(!told.contains(r#""op":"search""#), "{told}");
 }
 
