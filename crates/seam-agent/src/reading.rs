@@ -80,4 +80,35 @@ impl Reader {
             corrections,
         })
     }
+
+    /// The call of another tool that `code`, given to the tool `runner` to
+    /// run, is and nothing more: one line `NAME(…)`, or `print(NAME(…))`,
+    /// where NAME is a tool of the catalog other than `runner`, read by the
+    /// same parser as a reply (its Python-call dialect). Asked to fix a bug,
+    /// qwen2.5-coder-1.5b gave python.run the code `files.read('src/cli.js')`
+    /// twice, and Python said `files` is not defined.
+    pub fn call_in_code(&self, runner: &str, code: &str) -> Option<(String, Map<String, Value>)> {
+        let line = code.trim();
+        let line = line
+            .strip_prefix("print(")
+            .and_then(|l| l.strip_suffix(')'))
+            .unwrap_or(line)
+            .trim();
+        if line.contains('\n') || !line.ends_with(')') {
+            return None;
+        }
+        let (name, _) = line.split_once('(')?;
+        let name = name.trim();
+        let reading = self.read(line).ok()?;
+        match reading.steps.as_slice() {
+            // The line is the call: its name is the tool's (`files.read`, or
+            // `files_read`), not a function around it (`len(files.read(…))`).
+            [Step::Call { tool, params, .. }]
+                if tool != runner && (name == tool || name == tool.replace('.', "_")) =>
+            {
+                Some((tool.clone(), params.clone()))
+            }
+            _ => None,
+        }
+    }
 }

@@ -919,6 +919,22 @@ impl Turn<'_> {
         params: &Map<String, Value>,
         on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
     ) -> Result<Option<String>, TurnError> {
+        let called = params
+            .get("code")
+            .and_then(Value::as_str)
+            .and_then(|code| Reader::new(self.registry).call_in_code(tool, code));
+        if let Some((other, _)) = &called {
+            p.correct(
+                "code-is-a-tool-call",
+                json!({"tool": tool, "called": other}),
+                self.trace,
+                on,
+            );
+        }
+        let (tool, params) = match &called {
+            Some((other, params)) => (other.as_str(), params),
+            None => (tool, params),
+        };
         let cut = self.stray_closers_cut(tool, params);
         if cut.is_some() {
             p.correct(

@@ -1177,3 +1177,45 @@ fn a_reply_of_which_nothing_ran_is_not_shown_to_the_model_again() {
     let n = seen.len();
     assert_eq!(seen[n - 2].content, read);
 }
+
+#[test]
+fn code_that_is_only_a_call_of_another_tool_is_that_call() {
+    for code in [
+        "files.read('notes/short.md')",
+        "print(files.read(path=\"notes/short.md\"))\n",
+        "files_read('notes/short.md')",
+    ] {
+        let (report, _, calls) = run(&[python(code), respond()]);
+        assert_eq!(
+            report.corrections.get("code-is-a-tool-call"),
+            Some(&1),
+            "{code}"
+        );
+        assert_eq!(calls.len(), 1, "{code}: {calls:?}");
+        assert_eq!(calls[0].0, "files.read", "{code}");
+        assert_eq!(calls[0].1["path"], "notes/short.md", "{code}");
+    }
+    // Code that does more than the call, or calls it inside something else,
+    // or names no tool, is run as code.
+    for code in [
+        "len(files.read('notes/short.md'))",
+        "x = files.read('notes/short.md')\nprint(x)",
+        "print(open('notes/short.md').read())",
+        "python.run('print(1)')",
+    ] {
+        let (report, _, calls) = run(&[python(code), respond()]);
+        assert_eq!(
+            report.corrections.get("code-is-a-tool-call"),
+            None,
+            "{code}"
+        );
+        // (Code that opens a file the turn has not read is shown its first
+        // lines first, `code-file-shown-first`: a read with a limit.)
+        assert!(
+            !calls
+                .iter()
+                .any(|(t, p)| t == "files.read" && p.get("limit").is_none()),
+            "{code}: {calls:?}"
+        );
+    }
+}
