@@ -129,8 +129,15 @@ const RULES: &[(&str, Says, &str)] = &[
     ),
     (
         "seam-agent",
-        DependsOnlyOn(&["seam-action", "seam-local", "seam-protocol", "seam-pylex"]),
-        "the agent reaches governed tools over HTTP, not by linking the gate",
+        DependsOnlyOn(&[
+            "seam-action",
+            "seam-engine",
+            "seam-local",
+            "seam-protocol",
+            "seam-pylex",
+        ]),
+        "the agent reaches governed tools over HTTP, not by linking the gate; the embedded \
+         model (seam-engine, feature `embedded`) is its ChatModel, in-process",
     ),
     (
         "seam-agent",
