@@ -1,7 +1,7 @@
 //! The bearer token of the TCP listener, and who may use the unix socket.
 
-use std::io::{ErrorKind, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::io::{ErrorKind, Read};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use subtle::ConstantTimeEq;
@@ -50,13 +50,8 @@ impl BearerToken {
     pub fn load_or_create_at(path: &Path) -> Result<(BearerToken, bool), ServiceError> {
         let path = path.to_path_buf();
         let keys = path.parent().unwrap_or(Path::new("."));
-        if let Err(e) = std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(keys)
-        {
-            return Err(ServiceError::io("create", keys, e));
-        }
+        seam_home::file::create_private_dir(keys)
+            .map_err(|e| ServiceError::io(e.action, &e.path, e.source))?;
         match Self::read(&path) {
             Ok(token) => return Ok((token, false)),
             Err(ServiceError::Io { source, .. }) if source.kind() == ErrorKind::NotFound => {}
@@ -70,15 +65,13 @@ impl BearerToken {
         let token = BearerToken {
             hex: hex::encode(bytes),
         };
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(|e| ServiceError::io("create", &path, e))?;
-        file.write_all(format!("{}\n", token.hex).as_bytes())
-            .and_then(|()| file.sync_all())
-            .map_err(|e| ServiceError::io("write", &path, e))?;
+        // Written beside its name, synced and linked into place: a reader never sees half a
+        // token, and of two first starts the one that links first wins; the other reads it.
+        let made = seam_home::file::install_new(&path, format!("{}\n", token.hex).as_bytes())
+            .map_err(|e| ServiceError::io(e.action, &e.path, e.source))?;
+        if !made {
+            return Ok((Self::read(&path)?, false));
+        }
         Ok((token, true))
     }
 

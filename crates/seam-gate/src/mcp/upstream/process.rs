@@ -126,12 +126,9 @@ fn resolve_env(
 }
 
 fn stderr_log(seam_home: &Path, server: &str) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
+    use std::os::unix::fs::OpenOptionsExt;
     let dir = seam_home.join("mcp");
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)?;
+    seam_home::file::create_private_dir(&dir).map_err(|e| e.source)?;
     std::fs::OpenOptions::new()
         .append(true)
         .create(true)
