@@ -67,7 +67,7 @@ impl AgentConfig {
     /// Reads `file` if given (it must exist), else `agent.toml` in seam's
     /// home if that exists, else the defaults.
     pub fn load(file: Option<&Path>, seam_home: &Path) -> Result<AgentConfig, AgentConfigError> {
-        let default = seam_home.join("agent.toml");
+        let default = seam_home::SeamHome::new(seam_home).agent_config();
         let path = match file {
             Some(p) => p.to_path_buf(),
             None if default.exists() => default,

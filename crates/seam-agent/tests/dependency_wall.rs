@@ -153,6 +153,7 @@ const RULES: &[(&str, Says, &str)] = &[
         DependsOnlyOn(&[
             "seam-action",
             "seam-engine",
+            "seam-home",
             "seam-local",
             "seam-protocol",
             "seam-pylex",
@@ -188,7 +189,7 @@ const RULES: &[(&str, Says, &str)] = &[
     // The launcher's: what the agent's walls let through, planned before the agent runs.
     (
         "seam-confine",
-        DependsOnlyOn(&["seam-local", "seam-sandbox"]),
+        DependsOnlyOn(&["seam-home", "seam-local", "seam-sandbox"]),
         "the agent's confinement: the programs are seam-local's, the walls seam-sandbox's; \
          no agent-side crate links it (it reaches the sandbox)",
     ),

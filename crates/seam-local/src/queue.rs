@@ -252,7 +252,7 @@ pub struct ReturnQueue {
 
 /// `<seam_home>/agent/local.sqlite`.
 pub fn queue_path(seam_home: &Path) -> PathBuf {
-    seam_home.join("agent").join("local.sqlite")
+    seam_home::SeamHome::new(seam_home).agent_queue()
 }
 
 impl ReturnQueue {

@@ -152,7 +152,7 @@ impl From<seam_home::FileError> for FingerprintError {
 
 /// `<seam home>/mcp/<server>.json`.
 pub fn definitions_path(seam_home: &Path, server: &str) -> PathBuf {
-    seam_home.join("mcp").join(format!("{server}.json"))
+    seam_home::SeamHome::new(seam_home).mcp_definitions(server)
 }
 
 impl AcceptedDefinitions {

@@ -10,12 +10,12 @@ use super::ServiceError;
 
 /// Where the token lives, below seam's home (`keys/` is protected by the
 /// default policy: no governed tool can read it).
-pub const TOKEN_FILE: &str = "keys/gate.token";
+pub const TOKEN_FILE: &str = seam_home::layout::GATE_TOKEN;
 
 /// Where the turn opener lives, below seam's home: the secret that opens a turn (and lets
 /// a call run without one). The launcher of `seam ask` reads it before the agent's walls go
 /// up, in a process of its own; the agent's walls never grant `keys/`.
-pub const OPENER_FILE: &str = "keys/turn-opener";
+pub const OPENER_FILE: &str = seam_home::layout::TURN_OPENER;
 
 /// Random bytes in a token (shown as twice as many hex digits).
 const TOKEN_BYTES: usize = 32;
