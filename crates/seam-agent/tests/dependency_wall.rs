@@ -193,6 +193,13 @@ const RULES: &[(&str, Says, &str)] = &[
         "the agent's confinement: the programs are seam-local's, the walls seam-sandbox's; \
          no agent-side crate links it (it reaches the sandbox)",
     ),
+    // The tests' fixtures.
+    (
+        "seam-test-support",
+        DependsOnlyOn(&[]),
+        "the shared test fixtures: only ever a dev-dependency (no row above lists it, so no \
+         library or binary links it), and it links no seam crate",
+    ),
     // The binary wires everything.
     (
         "seam-cli",

@@ -4,20 +4,11 @@
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 use std::time::Duration;
 
+use seam_test_support::fs::make_fifo;
+
 use seam_home::file::{
     Lock, OWNER_ONLY, create_private_file, ensure_private_dir, install_new, replace,
 };
-
-fn make_fifo(p: &std::path::Path) {
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        p,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o600),
-        0,
-    )
-    .unwrap();
-}
 
 fn mode(p: &std::path::Path) -> u32 {
     std::fs::symlink_metadata(p).unwrap().mode() & 0o7777

@@ -34,15 +34,7 @@ impl LedgerHook for Recorded {
 
 /// Fails the test, naming the install command, when the official Python MCP SDK is missing.
 pub fn require_python_mcp() {
-    let ok = std::process::Command::new("python3")
-        .args(["-c", "import mcp.server.mcpserver"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "the official Python MCP SDK is not installed; install it with: \
-         python3 -m pip install mcp (.ci/run does)"
-    );
+    seam_test_support::mcp::require_python_mcp("mcp.server.mcpserver");
 }
 
 pub struct Home {
