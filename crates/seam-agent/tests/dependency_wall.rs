@@ -196,9 +196,9 @@ const RULES: &[(&str, Says, &str)] = &[
     // The tests' fixtures.
     (
         "seam-test-support",
-        DependsOnlyOn(&[]),
+        DependsOnlyOn(&["seam-protocol"]),
         "the shared test fixtures: only ever a dev-dependency (no row above lists it, so no \
-         library or binary links it), and it links no seam crate",
+         library or binary links it); of seam it links the wire types alone, to read answers",
     ),
     // The binary wires everything.
     (

@@ -19,6 +19,7 @@ use seam_gate::{CallRequest, GateConfig, GovernedTool, LedgerHook, Toolbox};
 use seam_policy::{Policy, PolicyEnv};
 use seam_protocol::{Answer, RefusalCode};
 use seam_scrub::Scrubber;
+use seam_test_support::answer::{output, refusal};
 use seam_test_support::home::OwnerTree;
 use seam_test_support::http::{Reply, Server};
 use serde_json::{Value, json};
@@ -121,22 +122,6 @@ fn fetch(tb: &Toolbox, params: Value, turn: Option<&str>) -> Answer {
 
 fn get(tb: &Toolbox, url: &str) -> Answer {
     fetch(tb, json!({ "url": url }), None)
-}
-
-#[track_caller]
-fn output(a: &Answer) -> &Value {
-    match a {
-        Answer::Envelope(e) => &e.output,
-        Answer::Refusal(r) => panic!("refused: {:?}", r.refused),
-    }
-}
-
-#[track_caller]
-fn refusal(a: &Answer) -> (RefusalCode, String) {
-    match a {
-        Answer::Refusal(r) => (r.refused.code, r.refused.message.clone()),
-        Answer::Envelope(e) => panic!("served: {}", e.output),
-    }
 }
 
 /// The server's port, and a URL on it by `name`.

@@ -13,6 +13,7 @@ use seam_keeper::{Keeper, SecretValue};
 use seam_policy::{Policy, PolicyEnv};
 use seam_protocol::{Answer, RefusalCode};
 use seam_scrub::Scrubber;
+use seam_test_support::answer::{output, refusal};
 use seam_test_support::home::OwnerTree;
 use seam_test_support::http::{Reply, Server};
 use serde_json::{Value, json};
@@ -121,21 +122,6 @@ fn search(tb: &Toolbox, params: Value, turn: Option<&str>) -> Answer {
         turn: turn.map(str::to_owned),
     })
     .unwrap()
-}
-
-fn output(a: &Answer) -> &Value {
-    match a {
-        Answer::Envelope(e) => &e.output,
-        Answer::Refusal(r) => panic!("refused: {:?}", r.refused),
-    }
-}
-
-#[track_caller]
-fn refusal(a: &Answer) -> (RefusalCode, String) {
-    match a {
-        Answer::Refusal(r) => (r.refused.code, r.refused.message.clone()),
-        Answer::Envelope(e) => panic!("served: {}", e.output),
-    }
 }
 
 fn searxng_body(results: &[(&str, &str, &str)]) -> Value {

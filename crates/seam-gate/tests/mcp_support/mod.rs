@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use seam_gate::{CallOutcome, CallRecord, CallRequest, LedgerHook, LedgerHookError, Toolbox};
 use seam_policy::{Policy, PolicyEnv};
-use seam_protocol::{Answer, RefusalCode};
+use seam_protocol::Answer;
 
 /// Records (tool, refusal code, "admitted" or "consent ANSWER") for every call, as the
 /// ledger would.
@@ -84,11 +84,4 @@ pub fn call(tb: &Toolbox, tool: &str, params: serde_json::Value, turn: &str) -> 
     .unwrap()
 }
 
-/// The refusal's code and message; a served call fails the test.
-#[track_caller]
-pub fn refusal(a: &Answer) -> (RefusalCode, String) {
-    match a {
-        Answer::Refusal(r) => (r.refused.code, r.refused.message.clone()),
-        Answer::Envelope(e) => panic!("expected a refusal, got {:?}", e.output),
-    }
-}
+pub use seam_test_support::answer::refusal;
