@@ -18,9 +18,9 @@ use seam_protocol::{Answer, ToolSpec};
 use serde_json::{Value, json};
 
 /// The gate's socket below seam's home (as the gate names it).
-pub const SOCKET_FILE: &str = "gate.sock";
+pub const SOCKET_FILE: &str = seam_home::layout::GATE_SOCKET;
 /// The bearer token below seam's home (as the gate writes it).
-pub const TOKEN_FILE: &str = "keys/gate.token";
+pub const TOKEN_FILE: &str = seam_home::layout::GATE_TOKEN;
 
 /// Where the gate listens.
 #[derive(Clone)]
@@ -93,7 +93,7 @@ pub fn read_token(seam_home: &Path) -> Result<String, GateClientError> {
 }
 
 /// Where the gate keeps the turn opener in seam's home (the gate makes it at start).
-pub const OPENER_FILE: &str = "keys/turn-opener";
+pub const OPENER_FILE: &str = seam_home::layout::TURN_OPENER;
 
 /// Reads the turn opener from `seam_home`: only a process outside the agent's walls can
 /// (they never grant `keys/`).

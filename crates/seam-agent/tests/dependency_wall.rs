@@ -60,9 +60,21 @@ const RULES: &[(&str, Says, &str)] = &[
         "secret shapes and redaction stand alone; the keeper hands it values",
     ),
     (
-        "seam-ledger",
+        "seam-home",
         DependsOnlyOn(&[]),
-        "the audit ledger records what it is given and decides nothing",
+        "owner-only files, atomic replacement and locks: how seam writes a file, for every crate \
+         that writes one, the agent's side too",
+    ),
+    (
+        "seam-home",
+        NeverReaches(WORLD),
+        "the agent side writes its files with it",
+    ),
+    (
+        "seam-ledger",
+        DependsOnlyOn(&["seam-home"]),
+        "the audit ledger records what it is given and decides nothing; its files are written \
+         the one owner-only, atomic way",
     ),
     (
         "seam-pylex",
@@ -77,17 +89,19 @@ const RULES: &[(&str, Says, &str)] = &[
     // The gate's libraries.
     (
         "seam-policy",
-        DependsOnlyOn(&["seam-protocol"]),
-        "policy decides over the protocol's types and nothing else",
+        DependsOnlyOn(&["seam-home", "seam-protocol"]),
+        "policy decides over the protocol's types and nothing else; its file's edits are \
+         replaced atomically",
     ),
     (
         "seam-keeper",
-        DependsOnlyOn(&["seam-scrub"]),
-        "the keeper hands its values to the scrubber as SecretValue",
+        DependsOnlyOn(&["seam-home", "seam-scrub"]),
+        "the keeper hands its values to the scrubber as SecretValue, and writes its file \
+         owner-only, atomically, under a lock",
     ),
     (
         "seam-memory",
-        DependsOnlyOn(&["seam-ledger", "seam-scrub"]),
+        DependsOnlyOn(&["seam-home", "seam-ledger", "seam-scrub"]),
         "the stores scrub what they keep, and write times with the ledger's one RFC 3339 formatter",
     ),
     (
@@ -99,6 +113,7 @@ const RULES: &[(&str, Says, &str)] = &[
     (
         "seam-gate",
         DependsOnlyOn(&[
+            "seam-home",
             "seam-keeper",
             "seam-ledger",
             "seam-memory",
@@ -119,7 +134,13 @@ const RULES: &[(&str, Says, &str)] = &[
     ),
     (
         "seam-local",
-        DependsOnlyOn(&["seam-memory", "seam-policy", "seam-protocol", "seam-scrub"]),
+        DependsOnlyOn(&[
+            "seam-home",
+            "seam-memory",
+            "seam-policy",
+            "seam-protocol",
+            "seam-scrub",
+        ]),
         "the agent's local tools: its own build records, path rules, scrubbing",
     ),
     (
@@ -129,8 +150,16 @@ const RULES: &[(&str, Says, &str)] = &[
     ),
     (
         "seam-agent",
-        DependsOnlyOn(&["seam-action", "seam-local", "seam-protocol", "seam-pylex"]),
-        "the agent reaches governed tools over HTTP, not by linking the gate",
+        DependsOnlyOn(&[
+            "seam-action",
+            "seam-engine",
+            "seam-home",
+            "seam-local",
+            "seam-protocol",
+            "seam-pylex",
+        ]),
+        "the agent reaches governed tools over HTTP, not by linking the gate; the embedded \
+         model (seam-engine, feature `embedded`) is its ChatModel, in-process",
     ),
     (
         "seam-agent",
@@ -160,9 +189,16 @@ const RULES: &[(&str, Says, &str)] = &[
     // The launcher's: what the agent's walls let through, planned before the agent runs.
     (
         "seam-confine",
-        DependsOnlyOn(&["seam-local", "seam-sandbox"]),
+        DependsOnlyOn(&["seam-home", "seam-local", "seam-sandbox"]),
         "the agent's confinement: the programs are seam-local's, the walls seam-sandbox's; \
          no agent-side crate links it (it reaches the sandbox)",
+    ),
+    // The tests' fixtures.
+    (
+        "seam-test-support",
+        DependsOnlyOn(&["seam-protocol"]),
+        "the shared test fixtures: only ever a dev-dependency (no row above lists it, so no \
+         library or binary links it); of seam it links the wire types alone, to read answers",
     ),
     // The binary wires everything.
     (

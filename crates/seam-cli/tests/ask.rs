@@ -445,15 +445,7 @@ fn a_code_change_by_the_builder_reaches_the_return_queue() {
 /// as an upstream whose config declares `text` its destination.
 #[test]
 fn an_address_in_an_attached_file_is_the_operators_and_one_in_a_note_is_not() {
-    let ok = std::process::Command::new("python3")
-        .args(["-c", "import mcp.server.mcpserver"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "the official Python MCP SDK is not installed: python3 -m pip install \"mcp>=2,<3\" \
-         (.ci/run does)"
-    );
+    seam_test_support::mcp::require_python_mcp("mcp.server.mcpserver");
     let owner = Owner::new();
     owner.write(
         "project/notes.md",

@@ -10,27 +10,11 @@ use std::process::{Command, Stdio};
 use std::time::{Duration, Instant};
 
 use common::Owner;
+use seam_test_support::mcp::require_command;
 use serde_json::{Value, json};
 
 fn require_python_mcp() {
-    let ok = Command::new("python3")
-        .args(["-c", "import mcp.client.session"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "the official Python MCP SDK is not installed; install it with: \
-         python3 -m pip install mcp (.ci/run does)"
-    );
-}
-
-fn require_command(cmd: &str, install: &str) {
-    let found = std::env::var_os("PATH")
-        .is_some_and(|p| std::env::split_paths(&p).any(|d| d.join(cmd).is_file()));
-    assert!(
-        found,
-        "the MCP peer {cmd:?} is not installed; install it with: {install} (.ci/run does)"
-    );
+    seam_test_support::mcp::require_python_mcp("mcp.client.session");
 }
 
 fn client_script() -> PathBuf {

@@ -3,35 +3,10 @@
 
 mod common;
 
-use std::path::Path;
-use std::process::Command as Std;
-
 use common::Owner;
 use seam_local::{LocalConfig, LocalTools, TurnInfo};
+use seam_test_support::git::git;
 use serde_json::{Value, json};
-
-fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Std::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
 
 /// The owner's workspace as a git repository on main, and one builder turn
 /// writing `path` staged in the queue; returns the item's id.

@@ -116,7 +116,7 @@ pub enum ConfineError {
 /// repositories, images, TMPDIR) and its own data (the return queue, its build records).
 /// Not `memory/` (the gate's stores: the operator's notes, the codebase index), not `keys/`,
 /// not the ledger.
-pub const AGENT_DIRS: [&str; 2] = ["staging", "agent"];
+pub const AGENT_DIRS: &[&str] = seam_home::layout::AGENT_WRITES;
 
 /// `/etc` files the agent and the programs it runs read.
 const ETC_FILES: [&str; 13] = [
@@ -364,7 +364,7 @@ pub fn plan(inputs: &ConfineInputs<'_>) -> Result<AgentWall, ConfineError> {
     if let Ok(exe) = std::env::current_exe().and_then(|e| e.canonicalize()) {
         places.push(place(exe, PlaceAccess::Read));
     }
-    for dir in AGENT_DIRS {
+    for dir in AGENT_DIRS.iter().copied() {
         let d = inputs.seam_home.join(dir);
         std::fs::create_dir_all(&d).map_err(|source| ConfineError::AgentDirectory {
             path: d.clone(),
@@ -426,13 +426,13 @@ pub fn plan(inputs: &ConfineInputs<'_>) -> Result<AgentWall, ConfineError> {
 
 /// The agent's TMPDIR (inside its walls).
 pub fn agent_tmp(seam_home: &Path) -> PathBuf {
-    seam_home.join("staging").join("tmp")
+    seam_home::SeamHome::new(seam_home).agent_tmp()
 }
 
 /// Where the embedded model keeps its system prompt's KV state between turns (inside its
 /// walls: under `agent/`, which the agent reads and writes).
 pub fn prompt_cache_dir(seam_home: &Path) -> PathBuf {
-    seam_home.join("agent").join("kv")
+    seam_home::SeamHome::new(seam_home).prompt_cache()
 }
 
 /// Strips credentials from the environment and raises the walls. Must run while the process

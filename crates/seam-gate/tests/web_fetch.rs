@@ -7,11 +7,9 @@
 //! resolves to loopback without being allowed by name, `localhost` itself through the system's
 //! resolver, other schemes, no method but GET, the size and time bounds, the redirect limit.
 
-mod web_support;
-
 use std::collections::HashMap;
 use std::net::IpAddr;
-use std::path::{Path, PathBuf};
+use std::path::Path;
 use std::sync::Arc;
 use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::{Duration, Instant};
@@ -21,8 +19,10 @@ use seam_gate::{CallRequest, GateConfig, GovernedTool, LedgerHook, Toolbox};
 use seam_policy::{Policy, PolicyEnv};
 use seam_protocol::{Answer, RefusalCode};
 use seam_scrub::Scrubber;
+use seam_test_support::answer::{output, refusal};
+use seam_test_support::home::OwnerTree;
+use seam_test_support::http::{Reply, Server};
 use serde_json::{Value, json};
-use web_support::{Reply, Server};
 
 const GITHUB_TOKEN: &str = "ghp_R8b2Xq4TzK9mLp3Vw7Ys1Nc6Hd5Fj0Ga2Ue4";
 
@@ -59,37 +59,25 @@ impl Lookup for Names {
 }
 
 struct Fixture {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    seam_home: PathBuf,
-    workspace: PathBuf,
+    /// The owner's home, seam home and workspace.
+    tree: OwnerTree,
     /// Each toolbox gets a ledger of its own (a ledger has one writer).
     ledgers: AtomicUsize,
 }
 
 impl Fixture {
     fn new() -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let home = root.join("home");
-        let seam_home = root.join("seam");
-        let workspace = home.join("project");
-        std::fs::create_dir_all(&workspace).unwrap();
-        std::fs::create_dir_all(&seam_home).unwrap();
         Fixture {
-            _dir: dir,
-            home,
-            seam_home,
-            workspace,
+            tree: OwnerTree::new(),
             ledgers: AtomicUsize::new(0),
         }
     }
 
     fn policy(&self, text: &str) -> Arc<Policy> {
         let env = PolicyEnv {
-            owner_home: self.home.clone(),
-            seam_home: self.seam_home.clone(),
-            workspace_root: self.workspace.clone(),
+            owner_home: self.tree.home.clone(),
+            seam_home: self.tree.seam_home.clone(),
+            workspace_root: self.tree.workspace.clone(),
         };
         Arc::new(Policy::from_toml_str(text, Path::new("test-policy.toml"), env).unwrap())
     }
@@ -108,7 +96,7 @@ impl Fixture {
             None => WebFetch::new(setup),
         };
         let n = self.ledgers.fetch_add(1, Ordering::SeqCst);
-        let ledger_home = self.seam_home.join(format!("ledger-{n}"));
+        let ledger_home = self.tree.seam_home.join(format!("ledger-{n}"));
         std::fs::create_dir_all(&ledger_home).unwrap();
         let ledger: Arc<dyn LedgerHook> =
             Arc::new(seam_ledger::Ledger::open(&ledger_home).unwrap());
@@ -134,22 +122,6 @@ fn fetch(tb: &Toolbox, params: Value, turn: Option<&str>) -> Answer {
 
 fn get(tb: &Toolbox, url: &str) -> Answer {
     fetch(tb, json!({ "url": url }), None)
-}
-
-#[track_caller]
-fn output(a: &Answer) -> &Value {
-    match a {
-        Answer::Envelope(e) => &e.output,
-        Answer::Refusal(r) => panic!("refused: {:?}", r.refused),
-    }
-}
-
-#[track_caller]
-fn refusal(a: &Answer) -> (RefusalCode, String) {
-    match a {
-        Answer::Refusal(r) => (r.refused.code, r.refused.message.clone()),
-        Answer::Envelope(e) => panic!("served: {}", e.output),
-    }
 }
 
 /// The server's port, and a URL on it by `name`.

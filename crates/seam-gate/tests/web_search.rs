@@ -2,8 +2,6 @@
 //! Brave's JSON: parsing, scrubbing (by shape and by the keeper's values), the egress
 //! allowlist on redirects, backend errors, timeouts, body caps, and taint.
 
-mod web_support;
-
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 use std::time::{Duration, Instant};
@@ -15,41 +13,31 @@ use seam_keeper::{Keeper, SecretValue};
 use seam_policy::{Policy, PolicyEnv};
 use seam_protocol::{Answer, RefusalCode};
 use seam_scrub::Scrubber;
+use seam_test_support::answer::{output, refusal};
+use seam_test_support::home::OwnerTree;
+use seam_test_support::http::{Reply, Server};
 use serde_json::{Value, json};
-use web_support::{Reply, Server};
 
 const GITHUB_TOKEN: &str = "ghp_R8b2Xq4TzK9mLp3Vw7Ys1Nc6Hd5Fj0Ga2Ue4";
 const BRAVE_KEY: &str = "BSAq8Xz7Lm2Np4Rt6Vw9Yb1Cd3Fg5Hj";
 
 struct Fixture {
-    _dir: tempfile::TempDir,
-    home: PathBuf,
-    seam_home: PathBuf,
-    workspace: PathBuf,
+    /// The owner's home, seam home and workspace.
+    tree: OwnerTree,
 }
 
 impl Fixture {
     fn new() -> Fixture {
-        let dir = tempfile::tempdir().unwrap();
-        let root = dir.path().canonicalize().unwrap();
-        let home = root.join("home");
-        let seam_home = root.join("seam");
-        let workspace = home.join("project");
-        std::fs::create_dir_all(&workspace).unwrap();
-        std::fs::create_dir_all(&seam_home).unwrap();
         Fixture {
-            _dir: dir,
-            home,
-            seam_home,
-            workspace,
+            tree: OwnerTree::new(),
         }
     }
 
     fn policy(&self, extra: &str) -> Arc<Policy> {
         let env = PolicyEnv {
-            owner_home: self.home.clone(),
-            seam_home: self.seam_home.clone(),
-            workspace_root: self.workspace.clone(),
+            owner_home: self.tree.home.clone(),
+            seam_home: self.tree.seam_home.clone(),
+            workspace_root: self.tree.workspace.clone(),
         };
         let text = format!("[capabilities]\n\"web.search\" = \"allow\"\n{extra}");
         Arc::new(Policy::from_toml_str(&text, Path::new("test-policy.toml"), env).unwrap())
@@ -59,16 +47,16 @@ impl Fixture {
     /// keeper) and files.read, a scrubber holding the keeper's values, and the signed ledger.
     fn toolbox(&self, config: &str, policy_extra: &str) -> Toolbox {
         let config = GateConfig::from_toml_str(config, Path::new("config.toml")).unwrap();
-        let keeper = Keeper::open(&self.seam_home).unwrap();
+        let keeper = Keeper::open(&self.tree.seam_home).unwrap();
         let setup = config.web_search_setup(&keeper);
         self.toolbox_with(setup, policy_extra)
     }
 
     fn toolbox_with(&self, setup: WebSearchSetup, policy_extra: &str) -> Toolbox {
-        let keeper = Keeper::open(&self.seam_home).unwrap();
+        let keeper = Keeper::open(&self.tree.seam_home).unwrap();
         let scrubber = Arc::new(Scrubber::with_known_values(keeper.values().cloned()).unwrap());
         let ledger: Arc<dyn LedgerHook> =
-            Arc::new(seam_ledger::Ledger::open(&self.seam_home).unwrap());
+            Arc::new(seam_ledger::Ledger::open(&self.tree.seam_home).unwrap());
         let tools: Vec<Box<dyn GovernedTool>> = vec![
             Box::new(WebSearch::new(setup)),
             Box::new(FilesRead::new(1 << 20)),
@@ -77,14 +65,14 @@ impl Fixture {
     }
 
     fn set_secret(&self, name: &str, value: &str) {
-        let mut keeper = Keeper::open(&self.seam_home).unwrap();
+        let mut keeper = Keeper::open(&self.tree.seam_home).unwrap();
         keeper.set(name, SecretValue::new(value)).unwrap();
     }
 
     /// Every byte of the ledger's files, for "never recorded" checks.
     fn ledger_bytes(&self) -> Vec<u8> {
         let mut all = Vec::new();
-        for entry in walk(&self.seam_home.join("ledger")) {
+        for entry in walk(&self.tree.seam_home.join("ledger")) {
             // A file the ledger removed meanwhile (a journal) held nothing to find.
             match std::fs::read(&entry) {
                 Ok(bytes) => all.extend(bytes),
@@ -134,21 +122,6 @@ fn search(tb: &Toolbox, params: Value, turn: Option<&str>) -> Answer {
         turn: turn.map(str::to_owned),
     })
     .unwrap()
-}
-
-fn output(a: &Answer) -> &Value {
-    match a {
-        Answer::Envelope(e) => &e.output,
-        Answer::Refusal(r) => panic!("refused: {:?}", r.refused),
-    }
-}
-
-#[track_caller]
-fn refusal(a: &Answer) -> (RefusalCode, String) {
-    match a {
-        Answer::Refusal(r) => (r.refused.code, r.refused.message.clone()),
-        Answer::Envelope(e) => panic!("served: {}", e.output),
-    }
 }
 
 fn searxng_body(results: &[(&str, &str, &str)]) -> Value {
@@ -507,7 +480,7 @@ fn an_oversized_body_is_refused_not_cut() {
 #[test]
 fn a_search_after_a_file_read_in_the_same_turn_is_refused_and_served_in_a_fresh_one() {
     let fx = Fixture::new();
-    std::fs::write(fx.workspace.join("notes.md"), "private notes\n").unwrap();
+    std::fs::write(fx.tree.workspace.join("notes.md"), "private notes\n").unwrap();
     let server =
         Server::start(|_| Reply::json(200, &searxng_body(&[("r", "https://r.example/", "s")])));
     let tb = fx.toolbox(&searxng_config(&server, ""), "");
@@ -538,7 +511,7 @@ fn a_search_after_a_file_read_in_the_same_turn_is_refused_and_served_in_a_fresh_
 #[test]
 fn with_taint_egress_allow_a_tainted_turn_is_served() {
     let fx = Fixture::new();
-    std::fs::write(fx.workspace.join("notes.md"), "private notes\n").unwrap();
+    std::fs::write(fx.tree.workspace.join("notes.md"), "private notes\n").unwrap();
     let server =
         Server::start(|_| Reply::json(200, &searxng_body(&[("r", "https://r.example/", "s")])));
     let tb = fx.toolbox(

@@ -29,9 +29,9 @@
 
 use std::collections::BTreeMap;
 use std::fmt;
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read as _, Write as _};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt};
+use std::fs::{self, OpenOptions};
+use std::io::Read as _;
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 
 pub use seam_scrub::SecretValue;
@@ -101,6 +101,17 @@ pub enum KeeperError {
          (the value is read from stdin)"
     )]
     Unknown { name: String },
+}
+
+/// A file primitive's failure (seam_home::file) is the keeper's file failure.
+impl From<seam_home::FileError> for KeeperError {
+    fn from(e: seam_home::FileError) -> KeeperError {
+        KeeperError::Io {
+            action: e.action,
+            path: e.path,
+            cause: e.source,
+        }
+    }
 }
 
 fn io_err(action: &'static str, path: &Path) -> impl FnOnce(std::io::Error) -> KeeperError {
@@ -294,34 +305,12 @@ impl Keeper {
         change: impl FnOnce(&mut BTreeMap<String, SecretValue>),
     ) -> Result<(), KeeperError> {
         ensure_private_dir(&self.dir)?;
-        let _lock = Lock::exclusive(&self.dir.join(LOCK_FILE))?;
+        let _lock = seam_home::Lock::exclusive(&self.dir.join(LOCK_FILE))?;
         let mut secrets = read_secrets(&self.dir)?;
         change(&mut secrets);
         write_secrets(&self.dir, &secrets)?;
         self.secrets = secrets;
         Ok(())
-    }
-}
-
-/// An exclusive `flock`, released when dropped (the file is closed).
-struct Lock {
-    _file: File,
-}
-
-impl Lock {
-    fn exclusive(path: &Path) -> Result<Lock, KeeperError> {
-        let file = OpenOptions::new()
-            .read(true)
-            .write(true)
-            .create(true)
-            .truncate(false)
-            .mode(0o600)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(path)
-            .map_err(io_err("open the lock", path))?;
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-            .map_err(|e| io_err("lock", path)(e.into()))?;
-        Ok(Lock { _file: file })
     }
 }
 
@@ -363,11 +352,7 @@ fn check_dir(dir: &Path) -> Result<bool, KeeperError> {
 }
 
 fn ensure_private_dir(dir: &Path) -> Result<(), KeeperError> {
-    fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(dir)
-        .map_err(io_err("create the directory", dir))?;
+    seam_home::file::create_private_dir(dir)?;
     check_dir(dir).map(|_| ())
 }
 
@@ -496,32 +481,10 @@ fn write_secrets(dir: &Path, secrets: &BTreeMap<String, SecretValue>) -> Result<
         text.push('\n');
     }
     let path = dir.join(SECRETS_FILE);
-    let tmp = dir.join(format!(".{SECRETS_FILE}.tmp.{}", std::process::id()));
-    // We hold the lock: a leftover temporary file of this name is from a crash.
-    match fs::remove_file(&tmp) {
-        Ok(()) => {}
-        Err(e) if e.kind() == std::io::ErrorKind::NotFound => {}
-        Err(e) => return Err(io_err("remove the stale temporary file", &tmp)(e)),
-    }
-    let result = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .custom_flags(rustix::fs::OFlags::NOFOLLOW.bits() as i32)
-            .open(&tmp)
-            .map_err(io_err("create", &tmp))?;
-        file.write_all(text.as_bytes())
-            .map_err(io_err("write", &tmp))?;
-        file.sync_all().map_err(io_err("sync", &tmp))?;
-        fs::rename(&tmp, &path).map_err(io_err("replace", &path))?;
-        File::open(dir)
-            .and_then(|d| d.sync_all())
-            .map_err(io_err("sync the directory", dir))
-    })();
-    if result.is_err() {
-        let _ = fs::remove_file(&tmp);
-    }
+    // Written beside the old file, synced, renamed over it, the directory synced (we hold
+    // the lock, so no other writer races us).
+    let result = seam_home::file::replace(&path, text.as_bytes(), seam_home::file::OWNER_ONLY)
+        .map_err(KeeperError::from);
     // The text held every value: overwrite it before it is freed.
     zero_string(text);
     result

@@ -84,6 +84,17 @@ pub enum LedgerError {
     WriterStopped { path: PathBuf },
 }
 
+/// A file primitive's failure (seam_home::file) is the ledger's file failure.
+impl From<seam_home::FileError> for LedgerError {
+    fn from(e: seam_home::FileError) -> LedgerError {
+        LedgerError::Io {
+            action: e.action,
+            path: e.path,
+            cause: e.source,
+        }
+    }
+}
+
 pub(crate) fn io_err(
     action: &'static str,
     path: impl Into<PathBuf>,

@@ -19,7 +19,6 @@ use sha2::{Digest, Sha256};
 
 use crate::digest::{Ed25519Signature, Sha256Digest};
 use crate::error::{LedgerError, io_err};
-use crate::fsutil::replace_atomically;
 use crate::keys::{LedgerPublicKey, LedgerSigningKey};
 
 /// The format marker at the start of every head slot.
@@ -343,7 +342,7 @@ impl HeadWriter {
         let head = SignedHead::sign(key, 1, ChainLink::ORIGIN, ChainLink::ORIGIN);
         let mut bytes = vec![0u8; HEAD_FILE_LEN];
         bytes[..HEAD_SLOT_LEN].copy_from_slice(&head.to_slot_bytes());
-        replace_atomically(path, &path.with_extension("tmp"), &bytes)?;
+        seam_home::file::replace(path, &bytes, seam_home::file::OWNER_ONLY)?;
         HeadWriter::open(path, CurrentHead { head, slot: 0 })
     }
 

@@ -6,9 +6,9 @@
 //! its name so two racing first starts cannot both win), and never rewritten.
 
 use std::fmt;
-use std::fs::{self, File, OpenOptions};
-use std::io::{Read, Write};
-use std::os::unix::fs::{MetadataExt, OpenOptionsExt};
+use std::fs::File;
+use std::io::Read;
+use std::os::unix::fs::MetadataExt;
 use std::path::Path;
 use std::str::FromStr;
 
@@ -17,7 +17,7 @@ use zeroize::Zeroize;
 
 use crate::digest::Ed25519Signature;
 use crate::error::{LedgerError, io_err};
-use crate::fsutil::sync_dir;
+use seam_home::file::sync_dir;
 
 /// The private half: signs record hashes and heads. Its `Debug` shows only the
 /// public key; the secret never leaves this type except into the key file.
@@ -150,29 +150,11 @@ pub(crate) fn create_signing_key(path: &Path) -> Result<LedgerSigningKey, Ledger
         path: path.to_owned(),
         cause: std::io::Error::other(e.to_string()),
     })?;
-    let tmp = dir.join(format!(".ledger.key.{}.tmp", std::process::id()));
-    let written = (|| {
-        let mut file = OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&tmp)?;
-        file.write_all(&seed)?;
-        file.sync_all()
-    })();
+    // Written beside it, synced, then hard-linked to its name: two racing first starts
+    // cannot both win. If someone else made the key first, theirs is used.
+    let installed = seam_home::file::install_new(path, &seed);
     seed.zeroize();
-    if let Err(e) = written {
-        let _ = fs::remove_file(&tmp);
-        return Err(io_err("write new signing key", &tmp)(e));
-    }
-    let linked = fs::hard_link(&tmp, path);
-    let _ = fs::remove_file(&tmp);
-    match linked {
-        Ok(()) => {}
-        // Someone else made the key first: use theirs.
-        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => {}
-        Err(e) => return Err(io_err("install signing key", path)(e)),
-    }
+    installed?;
     sync_dir(dir)?;
     read_signing_key(path)?.ok_or_else(|| LedgerError::KeyMissing {
         path: path.to_owned(),

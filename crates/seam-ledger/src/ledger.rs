@@ -15,7 +15,6 @@ use rusqlite::{Connection, TransactionBehavior};
 
 use crate::digest::{Sha256Digest, canonical_json};
 use crate::error::LedgerError;
-use crate::fsutil::{WriterLock, create_private_file, ensure_private_dir, narrow_mode, sync_dir};
 use crate::head::{ChainLink, HeadFileState, HeadWriter, SignedHead, read_head_file};
 use crate::keys::{LedgerPublicKey, LedgerSigningKey, create_signing_key, read_signing_key};
 use crate::paths::LedgerPaths;
@@ -25,6 +24,9 @@ use crate::store;
 use crate::time::Timestamp;
 use crate::verify::{
     ChainChecker, VerifyError, VerifyReport, check_head_position, check_rows, read_signed_head,
+};
+use seam_home::file::{
+    Lock, OWNER_ONLY, create_private_file, ensure_private_dir, narrow_mode, sync_dir,
 };
 
 /// Most appends committed in one transaction.
@@ -55,7 +57,9 @@ pub struct Ledger {
     head: Arc<HeadShared>,
     head_writer: Option<JoinHandle<()>>,
     recovery: Option<HeadRecovery>,
-    _lock: WriterLock,
+    /// The writer lock: an exclusive `flock` on `<ledger>/lock`, held as long as this
+    /// ledger lives. Only one `Ledger` (in any process) appends at a time.
+    _lock: Lock,
 }
 
 impl std::fmt::Debug for Ledger {
@@ -172,13 +176,19 @@ impl Ledger {
         let paths = LedgerPaths::new(seam_home);
         ensure_private_dir(&paths.keys_dir)?;
         ensure_private_dir(&paths.ledger_dir)?;
-        let lock = WriterLock::acquire(&paths.lock_file, lock_wait)?;
+        // Waits up to `lock_wait` for a holder that is about to let go (a `verify` that
+        // checks liveness holds it for microseconds).
+        let lock = Lock::exclusive_within(&paths.lock_file, lock_wait)?.ok_or_else(|| {
+            LedgerError::Busy {
+                path: paths.lock_file.clone(),
+            }
+        })?;
         create_private_file(&paths.db_file)?;
-        narrow_mode(&paths.db_file, 0o600)?;
+        narrow_mode(&paths.db_file, OWNER_ONLY)?;
         for companion in paths.db_companions() {
-            narrow_mode(&companion, 0o600)?;
+            narrow_mode(&companion, OWNER_ONLY)?;
         }
-        narrow_mode(&paths.head_file, 0o600)?;
+        narrow_mode(&paths.head_file, OWNER_ONLY)?;
         let conn = store::open_writer(&paths.db_file)?;
         let tip = store::last_link(&conn, &paths.db_file)?;
         let key = match read_signing_key(&paths.key_file)? {

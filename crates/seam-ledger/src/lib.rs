@@ -166,7 +166,6 @@
 mod anchor;
 mod digest;
 mod error;
-mod fsutil;
 mod head;
 mod keys;
 mod ledger;

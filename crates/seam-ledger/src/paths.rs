@@ -23,8 +23,9 @@ pub struct LedgerPaths {
 impl LedgerPaths {
     /// The paths in seam's home `seam_home`.
     pub fn new(seam_home: &Path) -> LedgerPaths {
-        let keys_dir = seam_home.join("keys");
-        let mut paths = LedgerPaths::of_ledger_dir(&seam_home.join("ledger"));
+        let home = seam_home::SeamHome::new(seam_home);
+        let keys_dir = home.keys();
+        let mut paths = LedgerPaths::of_ledger_dir(&home.ledger());
         paths.key_file = keys_dir.join("ledger.key");
         paths.keys_dir = keys_dir;
         paths

@@ -9,7 +9,6 @@ use serde::Serialize;
 use crate::anchor::{AnchorError, HeadAnchor};
 use crate::digest::Sha256Digest;
 use crate::error::{LedgerError, sql_err};
-use crate::fsutil::writer_is_live;
 use crate::head::{ChainLink, CurrentHead, HeadFileState, SignedHead, read_head_file, select_head};
 use crate::keys::LedgerPublicKey;
 use crate::paths::LedgerPaths;
@@ -389,7 +388,7 @@ pub(crate) fn verify_ledger(
     let target = max.and_then(|m| u64::try_from(m).ok()).unwrap_or(0);
     let mut checker = ChainChecker::after(key, 0, Sha256Digest::ZERO);
     check_rows(conn, db, &mut checker, target)?;
-    let writer_live = writer_is_live(&paths.lock_file);
+    let writer_live = seam_home::Lock::is_held(&paths.lock_file);
     let head = read_signed_head(&paths.head_file, key, checker.last_seq() > 0)?.head;
     if head.floor.seq > checker.last_seq() {
         // Rows a live writer committed and sealed after we started.

@@ -4,36 +4,14 @@
 //! `cargo bench -p seam-local --bench builder_queue`
 
 use std::path::Path;
-use std::process::Command;
 use std::time::{Duration, Instant};
 
 use criterion::{Criterion, SamplingMode, criterion_group, criterion_main};
 use seam_local::{LocalConfig, LocalTools, ReturnQueue, TurnInfo};
+use seam_test_support::git::git;
 use serde_json::json;
 
 const FILES: usize = 10_000;
-
-fn git(dir: &Path, args: &[&str]) {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=b",
-            "-c",
-            "user.email=b@b",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-}
 
 fn big_repo(root: &Path) {
     std::fs::create_dir_all(root).unwrap();

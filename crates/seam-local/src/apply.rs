@@ -194,7 +194,7 @@ pub(crate) fn approve_branch(id: i64, home: &Path, staged: &Staged) -> Result<St
             it.apply(format!(
                 "its staging repository {} is not a <name>.git under {}: the item was altered; reject it",
                 it.staging_repo.display(),
-                home.join("staging").join("repos").display()
+                seam_home::SeamHome::new(home).staged("repos").display()
             ))
         })?
         .join("objects");
@@ -429,13 +429,14 @@ pub(crate) fn discard_branch(id: i64, home: &Path, staged: &Staged) -> String {
 
 /// Removes a rendered diagram, which must be `<home>/staging/images/<turn>/<file>`.
 pub(crate) fn remove_image(home: &Path, file: &Path) -> Result<(), String> {
-    let dir = home.join("staging").join("images");
+    let dir = seam_home::SeamHome::new(home).staged("images");
     let rel = file
         .strip_prefix(&dir)
         .ok()
         .or_else(|| {
             let canon = std::fs::canonicalize(home).ok()?;
-            file.strip_prefix(canon.join("staging").join("images")).ok()
+            file.strip_prefix(seam_home::SeamHome::new(&canon).staged("images"))
+                .ok()
         })
         .filter(|rel| {
             rel.components().count() == 2
@@ -448,7 +449,7 @@ pub(crate) fn remove_image(home: &Path, file: &Path) -> Result<(), String> {
             dir.display()
         ));
     };
-    remove_nofollow(home, &["staging", "images"], rel)
+    remove_nofollow(home, &[seam_home::layout::STAGING, "images"], rel)
         .map_err(|e| format!("cannot delete {}: {e}", file.display()))
 }
 
@@ -459,10 +460,15 @@ fn remove_worktree(home: &Path, worktree: &Path) -> Result<(), String> {
         return Err(format!(
             "the worktree {} is not under {}, so it was left in place (the item was altered)",
             worktree.display(),
-            home.join("staging").join("worktrees").display()
+            seam_home::SeamHome::new(home).staged("worktrees").display()
         ));
     };
-    remove_nofollow(home, &["staging", "worktrees"], Path::new(name)).map_err(|e| {
+    remove_nofollow(
+        home,
+        &[seam_home::layout::STAGING, "worktrees"],
+        Path::new(name),
+    )
+    .map_err(|e| {
         format!(
             "the worktree {} could not be removed ({e}): remove it by hand",
             worktree.display()
@@ -472,10 +478,11 @@ fn remove_worktree(home: &Path, worktree: &Path) -> Result<(), String> {
 
 /// `path` when it is `<home>/staging/<under>/<one name>`, by its text.
 fn staged_path<'p>(home: &Path, path: &'p Path, under: &str) -> Option<&'p Path> {
-    let dir = home.join("staging").join(under);
+    let dir = seam_home::SeamHome::new(home).staged(under);
     let rel = path.strip_prefix(&dir).ok().or_else(|| {
         let canon = std::fs::canonicalize(home).ok()?;
-        path.strip_prefix(canon.join("staging").join(under)).ok()
+        path.strip_prefix(seam_home::SeamHome::new(&canon).staged(under))
+            .ok()
     })?;
     let mut parts = rel.components();
     match (parts.next(), parts.next()) {

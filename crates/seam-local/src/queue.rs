@@ -15,8 +15,6 @@
 //! their form, and the branch's content is read from its objects, not from
 //! the row's preview or verdict).
 
-use std::fs::{DirBuilder, OpenOptions};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
@@ -254,7 +252,7 @@ pub struct ReturnQueue {
 
 /// `<seam_home>/agent/local.sqlite`.
 pub fn queue_path(seam_home: &Path) -> PathBuf {
-    seam_home.join("agent").join("local.sqlite")
+    seam_home::SeamHome::new(seam_home).agent_queue()
 }
 
 impl ReturnQueue {
@@ -262,25 +260,12 @@ impl ReturnQueue {
     pub fn open(seam_home: &Path) -> Result<ReturnQueue, QueueError> {
         let path = queue_path(seam_home);
         let dir = path.parent().unwrap_or(seam_home);
-        if !dir.is_dir() {
-            DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(|cause| QueueError::Create {
-                    path: dir.to_owned(),
-                    cause,
-                })?;
-        }
-        OpenOptions::new()
-            .create(true)
-            .append(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(|cause| QueueError::Create {
-                path: path.clone(),
-                cause,
-            })?;
+        let file_error = |e: seam_home::FileError| QueueError::Create {
+            path: e.path,
+            cause: e.source,
+        };
+        seam_home::file::create_private_dir(dir).map_err(file_error)?;
+        seam_home::file::create_private_file(&path).map_err(file_error)?;
         let conn = Connection::open(&path).map_err(sql(&path, "opening"))?;
         let mut q = ReturnQueue {
             conn,

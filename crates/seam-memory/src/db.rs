@@ -1,7 +1,5 @@
 //! Opening a store: owner-only files, WAL, a schema version checked on every open.
 
-use std::fs::{DirBuilder, OpenOptions, Permissions};
-use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt, PermissionsExt};
 use std::path::Path;
 use std::time::Duration;
 
@@ -27,35 +25,17 @@ pub(crate) fn sql_error<'p>(
 }
 
 pub(crate) fn open(path: &Path, schema: &str, version: i64) -> Result<Connection, MemoryError> {
-    let create = |cause| MemoryError::Create {
-        path: path.to_owned(),
-        cause,
+    // Made owner-only before SQLite sees it (seam_home::file); SQLite gives its -wal and -shm
+    // files the mode of the database file.
+    let file_error = |e: seam_home::FileError| MemoryError::Create {
+        path: e.path,
+        cause: e.source,
     };
     if let Some(dir) = path.parent() {
-        if !dir.is_dir() {
-            DirBuilder::new()
-                .recursive(true)
-                .mode(0o700)
-                .create(dir)
-                .map_err(|e| MemoryError::Create {
-                    path: dir.to_owned(),
-                    cause: e,
-                })?;
-        }
-        restrict(dir, 0o700).map_err(|e| MemoryError::Create {
-            path: dir.to_owned(),
-            cause: e,
-        })?;
+        seam_home::file::ensure_private_dir(dir).map_err(file_error)?;
     }
-    // Made owner-only before SQLite sees it; SQLite gives its -wal and -shm files the mode of
-    // the database file.
-    OpenOptions::new()
-        .create(true)
-        .append(true)
-        .mode(0o600)
-        .open(path)
-        .map_err(create)?;
-    restrict(path, 0o600).map_err(create)?;
+    seam_home::file::create_private_file(path).map_err(file_error)?;
+    seam_home::file::narrow_mode(path, seam_home::file::OWNER_ONLY).map_err(file_error)?;
 
     let mut conn = Connection::open(path).map_err(|cause| MemoryError::Open {
         path: path.to_owned(),
@@ -107,14 +87,4 @@ pub(crate) fn open(path: &Path, schema: &str, version: i64) -> Result<Connection
     }
     tx.commit().map_err(sql("committing the schema"))?;
     Ok(conn)
-}
-
-/// Takes away any permission bit beyond `mode` (a store made by hand, or by an older seam).
-fn restrict(path: &Path, mode: u32) -> std::io::Result<()> {
-    let meta = std::fs::metadata(path)?;
-    let current = meta.permissions().mode() & 0o777;
-    if current & !mode != 0 {
-        std::fs::set_permissions(path, Permissions::from_mode(current & mode))?;
-    }
-    Ok(())
 }

@@ -67,7 +67,7 @@ impl MemoryHome {
     /// The memory directory inside seam's home.
     pub fn new(seam_home: &Path) -> MemoryHome {
         MemoryHome {
-            dir: seam_home.join("memory"),
+            dir: seam_home::SeamHome::new(seam_home).memory(),
         }
     }
 
@@ -121,7 +121,7 @@ impl MemoryHome {
     /// The same [`BuildMemory`] as [`MemoryHome::builds_path`], another file.
     pub fn agent_builds_path(&self) -> PathBuf {
         let seam_home = self.dir.parent().unwrap_or(&self.dir);
-        seam_home.join("agent").join("builds.sqlite")
+        seam_home::SeamHome::new(seam_home).agent_build_records()
     }
 
     /// The agent's build records, created (owner-only) when they do not exist.

@@ -236,15 +236,16 @@ pub const BUILTIN_PROTECTED_FILE_NAMES: &[&str] = &[
 /// refused by file-system type wherever such a file system is mounted.
 pub const BUILTIN_PROTECTED_SYSTEM: &[&str] = &["/proc", "/sys"];
 
-/// Protected in every policy, relative to seam's home: its signing keys and its ledger.
-pub const BUILTIN_PROTECTED_IN_SEAM_HOME: &[&str] = &["keys", "ledger", HOME_POLICY_FILE];
+/// Protected in every policy, relative to seam's home: its signing keys, its ledger and its
+/// policy file (seam_home::layout, beside what the agent may write there).
+pub const BUILTIN_PROTECTED_IN_SEAM_HOME: &[&str] = seam_home::layout::PROTECTED;
 
 /// The policy file in seam's home: used when no other is given, if it exists, and made by
 /// the gate when the operator answers "always" under the built-in policy.
-pub const HOME_POLICY_FILE: &str = "policy.toml";
+pub const HOME_POLICY_FILE: &str = seam_home::layout::POLICY_FILE;
 
 /// The default write list, relative to seam's home.
-pub const DEFAULT_WRITE_IN_SEAM_HOME: &str = "staging";
+pub const DEFAULT_WRITE_IN_SEAM_HOME: &str = seam_home::layout::GATE_WRITES;
 
 /// The largest policy file seam reads.
 const MAX_POLICY_FILE_BYTES: u64 = 1 << 20;

@@ -3,8 +3,7 @@
 //! layout (it is edited as TOML, not rewritten), the result must still parse as a policy, and
 //! it replaces the old file in one rename, keeping its mode.
 
-use std::io::Write as _;
-use std::os::unix::fs::{OpenOptionsExt, PermissionsExt};
+use std::os::unix::fs::PermissionsExt;
 use std::path::{Path, PathBuf};
 
 use crate::{Policy, PolicyEnv, PolicyError};
@@ -72,32 +71,11 @@ pub fn add_consent_always(
     let new = doc.to_string();
     Policy::from_toml_str(&new, path, env.clone())?;
 
-    let dir = path
-        .parent()
-        .filter(|d| !d.as_os_str().is_empty())
-        .unwrap_or(Path::new("."));
-    let name = path
-        .file_name()
-        .ok_or_else(|| shape("names no file"))?
-        .to_string_lossy()
-        .into_owned();
-    let staged = dir.join(format!(".{name}.seam-{}", std::process::id()));
-    let write = || -> std::io::Result<()> {
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(mode)
-            .open(&staged)?;
-        f.write_all(new.as_bytes())?;
-        f.sync_all()?;
-        std::fs::set_permissions(&staged, std::fs::Permissions::from_mode(mode))?;
-        std::fs::rename(&staged, path)?;
-        std::fs::File::open(dir)?.sync_all()
-    };
-    write().map_err(|e| {
-        let _ = std::fs::remove_file(&staged);
-        io(e)
-    })?;
+    if path.file_name().is_none() {
+        return Err(shape("names no file"));
+    }
+    // Replaced atomically, keeping the file's mode (seam_home::file::replace).
+    seam_home::file::replace(path, new.as_bytes(), mode).map_err(|e| io(e.source))?;
     Ok(true)
 }
 

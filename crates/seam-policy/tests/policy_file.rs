@@ -342,14 +342,7 @@ fn load_reads_a_file_and_says_which() {
 fn a_fifo_as_policy_file_does_not_block() {
     let fx = Fixture::new();
     let fifo = fx.path("policy.fifo");
-    rustix::fs::mknodat(
-        rustix::fs::CWD,
-        &fifo,
-        rustix::fs::FileType::Fifo,
-        rustix::fs::Mode::from_raw_mode(0o600),
-        0,
-    )
-    .unwrap();
+    seam_test_support::fs::make_fifo(&fifo);
     let env = fx.env();
     let (tx, rx) = mpsc::channel();
     std::thread::spawn(move || {

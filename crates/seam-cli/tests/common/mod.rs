@@ -16,14 +16,14 @@ pub struct Owner {
 
 impl Owner {
     pub fn new() -> Owner {
-        let dir = tempfile::tempdir().unwrap();
         // Canonical from the start, so expected real paths compare equal.
-        let root = dir.path().canonicalize().unwrap();
-        let home = root.join("home");
-        let seam_home = root.join("seam");
-        let workspace = home.join("project");
-        std::fs::create_dir_all(&workspace).unwrap();
-        std::fs::create_dir_all(&seam_home).unwrap();
+        let seam_test_support::home::OwnerTree {
+            dir,
+            home,
+            seam_home,
+            workspace,
+            ..
+        } = seam_test_support::home::OwnerTree::new();
         Owner {
             dir,
             home,

@@ -9,7 +9,6 @@
 //! a tool that rewrites itself after approval is how injected instructions get in.
 
 use std::collections::BTreeMap;
-use std::io::Write as _;
 use std::path::{Path, PathBuf};
 
 use serde::{Deserialize, Serialize};
@@ -140,9 +139,20 @@ pub enum FingerprintError {
     Corrupt { path: PathBuf, reason: String },
 }
 
+/// A file primitive's failure (seam_home::file) is the fingerprint file's failure.
+impl From<seam_home::FileError> for FingerprintError {
+    fn from(e: seam_home::FileError) -> FingerprintError {
+        FingerprintError::Io {
+            action: e.action,
+            path: e.path,
+            cause: e.source,
+        }
+    }
+}
+
 /// `<seam home>/mcp/<server>.json`.
 pub fn definitions_path(seam_home: &Path, server: &str) -> PathBuf {
-    seam_home.join("mcp").join(format!("{server}.json"))
+    seam_home::SeamHome::new(seam_home).mcp_definitions(server)
 }
 
 impl AcceptedDefinitions {
@@ -195,36 +205,12 @@ impl AcceptedDefinitions {
         }
     }
 
-    /// Writes the file (owner-only, replaced atomically).
+    /// Writes the file (owner-only, replaced atomically: seam_home::file::replace).
     pub fn save(&self, seam_home: &Path) -> Result<(), FingerprintError> {
-        use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
         let path = definitions_path(seam_home, &self.server);
-        let dir = seam_home.join("mcp");
-        let io = |action, path: &Path| {
-            let path = path.to_path_buf();
-            move |cause| FingerprintError::Io {
-                action,
-                path,
-                cause,
-            }
-        };
-        std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(&dir)
-            .map_err(io("create", &dir))?;
-        let tmp = dir.join(format!(".{}.json.tmp-{}", self.server, std::process::id()));
         let text = serde_json::to_string_pretty(self).unwrap_or_default();
-        let mut f = std::fs::OpenOptions::new()
-            .write(true)
-            .create(true)
-            .truncate(true)
-            .mode(0o600)
-            .open(&tmp)
-            .map_err(io("write", &tmp))?;
-        f.write_all(text.as_bytes()).map_err(io("write", &tmp))?;
-        f.sync_all().map_err(io("write", &tmp))?;
-        std::fs::rename(&tmp, &path).map_err(io("replace", &path))?;
+        seam_home::file::ensure_private_dir(path.parent().unwrap_or(seam_home))?;
+        seam_home::file::replace(&path, text.as_bytes(), seam_home::file::OWNER_ONLY)?;
         Ok(())
     }
 

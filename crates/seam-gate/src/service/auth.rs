@@ -1,7 +1,7 @@
 //! The bearer token of the TCP listener, and who may use the unix socket.
 
-use std::io::{ErrorKind, Read, Write};
-use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::io::{ErrorKind, Read};
+use std::os::unix::fs::{MetadataExt, OpenOptionsExt, PermissionsExt};
 use std::path::{Path, PathBuf};
 
 use subtle::ConstantTimeEq;
@@ -10,12 +10,12 @@ use super::ServiceError;
 
 /// Where the token lives, below seam's home (`keys/` is protected by the
 /// default policy: no governed tool can read it).
-pub const TOKEN_FILE: &str = "keys/gate.token";
+pub const TOKEN_FILE: &str = seam_home::layout::GATE_TOKEN;
 
 /// Where the turn opener lives, below seam's home: the secret that opens a turn (and lets
 /// a call run without one). The launcher of `seam ask` reads it before the agent's walls go
 /// up, in a process of its own; the agent's walls never grant `keys/`.
-pub const OPENER_FILE: &str = "keys/turn-opener";
+pub const OPENER_FILE: &str = seam_home::layout::TURN_OPENER;
 
 /// Random bytes in a token (shown as twice as many hex digits).
 const TOKEN_BYTES: usize = 32;
@@ -50,13 +50,8 @@ impl BearerToken {
     pub fn load_or_create_at(path: &Path) -> Result<(BearerToken, bool), ServiceError> {
         let path = path.to_path_buf();
         let keys = path.parent().unwrap_or(Path::new("."));
-        if let Err(e) = std::fs::DirBuilder::new()
-            .recursive(true)
-            .mode(0o700)
-            .create(keys)
-        {
-            return Err(ServiceError::io("create", keys, e));
-        }
+        seam_home::file::create_private_dir(keys)
+            .map_err(|e| ServiceError::io(e.action, &e.path, e.source))?;
         match Self::read(&path) {
             Ok(token) => return Ok((token, false)),
             Err(ServiceError::Io { source, .. }) if source.kind() == ErrorKind::NotFound => {}
@@ -70,15 +65,13 @@ impl BearerToken {
         let token = BearerToken {
             hex: hex::encode(bytes),
         };
-        let mut file = std::fs::OpenOptions::new()
-            .write(true)
-            .create_new(true)
-            .mode(0o600)
-            .open(&path)
-            .map_err(|e| ServiceError::io("create", &path, e))?;
-        file.write_all(format!("{}\n", token.hex).as_bytes())
-            .and_then(|()| file.sync_all())
-            .map_err(|e| ServiceError::io("write", &path, e))?;
+        // Written beside its name, synced and linked into place: a reader never sees half a
+        // token, and of two first starts the one that links first wins; the other reads it.
+        let made = seam_home::file::install_new(&path, format!("{}\n", token.hex).as_bytes())
+            .map_err(|e| ServiceError::io(e.action, &e.path, e.source))?;
+        if !made {
+            return Ok((Self::read(&path)?, false));
+        }
         Ok((token, true))
     }
 

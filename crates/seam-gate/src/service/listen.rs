@@ -10,7 +10,7 @@ use std::time::Duration;
 use super::ServiceError;
 
 /// The gate's socket, below seam's home.
-pub const SOCKET_FILE: &str = "gate.sock";
+pub const SOCKET_FILE: &str = seam_home::layout::GATE_SOCKET;
 
 /// The path of the gate's socket in `seam_home`.
 pub fn socket_path(seam_home: &Path) -> PathBuf {

@@ -9,7 +9,7 @@ use std::sync::{Arc, Mutex};
 
 use seam_gate::{CallOutcome, CallRecord, CallRequest, LedgerHook, LedgerHookError, Toolbox};
 use seam_policy::{Policy, PolicyEnv};
-use seam_protocol::{Answer, RefusalCode};
+use seam_protocol::Answer;
 
 /// Records (tool, refusal code, "admitted" or "consent ANSWER") for every call, as the
 /// ledger would.
@@ -34,15 +34,7 @@ impl LedgerHook for Recorded {
 
 /// Fails the test, naming the install command, when the official Python MCP SDK is missing.
 pub fn require_python_mcp() {
-    let ok = std::process::Command::new("python3")
-        .args(["-c", "import mcp.server.mcpserver"])
-        .output()
-        .is_ok_and(|o| o.status.success());
-    assert!(
-        ok,
-        "the official Python MCP SDK is not installed; install it with: \
-         python3 -m pip install mcp (.ci/run does)"
-    );
+    seam_test_support::mcp::require_python_mcp("mcp.server.mcpserver");
 }
 
 pub struct Home {
@@ -92,11 +84,4 @@ pub fn call(tb: &Toolbox, tool: &str, params: serde_json::Value, turn: &str) -> 
     .unwrap()
 }
 
-/// The refusal's code and message; a served call fails the test.
-#[track_caller]
-pub fn refusal(a: &Answer) -> (RefusalCode, String) {
-    match a {
-        Answer::Refusal(r) => (r.refused.code, r.refused.message.clone()),
-        Answer::Envelope(e) => panic!("expected a refusal, got {:?}", e.output),
-    }
-}
+pub use seam_test_support::answer::refusal;

@@ -2,34 +2,12 @@
 
 #![allow(dead_code)]
 
-use std::path::{Path, PathBuf};
-use std::process::Command;
+use std::path::PathBuf;
 
 use seam_local::{LocalConfig, LocalTools, TurnInfo};
 use serde_json::{Map, Value};
 
-pub fn git(dir: &Path, args: &[&str]) -> String {
-    let out = Command::new("git")
-        .arg("-C")
-        .arg(dir)
-        .args([
-            "-c",
-            "user.name=t",
-            "-c",
-            "user.email=t@t",
-            "-c",
-            "commit.gpgsign=false",
-        ])
-        .args(args)
-        .output()
-        .expect("git runs");
-    assert!(
-        out.status.success(),
-        "git {args:?}: {}",
-        String::from_utf8_lossy(&out.stderr)
-    );
-    String::from_utf8_lossy(&out.stdout).trim().to_owned()
-}
+pub use seam_test_support::git::git;
 
 /// A temp dir with `repo/` (a git repository on `main` with one commit) and `home/`.
 #[derive(Debug)]

@@ -228,7 +228,8 @@ pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<E
         if args.consent_approve {
             // without the opener (the agent has none), then with one read from keys/ (the
             // walls refuse the read, so it goes empty)
-            let stolen = std::fs::read_to_string(home.join("keys/turn-opener")).ok();
+            let stolen =
+                std::fs::read_to_string(seam_home::SeamHome::new(&home).turn_opener()).ok();
             out.insert("read_opener".into(), json!({"denied": stolen.is_none()}));
             let mut tries = vec![("no_opener", GateClient::new(endpoint.clone()))];
             if let Some(o) = stolen {
@@ -255,7 +256,8 @@ pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<E
             // operator words (it holds the token, not the opener), a fresh turn opened with
             // the value, and both again with an opener read from keys/ (the walls refuse it).
             let words = [value.clone()];
-            let stolen = std::fs::read_to_string(home.join("keys/turn-opener")).ok();
+            let stolen =
+                std::fs::read_to_string(seam_home::SeamHome::new(&home).turn_opener()).ok();
             out.insert(
                 "endorse_read_opener".into(),
                 json!({"denied": stolen.is_none()}),

@@ -123,7 +123,7 @@ pub fn doctor_report(
         user_namespaces: active("user namespace"),
         agent,
         policy_file: policy_file.map(Path::to_path_buf),
-        gate_socket: socket_state(&seam_home.join("gate.sock")),
+        gate_socket: socket_state(&seam_home::SeamHome::new(seam_home).gate_socket()),
         ledger: ledger_state(seam_home),
     }
 }

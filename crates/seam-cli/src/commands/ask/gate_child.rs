@@ -15,7 +15,7 @@ use anyhow::{Context as _, bail};
 use seam_agent::gate_client::{GateClient, GateEndpoint};
 
 /// The gate's log in seam's home.
-pub const LOG_FILE: &str = "gate.log";
+pub const LOG_FILE: &str = seam_home::layout::GATE_LOG;
 
 /// A gate this process started; stopped when dropped.
 #[derive(Debug)]

@@ -14,10 +14,7 @@
 //! never inherits them, and the walls go up while the process has one thread.
 
 pub(crate) mod attack;
-mod config;
 pub(crate) mod confine;
-#[cfg(feature = "embedded")]
-mod embedded;
 mod gate_child;
 pub(crate) mod open_turn;
 
@@ -26,6 +23,7 @@ use std::sync::Arc;
 use std::time::Duration;
 
 use anyhow::Context as _;
+use seam_agent::config::AgentConfig;
 use seam_agent::dispatch::{GateDispatch, LocalDispatch, Router};
 use seam_agent::gate_client::{GateClient, GateClientError, GateEndpoint};
 use seam_agent::model::{ChatModel, ModelEndpoint, OpenAiClient, OpenAiOptions};
@@ -39,7 +37,6 @@ use crate::context::Context;
 use crate::exit::{Exit, UsageError};
 use crate::output;
 
-pub use config::AgentConfig;
 pub use confine::{ConfineMode, Confinement};
 use gate_child::{GateChild, GateLaunch};
 
@@ -82,7 +79,8 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
         .into());
     }
     let home = ctx.ensure_home()?.to_path_buf();
-    let config = AgentConfig::load(args.agent_config.as_deref(), &home)?;
+    let config = AgentConfig::load(args.agent_config.as_deref(), &home)
+        .map_err(|e| UsageError(crate::exit::with_causes(&e)))?;
     let options = turn_options(&args, &config);
     let mut trace = match &args.trace {
         Some(p) => Trace::to_file(p).map_err(|e| UsageError(crate::exit::with_causes(&e)))?,
@@ -339,7 +337,12 @@ fn embedded_model(
         prompt_cache,
         ..seam_engine::EngineOptions::default()
     };
-    let model = embedded::EmbeddedModel::load(name, path, options)?;
+    let model = seam_agent::embedded::EmbeddedModel::load(
+        name,
+        path,
+        options,
+        Box::new(|sentence: &str| output::notice(sentence)),
+    )?;
     output::notice(&format!(
         "loaded {name} ({}) in {} ms",
         path.display(),

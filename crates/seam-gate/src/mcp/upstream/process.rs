@@ -126,17 +126,14 @@ fn resolve_env(
 }
 
 fn stderr_log(seam_home: &Path, server: &str) -> std::io::Result<std::fs::File> {
-    use std::os::unix::fs::{DirBuilderExt, OpenOptionsExt};
-    let dir = seam_home.join("mcp");
-    std::fs::DirBuilder::new()
-        .recursive(true)
-        .mode(0o700)
-        .create(&dir)?;
+    use std::os::unix::fs::OpenOptionsExt;
+    let home = seam_home::SeamHome::new(seam_home);
+    seam_home::file::create_private_dir(&home.mcp()).map_err(|e| e.source)?;
     std::fs::OpenOptions::new()
         .append(true)
         .create(true)
         .mode(0o600)
-        .open(dir.join(format!("{server}.log")))
+        .open(home.mcp_log(server))
 }
 
 /// Starts one upstream and lists its tools.

@@ -6,13 +6,21 @@
 //! life of the ask, and each request crosses to it on a channel, with the
 //! reply's text streamed back piece by piece. The session's KV cache is kept
 //! across the steps of the turn, so each step decodes only what it adds.
+//!
+//! Built only with the `embedded` feature (llama.cpp). Like the rest of the agent it never
+//! prints: what the operator should hear (a prompt cache that did not serve) goes to the
+//! caller's [`Notices`].
 
 use std::path::{Path, PathBuf};
 use std::sync::mpsc as std_mpsc;
 use std::time::Instant;
 
-use seam_agent::model::{ChatModel, ChatRequest, Completion, ModelError, ModelFuture};
 use tokio::sync::mpsc;
+
+use crate::model::{ChatModel, ChatRequest, Completion, ModelError, ModelFuture};
+
+/// Where the adapter's sentences for the operator go (the binary prints them).
+pub type Notices = Box<dyn FnMut(&str) + Send>;
 
 /// A request for the engine thread.
 struct Job {
@@ -29,20 +37,31 @@ enum Piece {
 }
 
 /// The embedded model, ready to answer.
-#[derive(Debug)]
 pub struct EmbeddedModel {
     name: String,
     jobs: std_mpsc::Sender<Job>,
+    notices: Notices,
     /// Milliseconds the model took to load.
     pub load_ms: u64,
 }
 
+impl std::fmt::Debug for EmbeddedModel {
+    fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
+        f.debug_struct("EmbeddedModel")
+            .field("name", &self.name)
+            .field("load_ms", &self.load_ms)
+            .finish_non_exhaustive()
+    }
+}
+
 impl EmbeddedModel {
-    /// Loads the model file at `path` on a new thread and waits until it is loaded.
+    /// Loads the model file at `path` on a new thread and waits until it is loaded;
+    /// `notices` hears what the operator should be told while it answers.
     pub fn load(
         name: &str,
         path: &Path,
         options: seam_engine::EngineOptions,
+        notices: Notices,
     ) -> Result<EmbeddedModel, ModelError> {
         let (jobs, inbox) = std_mpsc::channel::<Job>();
         let (ready_tx, ready_rx) = std_mpsc::channel::<Result<u64, String>>();
@@ -58,6 +77,7 @@ impl EmbeddedModel {
         Ok(EmbeddedModel {
             name: name.to_owned(),
             jobs,
+            notices,
             load_ms,
         })
     }
@@ -141,7 +161,7 @@ impl ChatModel for EmbeddedModel {
                         if let Some(used) = &g.prompt_cache
                             && !matches!(used, seam_engine::PromptCacheUse::Read { .. })
                         {
-                            crate::output::notice(&used.to_string());
+                            (self.notices)(&used.to_string());
                         }
                         return Ok(Completion {
                             text: g.text,

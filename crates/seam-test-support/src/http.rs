@@ -1,6 +1,5 @@
-//! A loopback HTTP/1.1 server for the web.search tests: it records every request and answers
-//! as the test says (a JSON body, an error, a redirect, a slow or an oversized answer).
-#![allow(dead_code)]
+//! A loopback HTTP/1.1 server: it records every request and answers as the test says (a JSON
+//! body, an error, a redirect, a slow or an oversized answer).
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -85,7 +84,7 @@ impl Reply {
 
 type Handler = Arc<dyn Fn(&Seen) -> Reply + Send + Sync>;
 
-#[derive(Clone)]
+#[derive(Clone, Debug)]
 pub struct Server {
     pub addr: SocketAddr,
     seen: Arc<Mutex<Vec<Seen>>>,

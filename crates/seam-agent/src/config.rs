@@ -18,11 +18,22 @@
 //!
 //! Flags win over the file. Unknown keys are refused with their name.
 
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
 use serde::Deserialize;
 
-use crate::exit::UsageError;
+/// Why the agent's config could not be had: the operator's to fix.
+#[derive(Debug, thiserror::Error)]
+pub enum AgentConfigError {
+    #[error("cannot read the agent config {}", path.display())]
+    Read {
+        path: PathBuf,
+        #[source]
+        source: std::io::Error,
+    },
+    #[error("the agent config {} is invalid: {message}", path.display())]
+    Invalid { path: PathBuf, message: String },
+}
 
 #[derive(Debug, Default, Clone, Deserialize)]
 #[serde(deny_unknown_fields)]
@@ -55,25 +66,20 @@ pub struct TurnSection {
 impl AgentConfig {
     /// Reads `file` if given (it must exist), else `agent.toml` in seam's
     /// home if that exists, else the defaults.
-    pub fn load(file: Option<&Path>, seam_home: &Path) -> Result<AgentConfig, UsageError> {
-        let default = seam_home.join("agent.toml");
+    pub fn load(file: Option<&Path>, seam_home: &Path) -> Result<AgentConfig, AgentConfigError> {
+        let default = seam_home::SeamHome::new(seam_home).agent_config();
         let path = match file {
             Some(p) => p.to_path_buf(),
             None if default.exists() => default,
             None => return Ok(AgentConfig::default()),
         };
-        let text = std::fs::read_to_string(&path).map_err(|e| {
-            UsageError(format!(
-                "cannot read the agent config {}: {e}",
-                path.display()
-            ))
-        })?;
-        toml::from_str(&text).map_err(|e| {
-            UsageError(format!(
-                "the agent config {} is invalid: {}",
-                path.display(),
-                e.to_string().trim_end()
-            ))
+        let text = match std::fs::read_to_string(&path) {
+            Ok(t) => t,
+            Err(source) => return Err(AgentConfigError::Read { path, source }),
+        };
+        toml::from_str(&text).map_err(|e| AgentConfigError::Invalid {
+            message: e.to_string().trim_end().to_owned(),
+            path,
         })
     }
 }
@@ -87,7 +93,9 @@ mod tests {
         let dir = tempfile::tempdir().unwrap();
         let f = dir.path().join("a.toml");
         std::fs::write(&f, "[model]\nurl = \"http://h:1\"\nmodle = \"x\"\n").unwrap();
-        let err = AgentConfig::load(Some(&f), dir.path()).unwrap_err().0;
+        let err = AgentConfig::load(Some(&f), dir.path())
+            .unwrap_err()
+            .to_string();
         assert!(err.contains("modle") && err.contains("a.toml"), "{err}");
         std::fs::write(&f, "[model]\nurl = \"http://h:1\"\n[turn]\nmax_steps = 3\n").unwrap();
         let c = AgentConfig::load(Some(&f), dir.path()).unwrap();

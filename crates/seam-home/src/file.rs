@@ -1,0 +1,249 @@
+//! Owner-only directories and files, atomic replacement and locks: the one way seam writes a
+//! file that others must not read, and a file that must never be seen half-written.
+//!
+//! - A directory is made 0700 ([`ensure_private_dir`]); one that is already there, ours and
+//!   wider is narrowed.
+//! - A file is created with `O_CREAT | O_EXCL` (so a link, a FIFO or anything else already
+//!   at the name is never opened through), owner-only whatever the umask.
+//! - A replacement ([`replace`]) writes a fresh temporary file beside the target, fsyncs it,
+//!   renames it over the target and fsyncs the directory: a reader, or the next process
+//!   after a crash, finds the old content whole or the new, never a mix; and whatever was at
+//!   the target (a link, a FIFO, a file others could read) is replaced, never written through.
+//! - A new file that must appear whole or not at all ([`install_new`]) is written the same
+//!   way and hard-linked into place, which fails if anything is at the name already.
+//! - A [`Lock`] is an exclusive `flock` on a lock file opened without following a link.
+
+use std::fs::{self, DirBuilder, File, OpenOptions};
+use std::io::Write as _;
+use std::os::unix::fs::{DirBuilderExt, MetadataExt, OpenOptionsExt, PermissionsExt};
+use std::path::{Path, PathBuf};
+use std::time::{Duration, Instant};
+
+use rustix::fs::{FlockOperation, OFlags, flock};
+
+/// What failed, on which path, and the system's reason (its `source`).
+#[derive(Debug, thiserror::Error)]
+#[error("cannot {action} {}", path.display())]
+pub struct FileError {
+    /// What was being done: "create", "sync", "rename into place"…
+    pub action: &'static str,
+    pub path: PathBuf,
+    #[source]
+    pub source: std::io::Error,
+}
+
+impl FileError {
+    fn at<'p>(
+        action: &'static str,
+        path: &'p Path,
+    ) -> impl FnOnce(std::io::Error) -> FileError + 'p {
+        move |source| FileError {
+            action,
+            path: path.to_owned(),
+            source,
+        }
+    }
+}
+
+/// An owner-only file's mode.
+pub const OWNER_ONLY: u32 = 0o600;
+/// An owner-only directory's mode.
+pub const OWNER_ONLY_DIR: u32 = 0o700;
+
+fn euid() -> u32 {
+    rustix::process::geteuid().as_raw()
+}
+
+/// The directory a file at `path` lives in (`.` for a bare name).
+fn parent_of(path: &Path) -> &Path {
+    path.parent()
+        .filter(|d| !d.as_os_str().is_empty())
+        .unwrap_or(Path::new("."))
+}
+
+/// fsyncs a directory, so that entries created, renamed or removed in it are durable.
+pub fn sync_dir(dir: &Path) -> Result<(), FileError> {
+    File::open(dir)
+        .and_then(|d| d.sync_all())
+        .map_err(FileError::at("sync directory", dir))
+}
+
+/// Creates `dir` (and missing parents) as 0700; one already there is left as it is (for a
+/// caller that refuses a wide directory rather than narrowing it).
+pub fn create_private_dir(dir: &Path) -> Result<(), FileError> {
+    DirBuilder::new()
+        .recursive(true)
+        .mode(OWNER_ONLY_DIR)
+        .create(dir)
+        .map_err(FileError::at("create directory", dir))
+}
+
+/// Creates `dir` (and missing parents) as 0700, and narrows it to 0700 if it exists with
+/// wider permissions and belongs to this user.
+pub fn ensure_private_dir(dir: &Path) -> Result<(), FileError> {
+    create_private_dir(dir)?;
+    narrow_mode(dir, OWNER_ONLY_DIR)
+}
+
+/// Removes group and other permission bits from `path` (sets `mode`) if it has any and this
+/// user owns it. A missing file is fine. A link is never followed.
+pub fn narrow_mode(path: &Path, mode: u32) -> Result<(), FileError> {
+    let meta = match fs::symlink_metadata(path) {
+        Ok(meta) => meta,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(()),
+        Err(e) => return Err(FileError::at("stat", path)(e)),
+    };
+    if meta.file_type().is_symlink() {
+        return Ok(());
+    }
+    if meta.mode() & 0o077 != 0 && meta.uid() == euid() {
+        fs::set_permissions(path, fs::Permissions::from_mode(mode))
+            .map_err(FileError::at("narrow permissions of", path))?;
+    }
+    Ok(())
+}
+
+/// Creates an empty owner-only file if nothing is at `path` (`O_EXCL`: a link or a FIFO
+/// there counts as something). Returns whether it did.
+pub fn create_private_file(path: &Path) -> Result<bool, FileError> {
+    match OpenOptions::new()
+        .write(true)
+        .create_new(true)
+        .mode(OWNER_ONLY)
+        .custom_flags((OFlags::NOFOLLOW | OFlags::CLOEXEC).bits() as i32)
+        .open(path)
+    {
+        Ok(_) => Ok(true),
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => Ok(false),
+        Err(e) => Err(FileError::at("create", path)(e)),
+    }
+}
+
+/// A fresh temporary file beside `path` (`O_CREAT | O_EXCL`, a random name), holding
+/// `bytes`, fsynced, with exactly `mode`.
+fn staged_beside(
+    path: &Path,
+    bytes: &[u8],
+    mode: u32,
+) -> Result<tempfile::NamedTempFile, FileError> {
+    let dir = parent_of(path);
+    let name = path
+        .file_name()
+        .map(|n| n.to_string_lossy().into_owned())
+        .unwrap_or_default();
+    let mut staged = tempfile::Builder::new()
+        .prefix(&format!(".{name}."))
+        .suffix(".tmp")
+        .permissions(fs::Permissions::from_mode(mode))
+        .tempfile_in(dir)
+        .map_err(FileError::at("create a temporary file in", dir))?;
+    let tmp = staged.path().to_owned();
+    // The umask may have narrowed `mode` (never widened it); set it exactly.
+    staged
+        .as_file()
+        .set_permissions(fs::Permissions::from_mode(mode))
+        .map_err(FileError::at("set permissions of", &tmp))?;
+    staged
+        .write_all(bytes)
+        .map_err(FileError::at("write", &tmp))?;
+    staged
+        .as_file()
+        .sync_all()
+        .map_err(FileError::at("sync", &tmp))?;
+    Ok(staged)
+}
+
+/// Replaces `path` with `bytes` atomically, the new file with `mode` (0600 for a private
+/// one): a temporary file in the same directory is written and fsynced, renamed over `path`,
+/// and the directory fsynced. A reader sees the old content or the new, never a mix; a crash
+/// leaves the old file whole (and at most a temporary file beside it). Whatever was at
+/// `path` is replaced, not written through.
+pub fn replace(path: &Path, bytes: &[u8], mode: u32) -> Result<(), FileError> {
+    let staged = staged_beside(path, bytes, mode)?;
+    staged
+        .persist(path)
+        .map_err(|e| FileError::at("rename into place", path)(e.error))?;
+    sync_dir(parent_of(path))
+}
+
+/// Puts an owner-only file holding `bytes` at `path` if nothing is there: written and
+/// fsynced beside it, then hard-linked into place (which fails if anything is at the name:
+/// a file, a link, a FIFO), the directory fsynced. Returns whether it did; a reader never
+/// sees it half-written.
+pub fn install_new(path: &Path, bytes: &[u8]) -> Result<bool, FileError> {
+    let staged = staged_beside(path, bytes, OWNER_ONLY)?;
+    let linked = fs::hard_link(staged.path(), path);
+    drop(staged);
+    match linked {
+        Ok(()) => {}
+        Err(e) if e.kind() == std::io::ErrorKind::AlreadyExists => return Ok(false),
+        Err(e) => return Err(FileError::at("install", path)(e)),
+    }
+    sync_dir(parent_of(path))?;
+    Ok(true)
+}
+
+/// An exclusive `flock` on a lock file, held as long as this value lives (the file is
+/// closed on drop). The lock file is made owner-only and never opened through a link.
+#[derive(Debug)]
+pub struct Lock {
+    _file: File,
+}
+
+fn open_lock_file(path: &Path) -> Result<File, FileError> {
+    OpenOptions::new()
+        .read(true)
+        .write(true)
+        .create(true)
+        .truncate(false)
+        .mode(OWNER_ONLY)
+        .custom_flags((OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC).bits() as i32)
+        .open(path)
+        .map_err(FileError::at("open the lock file", path))
+}
+
+impl Lock {
+    /// Takes the lock at `path`, waiting as long as another holder keeps it.
+    pub fn exclusive(path: &Path) -> Result<Lock, FileError> {
+        let file = open_lock_file(path)?;
+        loop {
+            match flock(&file, FlockOperation::LockExclusive) {
+                Ok(()) => return Ok(Lock { _file: file }),
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(FileError::at("lock", path)(e.into())),
+            }
+        }
+    }
+
+    /// Takes the lock at `path`, waiting up to `patience` for a holder that is about to let
+    /// go; `None` if it is still held then.
+    pub fn exclusive_within(path: &Path, patience: Duration) -> Result<Option<Lock>, FileError> {
+        let file = open_lock_file(path)?;
+        let deadline = Instant::now() + patience;
+        loop {
+            match flock(&file, FlockOperation::NonBlockingLockExclusive) {
+                Ok(()) => return Ok(Some(Lock { _file: file })),
+                Err(rustix::io::Errno::WOULDBLOCK) if Instant::now() < deadline => {
+                    std::thread::sleep(Duration::from_millis(5));
+                }
+                Err(rustix::io::Errno::WOULDBLOCK) => return Ok(None),
+                Err(rustix::io::Errno::INTR) => {}
+                Err(e) => return Err(FileError::at("lock", path)(e.into())),
+            }
+        }
+    }
+
+    /// Whether somebody holds the lock at `path` right now. A missing lock file means nobody.
+    pub fn is_held(path: &Path) -> bool {
+        let Ok(file) = File::open(path) else {
+            return false;
+        };
+        match flock(&file, FlockOperation::NonBlockingLockShared) {
+            Ok(()) => {
+                let _ = flock(&file, FlockOperation::Unlock);
+                false
+            }
+            Err(_) => true,
+        }
+    }
+}
