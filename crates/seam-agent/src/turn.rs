@@ -48,9 +48,8 @@
 //! `uses-query-added` and `uses-search-told` (in a task that asks where a
 //! name in code is used, a code-index outline is given the name as its
 //! query, a search below a directory, and a tree is followed by the search
-//! for its uses),
-//! `unrun-reply-hidden` (a reply of which nothing ran is replaced, in what the
-//! model is shown, by a line that says so: what it is told says why).
+//! for its uses), `code-is-a-tool-call` (python.run code that is one call
+//! of another tool and nothing more is that tool's call).
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -232,10 +231,6 @@ fn task_files(task: &str) -> Vec<String> {
 
 /// The local tool that changes code on the turn's branch.
 const BUILDER: &str = "builder";
-
-/// What the model is shown in place of a reply of which nothing ran. The
-/// action schema's grammar keeps the model from writing it back.
-const UNRUN_REPLY: &str = "(a reply that was not run: why is said below)";
 
 /// The tool that finds code in the indexed repository.
 const CODE_INDEX: &str = "memory.codebase";
@@ -645,7 +640,6 @@ impl Turn<'_> {
                 ));
             }
             let mut observations = Vec::new();
-            let calls_before = p.report.calls;
             let steps = reading.steps;
             let calls_after: Vec<usize> = (0..steps.len())
                 .map(|i| {
@@ -881,26 +875,6 @@ impl Turn<'_> {
                 ));
             }
             if !observations.is_empty() {
-                if p.report.calls == calls_before
-                    && let Some(last) = messages.last_mut()
-                    && last.role == "assistant"
-                {
-                    // A reply of which nothing ran (every step sent back):
-                    // the model is not shown it again. Shown its own JSON
-                    // and told why it was not run, qwen2.5-coder-1.5b wrote
-                    // the same JSON again, byte for byte, in five tasks (a
-                    // plan of web requests in a change task, three times;
-                    // pandas over a markdown table; a builder call it was
-                    // told changes nothing). What it is told says what the
-                    // reply did.
-                    p.correct(
-                        "unrun-reply-hidden",
-                        json!({"bytes": last.content.len()}),
-                        self.trace,
-                        on,
-                    );
-                    last.content = UNRUN_REPLY.to_owned();
-                }
                 let m = ChatMessage::user(observations.join("\n\n"));
                 self.trace.record("message", &m);
                 results.push(messages.len());

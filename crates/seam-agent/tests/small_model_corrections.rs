@@ -1151,34 +1151,6 @@ fn a_note_that_names_a_tool_that_searches_is_told_with_the_models_own_words() {
 }
 
 #[test]
-fn a_reply_of_which_nothing_ran_is_not_shown_to_the_model_again() {
-    let task = "Page 1 shows the wrong books. Fix it on a branch.";
-    let code = "import requests\nprint(requests.get('https://api.example/books?page=1').json())";
-    let read = r#"{"mode":"action","tool":"files.read","params":{"path":"src/paginate.js"}}"#;
-    // (The answer without a change is sent back once, and hidden too.)
-    let (report, model, _) = run_task(task, &[python(code), read.to_owned(), respond(), respond()]);
-    assert_eq!(report.corrections.get("unrun-reply-hidden"), Some(&2));
-    // The next request: the Python reply is not there, what it is told is.
-    let seen = &model.seen[1].messages;
-    let n = seen.len();
-    assert_eq!(seen[n - 2].role, "assistant");
-    assert!(
-        !seen[n - 2].content.contains("requests") && seen[n - 2].content.contains("not run"),
-        "{:?}",
-        seen[n - 2]
-    );
-    assert!(
-        seen[n - 1].content.contains("so your code was not run"),
-        "{:?}",
-        seen[n - 1]
-    );
-    // A reply that ran stays as the model wrote it.
-    let seen = &model.seen[2].messages;
-    let n = seen.len();
-    assert_eq!(seen[n - 2].content, read);
-}
-
-#[test]
 fn code_that_is_only_a_call_of_another_tool_is_that_call() {
     for code in [
         "files.read('notes/short.md')",
