@@ -59,6 +59,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use seam_local::{GateCallRecord, StepRecord, TurnInfo};
+use seam_protocol::RefusalCode;
 
 use crate::dispatch::{ActionDispatch, CallResult, DispatchError, Outcome};
 use crate::model::{ChatMessage, ChatModel, ChatRequest, JsonSchema, ModelError};
@@ -1707,7 +1708,7 @@ impl Turn<'_> {
             }
             CallResult::Refused { code, .. }
                 if tool == CODE_INDEX
-                    && code == "not_found"
+                    && *code == RefusalCode::NotFound
                     && matches!(
                         params.get("op").and_then(Value::as_str),
                         Some("outline" | "tree")
@@ -1730,7 +1731,7 @@ impl Turn<'_> {
                 )))
             }
             CallResult::Refused { code, .. } => {
-                let after = crate::observe::after_refusal(code);
+                let after = crate::observe::after_refusal(*code);
                 p.refused_for_good |= after.is_some();
                 after.map(std::borrow::Cow::Borrowed)
             }
