@@ -1913,13 +1913,12 @@ fn first_sentence(s: &str) -> &str {
     }
 }
 
+/// `s` in at most `max` characters, the `…` that marks a cut counted among them.
 fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_owned();
+    match seam_term::head(s, max) {
+        (_, false) => s.to_owned(),
+        (_, true) => seam_term::clip(s, max.saturating_sub(1), "…").into_owned(),
     }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
 }
 
 #[cfg(test)]

@@ -606,7 +606,7 @@ fn lines_like_except(
             }
             let (shared, score) = line_score(&wanted, line);
             if shared >= 2 {
-                let line: String = line.trim().chars().take(LINE_SHOWN).collect();
+                let line = seam_term::head(line.trim(), LINE_SHOWN).0.to_owned();
                 let at = path.as_str().to_owned();
                 found.push((prose, usize::MAX - score, order, n + 1, at, line));
             }
@@ -1049,8 +1049,7 @@ fn like_first_line(content: &str, old: &str) -> Option<(usize, String)> {
         .enumerate()
         .find(|(_, l)| l.trim() == first || l.contains(first))?;
     let line = line.trim_end();
-    let shown: String = line.chars().take(200).collect();
-    Some((i + 1, shown))
+    Some((i + 1, seam_term::head(line, 200).0.to_owned()))
 }
 
 /// A run of whole lines of a file: the lines `first..=last` (from 0), and

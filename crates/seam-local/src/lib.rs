@@ -639,7 +639,7 @@ impl LocalTools {
             ));
         }
         let title = str_param(params, "title").unwrap_or("").trim();
-        let title: String = title.chars().take(200).collect();
+        let title = seam_term::head(title, 200).0.to_owned();
         let state = self.turn_state(&turn.turn);
         let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
         state
@@ -801,7 +801,9 @@ impl LocalTools {
             let report = critic::critique_note(&critic, &self.scrubber, &text);
             let _ = critic::record(&self.config.seam_home, &self.scrubber, "note", &report);
             let shown = if title.is_empty() {
-                text.lines().next().unwrap_or("").chars().take(80).collect()
+                seam_term::head(text.lines().next().unwrap_or(""), 80)
+                    .0
+                    .to_owned()
             } else {
                 title.clone()
             };

@@ -32,7 +32,7 @@ impl RepoPath {
         let bad = |why: &str| {
             LocalRefusal::new(
                 RefusalCode::InvalidPath,
-                format!("path {:?} {why}", shorten(raw)),
+                format!("path {:?} {why}", seam_term::clip(raw, 120, "…")),
             )
         };
         if raw.is_empty() {
@@ -88,17 +88,6 @@ impl std::fmt::Display for RepoPath {
     fn fmt(&self, f: &mut std::fmt::Formatter<'_>) -> std::fmt::Result {
         f.write_str(&self.text)
     }
-}
-
-fn shorten(s: &str) -> String {
-    if s.len() <= 120 {
-        return s.to_owned();
-    }
-    let mut end = 120;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
 }
 
 fn walk_refusal(path: &RepoPath, e: Errno, what: &str) -> LocalRefusal {

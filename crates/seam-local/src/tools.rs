@@ -230,7 +230,7 @@ pub(crate) fn graph_search(conn: Option<&Connection>, query: &str) -> Result<Val
                 truncated = true;
                 break;
             }
-            let snippet: String = text.chars().take(200).collect();
+            let snippet = seam_term::head(&text, 200).0;
             hits.push(json!({"name": name, "kind": kind, "text": snippet}));
         }
     }
