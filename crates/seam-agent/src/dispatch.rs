@@ -17,7 +17,7 @@ use std::sync::Arc;
 use std::time::{Duration, Instant};
 
 use seam_local::{LocalRefusal, TurnInfo};
-use seam_protocol::Answer;
+use seam_protocol::{Answer, RefusalCode};
 use serde_json::{Map, Value};
 use tokio::sync::Mutex;
 
@@ -46,19 +46,16 @@ pub enum CallResult {
     /// The tool's output (the envelope's `output`, unwrapped).
     Output(Value),
     /// Refused: a code and a short plain sentence.
-    Refused { code: String, message: String },
+    Refused { code: RefusalCode, message: String },
 }
 
 impl Outcome {
-    fn refused(tool: &str, side: Option<Side>, code: &str, message: String) -> Outcome {
+    fn refused(tool: &str, side: Option<Side>, code: RefusalCode, message: String) -> Outcome {
         Outcome {
             tool: tool.to_owned(),
             side,
             invocation_id: None,
-            result: CallResult::Refused {
-                code: code.to_owned(),
-                message,
-            },
+            result: CallResult::Refused { code, message },
             tainted: false,
             scrubbed: Vec::new(),
             elapsed: Duration::ZERO,
@@ -157,7 +154,7 @@ impl ActionDispatch for GateDispatch {
                     side: Some(Side::Governed),
                     invocation_id: Some(r.invocation_id),
                     result: CallResult::Refused {
-                        code: r.refused.code.as_str().to_owned(),
+                        code: r.refused.code,
                         message: r.refused.message,
                     },
                     tainted: invoked.turn_tainted,
@@ -239,7 +236,7 @@ impl<T: LocalToolbox> ActionDispatch for LocalDispatch<T> {
                     scrubbed: Vec::new(),
                     elapsed: Duration::ZERO,
                 },
-                Err(r) => Outcome::refused(&name, Some(Side::Local), &r.code, r.message),
+                Err(r) => Outcome::refused(&name, Some(Side::Local), r.code, r.message),
             };
             outcome.elapsed = started.elapsed();
             Ok(outcome)
@@ -297,7 +294,7 @@ impl ActionDispatch for Router {
                         outcome = Outcome::refused(
                             tool,
                             Some(Side::Local),
-                            "failed",
+                            RefusalCode::Failed,
                             format!(
                                 "the answer carries the owner's data, and the turn could not \
                                  be marked as tainted at the gate ({e}), so it is withheld"
@@ -313,7 +310,14 @@ impl ActionDispatch for Router {
                     "there is no tool named {tool:?}; the tools are: {}",
                     self.registry.names().join(", ")
                 );
-                Box::pin(async move { Ok(Outcome::refused(tool, None, "unknown_tool", message)) })
+                Box::pin(async move {
+                    Ok(Outcome::refused(
+                        tool,
+                        None,
+                        RefusalCode::UnknownTool,
+                        message,
+                    ))
+                })
             }
         }
     }

@@ -453,7 +453,7 @@ fn error_message(body: &[u8]) -> String {
         return e.to_owned();
     }
     let text = String::from_utf8_lossy(body);
-    text.chars().take(500).collect()
+    seam_term::head(&text, 500).0.to_owned()
 }
 
 #[cfg(test)]

@@ -17,6 +17,7 @@ use std::borrow::Cow;
 use std::collections::HashSet;
 use std::fmt::Write as _;
 
+use seam_protocol::RefusalCode;
 use serde_json::Value;
 
 /// The line after every result the model is shown. Shown a file's lines or a
@@ -271,15 +272,15 @@ pub fn answers_only_the_refusal(answer: &str, task: &str, files: &[(String, Stri
 }
 
 /// The refusal codes that no other params, path spelling or retry undo.
-const FINAL_REFUSALS: [&str; 4] = [
-    "protected",
-    "not_allowed",
-    "capability_denied",
-    "consent_denied",
+const FINAL_REFUSALS: [RefusalCode; 4] = [
+    RefusalCode::Protected,
+    RefusalCode::NotAllowed,
+    RefusalCode::CapabilityDenied,
+    RefusalCode::ConsentDenied,
 ];
 
 /// The line that follows a refusal with `code`, if one does.
-pub fn after_refusal(code: &str) -> Option<&'static str> {
+pub fn after_refusal(code: RefusalCode) -> Option<&'static str> {
     FINAL_REFUSALS.contains(&code).then_some(AFTER_REFUSED)
 }
 
@@ -635,20 +636,20 @@ mod tests {
     #[test]
     fn only_refusals_no_retry_undoes_say_do_the_rest() {
         for code in [
-            "protected",
-            "not_allowed",
-            "capability_denied",
-            "consent_denied",
+            RefusalCode::Protected,
+            RefusalCode::NotAllowed,
+            RefusalCode::CapabilityDenied,
+            RefusalCode::ConsentDenied,
         ] {
             assert_eq!(after_refusal(code), Some(AFTER_REFUSED), "{code}");
         }
         // A wrong param or a missing file is for the model to mend.
         for code in [
-            "invalid_params",
-            "not_found",
-            "invalid_path",
-            "timed_out",
-            "tainted",
+            RefusalCode::InvalidParams,
+            RefusalCode::NotFound,
+            RefusalCode::InvalidPath,
+            RefusalCode::TimedOut,
+            RefusalCode::Tainted,
         ] {
             assert_eq!(after_refusal(code), None, "{code}");
         }

@@ -58,6 +58,7 @@ use serde::Serialize;
 use serde_json::{Map, Value, json};
 
 use seam_local::{GateCallRecord, StepRecord, TurnInfo};
+use seam_protocol::RefusalCode;
 
 use crate::dispatch::{ActionDispatch, CallResult, DispatchError, Outcome};
 use crate::model::{ChatMessage, ChatModel, ChatRequest, JsonSchema, ModelError};
@@ -1681,7 +1682,7 @@ impl Turn<'_> {
             }
             CallResult::Refused { code, .. }
                 if tool == CODE_INDEX
-                    && code == "not_found"
+                    && *code == RefusalCode::NotFound
                     && matches!(
                         params.get("op").and_then(Value::as_str),
                         Some("outline" | "tree")
@@ -1704,7 +1705,7 @@ impl Turn<'_> {
                 )))
             }
             CallResult::Refused { code, .. } => {
-                let after = crate::observe::after_refusal(code);
+                let after = crate::observe::after_refusal(*code);
                 p.refused_for_good |= after.is_some();
                 after.map(std::borrow::Cow::Borrowed)
             }
@@ -1886,13 +1887,12 @@ fn first_sentence(s: &str) -> &str {
     }
 }
 
+/// `s` in at most `max` characters, the `…` that marks a cut counted among them.
 fn clip(s: &str, max: usize) -> String {
-    if s.chars().count() <= max {
-        return s.to_owned();
+    match seam_term::head(s, max) {
+        (_, false) => s.to_owned(),
+        (_, true) => seam_term::clip(s, max.saturating_sub(1), "…").into_owned(),
     }
-    let mut out: String = s.chars().take(max.saturating_sub(1)).collect();
-    out.push('…');
-    out
 }
 
 #[cfg(test)]

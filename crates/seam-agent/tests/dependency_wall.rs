@@ -52,7 +52,8 @@ const RULES: &[(&str, Says, &str)] = &[
     (
         "seam-term",
         DependsOnlyOn(&[]),
-        "making others' text safe for a terminal needs nothing of seam",
+        "making others' text safe for a terminal, and clipping text for display, need nothing \
+         of seam",
     ),
     (
         "seam-scrub",
@@ -122,6 +123,7 @@ const RULES: &[(&str, Says, &str)] = &[
             "seam-pylex",
             "seam-sandbox",
             "seam-scrub",
+            "seam-term",
             "seam-toolbox",
         ]),
         "the gate governs tools; it never parses model text nor runs the agent's tools",
@@ -140,8 +142,10 @@ const RULES: &[(&str, Says, &str)] = &[
             "seam-policy",
             "seam-protocol",
             "seam-scrub",
+            "seam-term",
         ]),
-        "the agent's local tools: its own build records, path rules, scrubbing",
+        "the agent's local tools: its own build records, path rules, scrubbing, clipping for \
+         display",
     ),
     (
         "seam-engine",
@@ -157,9 +161,11 @@ const RULES: &[(&str, Says, &str)] = &[
             "seam-local",
             "seam-protocol",
             "seam-pylex",
+            "seam-term",
         ]),
         "the agent reaches governed tools over HTTP, not by linking the gate; the embedded \
-         model (seam-engine, feature `embedded`) is its ChatModel, in-process",
+         model (seam-engine, feature `embedded`) is its ChatModel, in-process; it clips text \
+         for display with seam-term",
     ),
     (
         "seam-agent",

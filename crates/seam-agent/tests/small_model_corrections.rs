@@ -15,7 +15,7 @@ use seam_agent::registry::Registry;
 use seam_agent::trace::Trace;
 use seam_agent::turn::{Turn, TurnOptions, TurnReport};
 use seam_local::{LocalRefusal, TurnInfo};
-use seam_protocol::ToolSpec;
+use seam_protocol::{RefusalCode, ToolSpec};
 use serde_json::{Map, Value, json};
 use support::Scripted;
 
@@ -34,11 +34,11 @@ impl LocalToolbox for Recorder {
             .unwrap()
             .push((tool.to_owned(), Value::Object(params.clone())));
         match tool {
-            "files.read" if params["path"].as_str().unwrap_or("").contains(".ssh") => {
-                Err(LocalRefusal::new("protected", "~/.ssh/id_rsa is protected"))
-            }
+            "files.read" if params["path"].as_str().unwrap_or("").contains(".ssh") => Err(
+                LocalRefusal::new(RefusalCode::Protected, "~/.ssh/id_rsa is protected"),
+            ),
             "files.read" if params["path"] == "notes/missing.json" => Err(LocalRefusal::new(
-                "not_found",
+                RefusalCode::NotFound,
                 "notes/missing.json does not exist",
             )),
             "files.read" if params["path"] == "notes/short.md" => Ok(json!({
@@ -108,7 +108,7 @@ impl LocalToolbox for Recorder {
                 {"path": "src/cli.js", "lines": [
                     {"line": 31, "text": "printPage(paginate(books));", "within": "function cmdList"}]}]})),
             "memory.codebase" => Err(LocalRefusal::new(
-                "not_found",
+                RefusalCode::NotFound,
                 "src/shelf.py does not exist",
             )),
             "facts.get" if params["fact"] == "time" => Ok(json!({
@@ -118,7 +118,7 @@ impl LocalToolbox for Recorder {
             "facts.get" => Ok(json!({"fact": params["fact"], "value": "x"})),
             "builder" if params.get("path") == Some(&json!("guess/where.txt")) => {
                 Err(LocalRefusal::new(
-                    "not_found",
+                    RefusalCode::NotFound,
                     "guess/where.txt does not exist: replace edits a file (write makes one). \
                  The lines of the repository most like the task: src/config.js:7: const SIZE = 10;",
                 ))
@@ -127,7 +127,7 @@ impl LocalToolbox for Recorder {
                 Ok(json!({"changed": true, "branch": "seam/t1-1", "path": params["path"]}))
             }
             "builder" => Ok(json!({"changed": false, "branch": "seam/t1-1"})),
-            _ => Err(LocalRefusal::new("unknown_tool", "no such tool")),
+            _ => Err(LocalRefusal::new(RefusalCode::UnknownTool, "no such tool")),
         }
     }
 }

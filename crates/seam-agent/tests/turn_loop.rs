@@ -13,7 +13,7 @@ use seam_agent::registry::Registry;
 use seam_agent::trace::Trace;
 use seam_agent::turn::{Turn, TurnEnd, TurnOptions};
 use seam_local::{LocalRefusal, TurnInfo};
-use seam_protocol::ToolSpec;
+use seam_protocol::{RefusalCode, ToolSpec};
 use serde_json::{Map, Value, json};
 use support::Scripted;
 
@@ -30,7 +30,7 @@ impl LocalToolbox for Echo {
         self.0.fetch_add(1, Ordering::SeqCst);
         match tool {
             "context" => Ok(json!({"echo": params})),
-            _ => Err(LocalRefusal::new("unknown_tool", "no such tool")),
+            _ => Err(LocalRefusal::new(RefusalCode::UnknownTool, "no such tool")),
         }
     }
 }

@@ -18,6 +18,8 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use seam_protocol::RefusalCode;
+
 use crate::LocalRefusal;
 use crate::git::{self, GitError};
 use crate::guard::guarded;
@@ -127,7 +129,7 @@ pub(crate) struct TurnBranch {
 }
 
 pub(crate) fn failed(e: GitError) -> LocalRefusal {
-    LocalRefusal::new("failed", e.to_string())
+    LocalRefusal::new(RefusalCode::Failed, e.to_string())
 }
 
 /// A turn id as it may appear in a branch and a directory name.
@@ -181,7 +183,7 @@ fn staging_repo(repo: &Repo) -> Result<(), LocalRefusal> {
     let alternates = info.join("alternates");
     std::fs::write(&alternates, list).map_err(|e| {
         LocalRefusal::new(
-            "failed",
+            RefusalCode::Failed,
             format!("cannot write {}: {e}", alternates.display()),
         )
     })?;
@@ -192,7 +194,7 @@ fn staging_repo(repo: &Repo) -> Result<(), LocalRefusal> {
     .unwrap_or(false)
     {
         return Err(LocalRefusal::new(
-            "unavailable",
+            RefusalCode::Unavailable,
             format!(
                 "the base commit {:.12} cannot be read through {} (it lists {}): the agent needs read access to the operator's object directories (LocalTools::repository_objects)",
                 repo.base,
@@ -252,7 +254,7 @@ pub(crate) fn open_branch(
         });
     }
     Err(LocalRefusal::new(
-        "failed",
+        RefusalCode::Failed,
         format!("no free branch name seam/{slug}-N"),
     ))
 }
@@ -266,7 +268,12 @@ pub(crate) fn make_private_dir(dir: &Path) -> Result<(), LocalRefusal> {
         .recursive(true)
         .mode(0o700)
         .create(dir)
-        .map_err(|e| LocalRefusal::new("failed", format!("cannot create {}: {e}", dir.display())))
+        .map_err(|e| {
+            LocalRefusal::new(
+                RefusalCode::Failed,
+                format!("cannot create {}: {e}", dir.display()),
+            )
+        })
 }
 
 /// Refuses a path the builder may never change.
@@ -325,7 +332,7 @@ pub(crate) fn write(
     let path = admit(repo, raw)?;
     if content.len() > max_bytes {
         return Err(LocalRefusal::new(
-            "invalid_params",
+            RefusalCode::InvalidParams,
             format!(
                 "content is {} bytes, over the limit of {max_bytes}",
                 content.len()
@@ -375,7 +382,7 @@ pub(crate) fn edit(
     };
     if given > max_bytes {
         return Err(LocalRefusal::new(
-            "invalid_params",
+            RefusalCode::InvalidParams,
             format!("the text is {given} bytes, over the limit of {max_bytes}"),
         ));
     }
@@ -384,7 +391,7 @@ pub(crate) fn edit(
         None => None,
         Some(bytes) => Some(String::from_utf8(bytes).map_err(|_| {
             LocalRefusal::new(
-                "invalid_params",
+                RefusalCode::InvalidParams,
                 format!(
                     "{path} is not UTF-8 text: append and replace edit text (write replaces a file whole)"
                 ),
@@ -396,7 +403,7 @@ pub(crate) fn edit(
         Edit::Append { text } => {
             if text.is_empty() {
                 return Err(LocalRefusal::new(
-                    "invalid_params",
+                    RefusalCode::InvalidParams,
                     "params.text is empty: give the text to add",
                 ));
             }
@@ -428,7 +435,7 @@ pub(crate) fn edit(
                 Err(why @ NoReplace::NotFound { .. }) => {
                     return Err(match suggested_replace(b, repo, old, new, &b.task) {
                         Some(s) => LocalRefusal::new(
-                            "not_found",
+                            RefusalCode::NotFound,
                             format!("params.old is not found in {path}. {s}"),
                         ),
                         None => why.refusal(&path),
@@ -459,7 +466,7 @@ pub(crate) fn edit(
     };
     if after.len() > max_bytes {
         return Err(LocalRefusal::new(
-            "invalid_params",
+            RefusalCode::InvalidParams,
             format!(
                 "{path} would be {} bytes, over the limit of {max_bytes}",
                 after.len()
@@ -504,7 +511,7 @@ fn many_places(
     };
     let mut msg = format!("params.old is found {n} times in {path}{at}");
     if let Some(s) = suggested_replace(b, repo, old, new, &b.task) {
-        return LocalRefusal::new("invalid_params", format!("{msg}. {s}"));
+        return LocalRefusal::new(RefusalCode::InvalidParams, format!("{msg}. {s}"));
     }
     msg.push_str(": give a longer snippet, one that is there once");
     let like = lines_like_except(b, repo, &format!("{old}\n{}", b.task), Some(path), &lines);
@@ -514,7 +521,7 @@ fn many_places(
             like.join("\n")
         ));
     }
-    LocalRefusal::new("invalid_params", msg)
+    LocalRefusal::new(RefusalCode::InvalidParams, msg)
 }
 
 /// The refusal of an edit of `path`, a file the branch does not have: it
@@ -531,7 +538,7 @@ fn no_such_file(
 ) -> LocalRefusal {
     let mut msg = format!("{path} does not exist: replace edits a file (write makes one)");
     if let Some(s) = edit.and_then(|(old, new)| suggested_replace(b, repo, old, new, &b.task)) {
-        return LocalRefusal::new("not_found", format!("{msg}. {s}"));
+        return LocalRefusal::new(RefusalCode::NotFound, format!("{msg}. {s}"));
     }
     let files = tracked_files(b, repo);
     let like = lines_like(b, repo, &b.task);
@@ -552,7 +559,7 @@ fn no_such_file(
             msg.push_str(&format!(" ({} in all)", files.len()));
         }
     }
-    LocalRefusal::new("not_found", msg)
+    LocalRefusal::new(RefusalCode::NotFound, msg)
 }
 
 /// The lines of the branch's text files (see [`branch_texts`]) that share the most words
@@ -599,7 +606,7 @@ fn lines_like_except(
             }
             let (shared, score) = line_score(&wanted, line);
             if shared >= 2 {
-                let line: String = line.trim().chars().take(LINE_SHOWN).collect();
+                let line = seam_term::head(line.trim(), LINE_SHOWN).0.to_owned();
                 let at = path.as_str().to_owned();
                 found.push((prose, usize::MAX - score, order, n + 1, at, line));
             }
@@ -833,7 +840,7 @@ pub(crate) fn file_holding(
             let mut msg = "params.path is not given, and no file of the repository holds params.old: give the path of the file to change, and copy params.old exactly as the file has it".to_owned();
             if let Some(s) = suggested_replace(b, repo, old, new, &b.task) {
                 msg.push_str(&format!(". {s}"));
-                return Err(LocalRefusal::new("not_found", msg));
+                return Err(LocalRefusal::new(RefusalCode::NotFound, msg));
             }
             let like = lines_like(b, repo, &format!("{old}\n{}", b.task));
             if !like.is_empty() {
@@ -842,13 +849,13 @@ pub(crate) fn file_holding(
                     like.join("\n")
                 ));
             }
-            Err(LocalRefusal::new("not_found", msg))
+            Err(LocalRefusal::new(RefusalCode::NotFound, msg))
         }
         _ => {
             let mut all: Vec<String> = exact.into_iter().chain(loose).collect();
             all.extend(many);
             Err(LocalRefusal::new(
-                "invalid_params",
+                RefusalCode::InvalidParams,
                 format!(
                     "params.path is not given, and params.old is in more than one place ({}): give the path of the file to change",
                     list(&all)
@@ -922,13 +929,13 @@ impl NoReplace {
     fn refusal(&self, path: &RepoPath) -> LocalRefusal {
         match self {
             NoReplace::Empty => LocalRefusal::new(
-                "invalid_params",
+                RefusalCode::InvalidParams,
                 format!(
                     "params.old is empty: give the exact text to replace in {path} (append adds text at its end)"
                 ),
             ),
             NoReplace::NotFound { hint } => LocalRefusal::new(
-                "not_found",
+                RefusalCode::NotFound,
                 match hint {
                     Some((line, text)) => format!(
                         "params.old is not found in {path}; a line like its first is line {line}, which reads: {text}\ncopy the text exactly as the file has it"
@@ -939,7 +946,7 @@ impl NoReplace {
                 },
             ),
             NoReplace::Many(n) => LocalRefusal::new(
-                "invalid_params",
+                RefusalCode::InvalidParams,
                 format!(
                     "params.old is found {n} times in {path}: give a longer snippet, one that is there once"
                 ),
@@ -1042,8 +1049,7 @@ fn like_first_line(content: &str, old: &str) -> Option<(usize, String)> {
         .enumerate()
         .find(|(_, l)| l.trim() == first || l.contains(first))?;
     let line = line.trim_end();
-    let shown: String = line.chars().take(200).collect();
-    Some((i + 1, shown))
+    Some((i + 1, seam_term::head(line, 200).0.to_owned()))
 }
 
 /// A run of whole lines of a file: the lines `first..=last` (from 0), and
@@ -1180,7 +1186,7 @@ pub(crate) fn patch(
 ) -> Result<Value, LocalRefusal> {
     if diff.len() > max_bytes {
         return Err(LocalRefusal::new(
-            "invalid_params",
+            RefusalCode::InvalidParams,
             format!(
                 "diff is {} bytes, over the limit of {max_bytes}",
                 diff.len()
@@ -1191,7 +1197,7 @@ pub(crate) fn patch(
         (l.starts_with("new file mode") || l.starts_with("new mode")) && l.ends_with("120000")
     }) {
         return Err(LocalRefusal::new(
-            "not_allowed",
+            RefusalCode::NotAllowed,
             "the diff makes a symbolic link: the builder writes only regular files",
         ));
     }
@@ -1211,7 +1217,7 @@ pub(crate) fn patch(
             e => e.to_string(),
         };
         return Err(LocalRefusal::new(
-            "failed",
+            RefusalCode::Failed,
             format!("the diff does not apply: {why}"),
         ));
     }
@@ -1237,7 +1243,7 @@ pub(crate) fn patch(
     if summary.lines().any(|l| l.contains(" mode 120000 ")) {
         let _ = undo(&wt);
         return Err(LocalRefusal::new(
-            "not_allowed",
+            RefusalCode::NotAllowed,
             "the diff makes a symbolic link: the builder writes only regular files",
         ));
     }

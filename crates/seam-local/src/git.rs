@@ -194,15 +194,8 @@ pub(crate) fn run_bytes(
 }
 
 pub(crate) fn failed(dir: &Path, args: &[&str], stderr: &[u8]) -> GitError {
-    let mut stderr = String::from_utf8_lossy(stderr).trim().to_owned();
-    if stderr.len() > 2000 {
-        let mut end = 2000;
-        while !stderr.is_char_boundary(end) {
-            end -= 1;
-        }
-        stderr.truncate(end);
-        stderr.push('…');
-    }
+    let stderr = String::from_utf8_lossy(stderr);
+    let stderr = seam_term::clip(stderr.trim(), 2000, "…").into_owned();
     GitError::Failed {
         args: args.join(" "),
         dir: dir.to_owned(),

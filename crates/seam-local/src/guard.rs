@@ -11,6 +11,7 @@
 use std::path::Path;
 
 use seam_policy::policy::BUILTIN_PROTECTED_IN_HOME;
+use seam_protocol::RefusalCode;
 
 use crate::repo_path::RepoPath;
 
@@ -47,10 +48,10 @@ pub enum Guarded {
 }
 
 impl Guarded {
-    pub fn code(&self) -> &'static str {
+    pub fn code(&self) -> RefusalCode {
         match self {
-            Guarded::Protected(_) => "not_allowed",
-            Guarded::Core(_) => "core_path",
+            Guarded::Protected(_) => RefusalCode::NotAllowed,
+            Guarded::Core(_) => RefusalCode::CorePath,
         }
     }
 

@@ -10,6 +10,8 @@ use std::time::Duration;
 
 use regex::Regex;
 
+use seam_protocol::RefusalCode;
+
 use crate::LocalRefusal;
 use crate::builder::{make_private_dir, turn_slug};
 use crate::process;
@@ -35,7 +37,7 @@ pub(crate) fn render(
 ) -> Result<PathBuf, LocalRefusal> {
     if dot.len() > MAX_DOT_BYTES {
         return Err(LocalRefusal::new(
-            "invalid_params",
+            RefusalCode::InvalidParams,
             format!(
                 "dot is {} bytes, over the limit of {MAX_DOT_BYTES}",
                 dot.len()
@@ -44,7 +46,7 @@ pub(crate) fn render(
     }
     if let Some(m) = FILE_ATTRIBUTES.find(dot) {
         return Err(LocalRefusal::new(
-            "not_allowed",
+            RefusalCode::NotAllowed,
             format!(
                 "dot uses the attribute {:?}, which reads files: diagrams may not",
                 m.as_str().trim_end_matches('=').trim()
@@ -59,13 +61,13 @@ pub(crate) fn render(
             .all(|c| c.is_ascii_alphanumeric() || c == '-' || c == '_')
     {
         return Err(LocalRefusal::new(
-            "invalid_params",
+            RefusalCode::InvalidParams,
             "name must be 1 to 64 letters, digits, - or _",
         ));
     }
     if !process::on_path(DOT) {
         return Err(LocalRefusal::new(
-            "unavailable",
+            RefusalCode::Unavailable,
             "Graphviz's dot is not installed on this machine, so diagrams cannot be rendered",
         ));
     }
@@ -86,19 +88,22 @@ pub(crate) fn render(
         DOT_TIMEOUT,
         MAX_SVG_BYTES,
     )
-    .map_err(|e| LocalRefusal::new("failed", format!("cannot run dot: {e}")))?;
+    .map_err(|e| LocalRefusal::new(RefusalCode::Failed, format!("cannot run dot: {e}")))?;
     if out.timed_out {
-        return Err(LocalRefusal::new("failed", "dot took too long"));
+        return Err(LocalRefusal::new(RefusalCode::Failed, "dot took too long"));
     }
     if !out.success() {
         let err = String::from_utf8_lossy(&out.stderr);
         return Err(LocalRefusal::new(
-            "failed",
+            RefusalCode::Failed,
             format!("dot refused the diagram: {}", err.trim()),
         ));
     }
     if out.output_bytes as usize > MAX_SVG_BYTES + out.stderr.len() {
-        return Err(LocalRefusal::new("failed", "the SVG is too large"));
+        return Err(LocalRefusal::new(
+            RefusalCode::Failed,
+            "the SVG is too large",
+        ));
     }
     let mut path = dir.join(format!("{name}.svg"));
     let mut n = 2;
@@ -107,7 +112,10 @@ pub(crate) fn render(
         n += 1;
     }
     std::fs::write(&path, &out.stdout).map_err(|e| {
-        LocalRefusal::new("failed", format!("cannot write {}: {e}", path.display()))
+        LocalRefusal::new(
+            RefusalCode::Failed,
+            format!("cannot write {}: {e}", path.display()),
+        )
     })?;
     Ok(path)
 }

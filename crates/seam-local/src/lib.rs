@@ -118,6 +118,7 @@ use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
 use seam_policy::Decision;
+use seam_protocol::RefusalCode;
 use seam_scrub::Scrubber;
 use serde_json::{Map, Value};
 
@@ -241,7 +242,7 @@ impl std::fmt::Debug for Validator {
     }
 }
 
-fn refusal(code: &str, message: impl Into<String>) -> LocalRefusal {
+fn refusal(code: RefusalCode, message: impl Into<String>) -> LocalRefusal {
     LocalRefusal::new(code, message)
 }
 
@@ -254,8 +255,12 @@ fn required<'a>(
     key: &str,
     why: &str,
 ) -> Result<&'a str, LocalRefusal> {
-    str_param(params, key)
-        .ok_or_else(|| refusal("invalid_params", format!("params.{key} is required {why}")))
+    str_param(params, key).ok_or_else(|| {
+        refusal(
+            RefusalCode::InvalidParams,
+            format!("params.{key} is required {why}"),
+        )
+    })
 }
 
 impl LocalTools {
@@ -362,7 +367,7 @@ impl LocalTools {
     ) -> Result<Value, LocalRefusal> {
         let validator = self.validators.get(tool).ok_or_else(|| {
             refusal(
-                "unknown_tool",
+                RefusalCode::UnknownTool,
                 format!(
                     "{tool:?} is not a local tool (they are {})",
                     LOCAL_TOOLS.join(", ")
@@ -377,7 +382,7 @@ impl LocalTools {
             } else {
                 format!("params{}", at.replace('/', "."))
             };
-            return Err(refusal("invalid_params", format!("{field}: {e}")));
+            return Err(refusal(RefusalCode::InvalidParams, format!("{field}: {e}")));
         }
         let out = match tool {
             "builder" => self.builder(turn, params),
@@ -391,7 +396,7 @@ impl LocalTools {
             "aesthesis" => self.aesthesis(turn, params),
             "image" => self.image(turn, params),
             _ => Err(refusal(
-                "unknown_tool",
+                RefusalCode::UnknownTool,
                 format!("{tool:?} is not a local tool"),
             )),
         }?;
@@ -402,10 +407,10 @@ impl LocalTools {
         let repo = self
             .repo
             .as_ref()
-            .map_err(|why| refusal("unavailable", why.clone()))?;
+            .map_err(|why| refusal(RefusalCode::Unavailable, why.clone()))?;
         if repo.self_source && self.config.self_modify == Decision::Deny {
             return Err(refusal(
-                "capability_denied",
+                RefusalCode::CapabilityDenied,
                 "the repository is seam's own source and the policy denies self.modify: the builder cannot change it",
             ));
         }
@@ -451,7 +456,7 @@ impl LocalTools {
                 };
                 if text.is_empty() {
                     return Err(refusal(
-                        "invalid_params",
+                        RefusalCode::InvalidParams,
                         format!("params.text is empty: give the text to add to {path}"),
                     ));
                 }
@@ -481,7 +486,7 @@ impl LocalTools {
                 // names its file and text; several cannot be one replace.
                 if let Some(named) = builder::NamedLine::parse_all(old) {
                     let [one] = named.as_slice() else {
-                        return Err(refusal("invalid_params", listed_old(&named)));
+                        return Err(refusal(RefusalCode::InvalidParams, listed_old(&named)));
                     };
                     if let Some(p) = path.filter(|p| *p != one.path) {
                         notes.push(format!(
@@ -508,7 +513,7 @@ impl LocalTools {
                 }
                 if old.is_empty() {
                     return Err(refusal(
-                        "invalid_params",
+                        RefusalCode::InvalidParams,
                         format!(
                             "params.old is empty: give the exact text to replace in {} (append adds text at its end)",
                             path.unwrap_or("the file")
@@ -555,7 +560,7 @@ impl LocalTools {
             ("delete", Some(p), _, _) => builder::delete(repo, b, p, message),
             ("check", _, _, _) => self.check(b),
             _ => Err(refusal(
-                "invalid_params",
+                RefusalCode::InvalidParams,
                 format!("params.op {op:?} is not an op"),
             )),
         }
@@ -580,13 +585,17 @@ impl LocalTools {
     fn check(&self, b: &TurnBranch) -> Result<Value, LocalRefusal> {
         let Some(argv) = &self.config.check else {
             return Err(refusal(
-                "unavailable",
+                RefusalCode::Unavailable,
                 "no check command is configured for this repository",
             ));
         };
-        let run =
-            critic::run_check(argv, &b.worktree, self.config.check_timeout, &self.scrubber)
-                .map_err(|e| refusal("failed", format!("cannot run `{}`: {e}", argv.join(" "))))?;
+        let run = critic::run_check(argv, &b.worktree, self.config.check_timeout, &self.scrubber)
+            .map_err(|e| {
+            refusal(
+                RefusalCode::Failed,
+                format!("cannot run `{}`: {e}", argv.join(" ")),
+            )
+        })?;
         if let Ok(mut builds) = seam_memory::MemoryHome::new(&self.config.seam_home).agent_builds()
         {
             let _ = builds.record(
@@ -618,11 +627,11 @@ impl LocalTools {
     fn scribe(&self, turn: &TurnInfo, params: &Map<String, Value>) -> Result<Value, LocalRefusal> {
         let text = required(params, "text", "")?;
         if text.trim().is_empty() {
-            return Err(refusal("invalid_params", "params.text is empty"));
+            return Err(refusal(RefusalCode::InvalidParams, "params.text is empty"));
         }
         if text.len() > MAX_NOTE_BYTES {
             return Err(refusal(
-                "invalid_params",
+                RefusalCode::InvalidParams,
                 format!(
                     "params.text is {} bytes, over the limit of {MAX_NOTE_BYTES}",
                     text.len()
@@ -630,7 +639,7 @@ impl LocalTools {
             ));
         }
         let title = str_param(params, "title").unwrap_or("").trim();
-        let title: String = title.chars().take(200).collect();
+        let title = seam_term::head(title, 200).0.to_owned();
         let state = self.turn_state(&turn.turn);
         let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
         state
@@ -646,7 +655,7 @@ impl LocalTools {
 
     fn graph(&self, params: &Map<String, Value>) -> Result<Value, LocalRefusal> {
         let conn = ReturnQueue::read_only(&self.config.seam_home)
-            .map_err(|e| refusal("failed", e.to_string()))?;
+            .map_err(|e| refusal(RefusalCode::Failed, e.to_string()))?;
         match required(params, "op", "")? {
             "neighbors" => {
                 tools::graph_neighbors(conn.as_ref(), required(params, "node", "for neighbors")?)
@@ -668,7 +677,7 @@ impl LocalTools {
         let repo = self
             .repo
             .as_ref()
-            .map_err(|why| refusal("unavailable", why.clone()))?;
+            .map_err(|why| refusal(RefusalCode::Unavailable, why.clone()))?;
         let own = self.turn_branch(&turn.turn);
         let wanted = str_param(params, "branch");
         // This turn's branch, or a pending queue item's.
@@ -684,14 +693,16 @@ impl LocalTools {
         }
         let Some(wanted) = wanted else {
             return Err(refusal(
-                "not_found",
+                RefusalCode::NotFound,
                 "this turn has no staged branch yet (builder makes one)",
             ));
         };
         let queue = ReturnQueue::existing(&self.config.seam_home)
-            .map_err(|e| refusal("failed", e.to_string()))?;
+            .map_err(|e| refusal(RefusalCode::Failed, e.to_string()))?;
         let items = match queue {
-            Some(q) => q.list(500).map_err(|e| refusal("failed", e.to_string()))?,
+            Some(q) => q
+                .list(500)
+                .map_err(|e| refusal(RefusalCode::Failed, e.to_string()))?,
             None => Vec::new(),
         };
         for item in items.into_iter().filter(|i| i.status == Status::Pending) {
@@ -709,7 +720,7 @@ impl LocalTools {
             }
         }
         Err(refusal(
-            "not_found",
+            RefusalCode::NotFound,
             format!("no staged branch named {wanted:?} (seer what=queue lists them)"),
         ))
     }
@@ -790,7 +801,9 @@ impl LocalTools {
             let report = critic::critique_note(&critic, &self.scrubber, &text);
             let _ = critic::record(&self.config.seam_home, &self.scrubber, "note", &report);
             let shown = if title.is_empty() {
-                text.lines().next().unwrap_or("").chars().take(80).collect()
+                seam_term::head(text.lines().next().unwrap_or(""), 80)
+                    .0
+                    .to_owned()
             } else {
                 title.clone()
             };

@@ -10,6 +10,8 @@ use std::path::Path;
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
 
+use seam_protocol::RefusalCode;
+
 use crate::LocalRefusal;
 
 /// The longest path the builder takes, in bytes.
@@ -27,8 +29,12 @@ pub struct RepoPath {
 impl RepoPath {
     /// Checks `raw` by its text alone. Refusals name the path and what is wrong.
     pub fn parse(raw: &str) -> Result<RepoPath, LocalRefusal> {
-        let bad =
-            |why: &str| LocalRefusal::new("invalid_path", format!("path {:?} {why}", shorten(raw)));
+        let bad = |why: &str| {
+            LocalRefusal::new(
+                RefusalCode::InvalidPath,
+                format!("path {:?} {why}", seam_term::clip(raw, 120, "…")),
+            )
+        };
         if raw.is_empty() {
             return Err(bad("is empty"));
         }
@@ -84,28 +90,22 @@ impl std::fmt::Display for RepoPath {
     }
 }
 
-fn shorten(s: &str) -> String {
-    if s.len() <= 120 {
-        return s.to_owned();
-    }
-    let mut end = 120;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
-}
-
 fn walk_refusal(path: &RepoPath, e: Errno, what: &str) -> LocalRefusal {
     match e {
         Errno::LOOP | Errno::NOTDIR => LocalRefusal::new(
-            "not_allowed",
+            RefusalCode::NotAllowed,
             format!(
                 "path {path} leads through a link or a file ({what}): the builder only writes real files inside the repository"
             ),
         ),
-        Errno::NOENT => LocalRefusal::new("not_found", format!("path {path} does not exist")),
-        Errno::ISDIR => LocalRefusal::new("invalid_path", format!("path {path} is a directory")),
-        e => LocalRefusal::new("failed", format!("path {path}: {what}: {e}")),
+        Errno::NOENT => {
+            LocalRefusal::new(RefusalCode::NotFound, format!("path {path} does not exist"))
+        }
+        Errno::ISDIR => LocalRefusal::new(
+            RefusalCode::InvalidPath,
+            format!("path {path} is a directory"),
+        ),
+        e => LocalRefusal::new(RefusalCode::Failed, format!("path {path}: {what}: {e}")),
     }
 }
 
@@ -117,8 +117,9 @@ fn open_parent(
     create: bool,
 ) -> Result<(OwnedFd, String), LocalRefusal> {
     let dir_flags = OFlags::DIRECTORY | OFlags::NOFOLLOW | OFlags::CLOEXEC | OFlags::RDONLY;
-    let mut dir = rustix::fs::open(root, dir_flags, Mode::empty())
-        .map_err(|e| LocalRefusal::new("failed", format!("opening the worktree: {e}")))?;
+    let mut dir = rustix::fs::open(root, dir_flags, Mode::empty()).map_err(|e| {
+        LocalRefusal::new(RefusalCode::Failed, format!("opening the worktree: {e}"))
+    })?;
     let names: Vec<&str> = path.components().collect();
     let (last, parents) = names.split_last().expect("a RepoPath has a name");
     for name in parents {
@@ -148,23 +149,24 @@ pub(crate) fn write_file(root: &Path, path: &RepoPath, content: &[u8]) -> Result
         OFlags::WRONLY | OFlags::CREATE | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
     let fd = rustix::fs::openat(&dir, name.as_str(), flags, Mode::from_raw_mode(0o644)).map_err(
         |e| match e {
-            Errno::NXIO => {
-                LocalRefusal::new("not_allowed", format!("path {path} is not a regular file"))
-            }
+            Errno::NXIO => LocalRefusal::new(
+                RefusalCode::NotAllowed,
+                format!("path {path} is not a regular file"),
+            ),
             e => walk_refusal(path, e, "opening the file"),
         },
     )?;
     let st = rustix::fs::fstat(&fd).map_err(|e| walk_refusal(path, e, "reading its status"))?;
     if FileType::from_raw_mode(st.st_mode) != FileType::RegularFile {
         return Err(LocalRefusal::new(
-            "not_allowed",
+            RefusalCode::NotAllowed,
             format!("path {path} is not a regular file"),
         ));
     }
     rustix::fs::ftruncate(&fd, 0).map_err(|e| walk_refusal(path, e, "truncating"))?;
     let mut file = File::from(fd);
     file.write_all(content)
-        .map_err(|e| LocalRefusal::new("failed", format!("writing {path}: {e}")))
+        .map_err(|e| LocalRefusal::new(RefusalCode::Failed, format!("writing {path}: {e}")))
 }
 
 /// Reads the regular file `path` under `root`, never through a link: `None`
@@ -178,7 +180,7 @@ pub(crate) fn read_file(
     use std::io::Read;
     let (dir, name) = match open_parent(root, path, false) {
         Ok(d) => d,
-        Err(r) if r.code == "not_found" => return Ok(None),
+        Err(r) if r.code == RefusalCode::NotFound => return Ok(None),
         Err(r) => return Err(r),
     };
     let flags = OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC;
@@ -193,7 +195,7 @@ pub(crate) fn read_file(
         FileType::Directory => return Err(walk_refusal(path, Errno::ISDIR, "")),
         _ => {
             return Err(LocalRefusal::new(
-                "not_allowed",
+                RefusalCode::NotAllowed,
                 format!("path {path} is not a regular file"),
             ));
         }
@@ -201,7 +203,7 @@ pub(crate) fn read_file(
     let size = u64::try_from(st.st_size).unwrap_or(0);
     if size > max_bytes as u64 {
         return Err(LocalRefusal::new(
-            "invalid_params",
+            RefusalCode::InvalidParams,
             format!("{path} is {size} bytes, over the limit of {max_bytes}"),
         ));
     }
@@ -209,10 +211,10 @@ pub(crate) fn read_file(
     File::from(fd)
         .take(max_bytes as u64 + 1)
         .read_to_end(&mut content)
-        .map_err(|e| LocalRefusal::new("failed", format!("reading {path}: {e}")))?;
+        .map_err(|e| LocalRefusal::new(RefusalCode::Failed, format!("reading {path}: {e}")))?;
     if content.len() > max_bytes {
         return Err(LocalRefusal::new(
-            "invalid_params",
+            RefusalCode::InvalidParams,
             format!("{path} is over the limit of {max_bytes} bytes"),
         ));
     }
@@ -227,7 +229,7 @@ pub(crate) fn remove_file(root: &Path, path: &RepoPath) -> Result<(), LocalRefus
         .map_err(|e| walk_refusal(path, e, "looking at it"))?;
     if FileType::from_raw_mode(st.st_mode) == FileType::Directory {
         return Err(LocalRefusal::new(
-            "invalid_path",
+            RefusalCode::InvalidPath,
             format!("path {path} is a directory: delete its files one by one"),
         ));
     }
@@ -275,9 +277,9 @@ mod tests {
         std::os::unix::fs::symlink(outside.path().join("f"), root.path().join("f")).unwrap();
         let p = RepoPath::parse("out/x").unwrap();
         let r = write_file(root.path(), &p, b"x").unwrap_err();
-        assert_eq!(r.code, "not_allowed");
+        assert_eq!(r.code, RefusalCode::NotAllowed);
         let r = write_file(root.path(), &RepoPath::parse("f").unwrap(), b"x").unwrap_err();
-        assert_eq!(r.code, "not_allowed", "{r}");
+        assert_eq!(r.code, RefusalCode::NotAllowed, "{r}");
         assert_eq!(std::fs::read_dir(outside.path()).unwrap().count(), 0);
         // Removing a link removes the link, not what it points to.
         std::fs::write(outside.path().join("keep"), b"k").unwrap();
@@ -302,7 +304,7 @@ mod tests {
             write_file(root.path(), &RepoPath::parse("a/b").unwrap(), b"x")
                 .unwrap_err()
                 .code,
-            "invalid_path"
+            RefusalCode::InvalidPath
         );
     }
 }

@@ -6,6 +6,7 @@ use std::collections::{HashMap, HashSet, VecDeque};
 use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension};
+use seam_protocol::RefusalCode;
 use serde_json::{Value, json};
 
 use crate::queue::ReturnQueue;
@@ -77,12 +78,12 @@ pub fn taints_turn(tool: &str, params: &serde_json::Map<String, Value>) -> bool 
 }
 
 pub(crate) fn seer_queue(seam_home: &Path) -> Result<Value, LocalRefusal> {
-    let queue =
-        ReturnQueue::existing(seam_home).map_err(|e| LocalRefusal::new("failed", e.to_string()))?;
+    let queue = ReturnQueue::existing(seam_home)
+        .map_err(|e| LocalRefusal::new(RefusalCode::Failed, e.to_string()))?;
     let items = match queue {
         Some(q) => q
             .list(20)
-            .map_err(|e| LocalRefusal::new("failed", e.to_string()))?,
+            .map_err(|e| LocalRefusal::new(RefusalCode::Failed, e.to_string()))?,
         None => Vec::new(),
     };
     Ok(json!({"items": items.iter().map(|i| json!({
@@ -97,7 +98,7 @@ pub(crate) fn seer_ledger(turn: &TurnInfo) -> Value {
 }
 
 fn sql_failed(e: rusqlite::Error) -> LocalRefusal {
-    LocalRefusal::new("failed", format!("the graph: {e}"))
+    LocalRefusal::new(RefusalCode::Failed, format!("the graph: {e}"))
 }
 
 fn node_id(conn: &Connection, name: &str) -> Result<Option<i64>, LocalRefusal> {
@@ -108,7 +109,7 @@ fn node_id(conn: &Connection, name: &str) -> Result<Option<i64>, LocalRefusal> {
 
 fn no_node(name: &str) -> LocalRefusal {
     LocalRefusal::new(
-        "not_found",
+        RefusalCode::NotFound,
         format!("the graph has no node named {name:?} (graph search finds names)"),
     )
 }
@@ -205,7 +206,10 @@ pub(crate) fn graph_search(conn: Option<&Connection>, query: &str) -> Result<Val
         .map(|w| w.to_lowercase())
         .collect();
     if words.is_empty() {
-        return Err(LocalRefusal::new("invalid_params", "query has no words"));
+        return Err(LocalRefusal::new(
+            RefusalCode::InvalidParams,
+            "query has no words",
+        ));
     }
     let Some(conn) = conn else {
         return Ok(json!({"nodes": [], "truncated": false}));
@@ -226,7 +230,7 @@ pub(crate) fn graph_search(conn: Option<&Connection>, query: &str) -> Result<Val
                 truncated = true;
                 break;
             }
-            let snippet: String = text.chars().take(200).collect();
+            let snippet = seam_term::head(&text, 200).0;
             hits.push(json!({"name": name, "kind": kind, "text": snippet}));
         }
     }

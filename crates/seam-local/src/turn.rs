@@ -1,6 +1,7 @@
 //! What the agent tells the local tools about the turn they run in, and what
 //! a local answer or a refused local call looks like to the model.
 
+use seam_protocol::RefusalCode;
 use seam_scrub::Scrubber;
 use serde::{Deserialize, Serialize};
 use serde_json::Value;
@@ -59,15 +60,16 @@ pub struct GateCallRecord {
 #[error("{code}: {message}")]
 pub struct LocalRefusal {
     /// `unknown_tool`, `invalid_params`, `invalid_path`, `not_allowed`,
-    /// `core_path`, `capability_denied`, `not_found`, `failed`, `unavailable`.
-    pub code: String,
+    /// `core_path`, `capability_denied`, `not_found`, `failed`, `unavailable`:
+    /// the protocol's codes, on the wire as their snake_case strings.
+    pub code: RefusalCode,
     pub message: String,
 }
 
 impl LocalRefusal {
-    pub fn new(code: &str, message: impl Into<String>) -> LocalRefusal {
+    pub fn new(code: RefusalCode, message: impl Into<String>) -> LocalRefusal {
         LocalRefusal {
-            code: code.to_owned(),
+            code,
             message: message.into(),
         }
     }

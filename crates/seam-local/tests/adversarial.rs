@@ -6,6 +6,7 @@ mod common;
 use common::{Fixture, git, params, turn};
 use seam_local::{LocalTools, ReturnQueue, Verdict};
 use seam_policy::Decision;
+use seam_protocol::RefusalCode;
 use serde_json::json;
 
 fn refused(tools: &LocalTools, t: &str, p: serde_json::Value) -> seam_local::LocalRefusal {
@@ -17,14 +18,14 @@ fn paths_that_leave_the_repository_are_refused() {
     let f = Fixture::new();
     let tools = f.tools();
     for (path, code) in [
-        ("../escape.txt", "invalid_path"),
-        ("src/../../escape.txt", "invalid_path"),
-        ("/tmp/escape.txt", "invalid_path"),
-        ("~/escape.txt", "invalid_path"),
-        (".git/hooks/pre-commit", "invalid_path"),
-        ("sub/.Git/config", "invalid_path"),
-        ("", "invalid_path"),
-        ("src", "invalid_path"),
+        ("../escape.txt", RefusalCode::InvalidPath),
+        ("src/../../escape.txt", RefusalCode::InvalidPath),
+        ("/tmp/escape.txt", RefusalCode::InvalidPath),
+        ("~/escape.txt", RefusalCode::InvalidPath),
+        (".git/hooks/pre-commit", RefusalCode::InvalidPath),
+        ("sub/.Git/config", RefusalCode::InvalidPath),
+        ("", RefusalCode::InvalidPath),
+        ("src", RefusalCode::InvalidPath),
     ] {
         let e = refused(
             &tools,
@@ -35,7 +36,7 @@ fn paths_that_leave_the_repository_are_refused() {
     }
     assert!(!f.dir.path().join("escape.txt").exists());
     let e = refused(&tools, "p", json!({"op": "delete", "path": "src"}));
-    assert_eq!(e.code, "invalid_path", "{e}");
+    assert_eq!(e.code, RefusalCode::InvalidPath, "{e}");
 }
 
 #[test]
@@ -54,22 +55,22 @@ fn links_in_the_repository_lead_nowhere() {
         "l",
         json!({"op": "write", "path": "out/new.txt", "content": "x"}),
     );
-    assert_eq!(e.code, "not_allowed", "{e}");
+    assert_eq!(e.code, RefusalCode::NotAllowed, "{e}");
     let e = refused(
         &tools,
         "l",
         json!({"op": "write", "path": "file-link", "content": "x"}),
     );
-    assert_eq!(e.code, "not_allowed", "{e}");
+    assert_eq!(e.code, RefusalCode::NotAllowed, "{e}");
     let e = refused(
         &tools,
         "l",
         json!({"op": "delete", "path": "out/secret.txt"}),
     );
-    assert_eq!(e.code, "not_allowed", "{e}");
+    assert_eq!(e.code, RefusalCode::NotAllowed, "{e}");
     let diff = "--- /dev/null\n+++ b/out/new.txt\n@@ -0,0 +1 @@\n+x\n";
     let e = refused(&tools, "l", json!({"op": "patch", "diff": diff}));
-    assert_eq!(e.code, "failed", "{e}");
+    assert_eq!(e.code, RefusalCode::Failed, "{e}");
     let diff = "--- a/file-link\n+++ b/file-link\n@@ -1 +1 @@\n-keep\n+gone\n";
     assert!(
         tools
@@ -93,14 +94,14 @@ fn a_patch_cannot_make_a_link_or_leave() {
     let tools = f.tools();
     let link = "diff --git a/l b/l\nnew file mode 120000\n--- /dev/null\n+++ b/l\n@@ -0,0 +1 @@\n+/etc\n\\ No newline at end of file\n";
     let e = refused(&tools, "k", json!({"op": "patch", "diff": link}));
-    assert_eq!(e.code, "not_allowed", "{e}");
+    assert_eq!(e.code, RefusalCode::NotAllowed, "{e}");
     let up = "--- /dev/null\n+++ b/../up.txt\n@@ -0,0 +1 @@\n+x\n";
     let e = refused(&tools, "k", json!({"op": "patch", "diff": up}));
-    assert_eq!(e.code, "failed", "{e}");
+    assert_eq!(e.code, RefusalCode::Failed, "{e}");
     assert!(!f.dir.path().join("up.txt").exists());
     let ci = "--- /dev/null\n+++ b/.github/workflows/x.yml\n@@ -0,0 +1 @@\n+on: push\n";
     let e = refused(&tools, "k", json!({"op": "patch", "diff": ci}));
-    assert_eq!(e.code, "not_allowed", "{e}");
+    assert_eq!(e.code, RefusalCode::NotAllowed, "{e}");
     let (_, wt) = tools.turn_branch("k").unwrap();
     assert!(!wt.join(".github").exists(), "the refused patch was undone");
     assert_eq!(git(&wt, &["status", "--porcelain"]), "");
@@ -132,7 +133,7 @@ fn protected_names_are_refused_at_the_call() {
             "n",
             json!({"op": "write", "path": path, "content": "x"}),
         );
-        assert_eq!(e.code, "not_allowed", "{path}: {e}");
+        assert_eq!(e.code, RefusalCode::NotAllowed, "{path}: {e}");
     }
     assert!(
         tools.turn_branch("n").is_none(),
@@ -152,17 +153,17 @@ fn params_are_checked_against_the_schema() {
             &params(json!({"op": "write", "path": "a", "content": "x", "force": true})),
         )
         .unwrap_err();
-    assert_eq!(e.code, "invalid_params");
+    assert_eq!(e.code, RefusalCode::InvalidParams);
     assert!(e.message.contains("force"), "{e}");
     let e = tools
         .call(&t, "builder", &params(json!({"op": "rename"})))
         .unwrap_err();
-    assert_eq!(e.code, "invalid_params");
+    assert_eq!(e.code, RefusalCode::InvalidParams);
     assert!(e.message.contains("params.op"), "{e}");
     let e = tools
         .call(&t, "builder", &params(json!({"op": "write", "path": "a"})))
         .unwrap_err();
-    assert_eq!(e.code, "invalid_params");
+    assert_eq!(e.code, RefusalCode::InvalidParams);
     assert!(e.message.contains("params.content"), "{e}");
     let e = tools
         .call(&t, "builder", &params(json!({"path": "a"})))
@@ -175,7 +176,7 @@ fn params_are_checked_against_the_schema() {
     let e = tools
         .call(&t, "files.read", &params(json!({})))
         .unwrap_err();
-    assert_eq!(e.code, "unknown_tool");
+    assert_eq!(e.code, RefusalCode::UnknownTool);
 }
 
 #[test]
@@ -238,7 +239,7 @@ fn seams_own_source_follows_self_modify_and_never_changes_its_core() {
         "m",
         json!({"op": "write", "path": "crates/seam-cli/src/lib.rs", "content": "x"}),
     );
-    assert_eq!(e.code, "capability_denied", "{e}");
+    assert_eq!(e.code, RefusalCode::CapabilityDenied, "{e}");
     for decision in [Decision::Ask, Decision::Allow] {
         let mut config = f.config();
         config.self_modify = decision;
@@ -252,7 +253,7 @@ fn seams_own_source_follows_self_modify_and_never_changes_its_core() {
                     &params(json!({"op": "write", "path": core, "content": "x"})),
                 )
                 .unwrap_err();
-            assert_eq!(e.code, "core_path", "{core}: {e}");
+            assert_eq!(e.code, RefusalCode::CorePath, "{core}: {e}");
         }
         tools
             .call(&t, "builder", &params(json!({"op": "write", "path": "crates/seam-cli/src/lib.rs", "content": "// better\n"})))

@@ -4,6 +4,7 @@ mod common;
 
 use common::{Fixture, git, params, turn};
 use seam_local::{LocalTools, QueueError, ReturnQueue, Staged, Status, Verdict};
+use seam_protocol::RefusalCode;
 use serde_json::json;
 
 #[test]
@@ -234,7 +235,7 @@ fn patch_applies_a_unified_diff() {
     let e = tools
         .call(&t, "builder", &params(json!({"op": "patch", "diff": bad})))
         .unwrap_err();
-    assert_eq!(e.code, "failed");
+    assert_eq!(e.code, RefusalCode::Failed);
     assert!(e.message.contains("does not apply"), "{e}");
     assert_eq!(
         git(&wt, &["status", "--porcelain"]),
@@ -357,7 +358,7 @@ fn the_critic_fails_a_change_to_a_protected_path() {
             &params(json!({"op": "write", "path": ".github/workflows/ci.yml", "content": "x"})),
         )
         .unwrap_err();
-    assert_eq!(e.code, "not_allowed");
+    assert_eq!(e.code, RefusalCode::NotAllowed);
     tools
         .call(
             &t,

@@ -6,6 +6,7 @@ mod common;
 
 use common::{Fixture, git, params, turn};
 use seam_local::{LocalRefusal, LocalTools, TurnInfo, Verdict};
+use seam_protocol::RefusalCode;
 use serde_json::{Value, json};
 
 fn ok(tools: &LocalTools, t: &str, p: Value) -> Value {
@@ -141,7 +142,7 @@ fn append_reads_content_as_the_text_and_says_so() {
     );
     // Neither: named, and no branch made for it.
     let e = refused(&tools, "a3b", json!({"op": "append", "path": "README.md"}));
-    assert_eq!(e.code, "invalid_params");
+    assert_eq!(e.code, RefusalCode::InvalidParams);
     assert!(e.message.contains("params.text"), "{e}");
     let e = refused(
         &tools,
@@ -242,14 +243,14 @@ fn replace_refusals_name_the_file() {
         "r2",
         json!({"op": "replace", "path": "src/paginate.js", "old": "return page - 1;", "new": "x"}),
     );
-    assert_eq!(e.code, "not_found");
+    assert_eq!(e.code, RefusalCode::NotFound);
     assert!(e.message.contains("not found in src/paginate.js"), "{e}");
     let e = refused(
         &tools,
         "r2",
         json!({"op": "replace", "path": "src/paginate.js", "old": "= page;", "new": "= p;"}),
     );
-    assert_eq!(e.code, "invalid_params");
+    assert_eq!(e.code, RefusalCode::InvalidParams);
     assert!(
         e.message
             .contains("found 3 times in src/paginate.js (at lines 1, 2, 3): give a longer snippet"),
@@ -271,7 +272,7 @@ fn replace_refusals_name_the_file() {
         "r2",
         json!({"op": "replace", "path": "src/nope.js", "old": "a", "new": "b"}),
     );
-    assert_eq!(e.code, "not_found");
+    assert_eq!(e.code, RefusalCode::NotFound);
     assert!(e.message.contains("src/nope.js does not exist"), "{e}");
     // The files there are named, so a guessed path can be put right.
     assert!(
@@ -284,7 +285,7 @@ fn replace_refusals_name_the_file() {
         "r2",
         json!({"op": "replace", "path": "shelf/books_per_page", "text": "25"}),
     );
-    assert_eq!(e.code, "not_found");
+    assert_eq!(e.code, RefusalCode::NotFound);
     assert!(
         e.message.contains("shelf/books_per_page does not exist")
             && e.message.contains("src/paginate.js"),
@@ -316,7 +317,7 @@ fn an_empty_old_is_refused_before_a_branch_is_made() {
         "r3",
         json!({"op": "replace", "path": "README.md", "old": "", "new": "x"}),
     );
-    assert_eq!(e.code, "invalid_params");
+    assert_eq!(e.code, RefusalCode::InvalidParams);
     assert!(
         e.message.contains("params.old is empty") && e.message.contains("README.md"),
         "{e}"
@@ -371,7 +372,7 @@ fn a_file_that_is_not_utf8_is_refused_whole() {
         json!({"op": "replace", "path": "blob.bin", "old": "x", "new": "y"}),
     ] {
         let e = refused(&tools, "u", p.clone());
-        assert_eq!(e.code, "invalid_params", "{p}");
+        assert_eq!(e.code, RefusalCode::InvalidParams, "{p}");
         assert!(e.message.contains("is not UTF-8 text"), "{e}");
         let path = p["path"].as_str().unwrap();
         assert!(e.message.starts_with(path), "{e}");
@@ -392,13 +393,13 @@ fn edits_pass_the_same_path_walls_as_write() {
     let tools = f.tools();
     // Refused by name, before a branch is made.
     for (path, code) in [
-        ("../escape.txt", "invalid_path"),
-        ("src/../../escape.txt", "invalid_path"),
-        ("/abs/escape.txt", "invalid_path"),
-        (".git/config", "invalid_path"),
-        (".env", "not_allowed"),
-        (".github/workflows/ci.yml", "not_allowed"),
-        ("keys/server.pem", "not_allowed"),
+        ("../escape.txt", RefusalCode::InvalidPath),
+        ("src/../../escape.txt", RefusalCode::InvalidPath),
+        ("/abs/escape.txt", RefusalCode::InvalidPath),
+        (".git/config", RefusalCode::InvalidPath),
+        (".env", RefusalCode::NotAllowed),
+        (".github/workflows/ci.yml", RefusalCode::NotAllowed),
+        ("keys/server.pem", RefusalCode::NotAllowed),
     ] {
         for p in [
             json!({"op": "append", "path": path, "text": "x"}),
@@ -421,14 +422,14 @@ fn edits_pass_the_same_path_walls_as_write() {
         json!({"op": "replace", "path": "out/secret.txt", "old": "keep", "new": "gone"}),
     ] {
         let e = refused(&tools, "w", p.clone());
-        assert_eq!(e.code, "not_allowed", "{p}: {e}");
+        assert_eq!(e.code, RefusalCode::NotAllowed, "{p}: {e}");
     }
     let e = refused(
         &tools,
         "w",
         json!({"op": "append", "path": "src", "text": "x"}),
     );
-    assert_eq!(e.code, "invalid_path", "{e}");
+    assert_eq!(e.code, RefusalCode::InvalidPath, "{e}");
     assert!(e.message.contains("is a directory"), "{e}");
     assert_eq!(std::fs::read_dir(&outside).unwrap().count(), 1);
     assert_eq!(
@@ -450,7 +451,7 @@ fn edits_keep_the_file_size_limit_and_name_it() {
         "z",
         json!({"op": "append", "path": "big.txt", "text": "b".repeat(20)}),
     );
-    assert_eq!(e.code, "invalid_params");
+    assert_eq!(e.code, RefusalCode::InvalidParams);
     assert!(
         e.message
             .contains("big.txt would be 112 bytes, over the limit of 100"),
@@ -476,7 +477,7 @@ fn a_file_over_the_limit_is_not_read() {
         "h",
         json!({"op": "replace", "path": "huge.txt", "old": "a", "new": "b"}),
     );
-    assert_eq!(e.code, "invalid_params");
+    assert_eq!(e.code, RefusalCode::InvalidParams);
     assert!(
         e.message
             .contains("huge.txt is 200 bytes, over the limit of 100"),
@@ -499,7 +500,7 @@ fn the_schema_takes_one_name_for_each_param() {
         ),
     ] {
         let e = refused(&tools, "s", p);
-        assert_eq!(e.code, "invalid_params");
+        assert_eq!(e.code, RefusalCode::InvalidParams);
         assert!(e.message.contains(field), "{e}");
     }
     let spec = seam_local::tool_specs().remove(0);
@@ -602,7 +603,7 @@ fn replace_without_a_path_edits_the_one_file_that_holds_old() {
         "p1",
         json!({"op": "replace", "old": "same line", "new": "x"}),
     );
-    assert_eq!(e.code, "invalid_params");
+    assert_eq!(e.code, RefusalCode::InvalidParams);
     assert!(
         e.message.contains("docs/a.md") && e.message.contains("docs/b.md"),
         "{e}"
@@ -613,7 +614,7 @@ fn replace_without_a_path_edits_the_one_file_that_holds_old() {
         "p1",
         json!({"op": "replace", "old": "no such text", "new": "x"}),
     );
-    assert_eq!(e.code, "not_found");
+    assert_eq!(e.code, RefusalCode::NotFound);
     assert!(e.message.contains("give the path"), "{e}");
     // Neither refusal touched a file.
     assert_eq!(staged_file(&tools, "p1", "docs/a.md"), b"same line\n");
@@ -642,7 +643,7 @@ fn replace_without_a_path_never_looks_in_a_guarded_file() {
         "p2",
         json!({"op": "replace", "old": "the only holder\n", "new": "x"}),
     );
-    assert_eq!(e.code, "not_found", "{e}");
+    assert_eq!(e.code, RefusalCode::NotFound, "{e}");
     assert!(!e.message.contains("id_ed25519"), "{e}");
 
     // A task written to match the key's lines: the lines most like it, named
@@ -654,7 +655,7 @@ fn replace_without_a_path_never_looks_in_a_guarded_file() {
     };
     let call = json!({"op": "replace", "path": "deploy/key.txt", "old": "only", "new": "x"});
     let e = tools.call(&bait, "builder", &params(call)).unwrap_err();
-    assert_eq!(e.code, "not_found", "{e}");
+    assert_eq!(e.code, RefusalCode::NotFound, "{e}");
     assert!(
         e.message.contains("notes.txt:1: the only holder is above"),
         "{e}"
@@ -723,7 +724,7 @@ fn a_guessed_path_is_told_the_lines_most_like_the_task_code_first() {
     // below) is told the lines most like the task.
     let call = json!({"op": "replace", "path": "shelf/books_per_page", "old": "show(10)", "new": "show(10, 25)"});
     let e = tools.call(&task, "builder", &params(call)).unwrap_err();
-    assert_eq!(e.code, "not_found");
+    assert_eq!(e.code, RefusalCode::NotFound);
     let m = &e.message;
     let code = m
         .find("src/config.js:4: export const DEFAULT_PAGE_SIZE = 10;")
@@ -786,7 +787,7 @@ fn an_old_copied_from_the_builders_list_is_read_as_its_file_and_line() {
     let listed = "src/config.js:3: export const DEFAULT_PAGE_SIZE = 10;\nsrc/cli.js:2: printPage(paginate(books, opts.page, DEFAULT_PAGE_SIZE));";
     let call = json!({"op": "replace", "path": "shelf.py", "old": listed, "new": ""});
     let e = tools.call(&task, "builder", &params(call)).unwrap_err();
-    assert_eq!(e.code, "invalid_params");
+    assert_eq!(e.code, RefusalCode::InvalidParams);
     assert!(
         e.message.contains("2 lines of the builder's list")
             && e.message.contains("src/config.js, src/cli.js")
@@ -836,7 +837,7 @@ fn a_listed_line_passes_the_same_walls_as_a_named_path() {
     ] {
         let call = json!({"op": "replace", "old": old, "new": "x"});
         let e = refused(&tools, "w1", call);
-        assert_eq!(e.code, "invalid_path", "{e}");
+        assert_eq!(e.code, RefusalCode::InvalidPath, "{e}");
         assert!(e.message.contains(named), "{e}");
     }
     // Code that only looks like a list is an ordinary old.
@@ -871,7 +872,7 @@ fn an_old_in_many_places_names_them_and_where_the_value_is_set() {
         "new": "printPage(paginate(books, opts.page, 25));",
     });
     let e = tools.call(&task, "builder", &params(call)).unwrap_err();
-    assert_eq!(e.code, "invalid_params");
+    assert_eq!(e.code, RefusalCode::InvalidParams);
     let m = &e.message;
     assert!(
         m.contains("found 2 times in src/cli.js (at lines 2, 5)"),
@@ -953,7 +954,7 @@ fn a_value_changed_in_the_wrong_place_is_told_the_replace_that_makes_it() {
     // there, the value it meant to change.
     let guess = json!({"op": "replace", "path": "src/shelf.py", "old": "DEFAULT_PER_PAGE = 10", "new": "DEFAULT_PER_PAGE = 25"});
     let e = refused(&tools, "s1", guess);
-    assert_eq!(e.code, "not_found");
+    assert_eq!(e.code, RefusalCode::NotFound);
     assert!(e.message.starts_with("src/shelf.py does not exist"), "{e}");
     assert!(
         e.message
@@ -1024,7 +1025,7 @@ fn an_edit_of_code_or_of_two_values_gets_no_suggestion() {
     ] {
         let call = json!({"op": "replace", "path": "src/paginate.js", "old": old, "new": new});
         let e = refused(&tools, "g1", call);
-        assert_eq!(e.code, "not_found", "{e}");
+        assert_eq!(e.code, RefusalCode::NotFound, "{e}");
         assert!(!e.message.contains("call builder with"), "{e}");
     }
 }

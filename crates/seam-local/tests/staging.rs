@@ -13,6 +13,7 @@ use std::process::Command;
 
 use common::{Fixture, git, params, turn};
 use seam_local::{LocalTools, QueueError, QueueItem, ReturnQueue, Staged, Status};
+use seam_protocol::RefusalCode;
 use serde_json::json;
 
 /// Every file under `dir` and its bytes (empty when `dir` does not exist).
@@ -482,6 +483,6 @@ fn a_detached_head_leaves_the_builder_unavailable_and_says_why() {
             &params(json!({"op": "write", "path": "a.txt", "content": "a\n"})),
         )
         .unwrap_err();
-    assert_eq!(e.code, "unavailable");
+    assert_eq!(e.code, RefusalCode::Unavailable);
     assert!(e.message.contains("detached HEAD"), "{e}");
 }

@@ -4,6 +4,7 @@ mod common;
 
 use common::{Fixture, params, turn};
 use seam_local::{Attachment, GateCallRecord, ReturnQueue, Status, StepRecord, Verdict};
+use seam_protocol::RefusalCode;
 
 fn seam_local_attached_cap() -> usize {
     16 * 1024
@@ -116,7 +117,7 @@ fn notes_are_staged_then_kept_and_join_the_graph() {
             &params(json!({"op": "neighbors", "node": "parser"})),
         )
         .unwrap_err();
-    assert_eq!(e.code, "not_found");
+    assert_eq!(e.code, RefusalCode::NotFound);
     tools
         .call(
             &t,
@@ -253,7 +254,7 @@ fn aesthesis_reports_formatting_and_hygiene_of_the_staged_branch() {
     let tools = f.tools();
     let t = turn("a1");
     let e = tools.call(&t, "aesthesis", &params(json!({}))).unwrap_err();
-    assert_eq!(e.code, "not_found");
+    assert_eq!(e.code, RefusalCode::NotFound);
     let long = format!("// {}\n", "x".repeat(150));
     tools
         .call(&t, "builder", &params(json!({"op": "write", "path": "src/bad.rs", "content": format!("fn  main( ){{}}   \n{long}fn end() {{}}")})))
@@ -304,7 +305,7 @@ fn image_renders_dot_to_staging_and_refuses_file_access() {
             &params(json!({"dot": "digraph { a [image=\"/etc/passwd\"] }"})),
         )
         .unwrap_err();
-    assert_eq!(e.code, "not_allowed", "{e}");
+    assert_eq!(e.code, RefusalCode::NotAllowed, "{e}");
     let e = tools
         .call(
             &t,
@@ -312,14 +313,14 @@ fn image_renders_dot_to_staging_and_refuses_file_access() {
             &params(json!({"dot": "digraph { a }", "name": "../x"})),
         )
         .unwrap_err();
-    assert_eq!(e.code, "invalid_params");
+    assert_eq!(e.code, RefusalCode::InvalidParams);
     let r = tools.call(
         &t,
         "image",
         &params(json!({"dot": "digraph { parser -> critic }", "name": "flow"})),
     );
     let out = match r {
-        Err(e) if e.code == "unavailable" => {
+        Err(e) if e.code == RefusalCode::Unavailable => {
             assert!(e.message.contains("dot"));
             return;
         }

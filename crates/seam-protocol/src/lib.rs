@@ -124,6 +124,18 @@ pub enum RefusalCode {
     TimedOut,
     /// The tool ran and failed.
     ToolFailed,
+    /// The path is in seam's core partition, which the agent's builder never changes,
+    /// whatever the policy says of `self.modify` (an agent-side, local refusal).
+    CorePath,
+    /// What the call needs is not there on this machine or in this repository: a
+    /// program that is not installed, a check command that is not configured (an
+    /// agent-side, local refusal).
+    Unavailable,
+    /// An agent-side local tool ran and failed. It says `failed`, not `tool_failed`:
+    /// that is the string the model and the agent's trace have always been shown for
+    /// a local failure, and the gate's [`RefusalCode::ToolFailed`] keeps its own on
+    /// the gate's wire, so neither side's answers change.
+    Failed,
 }
 
 impl RefusalCode {
@@ -143,6 +155,9 @@ impl RefusalCode {
             RefusalCode::UnknownTurn => "unknown_turn",
             RefusalCode::TimedOut => "timed_out",
             RefusalCode::ToolFailed => "tool_failed",
+            RefusalCode::CorePath => "core_path",
+            RefusalCode::Unavailable => "unavailable",
+            RefusalCode::Failed => "failed",
         }
     }
 
@@ -229,6 +244,9 @@ mod tests {
             RefusalCode::UnknownTurn,
             RefusalCode::TimedOut,
             RefusalCode::ToolFailed,
+            RefusalCode::CorePath,
+            RefusalCode::Unavailable,
+            RefusalCode::Failed,
         ] {
             assert_eq!(serde_json::to_value(c).unwrap(), json!(c.as_str()));
         }

@@ -63,8 +63,17 @@
 //! sequence, or a final backslash whose form depends on the next byte — so that output does not
 //! depend on where the chunks were cut: feeding any split of the input gives exactly what
 //! [`visible`] or [`on_one_line`] give for the whole.
+//!
+//! # Clipping
+//!
+//! [`clip`] and [`head`] shorten text for display, in characters and never inside one (the
+//! module `clip` says why characters and not width). They stand apart from the filter: they
+//! drop the end of a text on purpose and say so (the flag, the caller's marker), and they make
+//! nothing safe to print, so clipped text from others still goes through [`visible`] or
+//! [`on_one_line`] on its way to a terminal.
 
 mod classes;
+mod clip;
 mod unescape;
 
 use classes::{
@@ -72,6 +81,7 @@ use classes::{
     plain_after_backslash,
 };
 
+pub use clip::{clip, head};
 pub use unescape::{UnescapeError, unescape};
 
 /// Text from somebody else, made safe for a terminal; newline and tab survive as layout.

@@ -590,17 +590,9 @@ fn error_text(err: &Value) -> String {
     }
 }
 
+/// An error body as the message shows it: trimmed, at most 300 characters and `…`.
 fn short(s: &str) -> String {
-    const MAX: usize = 300;
-    let s = s.trim();
-    if s.len() <= MAX {
-        return s.to_owned();
-    }
-    let mut end = MAX;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}…", &s[..end])
+    seam_term::clip(s.trim(), 300, "…").into_owned()
 }
 
 fn mentions_constraint(message: &str) -> bool {

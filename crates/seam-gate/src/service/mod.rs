@@ -23,9 +23,10 @@
 //! them: 200 envelope; 400 `invalid_params` (the schema errors are in the
 //! message; also a turn that is not open); 404 `unknown_tool`; 403 for a policy
 //! refusal (`capability_denied`, `consent_required`, `protected`,
-//! `not_allowed`, `tainted`, and any code added later); 422 for a well-formed
-//! call the tool could not carry out (`invalid_path`, `not_found`,
-//! `not_a_file`, `tool_failed`); 504 when the call did not finish within the
+//! `not_allowed`, `tainted`, the agent side's `core_path`, and any code added
+//! later); 422 for a well-formed call the tool could not carry out
+//! (`invalid_path`, `not_found`, `not_a_file`, `tool_failed`, and the agent
+//! side's `failed` and `unavailable`, which no gate tool answers today); 504 when the call did not finish within the
 //! per-call timeout (a refusal with code `tool_failed` that says so: the call
 //! keeps running, and the ledger records its real outcome under the same
 //! invocation id). Every invoke answer carries the headers `seam-turn` (the
@@ -219,7 +220,9 @@ pub fn status_for_refusal(code: RefusalCode) -> StatusCode {
         RefusalCode::InvalidPath
         | RefusalCode::NotFound
         | RefusalCode::NotAFile
-        | RefusalCode::ToolFailed => StatusCode::UNPROCESSABLE_ENTITY,
+        | RefusalCode::ToolFailed
+        | RefusalCode::Failed
+        | RefusalCode::Unavailable => StatusCode::UNPROCESSABLE_ENTITY,
         // Policy refusals, and any code added later: the gate said no.
         _ => StatusCode::FORBIDDEN,
     }

@@ -680,7 +680,7 @@ impl WebFetch {
         }
         out.insert("status".into(), json!(page.status.as_u16()));
         out.insert("content_type".into(), json!(page.content_type));
-        let (text, chars_cut) = cut_chars(text, self.setup.max_chars);
+        let (text, chars_cut) = seam_term::head(text, self.setup.max_chars);
         let mut cut = Vec::new();
         if page.bytes_cut {
             cut.push(format!(
@@ -1280,14 +1280,6 @@ fn tidy(text: &str) -> String {
         out.push('\n');
     }
     out.trim_matches('\n').to_owned()
-}
-
-/// `s` cut to `max` characters, and whether it was.
-fn cut_chars(s: &str, max: usize) -> (String, bool) {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => (s[..i].to_owned(), true),
-        None => (s.to_owned(), false),
-    }
 }
 
 #[cfg(test)]

@@ -493,11 +493,11 @@ fn error_detail(body: &[u8]) -> String {
             .or_else(|| pick("/error"))
             .or_else(|| pick("/detail"));
         if let Some(d) = detail {
-            return cut_chars(&one_line(&d), MAX_ERROR_CHARS);
+            return seam_term::clip(&one_line(&d), MAX_ERROR_CHARS, "…").into_owned();
         }
     }
     let text = String::from_utf8_lossy(body);
-    cut_chars(&one_line(&strip_html(&text)), MAX_ERROR_CHARS)
+    seam_term::clip(&one_line(&strip_html(&text)), MAX_ERROR_CHARS, "…").into_owned()
 }
 
 /// `results: [{title, url, content}]` (SearXNG's JSON API).
@@ -558,9 +558,10 @@ fn clean_hit(h: Hit) -> Option<Hit> {
         return None;
     }
     Some(Hit {
-        title: cut_chars(&one_line(&strip_html(&h.title)), MAX_TITLE_CHARS),
-        url: cut_chars(url, MAX_URL_CHARS),
-        snippet: cut_chars(&one_line(&strip_html(&h.snippet)), MAX_SNIPPET_CHARS),
+        title: seam_term::clip(&one_line(&strip_html(&h.title)), MAX_TITLE_CHARS, "…").into_owned(),
+        url: seam_term::clip(url, MAX_URL_CHARS, "…").into_owned(),
+        snippet: seam_term::clip(&one_line(&strip_html(&h.snippet)), MAX_SNIPPET_CHARS, "…")
+            .into_owned(),
     })
 }
 
@@ -658,13 +659,6 @@ fn one_line(s: &str) -> String {
     s.split_whitespace().collect::<Vec<_>>().join(" ")
 }
 
-fn cut_chars(s: &str, max: usize) -> String {
-    match s.char_indices().nth(max) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
-}
-
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -713,7 +707,7 @@ mod tests {
                 let s: String = idx[..len].iter().map(|&i| ALPHABET[i]).collect();
                 let cleaned = one_line(&strip_html(&s));
                 assert!(!cleaned.contains('\n'), "{s:?}");
-                let _ = cut_chars(&s, 3);
+                let _ = seam_term::clip(&s, 3, "…").into_owned();
             }
         }
     }
