@@ -557,6 +557,61 @@ fn reindexing_is_incremental() {
 }
 
 #[test]
+fn an_index_run_that_fails_halfway_leaves_the_index_as_it_was() {
+    let r = repo();
+    let mut idx = CodebaseIndex::open(&r.store).unwrap();
+    let first = index(&mut idx, &r.root);
+    let before = idx.repositories().unwrap();
+
+    // one file changed early in the walk's order, one gone
+    let py = write(
+        &r.root,
+        "app/main.py",
+        format!("{MAIN_PY}\ndef added_later():\n    pass\n").as_bytes(),
+    );
+    set_mtime(&py, hour_ago() + Duration::from_secs(60));
+    fs::remove_file(r.root.join("cmd/server.go")).unwrap();
+
+    // the run stops after app/main.py is written and before it ends
+    let failed = std::panic::catch_unwind(std::panic::AssertUnwindSafe(|| {
+        idx.index(&r.root, &IndexOptions::default(), &mut |p| {
+            if let IndexProgress::Indexing { path, .. } = p
+                && path == "web/index.js"
+            {
+                panic!("stopped halfway");
+            }
+        })
+    }));
+    assert!(failed.is_err());
+
+    // nothing of it is in the index, on this connection or another
+    let other = CodebaseIndex::open(&r.store).unwrap();
+    for idx in [&idx, &other] {
+        assert!(
+            idx.find_symbol(&r.root, "added_later", 5)
+                .unwrap()
+                .matches
+                .is_empty()
+        );
+        assert!(
+            !idx.find_symbol(&r.root, "Server", 5)
+                .unwrap()
+                .matches
+                .is_empty()
+        );
+        assert_eq!(idx.repositories().unwrap(), before);
+    }
+
+    // and the next run does all of it
+    let again = index(&mut idx, &r.root);
+    assert_eq!(
+        (again.parsed, again.removed, again.files),
+        (1, 1, first.files - 1),
+        "{again:?}"
+    );
+}
+
+#[test]
 fn a_file_written_in_the_same_tick_is_hashed_again() {
     let r = repo();
     let mut idx = CodebaseIndex::open(&r.store).unwrap();

@@ -8,25 +8,25 @@
 //! that part of it (the repository's `.gitignore` files still apply); indexing a directory
 //! that holds indexed repositories takes them over, keeping what they know.
 
+mod files;
+mod gone;
+mod known;
 mod lang;
+mod query;
 mod symbols;
+mod totals;
+mod walk;
 
-use std::collections::{BTreeMap, HashMap, HashSet};
-use std::fs::File;
-use std::io::Read;
-use std::os::unix::fs::MetadataExt;
+use std::collections::BTreeMap;
 use std::path::{Path, PathBuf};
-use std::time::{Instant, SystemTime, UNIX_EPOCH};
+use std::time::Instant;
 
-use rusqlite::{Connection, OptionalExtension, params};
+use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 use serde::Serialize;
-use sha2::{Digest, Sha256};
 
-use crate::bound::{Limit, clip, cut};
-use crate::fts::{FtsQuery, Matched};
+use crate::bound::Limit;
+use crate::fts::Matched;
 use crate::{MemoryError, db, time};
-
-use symbols::SymbolParser;
 
 const SCHEMA_VERSION: i64 = 1;
 const SCHEMA: &str = "
@@ -67,23 +67,12 @@ CREATE TRIGGER files_drop_text AFTER DELETE ON files BEGIN
 END;
 ";
 
-/// A file changed this recently (or later) is re-hashed next time even if its time and size
-/// look the same: a write in the same clock tick as the index would otherwise go unseen.
-const RACY_WINDOW_NS: i64 = 2_000_000_000;
-/// The head of a file looked at for NUL bytes to call it binary.
-const SNIFF_BYTES: usize = 8192;
-/// Changed files written per transaction (a reader sees progress; the WAL stays small).
-const BATCH_FILES: usize = 500;
-
 /// Bounds of the queries.
 pub const TREE_LIMIT: Limit = Limit::new(200, 1000);
 pub const TREE_MAX_DEPTH: usize = 8;
 pub const OUTLINE_LIMIT: Limit = Limit::new(300, 2000);
 pub const FIND_SYMBOL_LIMIT: Limit = Limit::new(20, 200);
 pub const SEARCH_LIMIT: Limit = Limit::new(10, 50);
-/// Matching lines shown per file in a search, and the longest line shown.
-const SEARCH_LINES_PER_FILE: usize = 3;
-const SEARCH_LINE_BYTES: usize = 200;
 
 /// How an index run goes; given to the progress callback.
 #[derive(Debug, Clone, Copy)]
@@ -288,15 +277,6 @@ pub struct CodebaseIndex {
     path: PathBuf,
 }
 
-#[derive(Debug, Clone)]
-struct Known {
-    id: i64,
-    size: i64,
-    mtime_ns: i64,
-    sha256: Option<Vec<u8>>,
-    racy: bool,
-}
-
 impl CodebaseIndex {
     /// Opens the index at `path`, creating it (owner-only) when missing.
     pub fn open(path: &Path) -> Result<CodebaseIndex, MemoryError> {
@@ -313,6 +293,16 @@ impl CodebaseIndex {
 
     fn sql(&self, what: &'static str) -> impl FnOnce(rusqlite::Error) -> MemoryError + '_ {
         db::sql_error(&self.path, what)
+    }
+
+    /// Starts a write transaction; dropped without a commit, it rolls back.
+    fn begin(&self) -> Result<Transaction<'_>, MemoryError> {
+        Transaction::new_unchecked(&self.conn, TransactionBehavior::Immediate)
+            .map_err(self.sql("starting a transaction"))
+    }
+
+    fn commit(&self, tx: Transaction<'_>) -> Result<(), MemoryError> {
+        tx.commit().map_err(self.sql("committing"))
     }
 
     /// Indexes (or re-indexes) the repository at `dir`, or the part of an indexed repository
@@ -371,214 +361,44 @@ impl CodebaseIndex {
             skipped: BTreeMap::new(),
             elapsed_ms: 0,
         };
-        let mut skip = |reason: &str| *report.skipped.entry(reason.to_owned()).or_default() += 1;
-        let mut candidates: Vec<(PathBuf, String, std::fs::Metadata)> = Vec::new();
-        let mut since_progress = 0u32;
-        let walker = ignore::WalkBuilder::new(&walk_root)
-            .hidden(true)
-            .parents(true)
-            .ignore(true)
-            .git_ignore(true)
-            .git_global(true)
-            .git_exclude(true)
-            .require_git(false)
-            .follow_links(false)
-            .build();
-        for entry in walker {
-            let Ok(entry) = entry else {
-                skip("unreadable");
-                continue;
-            };
-            let Some(ft) = entry.file_type() else {
-                continue;
-            };
-            if ft.is_dir() {
-                continue;
-            }
-            let path = entry.into_path();
-            if own_dir.as_ref().is_some_and(|own| path.starts_with(own)) {
-                continue;
-            }
-            if ft.is_symlink() {
-                skip("link");
-                continue;
-            }
-            if !ft.is_file() {
-                skip("special");
-                continue;
-            }
-            let Some(rel) = path
-                .strip_prefix(&repo_root_path)
-                .ok()
-                .and_then(Path::to_str)
-                .map(str::to_owned)
-            else {
-                skip("name_not_utf8");
-                continue;
-            };
-            let Ok(meta) = std::fs::symlink_metadata(&path) else {
-                skip("unreadable");
-                continue;
-            };
-            candidates.push((path, rel, meta));
-            since_progress += 1;
-            if since_progress == 256 {
-                since_progress = 0;
-                progress(IndexProgress::Walking {
-                    found: candidates.len() as u64,
-                });
-            }
-        }
-        candidates.sort_by(|a, b| a.1.cmp(&b.1));
-        let total = candidates.len() as u64;
-        progress(IndexProgress::Walking { found: total });
+        let candidates = walk::walk(
+            &walk_root,
+            &repo_root_path,
+            own_dir.as_deref(),
+            &mut report.skipped,
+            progress,
+        );
 
         // 2. what the index knows about this part of the repository
-        let (lo, hi) = below(&walk_root_str);
-        let mut known: HashMap<String, Known> = HashMap::new();
-        {
-            let mut st = self
-                .conn
-                .prepare(
-                    "SELECT rel, id, size, mtime_ns, sha256, racy FROM files
-                     WHERE repo_id = ?1 AND abs > ?2 AND abs < ?3",
-                )
-                .map_err(self.sql("reading the index"))?;
-            let rows = st
-                .query_map(params![repo_id, lo, hi], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        Known {
-                            id: r.get(1)?,
-                            size: r.get(2)?,
-                            mtime_ns: r.get(3)?,
-                            sha256: r.get(4)?,
-                            racy: r.get::<_, i64>(5)? != 0,
-                        },
-                    ))
-                })
-                .map_err(self.sql("reading the index"))?;
-            for row in rows {
-                let (rel, k) = row.map_err(self.sql("reading the index"))?;
-                known.insert(rel, k);
-            }
-        }
+        let known = self.known(repo_id, &walk_root_str)?;
 
-        // 3. every file: unchanged, rehashed, or read and parsed
-        let now_ns = unix_ns(SystemTime::now());
-        let mut parser = SymbolParser::new();
-        let mut seen: HashSet<String> = HashSet::with_capacity(candidates.len());
-        let mut in_batch = 0usize;
-        self.begin()?;
-        let result = (|| -> Result<(), MemoryError> {
-            for (i, (path, rel, meta)) in candidates.iter().enumerate() {
-                progress(IndexProgress::Indexing {
-                    done: i as u64 + 1,
-                    total,
-                    path: rel,
-                });
-                if let Some(reason) = options.skip.and_then(|f| f(path)) {
-                    *report.skipped.entry(reason).or_default() += 1;
-                    continue;
-                }
-                let size = meta.size() as i64;
-                let mtime_ns = mtime_of(meta);
-                let old = known.get(rel.as_str());
-                if let Some(k) = old
-                    && k.size == size
-                    && k.mtime_ns == mtime_ns
-                    && !k.racy
-                {
-                    seen.insert(rel.clone());
-                    report.unchanged += 1;
-                    continue;
-                }
-                let Some(read) = read_file(path, options.max_file_bytes) else {
-                    *report.skipped.entry("unreadable".into()).or_default() += 1;
-                    continue;
-                };
-                seen.insert(rel.clone());
-                // What was opened is what is recorded (it may have changed since the walk).
-                let size = read.size as i64;
-                let mtime_ns = read.mtime_ns;
-                let racy = mtime_ns > now_ns - RACY_WINDOW_NS;
-                if let (Some(k), Some(bytes)) = (old, &read.bytes) {
-                    let digest = Sha256::digest(bytes).to_vec();
-                    if k.sha256.as_deref() == Some(&digest) {
-                        self.conn
-                            .prepare_cached(
-                                "UPDATE files SET size = ?2, mtime_ns = ?3, racy = ?4 WHERE id = ?1",
-                            )
-                            .and_then(|mut st| st.execute(params![k.id, size, mtime_ns, racy]))
-                            .map_err(self.sql("updating a file's time"))?;
-                        report.rehashed += 1;
-                        continue;
-                    }
-                }
-                self.store_file(
-                    repo_id,
-                    &repo_root,
-                    rel,
-                    path,
-                    size,
-                    mtime_ns,
-                    racy,
-                    read.bytes.as_deref(),
-                    &mut parser,
-                )?;
-                report.parsed += 1;
-                in_batch += 1;
-                if in_batch >= BATCH_FILES {
-                    self.commit()?;
-                    self.begin()?;
-                    in_batch = 0;
-                }
-            }
+        // 3. every file: unchanged, rehashed, or read and parsed (a failure drops the open
+        //    transaction, which rolls it back)
+        let tx = self.begin()?;
+        let (tx, seen) = self.index_files(
+            tx,
+            repo_id,
+            &repo_root,
+            &candidates,
+            &known,
+            options,
+            &mut report,
+            progress,
+        )?;
 
-            // 4. files gone from this part of the tree
-            progress(IndexProgress::Finishing);
-            let gone: Vec<i64> = known
-                .iter()
-                .filter(|(rel, _)| !seen.contains(rel.as_str()))
-                .map(|(_, k)| k.id)
-                .collect();
-            for id in &gone {
-                self.conn
-                    .prepare_cached("DELETE FROM files WHERE id = ?1")
-                    .and_then(|mut st| st.execute([id]))
-                    .map_err(self.sql("dropping a removed file"))?;
-            }
-            report.removed = gone.len() as u64;
-            self.conn
-                .prepare_cached("UPDATE repos SET indexed_at = ?2 WHERE id = ?1")
-                .and_then(|mut st| st.execute(params![repo_id, time::now_ms()]))
-                .map_err(self.sql("recording the index time"))?;
-            Ok(())
-        })();
-        match result {
-            Ok(()) => self.commit()?,
-            Err(e) => {
-                let _ = self.conn.execute_batch("ROLLBACK");
-                return Err(e);
-            }
-        }
+        // 4. files gone from this part of the tree
+        progress(IndexProgress::Finishing);
+        report.removed = self.drop_gone(&known, &seen)?;
+        self.conn
+            .prepare_cached("UPDATE repos SET indexed_at = ?2 WHERE id = ?1")
+            .and_then(|mut st| st.execute(params![repo_id, time::now_ms()]))
+            .map_err(self.sql("recording the index time"))?;
+        self.commit(tx)?;
 
         // 5. what the repository's index holds now
         self.fill_totals(repo_id, &mut report)?;
         report.elapsed_ms = started.elapsed().as_millis() as u64;
         Ok(report)
-    }
-
-    fn begin(&self) -> Result<(), MemoryError> {
-        self.conn
-            .execute_batch("BEGIN IMMEDIATE")
-            .map_err(self.sql("starting a transaction"))
-    }
-
-    fn commit(&self) -> Result<(), MemoryError> {
-        self.conn
-            .execute_batch("COMMIT")
-            .map_err(self.sql("committing"))
     }
 
     /// The repository `dir` belongs to (an indexed one containing it), or a new one rooted at
@@ -629,553 +449,6 @@ impl CodebaseIndex {
         tx.commit().map_err(sql("adding a repository"))?;
         Ok((id, dir.to_owned()))
     }
-
-    #[allow(clippy::too_many_arguments)]
-    fn store_file(
-        &self,
-        repo_id: i64,
-        repo_root: &str,
-        rel: &str,
-        path: &Path,
-        size: i64,
-        mtime_ns: i64,
-        racy: bool,
-        bytes: Option<&[u8]>,
-        parser: &mut SymbolParser,
-    ) -> Result<(), MemoryError> {
-        let language = lang::detect(path);
-        let abs = format!("{}/{rel}", repo_root.trim_end_matches('/'));
-        let (content, text, digest) = match bytes {
-            None => ("too_large", None, None),
-            Some(b) if b[..b.len().min(SNIFF_BYTES)].contains(&0) => {
-                ("binary", None, Some(Sha256::digest(b).to_vec()))
-            }
-            Some(b) => (
-                "text",
-                Some(String::from_utf8_lossy(b)),
-                Some(Sha256::digest(b).to_vec()),
-            ),
-        };
-        let lines = text.as_deref().map(count_lines);
-        let id: i64 = self
-            .conn
-            .prepare_cached(
-                "INSERT INTO files (repo_id, rel, abs, language, size, lines, mtime_ns, sha256, racy, content)
-                 VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7, ?8, ?9, ?10)
-                 ON CONFLICT (abs) DO UPDATE SET repo_id = excluded.repo_id, rel = excluded.rel,
-                    language = excluded.language, size = excluded.size, lines = excluded.lines,
-                    mtime_ns = excluded.mtime_ns, sha256 = excluded.sha256, racy = excluded.racy,
-                    content = excluded.content
-                 RETURNING id",
-            )
-            .and_then(|mut st| {
-                st.query_row(
-                    params![
-                        repo_id,
-                        rel,
-                        abs,
-                        language.map(|l| l.name),
-                        size,
-                        lines.map(|l| l as i64),
-                        mtime_ns,
-                        digest,
-                        racy,
-                        content
-                    ],
-                    |r| r.get(0),
-                )
-            })
-            .map_err(self.sql("recording a file"))?;
-        self.conn
-            .prepare_cached("DELETE FROM symbols WHERE file_id = ?1")
-            .and_then(|mut st| st.execute([id]))
-            .map_err(self.sql("dropping old symbols"))?;
-        self.conn
-            .prepare_cached("DELETE FROM file_text WHERE rowid = ?1")
-            .and_then(|mut st| st.execute([id]))
-            .map_err(self.sql("dropping old text"))?;
-        let Some(text) = text else {
-            return Ok(());
-        };
-        self.conn
-            .prepare_cached("INSERT INTO file_text (rowid, body) VALUES (?1, ?2)")
-            .and_then(|mut st| st.execute(params![id, text.as_ref()]))
-            .map_err(self.sql("indexing a file's text"))?;
-        if let Some(parsed) = language.and_then(|l| l.parsed) {
-            let found = parser.symbols(parsed, &text);
-            let mut st = self
-                .conn
-                .prepare_cached(
-                    "INSERT INTO symbols (file_id, name, kind, line, end_line, parent, signature)
-                     VALUES (?1, ?2, ?3, ?4, ?5, ?6, ?7)",
-                )
-                .map_err(self.sql("recording symbols"))?;
-            for s in found {
-                st.execute(params![
-                    id,
-                    s.name,
-                    s.kind,
-                    s.line,
-                    s.end_line,
-                    s.parent,
-                    s.signature
-                ])
-                .map_err(self.sql("recording symbols"))?;
-            }
-        }
-        Ok(())
-    }
-
-    fn fill_totals(&self, repo_id: i64, report: &mut IndexReport) -> Result<(), MemoryError> {
-        let (files, lines): (i64, i64) = self
-            .conn
-            .query_row(
-                "SELECT count(*), coalesce(sum(lines), 0) FROM files WHERE repo_id = ?1",
-                [repo_id],
-                |r| Ok((r.get(0)?, r.get(1)?)),
-            )
-            .map_err(self.sql("counting files"))?;
-        report.files = files as u64;
-        report.lines = lines as u64;
-        report.symbols = self
-            .conn
-            .query_row(
-                "SELECT count(*) FROM symbols JOIN files ON files.id = symbols.file_id
-                 WHERE files.repo_id = ?1",
-                [repo_id],
-                |r| r.get::<_, i64>(0),
-            )
-            .map_err(self.sql("counting symbols"))? as u64;
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT coalesce(language, 'other'), count(*) FROM files WHERE repo_id = ?1
-                 GROUP BY 1",
-            )
-            .map_err(self.sql("counting languages"))?;
-        report.languages = st
-            .query_map([repo_id], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))
-            .and_then(|rows| rows.collect::<Result<_, _>>())
-            .map_err(self.sql("counting languages"))?;
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT content, count(*) FROM files WHERE repo_id = ?1 AND content != 'text'
-                 GROUP BY 1",
-            )
-            .map_err(self.sql("counting files without text"))?;
-        report.without_text = st
-            .query_map([repo_id], |r| Ok((r.get(0)?, r.get::<_, i64>(1)? as u64)))
-            .and_then(|rows| rows.collect::<Result<_, _>>())
-            .map_err(self.sql("counting files without text"))?;
-        Ok(())
-    }
-
-    /// The indexed repositories.
-    pub fn repositories(&self) -> Result<Vec<Repository>, MemoryError> {
-        let mut st = self
-            .conn
-            .prepare(
-                "SELECT root, indexed_at, (SELECT count(*) FROM files WHERE repo_id = repos.id)
-                 FROM repos ORDER BY root",
-            )
-            .map_err(self.sql("listing repositories"))?;
-        st.query_map([], |r| {
-            Ok(Repository {
-                root: r.get(0)?,
-                indexed_at: time::rfc3339(r.get(1)?),
-                files: r.get::<_, i64>(2)? as u64,
-            })
-        })
-        .and_then(|rows| rows.collect())
-        .map_err(self.sql("listing repositories"))
-    }
-
-    /// True when some indexed file lies below `scope` (or is it).
-    pub fn covers(&self, scope: &Path) -> Result<bool, MemoryError> {
-        let s = path_str(scope);
-        let (lo, hi) = below(&s);
-        self.conn
-            .query_row(
-                "SELECT EXISTS (SELECT 1 FROM files WHERE (abs > ?1 AND abs < ?2) OR abs = ?3)",
-                params![lo, hi, s],
-                |r| r.get(0),
-            )
-            .map_err(self.sql("looking for indexed files"))
-    }
-
-    /// The indexed files and directories below `dir`, `depth` levels deep (1: its direct
-    /// entries), at most `limit` entries (see [`TREE_LIMIT`]). A file given as `dir` is listed
-    /// alone.
-    pub fn tree(&self, dir: &Path, depth: usize, limit: usize) -> Result<Tree, MemoryError> {
-        let depth = depth.clamp(1, TREE_MAX_DEPTH);
-        let root = path_str(dir);
-        let (lo, hi) = below(&root);
-        let mut st = self
-            .conn
-            .prepare_cached(
-                "SELECT abs, language, size, lines FROM files
-                 WHERE (abs > ?1 AND abs < ?2) OR abs = ?3 ORDER BY abs",
-            )
-            .map_err(self.sql("listing files"))?;
-        let rows = st
-            .query_map(params![lo, hi, root], |r| {
-                Ok((
-                    r.get::<_, String>(0)?,
-                    r.get::<_, Option<String>>(1)?,
-                    r.get::<_, i64>(2)?,
-                    r.get::<_, Option<i64>>(3)?,
-                ))
-            })
-            .map_err(self.sql("listing files"))?;
-        // Keyed by path components, so a directory sorts right before its contents.
-        let mut entries: BTreeMap<Vec<String>, TreeEntry> = BTreeMap::new();
-        for row in rows {
-            let (abs, language, size, lines) = row.map_err(self.sql("listing files"))?;
-            if abs == root {
-                entries.insert(
-                    Vec::new(),
-                    TreeEntry {
-                        path: abs,
-                        kind: "file",
-                        language,
-                        size: Some(size as u64),
-                        lines: lines.map(|l| l as u64),
-                        files: None,
-                    },
-                );
-                continue;
-            }
-            let rel = abs[lo.len()..].to_owned();
-            let parts: Vec<&str> = rel.split('/').collect();
-            // every directory on the way, up to the depth, counts this file
-            for d in 1..parts.len().min(depth + 1) {
-                let key: Vec<String> = parts[..d].iter().map(|s| (*s).to_owned()).collect();
-                let e = entries.entry(key).or_insert_with(|| TreeEntry {
-                    path: format!("{lo}{}", parts[..d].join("/")),
-                    kind: "dir",
-                    language: None,
-                    size: None,
-                    lines: None,
-                    files: Some(0),
-                });
-                e.files = e.files.map(|n| n + 1);
-                e.lines = Some(e.lines.unwrap_or(0) + lines.unwrap_or(0) as u64);
-            }
-            if parts.len() <= depth {
-                entries.insert(
-                    parts.iter().map(|s| (*s).to_owned()).collect(),
-                    TreeEntry {
-                        path: abs,
-                        kind: "file",
-                        language,
-                        size: Some(size as u64),
-                        lines: lines.map(|l| l as u64),
-                        files: None,
-                    },
-                );
-            }
-        }
-        let total_entries = entries.len();
-        let mut list: Vec<TreeEntry> = entries.into_values().collect();
-        let truncated = cut(&mut list, limit);
-        Ok(Tree {
-            root,
-            depth,
-            entries: list,
-            total_entries,
-            truncated,
-        })
-    }
-
-    /// The symbols of one indexed file, in line order, at most `limit`; `None` when the file
-    /// is not in the index.
-    pub fn outline(&self, file: &Path, limit: usize) -> Result<Option<Outline>, MemoryError> {
-        let abs = path_str(file);
-        let row = self
-            .conn
-            .query_row(
-                "SELECT id, language, lines, content FROM files WHERE abs = ?1",
-                [&abs],
-                |r| {
-                    Ok((
-                        r.get::<_, i64>(0)?,
-                        r.get::<_, Option<String>>(1)?,
-                        r.get::<_, Option<i64>>(2)?,
-                        r.get::<_, String>(3)?,
-                    ))
-                },
-            )
-            .optional()
-            .map_err(self.sql("looking up a file"))?;
-        let Some((id, language, lines, content)) = row else {
-            return Ok(None);
-        };
-        let total: i64 = self
-            .conn
-            .query_row(
-                "SELECT count(*) FROM symbols WHERE file_id = ?1",
-                [id],
-                |r| r.get(0),
-            )
-            .map_err(self.sql("counting symbols"))?;
-        let mut st = self
-            .conn
-            .prepare_cached(
-                "SELECT name, kind, line, end_line, parent, signature FROM symbols
-                 WHERE file_id = ?1 ORDER BY line, id LIMIT ?2",
-            )
-            .map_err(self.sql("reading symbols"))?;
-        let symbols: Vec<Symbol> = st
-            .query_map(params![id, limit as i64], |r| {
-                Ok(Symbol {
-                    name: r.get(0)?,
-                    kind: r.get(1)?,
-                    line: r.get(2)?,
-                    end_line: r.get(3)?,
-                    parent: r.get(4)?,
-                    signature: r.get(5)?,
-                })
-            })
-            .and_then(|rows| rows.collect())
-            .map_err(self.sql("reading symbols"))?;
-        Ok(Some(Outline {
-            path: abs,
-            language,
-            lines: lines.map(|l| l as u64),
-            truncated: (total as usize) > symbols.len(),
-            total_symbols: total as usize,
-            symbols,
-            content,
-        }))
-    }
-
-    /// Definitions named `name` (exactly, ignoring case, first) or whose name starts with it,
-    /// in files below `scope`. `Parent::name` or `Parent.name` asks for members of `Parent`.
-    /// Among equal names, free items (no parent) come before members.
-    pub fn find_symbol(
-        &self,
-        scope: &Path,
-        name: &str,
-        limit: usize,
-    ) -> Result<SymbolMatches, MemoryError> {
-        let name = name.trim();
-        let (parent, name) = match name.rsplit_once("::").or_else(|| name.rsplit_once('.')) {
-            Some((p, n)) if !p.is_empty() => {
-                let p = p.rsplit(['.', ':']).next().unwrap_or(p);
-                (Some(p.to_owned()), n)
-            }
-            _ => (None, name),
-        };
-        if name.is_empty() {
-            return Err(MemoryError::EmptyQuery);
-        }
-        let upper = format!("{name}\u{10FFFF}");
-        let scope_s = path_str(scope);
-        let (lo, hi) = below(&scope_s);
-        let mut st = self
-            .conn
-            .prepare_cached(
-                "SELECT s.name, s.kind, f.abs, s.line, s.end_line, s.parent, s.signature,
-                        CASE WHEN s.name = ?1 THEN 0
-                             WHEN s.name = ?1 COLLATE NOCASE THEN 1 ELSE 2 END AS rank
-                 FROM symbols s JOIN files f ON f.id = s.file_id
-                 WHERE s.name >= ?1 COLLATE NOCASE AND s.name < ?2 COLLATE NOCASE
-                   AND f.abs > ?3 AND f.abs < ?4
-                   AND (?5 IS NULL OR s.parent = ?5 COLLATE NOCASE)
-                 ORDER BY rank, length(s.name), s.name, s.parent IS NOT NULL, f.abs, s.line
-                 LIMIT ?6",
-            )
-            .map_err(self.sql("finding symbols"))?;
-        let mut matches: Vec<SymbolMatch> = st
-            .query_map(
-                params![name, upper, lo, hi, parent, limit as i64 + 1],
-                |r| {
-                    Ok(SymbolMatch {
-                        name: r.get(0)?,
-                        kind: r.get(1)?,
-                        path: r.get(2)?,
-                        line: r.get(3)?,
-                        end_line: r.get(4)?,
-                        parent: r.get(5)?,
-                        signature: r.get(6)?,
-                        exact: r.get::<_, i64>(7)? < 2,
-                    })
-                },
-            )
-            .and_then(|rows| rows.collect())
-            .map_err(self.sql("finding symbols"))?;
-        let truncated = cut(&mut matches, limit);
-        Ok(SymbolMatches { matches, truncated })
-    }
-
-    /// Files below `scope` whose text holds every word of `query`, best first (BM25), at most
-    /// `limit`, each with its best matching lines; when none does, the files holding any of
-    /// them (`matched` says which). Prose (markdown, reStructuredText, plain text) comes after
-    /// code and configuration: this is the index of the code, and a README that says the
-    /// words of a bug report more often than the code that has the bug led a small model to
-    /// read the README and answer from it.
-    pub fn search(
-        &self,
-        scope: &Path,
-        query: &str,
-        limit: usize,
-    ) -> Result<SearchResults, MemoryError> {
-        let q = FtsQuery::parse(query)?;
-        let scope_s = path_str(scope);
-        let (lo, hi) = below(&scope_s);
-        let mut st = self
-            .conn
-            .prepare_cached(
-                "SELECT f.abs, f.language, t.body, snippet(file_text, 0, '', '', '…', 12)
-                 FROM file_text t JOIN files f ON f.id = t.rowid
-                 WHERE file_text MATCH ?1 AND ((f.abs > ?2 AND f.abs < ?3) OR f.abs = ?4)
-                 ORDER BY f.language IS NOT NULL AND f.language IN ('markdown', 'rst', 'text'),
-                          t.rank
-                 LIMIT ?5",
-            )
-            .map_err(self.sql("searching"))?;
-        let mut found = Vec::new();
-        let mut matched = Matched::Every;
-        for (expr, how) in q.tries() {
-            let rows = st
-                .query_map(params![expr, lo, hi, scope_s, limit as i64 + 1], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, Option<String>>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                    ))
-                })
-                .map_err(self.sql("searching"))?;
-            for row in rows {
-                found.push(row.map_err(self.sql("searching"))?);
-            }
-            if !found.is_empty() {
-                matched = how;
-                break;
-            }
-        }
-        let mut hits = Vec::new();
-        for (path, language, body, snippet) in found {
-            let (mut lines, more_lines) = best_lines(&q, &body);
-            if !lines.is_empty() {
-                let symbols = self.symbol_spans(&path)?;
-                for hit in &mut lines {
-                    hit.within = innermost(&symbols, hit.line);
-                }
-            }
-            hits.push(SearchHit {
-                path,
-                language,
-                snippet: lines.is_empty().then_some(snippet),
-                lines,
-                more_lines,
-            });
-        }
-        let truncated = cut(&mut hits, limit);
-        Ok(SearchResults {
-            hits,
-            truncated,
-            matched,
-        })
-    }
-}
-
-/// The definitions of the file at `abs`: (first line, last line, `kind name`
-/// with its parent as `Parent.name`).
-fn symbol_spans_query() -> &'static str {
-    "SELECT s.line, s.end_line, s.kind, s.name, s.parent FROM symbols s
-     JOIN files f ON f.id = s.file_id WHERE f.abs = ?1"
-}
-
-impl CodebaseIndex {
-    fn symbol_spans(&self, abs: &str) -> Result<Vec<(u64, u64, String)>, MemoryError> {
-        let mut st = self
-            .conn
-            .prepare_cached(symbol_spans_query())
-            .map_err(self.sql("reading symbols"))?;
-        st.query_map([abs], |r| {
-            let kind: String = r.get(2)?;
-            let name: String = r.get(3)?;
-            let parent: Option<String> = r.get(4)?;
-            let shown = match parent {
-                Some(p) => format!("{kind} {p}.{name}"),
-                None => format!("{kind} {name}"),
-            };
-            Ok((
-                r.get::<_, u32>(0)? as u64,
-                r.get::<_, u32>(1)? as u64,
-                shown,
-            ))
-        })
-        .and_then(|rows| rows.collect())
-        .map_err(self.sql("reading symbols"))
-    }
-}
-
-/// The narrowest span of `symbols` that holds `line` (the latest to start,
-/// among equals).
-fn innermost(symbols: &[(u64, u64, String)], line: u64) -> Option<String> {
-    symbols
-        .iter()
-        .filter(|(first, last, _)| *first <= line && line <= *last)
-        .min_by_key(|(first, last, _)| (last - first, u64::MAX - first))
-        .map(|(_, _, shown)| shown.clone())
-}
-
-/// The lines of `body` holding the most query words, in line order, and how many more match.
-fn best_lines(q: &FtsQuery, body: &str) -> (Vec<LineHit>, usize) {
-    let mut scored: Vec<(usize, u64, &str)> = body
-        .lines()
-        .enumerate()
-        .filter_map(|(i, line)| {
-            let n = q.words_in(line);
-            (n > 0).then_some((n, i as u64 + 1, line))
-        })
-        .collect();
-    scored.sort_by(|a, b| b.0.cmp(&a.0).then(a.1.cmp(&b.1)));
-    let more = scored.len().saturating_sub(SEARCH_LINES_PER_FILE);
-    scored.truncate(SEARCH_LINES_PER_FILE);
-    scored.sort_by_key(|s| s.1);
-    let lines = scored
-        .into_iter()
-        .map(|(_, line, text)| LineHit {
-            line,
-            text: around_match(q, text.trim_end()),
-            within: None,
-        })
-        .collect();
-    (lines, more)
-}
-
-/// A long line cut to a window around its first match.
-fn around_match(q: &FtsQuery, line: &str) -> String {
-    if line.len() <= SEARCH_LINE_BYTES {
-        return line.to_owned();
-    }
-    let lower = line.to_lowercase();
-    // Lower-casing can change byte lengths; fall back to the line's start then.
-    let at = if lower.len() == line.len() {
-        q.terms
-            .iter()
-            .filter_map(|t| lower.find(t.as_str()))
-            .min()
-            .unwrap_or(0)
-    } else {
-        0
-    };
-    let mut start = at.saturating_sub(SEARCH_LINE_BYTES / 4);
-    while !line.is_char_boundary(start) {
-        start -= 1;
-    }
-    let (body, cut_end) = clip(&line[start..], SEARCH_LINE_BYTES);
-    let _ = cut_end;
-    if start > 0 {
-        format!("…{body}")
-    } else {
-        body
-    }
 }
 
 /// The `(lo, hi)` bounds of the paths strictly below directory `dir`: `lo` is `dir/` and
@@ -1196,67 +469,6 @@ fn count_lines(text: &str) -> usize {
     } else {
         n + 1
     }
-}
-
-fn unix_ns(t: SystemTime) -> i64 {
-    match t.duration_since(UNIX_EPOCH) {
-        Ok(d) => i64::try_from(d.as_nanos()).unwrap_or(i64::MAX),
-        Err(e) => -i64::try_from(e.duration().as_nanos()).unwrap_or(i64::MAX),
-    }
-}
-
-fn mtime_of(meta: &std::fs::Metadata) -> i64 {
-    meta.mtime()
-        .saturating_mul(1_000_000_000)
-        .saturating_add(meta.mtime_nsec())
-}
-
-#[derive(Debug)]
-struct ReadFile {
-    size: u64,
-    mtime_ns: i64,
-    /// `None` when the file is larger than the limit (not read).
-    bytes: Option<Vec<u8>>,
-}
-
-/// Opens a file without following a link at its end and without blocking (a FIFO put in its
-/// place), and reads it if it is a regular file no larger than `max`.
-fn read_file(path: &Path, max: u64) -> Option<ReadFile> {
-    use rustix::fs::{Mode, OFlags};
-    let fd = rustix::fs::open(
-        path,
-        OFlags::RDONLY | OFlags::NOFOLLOW | OFlags::NONBLOCK | OFlags::CLOEXEC,
-        Mode::empty(),
-    )
-    .ok()?;
-    let mut file = File::from(fd);
-    let meta = file.metadata().ok()?;
-    if !meta.is_file() {
-        return None;
-    }
-    let size = meta.len();
-    let mtime_ns = mtime_of(&meta);
-    if size > max {
-        return Some(ReadFile {
-            size,
-            mtime_ns,
-            bytes: None,
-        });
-    }
-    let mut bytes = Vec::with_capacity(size as usize);
-    (&mut file).take(max + 1).read_to_end(&mut bytes).ok()?;
-    if bytes.len() as u64 > max {
-        return Some(ReadFile {
-            size: bytes.len() as u64,
-            mtime_ns,
-            bytes: None,
-        });
-    }
-    Some(ReadFile {
-        size: bytes.len() as u64,
-        mtime_ns,
-        bytes: Some(bytes),
-    })
 }
 
 #[cfg(test)]
