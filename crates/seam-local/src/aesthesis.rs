@@ -7,12 +7,14 @@
 use std::path::Path;
 use std::time::Duration;
 
+use seam_protocol::RefusalCode;
 use seam_scrub::Scrubber;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
-use crate::LocalRefusal;
 use crate::git;
 use crate::process;
+use crate::queue::{ReturnQueue, Staged, Status};
+use crate::{LocalRefusal, LocalTools, TurnInfo, refusal, str_param};
 
 /// How long one formatter or linter may run.
 const TOOL_TIMEOUT: Duration = Duration::from_secs(60);
@@ -165,4 +167,64 @@ pub(crate) fn critique(
         "linters": reports,
         "hygiene": hygiene,
     }))
+}
+
+impl LocalTools {
+    /// The aesthesis tool's call: a critique of this turn's branch, or of a
+    /// pending queue item's named by `branch`.
+    pub(crate) fn aesthesis(
+        &self,
+        turn: &TurnInfo,
+        params: &Map<String, Value>,
+    ) -> Result<Value, LocalRefusal> {
+        let repo = self
+            .repo
+            .as_ref()
+            .map_err(|why| refusal(RefusalCode::Unavailable, why.clone()))?;
+        let own = self.turn_branch(&turn.turn);
+        let wanted = str_param(params, "branch");
+        // This turn's branch, or a pending queue item's.
+        if let Some((branch, worktree)) = own.filter(|(b, _)| wanted.is_none_or(|w| w == b)) {
+            let state = self.turn_state(&turn.turn);
+            let state = state.lock().unwrap_or_else(|p| p.into_inner());
+            let base = state
+                .branch
+                .as_ref()
+                .map(|b| b.base.clone())
+                .unwrap_or_default();
+            return critique(&worktree, &branch, &base, &self.scrubber);
+        }
+        let Some(wanted) = wanted else {
+            return Err(refusal(
+                RefusalCode::NotFound,
+                "this turn has no staged branch yet (builder makes one)",
+            ));
+        };
+        let queue = ReturnQueue::existing(&self.config.seam_home)
+            .map_err(|e| refusal(RefusalCode::Failed, e.to_string()))?;
+        let items = match queue {
+            Some(q) => q
+                .list(500)
+                .map_err(|e| refusal(RefusalCode::Failed, e.to_string()))?,
+            None => Vec::new(),
+        };
+        for item in items.into_iter().filter(|i| i.status == Status::Pending) {
+            if let Staged::Branch {
+                repo: r,
+                branch,
+                worktree,
+                base,
+                ..
+            } = &item.staged
+                && branch == wanted
+                && *r == repo.root
+            {
+                return critique(worktree, branch, base, &self.scrubber);
+            }
+        }
+        Err(refusal(
+            RefusalCode::NotFound,
+            format!("no staged branch named {wanted:?} (seer what=queue lists them)"),
+        ))
+    }
 }

@@ -11,10 +11,11 @@ use std::time::Duration;
 use regex::Regex;
 
 use seam_protocol::RefusalCode;
+use serde_json::{Map, Value};
 
-use crate::LocalRefusal;
 use crate::builder::{make_private_dir, turn_slug};
 use crate::process;
+use crate::{LocalRefusal, LocalTools, TurnInfo, required, str_param};
 
 /// The largest DOT source taken.
 pub const MAX_DOT_BYTES: usize = 64 * 1024;
@@ -118,4 +119,27 @@ pub(crate) fn render(
         )
     })?;
     Ok(path)
+}
+
+impl LocalTools {
+    /// The image tool's call: renders `dot` and holds the diagram for the turn.
+    pub(crate) fn image(
+        &self,
+        turn: &TurnInfo,
+        params: &Map<String, Value>,
+    ) -> Result<Value, LocalRefusal> {
+        let dot = required(params, "dot", "")?;
+        let path = render(&self.staging(), &turn.turn, dot, str_param(params, "name"))?;
+        let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
+        let file = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let state = self.turn_state(&turn.turn);
+        let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+        state.images.push((path, dot.to_owned()));
+        Ok(
+            serde_json::json!({"staged": file, "bytes": bytes, "shown": "to the operator in the queue"}),
+        )
+    }
 }

@@ -7,10 +7,10 @@ use std::path::Path;
 
 use rusqlite::{Connection, OptionalExtension};
 use seam_protocol::RefusalCode;
-use serde_json::{Value, json};
+use serde_json::{Map, Value, json};
 
 use crate::queue::ReturnQueue;
-use crate::{LocalRefusal, TurnInfo};
+use crate::{LocalRefusal, LocalTools, MAX_NOTE_BYTES, TurnInfo, refusal, required, str_param};
 
 /// The most of one attached file `context` shows.
 pub const ATTACHED_FILE_BYTES: usize = 16 * 1024;
@@ -235,4 +235,57 @@ pub(crate) fn graph_search(conn: Option<&Connection>, query: &str) -> Result<Val
         }
     }
     Ok(json!({"nodes": hits, "truncated": truncated}))
+}
+
+impl LocalTools {
+    /// The scribe tool's call: holds a note for the turn.
+    pub(crate) fn scribe(
+        &self,
+        turn: &TurnInfo,
+        params: &Map<String, Value>,
+    ) -> Result<Value, LocalRefusal> {
+        let text = required(params, "text", "")?;
+        if text.trim().is_empty() {
+            return Err(refusal(RefusalCode::InvalidParams, "params.text is empty"));
+        }
+        if text.len() > MAX_NOTE_BYTES {
+            return Err(refusal(
+                RefusalCode::InvalidParams,
+                format!(
+                    "params.text is {} bytes, over the limit of {MAX_NOTE_BYTES}",
+                    text.len()
+                ),
+            ));
+        }
+        let title = str_param(params, "title").unwrap_or("").trim();
+        let title = seam_term::head(title, 200).0.to_owned();
+        let state = self.turn_state(&turn.turn);
+        let mut state = state.lock().unwrap_or_else(|p| p.into_inner());
+        state
+            .notes
+            .push((title.clone(), text.trim_end().to_owned()));
+        Ok(serde_json::json!({
+            "staged": true,
+            "note": state.notes.len(),
+            "title": title,
+            "kept": "once the operator approves it",
+        }))
+    }
+
+    /// The graph tool's call.
+    pub(crate) fn graph(&self, params: &Map<String, Value>) -> Result<Value, LocalRefusal> {
+        let conn = ReturnQueue::read_only(&self.config.seam_home)
+            .map_err(|e| refusal(RefusalCode::Failed, e.to_string()))?;
+        match required(params, "op", "")? {
+            "neighbors" => {
+                graph_neighbors(conn.as_ref(), required(params, "node", "for neighbors")?)
+            }
+            "path" => graph_path(
+                conn.as_ref(),
+                required(params, "node", "for path")?,
+                required(params, "to", "for path")?,
+            ),
+            _ => graph_search(conn.as_ref(), required(params, "query", "for search")?),
+        }
+    }
 }
