@@ -119,6 +119,53 @@ pub fn create_private_file(path: &Path) -> Result<bool, FileError> {
     }
 }
 
+/// The name of a temporary file [`staged_beside`] makes for `path`'s file name `name`:
+/// `.{name}.` and a random part, then `.tmp`. One rule, for the writer and the sweep.
+fn staged_name(name: &str) -> (String, &'static str) {
+    (format!(".{name}."), ".tmp")
+}
+
+/// Removes the temporary files a crash left beside `path` (see [`replace`]): regular files
+/// of this user named as [`staged_beside`] names them, never through a link. Only for a
+/// caller that holds the lock every writer of `path` takes, so that none of them is a write
+/// under way. Returns how many it removed. A temporary file of a secrets file holds every
+/// secret: left there, nothing else would ever remove it.
+pub fn sweep_staged(path: &Path) -> Result<usize, FileError> {
+    let dir = parent_of(path);
+    let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
+        return Ok(0);
+    };
+    let (prefix, suffix) = staged_name(&name);
+    let entries = match fs::read_dir(dir) {
+        Ok(e) => e,
+        Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
+        Err(e) => return Err(FileError::at("list", dir)(e)),
+    };
+    let me = rustix::process::geteuid().as_raw();
+    let mut removed = 0;
+    for entry in entries {
+        let entry = entry.map_err(FileError::at("list", dir))?;
+        let file = entry.file_name();
+        let file = file.to_string_lossy();
+        let ours = file.len() > prefix.len() + suffix.len()
+            && file.starts_with(&prefix)
+            && file.ends_with(suffix);
+        if !ours {
+            continue;
+        }
+        let at = entry.path();
+        let meta = fs::symlink_metadata(&at).map_err(FileError::at("inspect", &at))?;
+        if meta.file_type().is_file() && meta.uid() == me {
+            fs::remove_file(&at).map_err(FileError::at("remove", &at))?;
+            removed += 1;
+        }
+    }
+    if removed > 0 {
+        sync_dir(dir)?;
+    }
+    Ok(removed)
+}
+
 /// A fresh temporary file beside `path` (`O_CREAT | O_EXCL`, a random name), holding
 /// `bytes`, fsynced, with exactly `mode`.
 fn staged_beside(
@@ -131,9 +178,10 @@ fn staged_beside(
         .file_name()
         .map(|n| n.to_string_lossy().into_owned())
         .unwrap_or_default();
+    let (prefix, suffix) = staged_name(&name);
     let mut staged = tempfile::Builder::new()
-        .prefix(&format!(".{name}."))
-        .suffix(".tmp")
+        .prefix(&prefix)
+        .suffix(suffix)
         .permissions(fs::Permissions::from_mode(mode))
         .tempfile_in(dir)
         .map_err(FileError::at("create a temporary file in", dir))?;

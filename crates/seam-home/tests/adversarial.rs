@@ -156,3 +156,33 @@ fn the_lock_is_exclusive_and_never_follows_a_link() {
     assert!(Lock::exclusive(&link).is_err());
     assert!(!far.exists());
 }
+
+/// The sweep removes what a crash left beside a file (a regular file named as the writer
+/// names its temporary files), and nothing else: not the file, not another file's leftover,
+/// not a link that looks like a leftover, nor the file it points at.
+#[test]
+fn the_sweep_removes_a_crashed_writes_leftover_and_nothing_else() {
+    use seam_home::file::sweep_staged;
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("secrets.toml");
+    replace(&target, b"a = \"1\"\n", OWNER_ONLY).unwrap();
+    let leftover = dir.path().join(".secrets.toml.Xy12Ab.tmp");
+    std::fs::write(&leftover, "a = \"every secret\"\n").unwrap();
+    let other = dir.path().join(".state.json.Xy12Ab.tmp");
+    std::fs::write(&other, "{}").unwrap();
+    let victim = dir.path().join("victim");
+    std::fs::write(&victim, "kept").unwrap();
+    let link = dir.path().join(".secrets.toml.Zz99Zz.tmp");
+    std::os::unix::fs::symlink(&victim, &link).unwrap();
+    // The bare prefix and suffix, with no random part, is no name the writer makes.
+    let bare = dir.path().join(".secrets.toml..tmp");
+    std::fs::write(&bare, "x").unwrap();
+
+    assert_eq!(sweep_staged(&target).unwrap(), 1);
+    assert!(!leftover.exists());
+    assert_eq!(std::fs::read_to_string(&target).unwrap(), "a = \"1\"\n");
+    assert!(other.exists() && bare.exists() && victim.exists());
+    assert!(std::fs::symlink_metadata(&link).is_ok());
+    // Nothing left: nothing to do.
+    assert_eq!(sweep_staged(&target).unwrap(), 0);
+}

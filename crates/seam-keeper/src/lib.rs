@@ -306,6 +306,10 @@ impl Keeper {
     ) -> Result<(), KeeperError> {
         ensure_private_dir(&self.dir)?;
         let _lock = seam_home::Lock::exclusive(&self.dir.join(LOCK_FILE))?;
+        // A writer that crashed between writing its temporary file and renaming it left
+        // every secret in that file; under the lock no write is under way, so any there
+        // now is such a leftover.
+        seam_home::file::sweep_staged(&self.dir.join(SECRETS_FILE))?;
         let mut secrets = read_secrets(&self.dir)?;
         change(&mut secrets);
         write_secrets(&self.dir, &secrets)?;

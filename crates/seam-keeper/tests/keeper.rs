@@ -210,3 +210,34 @@ fn values_with_every_kind_of_character_round_trip() {
     let again = Keeper::open(home.path()).unwrap();
     assert_eq!(again.get("nasty").unwrap().expose(), nasty);
 }
+
+/// A write that crashed between its temporary file and the rename left every secret in that
+/// file; the next write, under the lock, removes it.
+#[test]
+fn a_crashed_writes_temporary_file_is_removed_by_the_next_write() {
+    let home = tempfile::tempdir().unwrap();
+    let mut keeper = Keeper::open(home.path()).unwrap();
+    keeper.set("brave", SecretValue::new(VALUE)).unwrap();
+    let leftover = home.path().join("keys/.secrets.toml.k3Yx9q.tmp");
+    fs::write(&leftover, format!("brave = \"{VALUE}\"\n")).unwrap();
+    fs::set_permissions(&leftover, fs::Permissions::from_mode(0o600)).unwrap();
+    keeper.set("searx", SecretValue::new("another")).unwrap();
+    assert!(
+        !leftover.exists(),
+        "the leftover holding the secret is gone"
+    );
+    let names: Vec<String> = fs::read_dir(home.path().join("keys"))
+        .unwrap()
+        .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+        .filter(|n| n.ends_with(".tmp"))
+        .collect();
+    assert!(names.is_empty(), "{names:?}");
+    assert_eq!(
+        Keeper::open(home.path())
+            .unwrap()
+            .get("brave")
+            .unwrap()
+            .expose(),
+        VALUE
+    );
+}
