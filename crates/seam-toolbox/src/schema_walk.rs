@@ -646,6 +646,12 @@ mod tests {
             "$defs":{"x":{"type":"object"}}});
         close_schema(&mut s).unwrap();
         check_closed(&s).unwrap();
+        assert_eq!(s["additionalProperties"], json!(false));
+        assert_eq!(s["properties"]["a"]["additionalProperties"], json!(false));
+        assert_eq!(
+            s["properties"]["c"]["items"]["additionalProperties"],
+            json!(false)
+        );
         assert_eq!(
             s["properties"]["d"]["anyOf"][0]["additionalProperties"],
             json!(false)
