@@ -1029,3 +1029,24 @@ fn an_edit_of_code_or_of_two_values_gets_no_suggestion() {
         assert!(!e.message.contains("call builder with"), "{e}");
     }
 }
+
+/// The suggested replace is read from the same admitted files as the lines most like the
+/// task: a guarded file (a key, seam's own) that holds the value, alone and set, is never
+/// shown, though it would be the best line.
+#[test]
+fn a_suggested_replace_never_comes_from_a_guarded_file() {
+    let f = Fixture::new();
+    commit(
+        &f,
+        &[
+            ("deploy/id_ed25519", b"PAGE_SIZE = 10 secret-key-material\n"),
+            ("src/view.js", b"render(books, 10);\n"),
+        ],
+    );
+    let tools = f.tools();
+    let task = page_size_turn("g2");
+    let guess = json!({"op": "replace", "path": "src/guess.py", "old": "PAGE_SIZE = 10", "new": "PAGE_SIZE = 25"});
+    let e = tools.call(&task, "builder", &params(guess)).unwrap_err();
+    assert!(!e.message.contains("id_ed25519"), "{e}");
+    assert!(!e.message.contains("secret-key-material"), "{e}");
+}
