@@ -57,7 +57,9 @@
 //! process that keeps running (`seam ask`'s agent), with the places and TCP ports named by the
 //! caller (which places and ports is seam-confine's decision, not this crate's), and the
 //! environment changed only while the process has one thread. It shares the
-//! raw Landlock calls with the sandbox and nothing else.
+//! raw Landlock calls with the sandbox and nothing else. [`attempts`] is what the attack test
+//! tries from inside that wall (a read, a connection, a program, a signal, a keystroke into the
+//! terminal…), each with the kernel's answer; seam never makes those attempts itself.
 //!
 //! # Honest degradation
 //! [`Protections::probe`] asks the kernel (by trying) which walls it can raise; `seam doctor`
@@ -73,6 +75,7 @@
 //! or a scratch file behind after [`Sandbox::run`] returns; print.
 
 pub mod agent_wall;
+pub mod attempts;
 mod child;
 mod job;
 mod landlock;

@@ -1,13 +1,14 @@
 //! `seam __agent-attack` (hidden, test-only): raise exactly the walls `seam ask` raises (the
 //! same [`super::prepare`]), then attack them from inside and print what the kernel answered,
-//! as JSON: each attempt with its errno, and one call through the gate that must still work.
+//! as JSON: each attempt with its errno (the attempts are seam-sandbox's [`Attempt`]s), and one
+//! call through the gate that must still work.
 //! The attack test (tests/confine.rs) asserts on it.
 
-use std::io::Read as _;
 use std::path::PathBuf;
 
 use anyhow::Context as _;
 use seam_agent::gate_client::GateClient;
+use seam_sandbox::attempts::{Attempt, Outcome, StdStream};
 use serde_json::{Value, json};
 
 use crate::cli::Global;
@@ -60,19 +61,6 @@ pub struct AttackArgs {
     pub consent_timeout: u64,
 }
 
-fn outcome(kind: &str, target: String, r: std::io::Result<()>) -> Value {
-    match r {
-        Ok(()) => json!({"attack": kind, "target": target, "denied": false, "errno": null}),
-        Err(e) => json!({
-            "attack": kind,
-            "target": target,
-            "denied": true,
-            "errno": e.raw_os_error(),
-            "error": e.to_string(),
-        }),
-    }
-}
-
 pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<Exit> {
     let home = ctx.ensure_home()?.to_path_buf();
     let Prepared {
@@ -100,86 +88,25 @@ pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<E
             },
         },
     )?;
-    let mut attempts = Vec::new();
-    for p in &args.read {
-        let r = std::fs::File::open(p).and_then(|mut f| {
-            let mut s = Vec::new();
-            f.read_to_end(&mut s).map(drop)
-        });
-        attempts.push(outcome("read", p.display().to_string(), r));
-    }
-    for p in &args.write {
-        let r = std::fs::File::create(p).map(drop);
-        attempts.push(outcome("write", p.display().to_string(), r));
-    }
-    for port in &args.connect {
-        let r = std::net::TcpStream::connect(("127.0.0.1", *port)).map(drop);
-        attempts.push(outcome("connect", port.to_string(), r));
-    }
-    for p in &args.exec {
-        let r = std::process::Command::new(p)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .map(drop);
-        attempts.push(outcome("exec", p.display().to_string(), r));
-    }
-    for port in &args.udp {
-        let r = std::net::UdpSocket::bind("127.0.0.1:0")
-            .and_then(|s| s.send_to(b"exfil", ("127.0.0.1", *port)))
-            .map(drop);
-        attempts.push(outcome("udp", port.to_string(), r));
-    }
-    for pid in &args.signal {
-        let r = rustix::process::Pid::from_raw(*pid)
-            .ok_or_else(|| std::io::Error::other("pid 0"))
-            .and_then(|p| {
-                rustix::process::kill_process(p, rustix::process::Signal::CONT)
-                    .map_err(std::io::Error::from)
-            });
-        attempts.push(outcome("signal", pid.to_string(), r));
-    }
-    for prog in &args.exec_via_loader {
-        let loader = ["/lib64/ld-linux-x86-64.so.2", "/lib/ld-linux-aarch64.so.1"]
-            .into_iter()
-            .find(|l| std::path::Path::new(l).exists())
-            .unwrap_or("/lib64/ld-linux-x86-64.so.2");
-        let r = std::process::Command::new(loader)
-            .arg(prog)
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .status()
-            .and_then(|st| {
-                if st.success() {
-                    Ok(())
-                } else {
-                    Err(std::io::Error::other(format!("the loader failed: {st}")))
-                }
-            });
-        attempts.push(outcome("exec-via-loader", prog.display().to_string(), r));
-    }
-    if args.tty {
-        let r = std::fs::OpenOptions::new()
-            .read(true)
-            .write(true)
-            .open("/dev/tty")
-            .map(drop);
-        attempts.push(outcome("open-tty", "/dev/tty".into(), r));
-        use std::os::fd::AsFd as _;
-        let fds = [
-            ("stdin", std::io::stdin().as_fd().try_clone_to_owned()),
-            ("stdout", std::io::stdout().as_fd().try_clone_to_owned()),
-            ("stderr", std::io::stderr().as_fd().try_clone_to_owned()),
-        ];
-        for (name, fd) in fds {
-            let r = fd.and_then(|fd| {
-                // "y" and a newline: what the operator types to allow a call
-                seam_sandbox::agent_wall::type_into_terminal(fd.as_fd(), b'y')?;
-                seam_sandbox::agent_wall::type_into_terminal(fd.as_fd(), b'\n')
-            });
-            attempts.push(outcome("type-into-terminal", name.into(), r));
-        }
-    }
+    let tries = (args.read.iter().cloned().map(Attempt::Read))
+        .chain(args.write.iter().cloned().map(Attempt::Write))
+        .chain(args.connect.iter().copied().map(Attempt::Connect))
+        .chain(args.exec.iter().cloned().map(Attempt::Exec))
+        .chain(args.udp.iter().copied().map(Attempt::Udp))
+        .chain(args.signal.iter().copied().map(Attempt::Signal))
+        .chain(
+            args.exec_via_loader
+                .iter()
+                .cloned()
+                .map(Attempt::ExecViaLoader),
+        );
+    let tty = args.tty.then(|| {
+        std::iter::once(Attempt::OpenTty).chain(StdStream::ALL.map(Attempt::TypeIntoTerminal))
+    });
+    let attempts: Vec<Outcome> = tries
+        .chain(tty.into_iter().flatten())
+        .map(|a| a.run())
+        .collect();
     let env: Value = args
         .env
         .iter()
