@@ -199,57 +199,7 @@ pub enum Command {
     /// Test-only: raise the walls `seam ask` raises for its agent, then
     /// attack them from inside and print the kernel's answers as JSON.
     #[command(name = "__agent-attack", hide = true)]
-    AgentAttack {
-        #[arg(long)]
-        model_url: Option<String>,
-        #[arg(long)]
-        read: Vec<PathBuf>,
-        #[arg(long)]
-        write: Vec<PathBuf>,
-        #[arg(long)]
-        connect: Vec<u16>,
-        #[arg(long)]
-        exec: Vec<PathBuf>,
-        #[arg(long)]
-        env: Vec<String>,
-        #[arg(long)]
-        gate_read: Option<String>,
-        #[arg(long)]
-        repo: Option<PathBuf>,
-        #[arg(long)]
-        require_confinement: bool,
-        #[arg(long)]
-        attach: Vec<PathBuf>,
-        #[arg(long)]
-        udp: Vec<u16>,
-        #[arg(long)]
-        signal: Vec<i32>,
-        #[arg(long)]
-        exec_via_loader: Vec<PathBuf>,
-        #[arg(long)]
-        gate_fresh_turn: bool,
-        #[arg(long)]
-        gate_close: Vec<String>,
-        /// Try to open the operator's terminal (/dev/tty) and to type into the terminal
-        /// the agent was started on (TIOCSTI on its stdin, stdout and stderr).
-        #[arg(long)]
-        tty: bool,
-        /// Try to list and answer (approve) the calls waiting for consent over the gate's
-        /// socket, without the turn opener and after trying to read it.
-        #[arg(long)]
-        consent_approve: bool,
-        /// The operator's task for the turn (registered with the gate as the operator's words
-        /// before the walls, as `seam ask` does).
-        #[arg(long, default_value = "")]
-        task: String,
-        /// From inside: try to make VALUE the operator's words for a turn (register it on its
-        /// own turn, open a turn with it), without the turn opener and after trying to read it.
-        #[arg(long, value_name = "VALUE")]
-        gate_endorse: Option<String>,
-        /// Seconds the gate started for the attack waits for consent.
-        #[arg(long, value_name = "SECS", default_value_t = 120)]
-        consent_timeout: u64,
-    },
+    AgentAttack(AgentAttackArgs),
     /// Internal: open a turn with the gate (reading the turn opener from seam's home) and
     /// print its id and token as JSON. `seam ask` runs it as a process of its own before
     /// the agent's walls go up, so the agent's process never holds the opener.
@@ -267,6 +217,76 @@ pub enum Command {
         #[arg(long, default_value_t = 8)]
         threads: usize,
     },
+}
+
+/// What `seam __agent-attack` tries from inside the agent's walls (test-only).
+#[derive(Debug, Clone, Args)]
+pub struct AgentAttackArgs {
+    /// The model URL the walls let through (its port).
+    #[arg(long)]
+    pub model_url: Option<String>,
+    /// Files to try to read.
+    #[arg(long)]
+    pub read: Vec<PathBuf>,
+    /// Files to try to create.
+    #[arg(long)]
+    pub write: Vec<PathBuf>,
+    /// Loopback ports to try to connect to.
+    #[arg(long)]
+    pub connect: Vec<u16>,
+    /// Programs to try to run.
+    #[arg(long)]
+    pub exec: Vec<PathBuf>,
+    /// Environment variables whose presence to report.
+    #[arg(long)]
+    pub env: Vec<String>,
+    /// A workspace file to read through the gate (a call that must still work).
+    #[arg(long)]
+    pub gate_read: Option<String>,
+    /// The builder's repository, as `seam ask --repo`.
+    #[arg(long)]
+    pub repo: Option<PathBuf>,
+    /// Fail if a wall cannot be raised (otherwise best effort, as `seam ask` without
+    /// `--require-confinement`).
+    #[arg(long = "require-confinement")]
+    pub require: bool,
+    /// Files attached to the turn (read by the gate before the walls, as `seam ask` does).
+    #[arg(long)]
+    pub attach: Vec<PathBuf>,
+    /// UDP datagrams to send to these loopback ports.
+    #[arg(long)]
+    pub udp: Vec<u16>,
+    /// Processes (outside the walls) to send SIGCONT to.
+    #[arg(long)]
+    pub signal: Vec<i32>,
+    /// Programs to run through the ELF loader (`ld-linux… PROGRAM`).
+    #[arg(long)]
+    pub exec_via_loader: Vec<PathBuf>,
+    /// From inside: try to open a fresh turn, and to call without one.
+    #[arg(long)]
+    pub gate_fresh_turn: bool,
+    /// From inside: try to close these turns (another session's: id known, token not).
+    #[arg(long)]
+    pub gate_close: Vec<String>,
+    /// Try to open the operator's terminal (/dev/tty) and to type into the terminal
+    /// the agent was started on (TIOCSTI on its stdin, stdout and stderr).
+    #[arg(long)]
+    pub tty: bool,
+    /// Try to list and answer (approve) the calls waiting for consent over the gate's
+    /// socket, without the turn opener and after trying to read it.
+    #[arg(long)]
+    pub consent_approve: bool,
+    /// The operator's task for the turn (registered with the gate as the operator's words
+    /// before the walls, as `seam ask` does).
+    #[arg(long, default_value = "")]
+    pub task: String,
+    /// From inside: try to make VALUE the operator's words for a turn (register it on its
+    /// own turn, open a turn with it), without the turn opener and after trying to read it.
+    #[arg(long, value_name = "VALUE")]
+    pub gate_endorse: Option<String>,
+    /// Seconds the gate started for the attack waits for consent.
+    #[arg(long, value_name = "SECS", default_value_t = 120)]
+    pub consent_timeout: u64,
 }
 
 #[derive(Debug, Subcommand)]

@@ -142,51 +142,8 @@ pub fn run(cli: Cli) -> anyhow::Result<Exit> {
             let ctx = Context::load(&cli.global)?;
             ask::open_turn::run(&ctx, gate_url.as_deref())
         }
-        Command::AgentAttack {
-            model_url,
-            read,
-            write,
-            connect,
-            exec,
-            env,
-            gate_read,
-            repo,
-            require_confinement,
-            attach,
-            udp,
-            signal,
-            exec_via_loader,
-            gate_fresh_turn,
-            gate_close,
-            tty,
-            consent_approve,
-            task,
-            gate_endorse,
-            consent_timeout,
-        } => {
+        Command::AgentAttack(args) => {
             let ctx = Context::load(&cli.global)?;
-            let args = ask::attack::AttackArgs {
-                model_url,
-                read,
-                write,
-                connect,
-                exec,
-                env,
-                gate_read,
-                repo,
-                require: require_confinement,
-                attach,
-                udp,
-                signal,
-                exec_via_loader,
-                gate_fresh_turn,
-                gate_close,
-                tty,
-                consent_approve,
-                task,
-                gate_endorse,
-                consent_timeout,
-            };
             ask::attack::run(&ctx, &cli.global, args)
         }
         Command::Doctor { json } => {

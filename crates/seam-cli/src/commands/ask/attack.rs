@@ -4,64 +4,19 @@
 //! call through the gate that must still work.
 //! The attack test (tests/confine.rs) asserts on it.
 
-use std::path::PathBuf;
-
 use anyhow::Context as _;
 use seam_agent::gate_client::GateClient;
 use seam_sandbox::attempts::{Attempt, Outcome, StdStream};
 use serde_json::{Value, json};
 
-use crate::cli::Global;
+use crate::cli::{AgentAttackArgs, Global};
 use crate::context::Context;
 use crate::exit::Exit;
 use crate::output;
 
 use super::{ConfineMode, Prepare, Prepared, prepare};
 
-/// What to attack.
-#[derive(Debug, Clone, Default)]
-pub struct AttackArgs {
-    /// The model URL the walls let through (its port).
-    pub model_url: Option<String>,
-    /// Files to try to read.
-    pub read: Vec<PathBuf>,
-    /// Files to try to create.
-    pub write: Vec<PathBuf>,
-    /// Loopback ports to try to connect to.
-    pub connect: Vec<u16>,
-    /// Programs to try to run.
-    pub exec: Vec<PathBuf>,
-    /// Environment variables whose presence to report.
-    pub env: Vec<String>,
-    /// A workspace file to read through the gate.
-    pub gate_read: Option<String>,
-    pub repo: Option<PathBuf>,
-    pub require: bool,
-    /// Files attached to the turn (read by the gate before the walls, as `seam ask` does).
-    pub attach: Vec<PathBuf>,
-    /// UDP datagrams to send to these loopback ports.
-    pub udp: Vec<u16>,
-    /// Processes (outside the walls) to send SIGCONT to.
-    pub signal: Vec<i32>,
-    /// Programs to run through the ELF loader (`ld-linux… PROGRAM`).
-    pub exec_via_loader: Vec<PathBuf>,
-    /// From inside: try to open a fresh turn, and to call without one.
-    pub gate_fresh_turn: bool,
-    /// From inside: try to close these turns (another session's, id known, token not).
-    pub gate_close: Vec<String>,
-    /// From inside: try to open /dev/tty, and to type into the terminal on fds 0..=2.
-    pub tty: bool,
-    /// From inside: try to list and approve the calls waiting for consent over the socket.
-    pub consent_approve: bool,
-    /// The operator's task for the turn (registered as the operator's words before the walls).
-    pub task: String,
-    /// From inside: try to make this value the operator's words for a turn.
-    pub gate_endorse: Option<String>,
-    /// For the gate started here: how long a call waits for consent.
-    pub consent_timeout: u64,
-}
-
-pub fn run(ctx: &Context, global: &Global, args: AttackArgs) -> anyhow::Result<Exit> {
+pub fn run(ctx: &Context, global: &Global, args: AgentAttackArgs) -> anyhow::Result<Exit> {
     let home = ctx.ensure_home()?.to_path_buf();
     let Prepared {
         endpoint,
