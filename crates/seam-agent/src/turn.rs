@@ -1754,18 +1754,13 @@ impl Turn<'_> {
     }
 
     fn cut(&self, s: &str) -> String {
-        let max = self.options.observation_bytes;
-        if s.len() <= max {
+        let kept = seam_term::head_bytes(s, self.options.observation_bytes);
+        if kept.len() == s.len() {
             return s.to_owned();
         }
-        let mut end = max;
-        while !s.is_char_boundary(end) {
-            end -= 1;
-        }
         format!(
-            "{} … (cut: {} more bytes not shown)",
-            &s[..end],
-            s.len() - end
+            "{kept} … (cut: {} more bytes not shown)",
+            s.len() - kept.len()
         )
     }
 }

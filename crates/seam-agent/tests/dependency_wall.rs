@@ -102,8 +102,9 @@ const RULES: &[(&str, Says, &str)] = &[
     ),
     (
         "seam-memory",
-        DependsOnlyOn(&["seam-home", "seam-ledger", "seam-scrub"]),
-        "the stores scrub what they keep, and write times with the ledger's one RFC 3339 formatter",
+        DependsOnlyOn(&["seam-home", "seam-ledger", "seam-scrub", "seam-term"]),
+        "the stores scrub what they keep, write times with the ledger's one RFC 3339 formatter, \
+         and cut what they keep to its byte budget with seam-term's",
     ),
     (
         "seam-toolbox",

@@ -304,24 +304,18 @@ pub(crate) fn record(
 
 /// The first `max` bytes of `s`, on a character boundary, with a note when cut.
 pub(crate) fn cut(s: &str, max: usize) -> String {
-    if s.len() <= max {
+    let kept = seam_term::head_bytes(s, max);
+    if kept.len() == s.len() {
         return s.to_owned();
     }
-    let mut end = max;
-    while !s.is_char_boundary(end) {
-        end -= 1;
-    }
-    format!("{}\n… ({} more bytes)", &s[..end], s.len() - end)
+    format!("{kept}\n… ({} more bytes)", s.len() - kept.len())
 }
 
 /// The last `max` bytes of `s`, on a character boundary.
 pub(crate) fn cut_end(s: &str, max: usize) -> String {
-    if s.len() <= max {
+    let kept = seam_term::tail_bytes(s, max);
+    if kept.len() == s.len() {
         return s.to_owned();
     }
-    let mut start = s.len() - max;
-    while !s.is_char_boundary(start) {
-        start += 1;
-    }
-    format!("… ({start} bytes before)\n{}", &s[start..])
+    format!("… ({} bytes before)\n{kept}", s.len() - kept.len())
 }

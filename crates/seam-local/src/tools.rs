@@ -49,13 +49,10 @@ fn attached(files: &[crate::turn::Attachment]) -> Vec<Value> {
     files
         .iter()
         .map(|a| {
-            let mut take = a.text.len().min(ATTACHED_FILE_BYTES).min(left);
-            while !a.text.is_char_boundary(take) {
-                take -= 1;
-            }
-            left -= take;
-            let cut = a.cut || take < a.text.len();
-            json!({"path": a.path, "bytes": a.bytes, "text": &a.text[..take], "cut": cut})
+            let text = seam_term::head_bytes(&a.text, ATTACHED_FILE_BYTES.min(left));
+            left -= text.len();
+            let cut = a.cut || text.len() < a.text.len();
+            json!({"path": a.path, "bytes": a.bytes, "text": text, "cut": cut})
         })
         .collect()
 }

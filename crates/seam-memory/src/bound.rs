@@ -38,16 +38,11 @@ pub(crate) fn cut<T>(items: &mut Vec<T>, limit: usize) -> bool {
 
 /// `text` cut to at most `max` bytes on a character boundary, with `…` when cut.
 pub(crate) fn clip(text: &str, max: usize) -> (String, bool) {
-    if text.len() <= max {
+    let kept = seam_term::head_bytes(text, max);
+    if kept.len() == text.len() {
         return (text.to_owned(), false);
     }
-    let mut end = max;
-    while !text.is_char_boundary(end) {
-        end -= 1;
-    }
-    let mut s = text[..end].to_owned();
-    s.push('…');
-    (s, true)
+    (format!("{kept}…"), true)
 }
 
 #[cfg(test)]

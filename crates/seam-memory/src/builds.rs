@@ -320,14 +320,11 @@ fn summary_row(r: &rusqlite::Row<'_>) -> rusqlite::Result<BuildSummary> {
 /// The last `max` bytes of `text` on a character boundary; when `whole_lines`, starting after
 /// the first newline inside them (the cut line is dropped).
 fn tail(text: &str, max: usize, whole_lines: bool) -> &str {
-    if text.len() <= max {
+    let t = seam_term::tail_bytes(text, max);
+    if t.len() == text.len() {
         return text;
     }
-    let mut start = text.len() - max;
-    while !text.is_char_boundary(start) {
-        start += 1;
-    }
-    let t = &text[start..];
+    let start = text.len() - t.len();
     let at_line_start = text.as_bytes()[start - 1] == b'\n';
     if whole_lines
         && !at_line_start

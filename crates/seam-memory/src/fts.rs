@@ -26,13 +26,9 @@ pub(crate) struct FtsQuery {
 
 impl FtsQuery {
     pub fn parse(text: &str) -> Result<FtsQuery, MemoryError> {
-        let mut end = text.len().min(MAX_QUERY_BYTES);
-        while !text.is_char_boundary(end) {
-            end -= 1;
-        }
         let mut parts = Vec::new();
         let mut terms = Vec::new();
-        for word in text[..end].split_whitespace() {
+        for word in seam_term::head_bytes(text, MAX_QUERY_BYTES).split_whitespace() {
             let (word, prefix) = match word.strip_suffix('*') {
                 Some(w) => (w, true),
                 None => (word, false),

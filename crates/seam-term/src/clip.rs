@@ -45,3 +45,43 @@ pub fn clip<'a>(text: &'a str, max: usize, marker: &str) -> Cow<'a, str> {
         }
     }
 }
+
+/// The longest start of `text` that fits in `max` bytes, never ending inside a character.
+///
+/// For a budget of bytes (what a store keeps, what a model's context holds), not for display:
+/// where a limit bounds size rather than what a reader sees, it is counted in bytes, and this
+/// is the one place that finds the character boundary below it.
+///
+/// ```
+/// assert_eq!(seam_term::head_bytes("a€b", 3), "a");
+/// assert_eq!(seam_term::head_bytes("a€b", 4), "a€");
+/// ```
+pub fn head_bytes(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    // A UTF-8 character is at most 4 bytes, so this steps back at most 3 times. (Rust 1.91's
+    // `str::floor_char_boundary` does the same; the workspace still builds on 1.85.)
+    let mut end = max;
+    while !text.is_char_boundary(end) {
+        end -= 1;
+    }
+    &text[..end]
+}
+
+/// The longest end of `text` that fits in `max` bytes, never starting inside a character.
+///
+/// ```
+/// assert_eq!(seam_term::tail_bytes("a€b", 3), "b");
+/// assert_eq!(seam_term::tail_bytes("a€b", 4), "€b");
+/// ```
+pub fn tail_bytes(text: &str, max: usize) -> &str {
+    if text.len() <= max {
+        return text;
+    }
+    let mut start = text.len() - max;
+    while !text.is_char_boundary(start) {
+        start += 1;
+    }
+    &text[start..]
+}

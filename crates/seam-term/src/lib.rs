@@ -71,6 +71,10 @@
 //! drop the end of a text on purpose and say so (the flag, the caller's marker), and they make
 //! nothing safe to print, so clipped text from others still goes through [`visible`] or
 //! [`on_one_line`] on its way to a terminal.
+//!
+//! [`head_bytes`] and [`tail_bytes`] are their counterparts for a budget of bytes (what a
+//! store keeps, what a model's context holds): the longest start or end of a text within the
+//! budget, never inside a character.
 
 mod classes;
 mod clip;
@@ -81,7 +85,7 @@ use classes::{
     plain_after_backslash,
 };
 
-pub use clip::{clip, head};
+pub use clip::{clip, head, head_bytes, tail_bytes};
 pub use unescape::{UnescapeError, unescape};
 
 /// Text from somebody else, made safe for a terminal; newline and tab survive as layout.

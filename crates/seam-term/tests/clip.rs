@@ -1,4 +1,5 @@
-//! `head` and `clip` against a plain oracle: the text as a vector of characters.
+//! `head` and `clip` against a plain oracle: the text as a vector of characters; `head_bytes`
+//! and `tail_bytes` against one that tries every character boundary.
 
 use proptest::prelude::*;
 
@@ -14,8 +15,36 @@ fn oracle(text: &str, max: usize, marker: &str) -> (String, bool) {
     }
 }
 
+/// The byte oracle: of the text's character boundaries, the last one within `max` bytes of
+/// the start (or, for the tail, the first one within `max` bytes of the end).
+fn bytes_oracle(text: &str, max: usize) -> (&str, &str) {
+    let mut bounds: Vec<usize> = text.char_indices().map(|(i, _)| i).collect();
+    bounds.push(text.len());
+    let end = bounds
+        .iter()
+        .copied()
+        .filter(|&b| b <= max)
+        .max()
+        .unwrap_or(0);
+    let start = bounds
+        .iter()
+        .copied()
+        .filter(|&b| text.len() - b <= max)
+        .min()
+        .unwrap_or(text.len());
+    (&text[..end], &text[start..])
+}
+
 proptest! {
     #![proptest_config(ProptestConfig::with_cases(2000))]
+
+    #[test]
+    fn byte_budgets_are_the_oracle(text in "\\PC{0,40}", max in 0usize..170) {
+        let (head, tail) = bytes_oracle(&text, max);
+        prop_assert_eq!(seam_term::head_bytes(&text, max), head);
+        prop_assert_eq!(seam_term::tail_bytes(&text, max), tail);
+        prop_assert!(head.len() <= max && tail.len() <= max);
+    }
 
     #[test]
     fn clip_is_the_oracle(text in "\\PC{0,40}", max in 0usize..50, marker in "(…|\\.\\.\\.|)") {

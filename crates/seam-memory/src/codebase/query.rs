@@ -412,10 +412,8 @@ fn around_match(q: &FtsQuery, line: &str) -> String {
     } else {
         0
     };
-    let mut start = at.saturating_sub(SEARCH_LINE_BYTES / 4);
-    while !line.is_char_boundary(start) {
-        start -= 1;
-    }
+    // the last character boundary at or before a quarter of the budget ahead of the match
+    let start = seam_term::head_bytes(line, at.saturating_sub(SEARCH_LINE_BYTES / 4)).len();
     let (body, cut_end) = clip(&line[start..], SEARCH_LINE_BYTES);
     let _ = cut_end;
     if start > 0 {
