@@ -265,6 +265,8 @@ fn parts_in_another_order_give_a_hash_mismatch_and_leave_nothing() {
     let cache = tempfile::tempdir().unwrap();
     // A file an earlier, killed pull left behind.
     std::fs::write(cache.path().join(".pull-tiny-order.abc123.gguf"), b"stale").unwrap();
+    // And one named as a pull now names its temporary files (seam-home's staged files).
+    std::fs::write(cache.path().join(".tiny-order.gguf.abc123.tmp"), b"stale").unwrap();
     let index = PackageIndex::new(format!("{}/simple/", server.base()));
 
     let err = pull(&model, cache.path(), &index, &mut |_| {}).unwrap_err();
