@@ -150,8 +150,9 @@ const RULES: &[(&str, Says, &str)] = &[
     ),
     (
         "seam-engine",
-        DependsOnlyOn(&[]),
-        "the embedded model knows nothing of seam",
+        DependsOnlyOn(&["seam-home"]),
+        "the embedded model knows nothing of seam but how a file is written: a download is \
+         staged, installed atomically and locked the one way",
     ),
     (
         "seam-agent",

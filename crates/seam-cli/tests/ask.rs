@@ -246,12 +246,8 @@ fn a_server_that_dies_mid_reply_gives_a_clear_error_and_a_whole_trace() {
 #[test]
 fn an_absent_model_server_is_named() {
     let owner = owner_with_notes();
-    // A port nobody listens on: bind one, then let it go.
-    let port = std::net::TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    // A port nobody listens on.
+    let port = seam_test_support::http::unused_port();
     let out = owner
         .seam()
         .args([

@@ -1,8 +1,8 @@
 //! `seam model list|pull`: the real binary, a model cache in a temp dir.
 
-use std::net::TcpListener;
 use std::process::Command;
 
+use seam_test_support::http::unused_port;
 use serde_json::Value;
 
 fn seam(cache: &std::path::Path) -> Command {
@@ -105,11 +105,7 @@ fn an_unknown_model_is_a_usage_error_naming_the_catalog() {
 #[test]
 fn an_unreachable_index_fails_clearly_and_leaves_the_cache_empty() {
     let cache = tempfile::tempdir().unwrap();
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = unused_port();
     let out = seam(cache.path())
         .args(["model", "pull", "smollm2-135m", "--index-url"])
         .arg(format!("http://127.0.0.1:{port}/simple"))

@@ -2,14 +2,14 @@
 
 mod common;
 
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::TcpListener;
+use std::io::{Read, Write};
 use std::os::unix::fs::PermissionsExt;
 use std::path::PathBuf;
 use std::sync::mpsc;
 use std::time::{Duration, Instant};
 
 use common::Owner;
+use seam_test_support::http::{Reply, Server};
 use serde_json::{Value, json};
 
 const KEY: &str = "BSAq8Xz7Lm2Np4Rt6Vw9Yb1Cd3Fg5Hj";
@@ -224,53 +224,27 @@ fn the_config_file_is_strict_and_errors_name_the_line() {
     assert_eq!(out.status.code(), Some(0));
 }
 
-/// A one-connection-at-a-time Brave-shaped server: answers every request with one result
-/// whose snippet echoes the token it was sent. Returns its port and the requests' heads.
-fn echoing_brave() -> (u16, mpsc::Receiver<String>) {
-    let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-    let port = listener.local_addr().unwrap().port();
-    let (tx, rx) = mpsc::channel();
-    std::thread::spawn(move || {
-        for stream in listener.incoming() {
-            let Ok(mut stream) = stream else { continue };
-            let mut reader = BufReader::new(stream.try_clone().unwrap());
-            let mut head = String::new();
-            loop {
-                let mut line = String::new();
-                if reader.read_line(&mut line).unwrap_or(0) == 0 || line == "\r\n" {
-                    break;
-                }
-                head.push_str(&line);
-            }
-            let token = head
-                .lines()
-                .find_map(|l| {
-                    let (k, v) = l.split_once(':')?;
-                    k.eq_ignore_ascii_case("x-subscription-token")
-                        .then(|| v.trim().to_owned())
-                })
-                .unwrap_or_default();
-            let _ = tx.send(head);
-            let body = json!({"type": "search", "web": {"type": "search", "results": [
+/// A Brave-shaped server: answers every request with one result whose snippet echoes the
+/// token it was sent; it keeps the requests.
+fn echoing_brave() -> Server {
+    Server::start(|seen| {
+        let token = seen.header("x-subscription-token").unwrap_or_default();
+        Reply::json(
+            200,
+            &json!({"type": "search", "web": {"type": "search", "results": [
                 {"title": "Echo", "url": "https://echo.example/",
                  "description": format!("token {token} seen")}
-            ]}})
-            .to_string();
-            let _ = write!(
-                stream,
-                "HTTP/1.1 200 OK\r\nContent-Type: application/json\r\nContent-Length: {}\r\nConnection: close\r\n\r\n{body}",
-                body.len()
-            );
-        }
-    });
-    (port, rx)
+            ]}}),
+        )
+    })
 }
 
 #[test]
 fn invoke_web_search_uses_the_keepers_key_and_redacts_it_by_identity() {
     let o = Owner::new();
     run(&o, &["secret", "set", "brave"], KEY);
-    let (port, heads) = echoing_brave();
+    let brave = echoing_brave();
+    let port = brave.addr.port();
     std::fs::write(
         o.seam_home.join("config.toml"),
         format!(
@@ -298,7 +272,7 @@ fn invoke_web_search_uses_the_keepers_key_and_redacts_it_by_identity() {
     );
     assert_eq!(v["scrubbed"], json!(["known-value"]));
     assert_eq!(v["tainted"], true);
-    let head = heads.recv_timeout(Duration::from_secs(5)).unwrap();
+    let head = brave.seen()[0].head.clone();
     assert!(head.contains(KEY), "the key was injected at egress");
     assert!(
         head.starts_with("GET /res/v1/web/search?q=who+am+i"),

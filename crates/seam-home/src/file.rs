@@ -9,6 +9,9 @@
 //!   renames it over the target and fsyncs the directory: a reader, or the next process
 //!   after a crash, finds the old content whole or the new, never a mix; and whatever was at
 //!   the target (a link, a FIFO, a file others could read) is replaced, never written through.
+//! - A file too large to hold in memory (a model download) is written in pieces into a
+//!   [`Staged`] file beside its target, then persisted the same way: fsync, rename, directory
+//!   fsync; dropped before that, it is removed.
 //! - A new file that must appear whole or not at all ([`install_new`]) is written the same
 //!   way and hard-linked into place, which fails if anything is at the name already.
 //! - A [`Lock`] is an exclusive `flock` on a lock file opened without following a link.
@@ -119,14 +122,14 @@ pub fn create_private_file(path: &Path) -> Result<bool, FileError> {
     }
 }
 
-/// The name of a temporary file [`staged_beside`] makes for `path`'s file name `name`:
+/// The name of a temporary file [`Staged::beside`] makes for `path`'s file name `name`:
 /// `.{name}.` and a random part, then `.tmp`. One rule, for the writer and the sweep.
 fn staged_name(name: &str) -> (String, &'static str) {
     (format!(".{name}."), ".tmp")
 }
 
 /// Removes the temporary files a crash left beside `path` (see [`replace`]): regular files
-/// of this user named as [`staged_beside`] names them, never through a link. Only for a
+/// of this user named as [`Staged::beside`] names them, never through a link. Only for a
 /// caller that holds the lock every writer of `path` takes, so that none of them is a write
 /// under way. Returns how many it removed. A temporary file of a secrets file holds every
 /// secret: left there, nothing else would ever remove it.
@@ -166,38 +169,81 @@ pub fn sweep_staged(path: &Path) -> Result<usize, FileError> {
     Ok(removed)
 }
 
-/// A fresh temporary file beside `path` (`O_CREAT | O_EXCL`, a random name), holding
-/// `bytes`, fsynced, with exactly `mode`.
-fn staged_beside(
-    path: &Path,
-    bytes: &[u8],
-    mode: u32,
-) -> Result<tempfile::NamedTempFile, FileError> {
-    let dir = parent_of(path);
-    let name = path
-        .file_name()
-        .map(|n| n.to_string_lossy().into_owned())
-        .unwrap_or_default();
-    let (prefix, suffix) = staged_name(&name);
-    let mut staged = tempfile::Builder::new()
-        .prefix(&prefix)
-        .suffix(suffix)
-        .permissions(fs::Permissions::from_mode(mode))
-        .tempfile_in(dir)
-        .map_err(FileError::at("create a temporary file in", dir))?;
+/// A fresh temporary file beside the file it will become (`O_CREAT | O_EXCL`, a random name
+/// the sweep knows, exactly the mode asked for), for a content too large to hold in memory:
+/// the caller writes it in pieces ([`Staged::file`]), then [`Staged::persist`] fsyncs it,
+/// renames it over the target and fsyncs the directory. Dropped without that, it is removed;
+/// a crash leaves it for [`sweep_staged`].
+#[derive(Debug)]
+pub struct Staged {
+    temp: tempfile::NamedTempFile,
+    target: PathBuf,
+}
+
+impl Staged {
+    /// An empty temporary file beside `path`, with exactly `mode` (0600 for a private one).
+    pub fn beside(path: &Path, mode: u32) -> Result<Staged, FileError> {
+        let dir = parent_of(path);
+        let name = path
+            .file_name()
+            .map(|n| n.to_string_lossy().into_owned())
+            .unwrap_or_default();
+        let (prefix, suffix) = staged_name(&name);
+        let temp = tempfile::Builder::new()
+            .prefix(&prefix)
+            .suffix(suffix)
+            .permissions(fs::Permissions::from_mode(mode))
+            .tempfile_in(dir)
+            .map_err(FileError::at("create a temporary file in", dir))?;
+        // The umask may have narrowed `mode` (never widened it); set it exactly.
+        temp.as_file()
+            .set_permissions(fs::Permissions::from_mode(mode))
+            .map_err(FileError::at("set permissions of", temp.path()))?;
+        Ok(Staged {
+            temp,
+            target: path.to_owned(),
+        })
+    }
+
+    /// The temporary file's path (for an error that names it).
+    pub fn path(&self) -> &Path {
+        self.temp.path()
+    }
+
+    /// The temporary file, to write, read back or seek.
+    pub fn file(&mut self) -> &mut File {
+        self.temp.as_file_mut()
+    }
+
+    /// Makes what was written durable (fsync) and nothing more: for a caller that links it
+    /// into place itself.
+    fn sync(&self) -> Result<(), FileError> {
+        self.temp
+            .as_file()
+            .sync_all()
+            .map_err(FileError::at("sync", self.temp.path()))
+    }
+
+    /// fsyncs the file, renames it over the target (whatever was there is replaced, not
+    /// written through) and fsyncs the directory.
+    pub fn persist(self) -> Result<(), FileError> {
+        self.sync()?;
+        let target = self.target;
+        self.temp
+            .persist(&target)
+            .map_err(|e| FileError::at("rename into place", &target)(e.error))?;
+        sync_dir(parent_of(&target))
+    }
+}
+
+/// A [`Staged`] file beside `path` holding `bytes`, with exactly `mode` (not yet fsynced).
+fn staged_beside(path: &Path, bytes: &[u8], mode: u32) -> Result<Staged, FileError> {
+    let mut staged = Staged::beside(path, mode)?;
     let tmp = staged.path().to_owned();
-    // The umask may have narrowed `mode` (never widened it); set it exactly.
     staged
-        .as_file()
-        .set_permissions(fs::Permissions::from_mode(mode))
-        .map_err(FileError::at("set permissions of", &tmp))?;
-    staged
+        .file()
         .write_all(bytes)
         .map_err(FileError::at("write", &tmp))?;
-    staged
-        .as_file()
-        .sync_all()
-        .map_err(FileError::at("sync", &tmp))?;
     Ok(staged)
 }
 
@@ -207,11 +253,7 @@ fn staged_beside(
 /// leaves the old file whole (and at most a temporary file beside it). Whatever was at
 /// `path` is replaced, not written through.
 pub fn replace(path: &Path, bytes: &[u8], mode: u32) -> Result<(), FileError> {
-    let staged = staged_beside(path, bytes, mode)?;
-    staged
-        .persist(path)
-        .map_err(|e| FileError::at("rename into place", path)(e.error))?;
-    sync_dir(parent_of(path))
+    staged_beside(path, bytes, mode)?.persist()
 }
 
 /// Puts an owner-only file holding `bytes` at `path` if nothing is there: written and
@@ -220,6 +262,7 @@ pub fn replace(path: &Path, bytes: &[u8], mode: u32) -> Result<(), FileError> {
 /// sees it half-written.
 pub fn install_new(path: &Path, bytes: &[u8]) -> Result<bool, FileError> {
     let staged = staged_beside(path, bytes, OWNER_ONLY)?;
+    staged.sync()?;
     let linked = fs::hard_link(staged.path(), path);
     drop(staged);
     match linked {

@@ -186,3 +186,58 @@ fn the_sweep_removes_a_crashed_writes_leftover_and_nothing_else() {
     // Nothing left: nothing to do.
     assert_eq!(sweep_staged(&target).unwrap(), 0);
 }
+
+/// A staged file is written in pieces beside its target and is not there until it is
+/// persisted: the target keeps its old content meanwhile, then holds every piece with the
+/// mode asked for. Dropped unpersisted, it leaves nothing; left by a crash, the sweep knows
+/// its name.
+#[test]
+fn a_staged_file_appears_whole_on_persist_and_nowhere_before() {
+    use std::io::Write as _;
+
+    use seam_home::file::{Staged, sweep_staged};
+    let dir = tempfile::tempdir().unwrap();
+    let target = dir.path().join("model.gguf");
+    std::fs::write(&target, "old").unwrap();
+    let names = || {
+        let mut n: Vec<String> = std::fs::read_dir(dir.path())
+            .unwrap()
+            .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
+            .collect();
+        n.sort();
+        n
+    };
+
+    let mut staged = Staged::beside(&target, 0o640).unwrap();
+    assert_eq!(staged.path().parent(), Some(dir.path()));
+    for piece in [&b"first "[..], b"second ", b"third"] {
+        staged.file().write_all(piece).unwrap();
+        assert_eq!(
+            std::fs::read(&target).unwrap(),
+            b"old",
+            "not before persist"
+        );
+    }
+    staged.persist().unwrap();
+    assert_eq!(std::fs::read(&target).unwrap(), b"first second third");
+    assert_eq!(mode(&target), 0o640);
+    assert_eq!(
+        names(),
+        ["model.gguf"],
+        "the temporary file became the target"
+    );
+
+    let mut dropped = Staged::beside(&target, OWNER_ONLY).unwrap();
+    dropped.file().write_all(b"half").unwrap();
+    drop(dropped);
+    assert_eq!(names(), ["model.gguf"], "dropped, it is removed");
+    assert_eq!(std::fs::read(&target).unwrap(), b"first second third");
+
+    // A crash: the process ends with the file written and never persisted nor removed.
+    let mut crashed = Staged::beside(&target, OWNER_ONLY).unwrap();
+    crashed.file().write_all(b"half").unwrap();
+    std::mem::forget(crashed);
+    assert_eq!(names().len(), 2);
+    assert_eq!(sweep_staged(&target).unwrap(), 1);
+    assert_eq!(names(), ["model.gguf"]);
+}

@@ -1,5 +1,6 @@
 //! A loopback HTTP/1.1 server: it records every request and answers as the test says (a JSON
-//! body, an error, a redirect, a slow or an oversized answer).
+//! body, bytes with a status and headers, an error, a redirect, a slow or an oversized
+//! answer); and [`unused_port`], a port where nothing listens.
 
 use std::io::{BufRead, BufReader, Write};
 use std::net::{SocketAddr, TcpListener, TcpStream};
@@ -13,6 +14,8 @@ pub struct Seen {
     /// Path and query, as sent.
     pub target: String,
     pub headers: Vec<(String, String)>,
+    /// The request line and the header lines as they came, each ending in CRLF.
+    pub head: String,
 }
 
 impl Seen {
@@ -62,6 +65,15 @@ impl Reply {
             status,
             headers: vec![("Content-Type".into(), "application/json".into())],
             body: body.to_string().into_bytes(),
+        }
+    }
+
+    /// `body` as it is, of `content_type`.
+    pub fn bytes(status: u16, content_type: &str, body: Vec<u8>) -> Reply {
+        Reply::Full {
+            status,
+            headers: vec![("Content-Type".into(), content_type.into())],
+            body,
         }
     }
 
@@ -117,17 +129,27 @@ impl Server {
     }
 }
 
+/// A port on 127.0.0.1 that was free a moment ago and where nothing listens (bound, then
+/// let go): the address of a server that is down.
+pub fn unused_port() -> u16 {
+    TcpListener::bind("127.0.0.1:0")
+        .unwrap()
+        .local_addr()
+        .unwrap()
+        .port()
+}
+
 fn serve(
     stream: TcpStream,
     handler: &(dyn Fn(&Seen) -> Reply + Send + Sync),
     log: &Mutex<Vec<Seen>>,
 ) {
     let mut reader = BufReader::new(stream.try_clone().unwrap());
-    let mut line = String::new();
-    if reader.read_line(&mut line).unwrap_or(0) == 0 {
+    let mut head = String::new();
+    if reader.read_line(&mut head).unwrap_or(0) == 0 {
         return;
     }
-    let mut parts = line.split_whitespace();
+    let mut parts = head.split_whitespace();
     let method = parts.next().unwrap_or("").to_owned();
     let target = parts.next().unwrap_or("").to_owned();
     let mut headers = Vec::new();
@@ -136,10 +158,11 @@ fn serve(
         if reader.read_line(&mut h).unwrap_or(0) == 0 {
             return;
         }
-        let h = h.trim_end();
-        if h.is_empty() {
+        if h.trim_end().is_empty() {
             break;
         }
+        head.push_str(&h);
+        let h = h.trim_end();
         if let Some((k, v)) = h.split_once(':') {
             headers.push((k.trim().to_owned(), v.trim().to_owned()));
         }
@@ -148,6 +171,7 @@ fn serve(
         method,
         target,
         headers,
+        head,
     };
     log.lock().unwrap().push(seen.clone());
     let reply = handler(&seen);

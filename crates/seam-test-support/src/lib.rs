@@ -3,7 +3,8 @@
 //! - [`answer`]: a gate's answer read back: its output, or its refusal;
 //! - [`git`]: git run in a directory as a throwaway identity, signing off;
 //! - [`home`]: a throwaway owner: a home, a seam home and a workspace in one temporary directory;
-//! - [`http`]: a loopback HTTP/1.1 server that records each request and answers as scripted;
+//! - [`http`]: a loopback HTTP/1.1 server that records each request and answers as scripted,
+//!   and a port where nothing listens;
 //! - [`mcp`]: the checks that a test's MCP peers are installed, naming the install command;
 //! - [`fs`]: what an adversarial file test plants (a FIFO).
 //!
