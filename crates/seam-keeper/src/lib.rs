@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 pub use seam_scrub::SecretValue;
 
 /// The directory in seam's home that holds the keeper's file (shared with the ledger's key).
-pub const KEYS_DIR: &str = "keys";
+pub const KEYS_DIR: &str = seam_home::layout::KEYS;
 /// The keeper's file name, inside [`KEYS_DIR`].
 pub const SECRETS_FILE: &str = "secrets.toml";
 /// The lock taken while the file is rewritten, inside [`KEYS_DIR`].
@@ -235,7 +235,7 @@ impl Keeper {
     /// Opens the keeper of `seam_home`. A missing file is an empty keeper (nothing is created
     /// until a secret is set); a file that is not owner-only is refused.
     pub fn open(seam_home: &Path) -> Result<Keeper, KeeperError> {
-        let dir = seam_home.join(KEYS_DIR);
+        let dir = seam_home::SeamHome::new(seam_home).keys();
         let secrets = read_secrets(&dir)?;
         Ok(Keeper { dir, secrets })
     }
