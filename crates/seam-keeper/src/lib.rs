@@ -166,7 +166,7 @@ fn handle_shown(text: &str) -> String {
 /// Checks a secret name: 1 to 64 of `A-Z a-z 0-9 _ - .`, starting with a letter or digit.
 pub fn check_name(name: &str) -> Result<(), KeeperError> {
     let bad = |reason: &str| KeeperError::BadName {
-        name: name.chars().take(MAX_NAME_LEN + 8).collect(),
+        name: seam_term::head(name, MAX_NAME_LEN + 8).0.to_owned(),
         reason: reason.to_owned(),
     };
     if name.is_empty() {
