@@ -13,6 +13,7 @@ use http_body_util::{BodyExt, Full};
 use hyper::body::Bytes;
 use hyper::client::conn::http1::SendRequest;
 use hyper_util::rt::TokioIo;
+use seam_home::SeamHome;
 use seam_protocol::wire::TurnOpened;
 use seam_protocol::{Answer, ToolSpec};
 use serde_json::{Value, json};
@@ -49,7 +50,7 @@ impl std::fmt::Display for GateEndpoint {
 impl GateEndpoint {
     /// The gate's unix socket in `seam_home`.
     pub fn unix_in(seam_home: &Path) -> GateEndpoint {
-        GateEndpoint::Unix(seam_home.join(SOCKET_FILE))
+        GateEndpoint::Unix(SeamHome::new(seam_home).gate_socket())
     }
 
     /// The gate's `host:port` when it is on TCP (its unix socket has none).
@@ -89,7 +90,7 @@ impl GateEndpoint {
 
 /// Reads the gate's bearer token from `seam_home`.
 pub fn read_token(seam_home: &Path) -> Result<String, GateClientError> {
-    read_secret(&seam_home.join(TOKEN_FILE))
+    read_secret(&SeamHome::new(seam_home).gate_token())
 }
 
 /// Where the gate keeps the turn opener in seam's home (the gate makes it at start).
@@ -98,7 +99,7 @@ pub const OPENER_FILE: &str = seam_home::layout::TURN_OPENER;
 /// Reads the turn opener from `seam_home`: only a process outside the agent's walls can
 /// (they never grant `keys/`).
 pub fn read_opener(seam_home: &Path) -> Result<String, GateClientError> {
-    read_secret(&seam_home.join(OPENER_FILE))
+    read_secret(&SeamHome::new(seam_home).turn_opener())
 }
 
 fn read_secret(path: &Path) -> Result<String, GateClientError> {
@@ -463,8 +464,9 @@ mod tests {
     #[test]
     fn gate_urls() {
         let dir = tempfile::tempdir().unwrap();
-        std::fs::create_dir_all(dir.path().join("keys")).unwrap();
-        std::fs::write(dir.path().join(TOKEN_FILE), "ab12\n").unwrap();
+        let home = SeamHome::new(dir.path());
+        std::fs::create_dir_all(home.keys()).unwrap();
+        std::fs::write(home.gate_token(), "ab12\n").unwrap();
         match GateEndpoint::from_url("http://127.0.0.1:8080/", dir.path()).unwrap() {
             GateEndpoint::Tcp { authority, token } => {
                 assert_eq!(authority, "127.0.0.1:8080");

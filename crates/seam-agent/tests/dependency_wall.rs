@@ -90,15 +90,15 @@ const RULES: &[(&str, Says, &str)] = &[
     // The gate's libraries.
     (
         "seam-policy",
-        DependsOnlyOn(&["seam-home", "seam-protocol"]),
+        DependsOnlyOn(&["seam-home", "seam-protocol", "seam-term"]),
         "policy decides over the protocol's types and nothing else; its file's edits are \
-         replaced atomically",
+         replaced atomically; what its messages quote is clipped with seam-term",
     ),
     (
         "seam-keeper",
-        DependsOnlyOn(&["seam-home", "seam-scrub"]),
+        DependsOnlyOn(&["seam-home", "seam-scrub", "seam-term"]),
         "the keeper hands its values to the scrubber as SecretValue, and writes its file \
-         owner-only, atomically, under a lock",
+         owner-only, atomically, under a lock; a bad name it quotes is clipped with seam-term",
     ),
     (
         "seam-memory",
@@ -132,8 +132,9 @@ const RULES: &[(&str, Says, &str)] = &[
     // The agent side.
     (
         "seam-action",
-        DependsOnlyOn(&["seam-protocol"]),
-        "model text to one canonical Action: the protocol's types alone, no I/O",
+        DependsOnlyOn(&["seam-protocol", "seam-term"]),
+        "model text to one canonical Action: the protocol's types alone, no I/O; what its \
+         messages quote is clipped with seam-term (a leaf, no I/O either)",
     ),
     (
         "seam-local",

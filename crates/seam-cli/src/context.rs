@@ -5,6 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
 use anyhow::Context as _;
+use seam_home::SeamHome;
 use seam_policy::{Policy, PolicyEnv};
 
 use crate::cli::Global;
@@ -33,15 +34,13 @@ impl Context {
         };
         let file = match &global.policy {
             Some(p) => Some(absolute(p)?),
-            None => {
-                Some(seam_home.join(seam_policy::policy::HOME_POLICY_FILE)).filter(|p| p.exists())
-            }
+            None => Some(SeamHome::new(&seam_home).policy_file()).filter(|p| p.exists()),
         };
         let policy = Policy::load(file.as_deref(), env)
             .map_err(|e| UsageError(format!("the policy is invalid: {e}")))?;
         let config_file = match &global.config {
             Some(p) => Some(absolute(p)?),
-            None => Some(seam_home.join("config.toml")).filter(|p| p.exists()),
+            None => Some(SeamHome::new(&seam_home).gate_config()).filter(|p| p.exists()),
         };
         let config = seam_gate::GateConfig::load(config_file.as_deref())
             .map_err(|e| UsageError(format!("the config file is invalid: {e}")))?;

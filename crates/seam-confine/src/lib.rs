@@ -364,8 +364,7 @@ pub fn plan(inputs: &ConfineInputs<'_>) -> Result<AgentWall, ConfineError> {
     if let Ok(exe) = std::env::current_exe().and_then(|e| e.canonicalize()) {
         places.push(place(exe, PlaceAccess::Read));
     }
-    for dir in AGENT_DIRS.iter().copied() {
-        let d = inputs.seam_home.join(dir);
+    for d in seam_home::SeamHome::new(inputs.seam_home).agent_writes() {
         std::fs::create_dir_all(&d).map_err(|source| ConfineError::AgentDirectory {
             path: d.clone(),
             source,
@@ -540,7 +539,7 @@ mod tests {
                 .map(|p| p.path.as_path())
                 .collect()
         };
-        let written: Vec<PathBuf> = AGENT_DIRS.iter().map(|d| home.path().join(d)).collect();
+        let written = seam_home::SeamHome::new(home.path()).agent_writes();
         assert_eq!(places(PlaceAccess::ReadWrite), written);
         let run = places(PlaceAccess::ReadExec);
         for name in seam_local::programs() {

@@ -9,6 +9,7 @@
 //!   keys/            protected: ledger.key, gate.token, turn-opener, the keeper's secrets
 //!   ledger/          protected: the signed ledger (ledger.sqlite, head, lock)
 //!   policy.toml      protected: the policy file in seam's home
+//!   config.toml      the gate's config file in seam's home
 //!   memory/          the gate's stores: operator notes, codebase index
 //!   mcp/             the gate's MCP upstreams: accepted definitions, their stderr logs
 //!   staging/         the agent writes: worktrees/, repos/, images/, tmp/ (its TMPDIR)
@@ -27,12 +28,22 @@ pub const KEYS: &str = "keys";
 pub const LEDGER: &str = "ledger";
 /// The policy file in seam's home.
 pub const POLICY_FILE: &str = "policy.toml";
+/// The gate's config file in seam's home.
+pub const GATE_CONFIG: &str = "config.toml";
 /// The gate's memory stores.
 pub const MEMORY: &str = "memory";
 /// The gate's MCP upstreams' files.
 pub const MCP: &str = "mcp";
 /// What the agent stages: worktrees, repositories, images, its TMPDIR.
 pub const STAGING: &str = "staging";
+/// Under [`STAGING`]: the builder's worktrees, one a turn.
+pub const WORKTREES: &str = "worktrees";
+/// Under [`STAGING`]: the builder's staging repositories, `<slug>.git`.
+pub const REPOS: &str = "repos";
+/// Under [`STAGING`]: the diagrams the agent rendered, a directory a turn.
+pub const IMAGES: &str = "images";
+/// Under [`STAGING`]: the agent's TMPDIR.
+pub const AGENT_TMP: &str = "tmp";
 /// The agent's own data: the return queue, its build records, the prompt cache.
 pub const AGENT: &str = "agent";
 /// The agent's config file.
@@ -93,6 +104,10 @@ impl SeamHome {
         self.root.join(POLICY_FILE)
     }
 
+    pub fn gate_config(&self) -> PathBuf {
+        self.root.join(GATE_CONFIG)
+    }
+
     pub fn memory(&self) -> PathBuf {
         self.root.join(MEMORY)
     }
@@ -115,14 +130,24 @@ impl SeamHome {
         self.root.join(STAGING)
     }
 
-    /// A kind of staged thing: `worktrees`, `repos`, `images`.
-    pub fn staged(&self, kind: &str) -> PathBuf {
-        self.staging().join(kind)
+    /// The builder's worktrees ([`WORKTREES`]).
+    pub fn worktrees(&self) -> PathBuf {
+        self.staging().join(WORKTREES)
+    }
+
+    /// The builder's staging repositories ([`REPOS`]).
+    pub fn staged_repos(&self) -> PathBuf {
+        self.staging().join(REPOS)
+    }
+
+    /// The agent's rendered diagrams ([`IMAGES`]).
+    pub fn images(&self) -> PathBuf {
+        self.staging().join(IMAGES)
     }
 
     /// The agent's TMPDIR (inside its walls).
     pub fn agent_tmp(&self) -> PathBuf {
-        self.staged("tmp")
+        self.staging().join(AGENT_TMP)
     }
 
     pub fn agent(&self) -> PathBuf {
@@ -183,10 +208,14 @@ mod tests {
         assert_eq!(home.turn_opener(), p("/h/keys/turn-opener"));
         assert_eq!(home.ledger(), p("/h/ledger"));
         assert_eq!(home.policy_file(), p("/h/policy.toml"));
+        assert_eq!(home.gate_config(), p("/h/config.toml"));
         assert_eq!(home.memory(), p("/h/memory"));
         assert_eq!(home.mcp_definitions("fs"), p("/h/mcp/fs.json"));
         assert_eq!(home.mcp_log("fs"), p("/h/mcp/fs.log"));
-        assert_eq!(home.staged("worktrees"), p("/h/staging/worktrees"));
+        assert_eq!(home.staging(), p("/h/staging"));
+        assert_eq!(home.worktrees(), p("/h/staging/worktrees"));
+        assert_eq!(home.staged_repos(), p("/h/staging/repos"));
+        assert_eq!(home.images(), p("/h/staging/images"));
         assert_eq!(home.agent_tmp(), p("/h/staging/tmp"));
         assert_eq!(home.agent_queue(), p("/h/agent/local.sqlite"));
         assert_eq!(home.agent_build_records(), p("/h/agent/builds.sqlite"));
@@ -216,6 +245,7 @@ mod tests {
         for gate_only in [
             home.gate_token(),
             home.turn_opener(),
+            home.gate_config(),
             home.memory(),
             home.mcp(),
             home.gate_socket(),
@@ -228,6 +258,9 @@ mod tests {
         }
         // The agent's own files are inside its walls; the gate writes only to staging.
         for own in [
+            home.worktrees(),
+            home.staged_repos(),
+            home.images(),
             home.agent_tmp(),
             home.agent_queue(),
             home.agent_build_records(),

@@ -37,7 +37,7 @@ use std::path::{Path, PathBuf};
 pub use seam_scrub::SecretValue;
 
 /// The directory in seam's home that holds the keeper's file (shared with the ledger's key).
-pub const KEYS_DIR: &str = "keys";
+pub const KEYS_DIR: &str = seam_home::layout::KEYS;
 /// The keeper's file name, inside [`KEYS_DIR`].
 pub const SECRETS_FILE: &str = "secrets.toml";
 /// The lock taken while the file is rewritten, inside [`KEYS_DIR`].
@@ -166,7 +166,7 @@ fn handle_shown(text: &str) -> String {
 /// Checks a secret name: 1 to 64 of `A-Z a-z 0-9 _ - .`, starting with a letter or digit.
 pub fn check_name(name: &str) -> Result<(), KeeperError> {
     let bad = |reason: &str| KeeperError::BadName {
-        name: name.chars().take(MAX_NAME_LEN + 8).collect(),
+        name: seam_term::head(name, MAX_NAME_LEN + 8).0.to_owned(),
         reason: reason.to_owned(),
     };
     if name.is_empty() {
@@ -235,7 +235,7 @@ impl Keeper {
     /// Opens the keeper of `seam_home`. A missing file is an empty keeper (nothing is created
     /// until a secret is set); a file that is not owner-only is refused.
     pub fn open(seam_home: &Path) -> Result<Keeper, KeeperError> {
-        let dir = seam_home.join(KEYS_DIR);
+        let dir = seam_home::SeamHome::new(seam_home).keys();
         let secrets = read_secrets(&dir)?;
         Ok(Keeper { dir, secrets })
     }

@@ -107,7 +107,7 @@ impl HeadAnchor {
         if parsed.format != ANCHOR_FORMAT {
             return Err(format!(
                 "format {:?}, not {ANCHOR_FORMAT:?}",
-                parsed.format.chars().take(40).collect::<String>()
+                crate::clipped(&parsed.format, 40)
             ));
         }
         let key = parsed

@@ -56,7 +56,7 @@ fn parse_hex<const N: usize>(text: &str) -> Result<[u8; N], HexParseError> {
     let mut out = [0u8; N];
     hex::decode_to_slice(text, &mut out).map_err(|_| HexParseError {
         expected: N * 2,
-        got: text.chars().take(N * 2 + 8).collect(),
+        got: crate::clipped(text, N * 2 + 8),
     })?;
     Ok(out)
 }

@@ -95,7 +95,7 @@ impl FromStr for LedgerPublicKey {
         let trimmed = text.trim();
         let mut bytes = [0u8; 32];
         hex::decode_to_slice(trimmed, &mut bytes).map_err(|e| LedgerError::BadPublicKey {
-            text: trimmed.chars().take(80).collect(),
+            text: crate::clipped(trimmed, 80),
             reason: e.to_string(),
         })?;
         LedgerPublicKey::from_bytes(&bytes)

@@ -195,6 +195,19 @@ pub use record::{Consent, ConsentAnswer, ConsentBy, ConsentScope, Decision, Entr
 pub use time::{Timestamp, TimestampParseError, rfc3339_seconds};
 pub use verify::{FailureKind, VerifyError, VerifyFailure, VerifyReport};
 
+/// The first `max` characters of `text` (the whole of it when shorter), for quoting a
+/// malformed value in an error message: counted in characters and never split inside one.
+///
+/// Not `seam_term::head`, which is the one clipper everywhere else: the ledger depends on no
+/// seam crate but seam-home (ARCHITECTURE.md's dependency rules), so it keeps this copy, the
+/// only one in the crate.
+pub(crate) fn clipped(text: &str, max: usize) -> String {
+    match text.char_indices().nth(max) {
+        Some((end, _)) => text[..end].to_owned(),
+        None => text.to_owned(),
+    }
+}
+
 /// The public key of the ledger in seam's home, read from its key file (for
 /// `seam ledger pubkey`; works while the gate holds the ledger open).
 pub fn public_key(seam_home: &Path) -> Result<LedgerPublicKey, LedgerError> {
@@ -276,4 +289,17 @@ pub fn verify_against(
     let anchor = read_anchor_file(anchor_file, &key)?;
     let report = LedgerReader::open(seam_home)?.verify_against(&key, &anchor.anchor)?;
     Ok((report, anchor))
+}
+
+#[cfg(test)]
+mod tests {
+    /// Counted in characters, never split inside one: a cut by bytes would panic on `ñ` (two
+    /// bytes) or keep half of it.
+    #[test]
+    fn clipped_keeps_whole_characters() {
+        assert_eq!(super::clipped("añob", 2), "añ");
+        assert_eq!(super::clipped("año", 3), "año");
+        assert_eq!(super::clipped("日本語", 1), "日");
+        assert_eq!(super::clipped("", 4), "");
+    }
 }

@@ -2,6 +2,8 @@
 
 use std::path::{Path, PathBuf};
 
+use seam_home::SeamHome;
+
 /// The ledger's files, all under seam's home:
 ///
 /// ```text
@@ -23,18 +25,13 @@ pub struct LedgerPaths {
 impl LedgerPaths {
     /// The paths in seam's home `seam_home`.
     pub fn new(seam_home: &Path) -> LedgerPaths {
-        let home = seam_home::SeamHome::new(seam_home);
-        let keys_dir = home.keys();
-        let mut paths = LedgerPaths::of_ledger_dir(&home.ledger());
-        paths.key_file = keys_dir.join("ledger.key");
-        paths.keys_dir = keys_dir;
-        paths
+        LedgerPaths::of_ledger_dir(&SeamHome::new(seam_home).ledger())
     }
 
     /// The paths of a ledger directory on its own (e.g. a copy checked
     /// elsewhere with a public key). Its key paths point at `keys/` beside it.
     pub fn of_ledger_dir(ledger_dir: &Path) -> LedgerPaths {
-        let keys_dir = ledger_dir.parent().unwrap_or(Path::new(".")).join("keys");
+        let keys_dir = SeamHome::new(ledger_dir.parent().unwrap_or(Path::new("."))).keys();
         LedgerPaths {
             key_file: keys_dir.join("ledger.key"),
             keys_dir,

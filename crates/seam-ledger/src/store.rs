@@ -205,10 +205,6 @@ fn scrubbed_json(scrubbed: &[String]) -> String {
     serde_json::Value::from(scrubbed).to_string()
 }
 
-fn truncate(text: &str) -> String {
-    text.chars().take(40).collect()
-}
-
 /// A row as stored, before anything is trusted about it.
 pub(crate) struct StoredRow {
     pub seq: i64,
@@ -275,7 +271,10 @@ pub(crate) fn decode_row(row: &Row<'_>) -> DecodedRow {
         (other, _) => {
             return Err(fail(
                 "decision",
-                &format!("{:?} is not admitted, refused or consent", truncate(other)),
+                &format!(
+                    "{:?} is not admitted, refused or consent",
+                    crate::clipped(other, 40)
+                ),
             ));
         }
     };

@@ -92,7 +92,7 @@ impl FromStr for Timestamp {
 
     fn from_str(text: &str) -> Result<Timestamp, TimestampParseError> {
         let fail = |reason| TimestampParseError {
-            text: text.chars().take(64).collect(),
+            text: crate::clipped(text, 64),
             reason,
         };
         let b = text.as_bytes();

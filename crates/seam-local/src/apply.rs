@@ -39,6 +39,7 @@ use std::process::Stdio;
 
 use rustix::fs::{AtFlags, FileType, Mode, OFlags};
 use rustix::io::Errno;
+use seam_home::{SeamHome, layout};
 use seam_scrub::Scrubber;
 
 use crate::git::{self, GitError};
@@ -188,13 +189,13 @@ pub(crate) fn approve_branch(id: i64, home: &Path, staged: &Staged) -> Result<St
             )));
         }
     }
-    let staging_objects = staged_path(home, it.staging_repo, "repos")
+    let staging_objects = staged_path(home, it.staging_repo, SeamHome::staged_repos)
         .filter(|_| it.staging_repo.extension().is_some_and(|e| e == "git"))
         .ok_or_else(|| {
             it.apply(format!(
                 "its staging repository {} is not a <name>.git under {}: the item was altered; reject it",
                 it.staging_repo.display(),
-                seam_home::SeamHome::new(home).staged("repos").display()
+                SeamHome::new(home).staged_repos().display()
             ))
         })?
         .join("objects");
@@ -429,46 +430,32 @@ pub(crate) fn discard_branch(id: i64, home: &Path, staged: &Staged) -> String {
 
 /// Removes a rendered diagram, which must be `<home>/staging/images/<turn>/<file>`.
 pub(crate) fn remove_image(home: &Path, file: &Path) -> Result<(), String> {
-    let dir = seam_home::SeamHome::new(home).staged("images");
-    let rel = file
-        .strip_prefix(&dir)
-        .ok()
-        .or_else(|| {
-            let canon = std::fs::canonicalize(home).ok()?;
-            file.strip_prefix(seam_home::SeamHome::new(&canon).staged("images"))
-                .ok()
-        })
-        .filter(|rel| {
-            rel.components().count() == 2
-                && rel.components().all(|c| matches!(c, Component::Normal(_)))
-        });
+    let rel = under(home, file, SeamHome::images).filter(|rel| {
+        rel.components().count() == 2 && rel.components().all(|c| matches!(c, Component::Normal(_)))
+    });
     let Some(rel) = rel else {
         return Err(format!(
             "the image {} is not under {}, so it was left in place (the item was altered)",
             file.display(),
-            dir.display()
+            SeamHome::new(home).images().display()
         ));
     };
-    remove_nofollow(home, &[seam_home::layout::STAGING, "images"], rel)
+    remove_nofollow(home, &[layout::STAGING, layout::IMAGES], rel)
         .map_err(|e| format!("cannot delete {}: {e}", file.display()))
 }
 
 /// Removes the item's worktree, which must be `<home>/staging/worktrees/<x>`.
 fn remove_worktree(home: &Path, worktree: &Path) -> Result<(), String> {
-    let Some(name) = staged_path(home, worktree, "worktrees").and_then(|_| worktree.file_name())
+    let Some(name) =
+        staged_path(home, worktree, SeamHome::worktrees).and_then(|_| worktree.file_name())
     else {
         return Err(format!(
             "the worktree {} is not under {}, so it was left in place (the item was altered)",
             worktree.display(),
-            seam_home::SeamHome::new(home).staged("worktrees").display()
+            SeamHome::new(home).worktrees().display()
         ));
     };
-    remove_nofollow(
-        home,
-        &[seam_home::layout::STAGING, "worktrees"],
-        Path::new(name),
-    )
-    .map_err(|e| {
+    remove_nofollow(home, &[layout::STAGING, layout::WORKTREES], Path::new(name)).map_err(|e| {
         format!(
             "the worktree {} could not be removed ({e}): remove it by hand",
             worktree.display()
@@ -476,14 +463,21 @@ fn remove_worktree(home: &Path, worktree: &Path) -> Result<(), String> {
     })
 }
 
-/// `path` when it is `<home>/staging/<under>/<one name>`, by its text.
-fn staged_path<'p>(home: &Path, path: &'p Path, under: &str) -> Option<&'p Path> {
-    let dir = seam_home::SeamHome::new(home).staged(under);
-    let rel = path.strip_prefix(&dir).ok().or_else(|| {
-        let canon = std::fs::canonicalize(home).ok()?;
-        path.strip_prefix(seam_home::SeamHome::new(&canon).staged(under))
-            .ok()
-    })?;
+/// `path` relative to the place `dir` names in seam's home at `home`, by its text: `home`
+/// as given, else with its links resolved.
+fn under<'p>(home: &Path, path: &'p Path, dir: fn(&SeamHome) -> PathBuf) -> Option<&'p Path> {
+    path.strip_prefix(dir(&SeamHome::new(home)))
+        .ok()
+        .or_else(|| {
+            let canon = std::fs::canonicalize(home).ok()?;
+            path.strip_prefix(dir(&SeamHome::new(canon))).ok()
+        })
+}
+
+/// `path` when it is one name under the place `dir` names in seam's home
+/// (`<home>/staging/<kind>/<one name>`), by its text.
+fn staged_path<'p>(home: &Path, path: &'p Path, dir: fn(&SeamHome) -> PathBuf) -> Option<&'p Path> {
+    let rel = under(home, path, dir)?;
     let mut parts = rel.components();
     match (parts.next(), parts.next()) {
         (Some(Component::Normal(_)), None) => Some(path),
@@ -835,7 +829,8 @@ mod tests {
     #[test]
     fn staged_paths_are_one_name_under_staging() {
         let home = Path::new("/h");
-        assert!(staged_path(home, Path::new("/h/staging/worktrees/t-1"), "worktrees").is_some());
+        let worktrees = SeamHome::worktrees;
+        assert!(staged_path(home, Path::new("/h/staging/worktrees/t-1"), worktrees).is_some());
         for bad in [
             "/h/staging/worktrees",
             "/h/staging/worktrees/a/b",
@@ -844,7 +839,7 @@ mod tests {
             "/h/staging/repos/x.git",
         ] {
             assert!(
-                staged_path(home, Path::new(bad), "worktrees").is_none(),
+                staged_path(home, Path::new(bad), worktrees).is_none(),
                 "{bad}"
             );
         }
@@ -857,20 +852,21 @@ mod tests {
         let outside = d.path().join("outside");
         std::fs::create_dir_all(outside.join("deep")).unwrap();
         std::fs::write(outside.join("deep/keep.txt"), "keep").unwrap();
-        let wts = home.join("staging/worktrees");
+        let wts = SeamHome::new(&home).worktrees();
+        let dirs = &[layout::STAGING, layout::WORKTREES];
         std::fs::create_dir_all(wts.join("t-1/sub")).unwrap();
         std::fs::write(wts.join("t-1/sub/f"), "x").unwrap();
         std::os::unix::fs::symlink(&outside, wts.join("t-1/link")).unwrap();
         std::os::unix::fs::symlink(&outside, wts.join("t-2")).unwrap();
-        remove_nofollow(&home, &["staging", "worktrees"], Path::new("t-1")).unwrap();
-        remove_nofollow(&home, &["staging", "worktrees"], Path::new("t-2")).unwrap();
+        remove_nofollow(&home, dirs, Path::new("t-1")).unwrap();
+        remove_nofollow(&home, dirs, Path::new("t-2")).unwrap();
         assert!(!wts.join("t-1").exists());
         assert!(std::fs::symlink_metadata(wts.join("t-2")).is_err());
         assert!(outside.join("deep/keep.txt").exists());
         // `worktrees` itself a link: nothing below it is touched.
         std::fs::remove_dir(&wts).unwrap();
         std::os::unix::fs::symlink(&outside, &wts).unwrap();
-        assert!(remove_nofollow(&home, &["staging", "worktrees"], Path::new("deep")).is_err());
+        assert!(remove_nofollow(&home, dirs, Path::new("deep")).is_err());
         assert!(outside.join("deep/keep.txt").exists());
     }
 }

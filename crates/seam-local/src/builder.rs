@@ -18,6 +18,7 @@ use std::path::{Path, PathBuf};
 
 use serde_json::{Value, json};
 
+use seam_home::SeamHome;
 use seam_protocol::RefusalCode;
 
 use crate::LocalRefusal;
@@ -50,7 +51,7 @@ pub(crate) struct Repo {
 /// what the builder needs from it, or why the builder is unavailable. Runs
 /// git read-only in the operator's repository: the launcher's call, before
 /// the walls.
-pub(crate) fn learn(staging: &Path, start: &Path) -> (Option<PathBuf>, Result<Repo, String>) {
+pub(crate) fn learn(home: &SeamHome, start: &Path) -> (Option<PathBuf>, Result<Repo, String>) {
     let root = match git::toplevel(start) {
         Ok(root) => root,
         Err(e) => {
@@ -85,8 +86,8 @@ pub(crate) fn learn(staging: &Path, start: &Path) -> (Option<PathBuf>, Result<Re
         let object_format = git::object_format(&root).unwrap_or_else(|_| "sha1".to_owned());
         Ok(Repo {
             self_source: crate::guard::is_seam_source(&root),
-            staging_repo: staging
-                .join("repos")
+            staging_repo: home
+                .staged_repos()
                 .join(format!("{}.git", repo_slug(&root))),
             root: root.clone(),
             target,
@@ -219,14 +220,14 @@ fn staging_repo(repo: &Repo) -> Result<(), LocalRefusal> {
 
 /// Makes the turn's branch and worktree, in the staging repository.
 pub(crate) fn open_branch(
-    staging: &Path,
+    home: &SeamHome,
     repo: &Repo,
     turn: &str,
     task: &str,
 ) -> Result<TurnBranch, LocalRefusal> {
     staging_repo(repo)?;
     let sr = &repo.staging_repo;
-    let dir = staging.join("worktrees");
+    let dir = home.worktrees();
     make_private_dir(&dir)?;
     let slug = turn_slug(turn);
     for n in 1..=1000 {

@@ -189,7 +189,7 @@ impl LocalTools {
     ) -> Result<&'s mut TurnBranch, LocalRefusal> {
         if state.branch.is_none() {
             let _opening = self.opening.lock().unwrap_or_else(|p| p.into_inner());
-            let b = builder::open_branch(&self.staging(), repo, &turn.turn, &turn.task)?;
+            let b = builder::open_branch(&self.home(), repo, &turn.turn, &turn.task)?;
             state.branch = Some(b);
         }
         Ok(state.branch.as_mut().expect("made above"))

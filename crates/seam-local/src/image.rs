@@ -4,12 +4,13 @@
 //! `dot` runs with `GV_FILE_PATH` set to an empty directory, which keeps it
 //! from reading any image file; the run has a timeout and a size limit.
 
-use std::path::{Path, PathBuf};
+use std::path::PathBuf;
 use std::sync::LazyLock;
 use std::time::Duration;
 
 use regex::Regex;
 
+use seam_home::SeamHome;
 use seam_protocol::RefusalCode;
 use serde_json::{Map, Value};
 
@@ -31,7 +32,7 @@ static FILE_ATTRIBUTES: LazyLock<Regex> = LazyLock::new(|| {
 
 /// Renders `dot` and stages the SVG; returns its path.
 pub(crate) fn render(
-    staging: &Path,
+    home: &SeamHome,
     turn: &str,
     dot: &str,
     name: Option<&str>,
@@ -72,7 +73,7 @@ pub(crate) fn render(
             "Graphviz's dot is not installed on this machine, so diagrams cannot be rendered",
         ));
     }
-    let images = staging.join("images");
+    let images = home.images();
     let empty = images.join(".no-files");
     make_private_dir(&empty)?;
     let dir = images.join(turn_slug(turn));
@@ -129,7 +130,7 @@ impl LocalTools {
         params: &Map<String, Value>,
     ) -> Result<Value, LocalRefusal> {
         let dot = required(params, "dot", "")?;
-        let path = render(&self.staging(), &turn.turn, dot, str_param(params, "name"))?;
+        let path = render(&self.home(), &turn.turn, dot, str_param(params, "name"))?;
         let bytes = std::fs::metadata(&path).map(|m| m.len()).unwrap_or(0);
         let file = path
             .file_name()

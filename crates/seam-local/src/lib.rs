@@ -119,6 +119,7 @@ use std::path::{Path, PathBuf};
 use std::sync::{Arc, Mutex};
 use std::time::Duration;
 
+use seam_home::SeamHome;
 use seam_policy::Decision;
 use seam_protocol::RefusalCode;
 use seam_scrub::Scrubber;
@@ -279,7 +280,7 @@ impl LocalTools {
             Some(r) => r.clone(),
             None => std::env::current_dir().unwrap_or_else(|_| PathBuf::from(".")),
         };
-        let (root, repo) = builder::learn(&config.seam_home.join("staging"), &start);
+        let (root, repo) = builder::learn(&SeamHome::new(&config.seam_home), &start);
         let mut validators = HashMap::new();
         for spec in tool_specs() {
             let v =
@@ -342,7 +343,12 @@ impl LocalTools {
 
     /// The staging directory (`<seam_home>/staging`).
     pub fn staging(&self) -> PathBuf {
-        self.config.seam_home.join("staging")
+        self.home().staging()
+    }
+
+    /// seam's home, laid out.
+    pub(crate) fn home(&self) -> SeamHome {
+        SeamHome::new(&self.config.seam_home)
     }
 
     /// The branch the builder made for `turn`, if it made one yet.

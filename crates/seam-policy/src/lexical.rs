@@ -100,12 +100,9 @@ fn check_shell_syntax(text: &str) -> Result<(), LexicalError> {
     Ok(())
 }
 
-/// At most 40 characters of `s`, for a message.
+/// At most 40 characters of `s`, and `…` when there were more, for a message.
 fn snippet(s: &str) -> String {
-    match s.char_indices().nth(40) {
-        Some((i, _)) => format!("{}…", &s[..i]),
-        None => s.to_owned(),
-    }
+    seam_term::clip(s, 40, "…").into_owned()
 }
 
 /// Normalises `raw`: `~` and `~/…` expand to `home`, a relative path is relative to `base`

@@ -453,7 +453,7 @@ impl Policy {
     pub fn rule_file(&self) -> PathBuf {
         match &self.origin {
             PolicyOrigin::File(path) => path.clone(),
-            PolicyOrigin::Builtin => self.env.seam_home.join(HOME_POLICY_FILE),
+            PolicyOrigin::Builtin => seam_home::SeamHome::new(&self.env.seam_home).policy_file(),
         }
     }
 

@@ -86,7 +86,7 @@ pub(super) fn resolve_call(
                     } else {
                         written.as_str()
                     },
-                    truncate(s, 60)
+                    seam_term::head(s, 60).0
                 ));
             }
         }
@@ -150,10 +150,6 @@ fn unnest_params(
             fixes.add(Correction::ParamsNested);
         }
     }
-}
-
-fn truncate(s: &str, n: usize) -> String {
-    s.chars().take(n).collect()
 }
 
 /// `key?` → `key` (the prompt's optional mark copied into the key).

@@ -237,12 +237,7 @@ pub(super) fn extract(
 /// aside), or the last word of the line before a label (`Action Input:`). A
 /// word inside a sentence is not a name.
 fn name_before(gap: &str, catalog: &ToolCatalog) -> Option<String> {
-    // seam_term::tail_bytes(gap, 400), written here: seam-action depends on seam-protocol alone
-    let mut start = gap.len().saturating_sub(400);
-    while !gap.is_char_boundary(start) {
-        start += 1;
-    }
-    let tail = &gap[start..];
+    let tail = seam_term::tail_bytes(gap, 400);
     // Special tokens and tags become spaces.
     let mut plain = String::with_capacity(tail.len());
     let mut rest = tail;

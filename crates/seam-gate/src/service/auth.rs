@@ -38,12 +38,12 @@ impl BearerToken {
     /// written to a new 0600 file in a 0700 `keys/`. An existing token file
     /// must be a regular file owned by this user and readable by nobody else.
     pub fn load_or_create(seam_home: &Path) -> Result<(BearerToken, bool), ServiceError> {
-        Self::load_or_create_at(&seam_home.join(TOKEN_FILE))
+        Self::load_or_create_at(&token_path(seam_home))
     }
 
     /// The turn opener in `seam_home` ([`OPENER_FILE`]), made on first use like the token.
     pub fn opener(seam_home: &Path) -> Result<BearerToken, ServiceError> {
-        Self::load_or_create_at(&seam_home.join(OPENER_FILE)).map(|(t, _)| t)
+        Self::load_or_create_at(&seam_home::SeamHome::new(seam_home).turn_opener()).map(|(t, _)| t)
     }
 
     /// [`BearerToken::load_or_create`] for a secret file at `path`.
@@ -152,7 +152,7 @@ impl BearerToken {
 
 /// The path of the token file in `seam_home`.
 pub fn token_path(seam_home: &Path) -> PathBuf {
-    seam_home.join(TOKEN_FILE)
+    seam_home::SeamHome::new(seam_home).gate_token()
 }
 
 #[cfg(test)]

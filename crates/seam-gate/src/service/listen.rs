@@ -14,7 +14,7 @@ pub const SOCKET_FILE: &str = seam_home::layout::GATE_SOCKET;
 
 /// The path of the gate's socket in `seam_home`.
 pub fn socket_path(seam_home: &Path) -> PathBuf {
-    seam_home.join(SOCKET_FILE)
+    seam_home::SeamHome::new(seam_home).gate_socket()
 }
 
 /// The bound unix socket.

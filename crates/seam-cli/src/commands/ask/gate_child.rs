@@ -14,9 +14,6 @@ use std::time::{Duration, Instant};
 use anyhow::{Context as _, bail};
 use seam_agent::gate_client::{GateClient, GateEndpoint};
 
-/// The gate's log in seam's home.
-pub const LOG_FILE: &str = seam_home::layout::GATE_LOG;
-
 /// A gate this process started; stopped when dropped.
 #[derive(Debug)]
 pub struct GateChild {
@@ -40,7 +37,7 @@ impl GateChild {
     /// Starts `seam gate` and waits until it answers on its socket.
     pub async fn start(launch: &GateLaunch<'_>, wait: Duration) -> anyhow::Result<GateChild> {
         let exe = std::env::current_exe().context("finding the seam binary to start the gate")?;
-        let log = launch.seam_home.join(LOG_FILE);
+        let log = seam_home::SeamHome::new(launch.seam_home).gate_log();
         let out = std::fs::OpenOptions::new()
             .create(true)
             .append(true)
