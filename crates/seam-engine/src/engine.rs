@@ -37,6 +37,7 @@ use llama_cpp_2::sampling::LlamaSampler;
 use llama_cpp_2::token::LlamaToken;
 use llama_cpp_2::token::data::LlamaTokenData;
 use llama_cpp_2::token::data_array::LlamaTokenDataArray;
+use seam_home::file::{OWNER_ONLY, Staged, is_staged_name};
 use sha2::{Digest, Sha256};
 
 use crate::{ChatMessage, Finish, Generation, PromptCacheUse};
@@ -906,32 +907,24 @@ impl CacheEntry {
         Ok(Some(before))
     }
 
-    /// Writes sequence 0's state and then the record, each to a temporary
-    /// file renamed into place only once complete.
+    /// Writes sequence 0's state and then the record, each staged beside its
+    /// name (seam-home's [`Staged`], owner-only) and renamed into place only
+    /// once complete and synced.
     fn save(&self, ctx: &LlamaContext<'_>, prefix: &[LlamaToken]) -> Result<(), String> {
-        let temp = |what: &str| {
-            tempfile::Builder::new()
-                .prefix(".kv-")
-                .tempfile_in(&self.dir)
-                .map_err(|e| format!("creating a {what} file in {} ({e})", self.dir.display()))
-        };
         std::fs::create_dir_all(&self.dir)
             .map_err(|e| format!("creating {} ({e})", self.dir.display()))?;
-        let state = temp("state")?;
+        let mut state = Staged::beside(&self.state, OWNER_ONLY).map_err(|e| e.to_string())?;
         ctx.state_seq_save_file(state.path(), 0, prefix)
             .map_err(|e| format!("llama.cpp could not write the state ({e})"))?;
-        let mut written = state
-            .reopen()
-            .map_err(|e| format!("reading the state back ({e})"))?;
+        // llama.cpp wrote through a descriptor of its own; this one is still at the start
+        let written = state.file();
         let state_bytes = written
             .metadata()
             .map_err(|e| format!("reading the state back ({e})"))?
             .len();
         let state_sha256 =
-            sha256_of(&mut written).map_err(|e| format!("reading the state back ({e})"))?;
-        state
-            .persist(&self.state)
-            .map_err(|e| format!("renaming the state into place ({})", e.error))?;
+            sha256_of(written).map_err(|e| format!("reading the state back ({e})"))?;
+        state.persist().map_err(|e| e.to_string())?;
         let record = CacheRecord {
             format: CACHE_FORMAT.into(),
             build: build_id().into(),
@@ -941,12 +934,9 @@ impl CacheEntry {
             state_bytes,
             state_sha256,
         };
-        let mut file = temp("record")?;
-        serde_json::to_writer(&mut file, &record)
-            .map_err(|e| format!("writing the record ({e})"))?;
-        file.persist(&self.record)
-            .map_err(|e| format!("renaming the record into place ({})", e.error))?;
-        Ok(())
+        let record =
+            serde_json::to_vec(&record).map_err(|e| format!("writing the record ({e})"))?;
+        seam_home::file::replace(&self.record, &record, OWNER_ONLY).map_err(|e| e.to_string())
     }
 
     /// Marks the entry as used now (for eviction); best effort.
@@ -968,7 +958,9 @@ impl CacheEntry {
             let name = e.file_name();
             let name = name.to_string_lossy();
             let modified = e.metadata().and_then(|m| m.modified()).ok();
-            if name.starts_with(".kv-") {
+            // Writers of one cache take no common lock (two turns may share it), so a
+            // temporary file is a leftover only once it is old; `.kv-` is an older seam's.
+            if is_staged_name(&name) || name.starts_with(".kv-") {
                 let stale = modified
                     .and_then(|m| now.duration_since(m).ok())
                     .is_some_and(|age| age > STALE_TEMP);

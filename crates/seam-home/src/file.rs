@@ -125,7 +125,31 @@ pub fn create_private_file(path: &Path) -> Result<bool, FileError> {
 /// The name of a temporary file [`Staged::beside`] makes for `path`'s file name `name`:
 /// `.{name}.` and a random part, then `.tmp`. One rule, for the writer and the sweep.
 fn staged_name(name: &str) -> (String, &'static str) {
-    (format!(".{name}."), ".tmp")
+    (format!("{STAGED_LEAD}{name}."), STAGED_TAIL)
+}
+
+/// What begins and ends every name [`staged_name`] gives.
+const STAGED_LEAD: &str = ".";
+const STAGED_TAIL: &str = ".tmp";
+/// How many random characters (ASCII letters and digits) come between them and the name.
+const STAGED_RANDOM: usize = 6;
+
+/// Whether `file_name` is the name of a temporary file [`Staged::beside`] made, for any
+/// target: for a directory whose writers take no common lock, which removes such leftovers
+/// by their age instead of with [`sweep_staged`].
+pub fn is_staged_name(file_name: &str) -> bool {
+    let Some(rest) = file_name
+        .strip_prefix(STAGED_LEAD)
+        .and_then(|r| r.strip_suffix(STAGED_TAIL))
+    else {
+        return false;
+    };
+    // what is left is `{name}.{random}`
+    rest.rsplit_once('.').is_some_and(|(name, random)| {
+        !name.is_empty()
+            && random.len() == STAGED_RANDOM
+            && random.bytes().all(|b| b.is_ascii_alphanumeric())
+    })
 }
 
 /// Removes the temporary files a crash left beside `path` (see [`replace`]): regular files
@@ -192,6 +216,7 @@ impl Staged {
         let temp = tempfile::Builder::new()
             .prefix(&prefix)
             .suffix(suffix)
+            .rand_bytes(STAGED_RANDOM)
             .permissions(fs::Permissions::from_mode(mode))
             .tempfile_in(dir)
             .map_err(FileError::at("create a temporary file in", dir))?;

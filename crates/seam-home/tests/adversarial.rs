@@ -236,8 +236,26 @@ fn a_staged_file_appears_whole_on_persist_and_nowhere_before() {
     // A crash: the process ends with the file written and never persisted nor removed.
     let mut crashed = Staged::beside(&target, OWNER_ONLY).unwrap();
     crashed.file().write_all(b"half").unwrap();
+    let left = crashed
+        .path()
+        .file_name()
+        .unwrap()
+        .to_string_lossy()
+        .into_owned();
     std::mem::forget(crashed);
     assert_eq!(names().len(), 2);
+    // Its name is known for what it is; the target's, and names like it, are not.
+    assert!(seam_home::file::is_staged_name(&left), "{left}");
+    for other in [
+        "model.gguf",
+        ".model.gguf",
+        ".model.gguf.tmp",
+        ".tmp",
+        "..x.tmp",
+        "x.a.tmp",
+    ] {
+        assert!(!seam_home::file::is_staged_name(other), "{other}");
+    }
     assert_eq!(sweep_staged(&target).unwrap(), 1);
     assert_eq!(names(), ["model.gguf"]);
 }
