@@ -78,6 +78,9 @@ pub struct TurnOptions {
     pub max_tokens: u32,
     /// Most tokens of one reply.
     pub reply_tokens: u32,
+    /// Sampling temperature asked of the model; 0 is greedy decoding. The default is 0, the
+    /// decoding the embedded engine has always used (`seam ask` gives the engine this same
+    /// value), so that the engine and a model server serving the same weights answer alike.
     pub temperature: f32,
     /// Constrain decoding to the action schema where the backend can.
     pub constrain: bool,
@@ -98,7 +101,7 @@ impl Default for TurnOptions {
             max_wall: Duration::from_secs(600),
             max_tokens: 16_384,
             reply_tokens: 1024,
-            temperature: 0.2,
+            temperature: 0.0,
             constrain: true,
             observation_bytes: 8 * 1024,
             history_bytes: 16 * 1024,

@@ -332,9 +332,12 @@ fn embedded_model(
     // 8192 tokens: the turn's conversation is held to 16 KiB (TurnOptions::
     // history_bytes), about 5500 tokens of code and prose, plus a reply of
     // 1024; the engine's default of 4096 was outgrown by a builder turn.
+    // The engine decodes as the turn asks a model server to (its request's temperature; the
+    // turn's options take it from TurnOptions' default alone), so both backends answer alike.
     let options = seam_engine::EngineOptions {
         ctx_len: 8192,
         prompt_cache,
+        temperature: TurnOptions::default().temperature,
         ..seam_engine::EngineOptions::default()
     };
     let model = seam_agent::embedded::EmbeddedModel::load(
