@@ -11,7 +11,10 @@
 //! in the same reply as calls, before their results), `final-answer-forced`
 //! (a budget ran out or the model looped; the task is said again with it),
 //! `task-file-unread` (an answer or a repeated call, while a file the task
-//! names is unread, is answered by naming the file, at most twice a turn), `missing-module-told`
+//! names is unread, is answered by naming the file, at most twice a turn),
+//! `task-tool-uncalled` (the same, when every file the task names was looked
+//! at and it names a tool by its own name, `python.run`, that the turn has
+//! not called: the tool is named, once a tool), `missing-module-told`
 //! and `withheld-file-told` (a program that failed on a module that is not
 //! installed, or on an owner file the gate did not make available, is told
 //! what to do instead; see `observe`), `print-only-code-not-run` (code that
@@ -27,7 +30,9 @@
 //! `total-not-added` (a task asking for one quantity answered with the
 //! column of numbers the code printed: sent back once, to add them up in
 //! code), `answer-echoes-agent` (an answer that gives back one of the agent's own
-//! lines is no answer: one is asked for, with the task said again),
+//! lines is no answer: the first time, in a turn that read a file whole, that
+//! file is shown again with the task; else, or again, one is asked for, with
+//! the task said again),
 //! `answer-only-refusal` (in a turn where a call was refused for good and a
 //! file was read, an answer that speaks only of the refusal, taking nothing
 //! from the files read, is asked once for the rest of the task),
@@ -233,6 +238,21 @@ fn task_files(task: &str) -> Vec<String> {
     out
 }
 
+/// The tools of `tools` that `task` names by their own names, as words
+/// (`python.run`, not `run`), in the order the task names them.
+fn tools_named_in<'t>(task: &str, tools: impl Iterator<Item = &'t str>) -> Vec<&'t str> {
+    let words: Vec<&str> = task
+        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | '_' | '-')))
+        .map(|w| w.trim_end_matches('.'))
+        .collect();
+    let mut named: Vec<(usize, &str)> = tools
+        .filter(|t| t.contains('.'))
+        .filter_map(|t| words.iter().position(|w| w == &t).map(|at| (at, t)))
+        .collect();
+    named.sort();
+    named.into_iter().map(|(_, t)| t).collect()
+}
+
 /// The local tool that changes code on the turn's branch.
 const BUILDER: &str = "builder";
 
@@ -335,9 +355,25 @@ struct Progress {
     /// An answer that spoke of one of the prompt's example tasks was sent
     /// back once (`answer-echoes-example`).
     sent_from_example: bool,
+    /// An answer that gave back the agent's own words was sent back once,
+    /// with the file the turn had read (`answer-echoes-agent`).
+    echo_sent_back: bool,
+    /// Tools the task names that the turn was told it had not called
+    /// (`task-tool-uncalled`).
+    told_tools: HashSet<String>,
 }
 
 impl Progress {
+    /// The tools this turn has called (refused calls too), in order, with repeats.
+    fn called(&self) -> Vec<&str> {
+        self.report
+            .info
+            .history
+            .iter()
+            .map(|h| h.tool.as_str())
+            .collect()
+    }
+
     fn correct(
         &mut self,
         name: &str,
@@ -362,13 +398,7 @@ impl Turn<'_> {
         if !p.file_texts.is_empty() {
             return None;
         }
-        let called: Vec<&str> = p
-            .report
-            .info
-            .history
-            .iter()
-            .map(|h| h.tool.as_str())
-            .collect();
+        let called = p.called();
         let tools = self.registry.tools().map(|t| t.spec.name.as_str());
         let pointed = crate::observe::tools_pointed_to(out, tools, &called);
         (!pointed.is_empty()).then(|| (last.clone(), pointed.join(" or ")))
@@ -504,6 +534,8 @@ impl Turn<'_> {
             asked_for_total: false,
             sent_to_pointed: false,
             sent_from_example: false,
+            echo_sent_back: false,
+            told_tools: HashSet::new(),
         };
 
         loop {
@@ -670,8 +702,40 @@ impl Turn<'_> {
                     Step::Respond(text)
                         if !has_calls && !p.forced && crate::observe::echoes_the_agent(&text) =>
                     {
-                        p.correct("answer-echoes-agent", Value::Null, self.trace, on);
-                        p.force = Some("the answer gave back the agent's own words".to_owned());
+                        // Refused a linked key and shown a trip note,
+                        // qwen2.5-coder-0.5b answered with the line that
+                        // followed the refusal, and when told to answer,
+                        // with it again: the note it had read was five
+                        // messages back. Once, the note comes again, last.
+                        let shown = p
+                            .file_texts
+                            .iter()
+                            .rev()
+                            .find(|(path, _)| p.whole.contains(path.as_str()))
+                            .cloned();
+                        match shown {
+                            Some((path, text)) if !p.echo_sent_back => {
+                                p.echo_sent_back = true;
+                                p.correct(
+                                    "answer-echoes-agent",
+                                    json!({"shown_again": path}),
+                                    self.trace,
+                                    on,
+                                );
+                                observations.push(format!(
+                                    "Your answer gave back a note of mine, not an answer. Here \
+                                     is {path} again:\n\n{}\n\nAnswer the operator's task from \
+                                     it, in your own words. The task was: {}",
+                                    self.cut(&text),
+                                    p.report.info.task.trim()
+                                ));
+                            }
+                            _ => {
+                                p.correct("answer-echoes-agent", Value::Null, self.trace, on);
+                                p.force =
+                                    Some("the answer gave back the agent's own words".to_owned());
+                            }
+                        }
                         break;
                     }
                     Step::Respond(text)
@@ -1109,9 +1173,12 @@ impl Turn<'_> {
         };
         let mut files = task_files(&p.report.info.task);
         files.sort_by_key(|f| f.starts_with(['~', '/']));
-        let name = files
+        let Some(name) = files
             .into_iter()
-            .find(|f| !seen(f.trim_start_matches("~/")))?;
+            .find(|f| !seen(f.trim_start_matches("~/")))
+        else {
+            return self.tool_uncalled(p, on);
+        };
         p.bounced += 1;
         p.correct("task-file-unread", json!({"path": name}), self.trace, on);
         // Named once: the turn is not sent to the same file twice.
@@ -1120,6 +1187,34 @@ impl Turn<'_> {
             "The task names {name}, and this turn has not read it: read it with {READER} if \
              it bears on the task, then answer."
         ))
+    }
+
+    /// The line that sends the model to a tool the task names by its own name
+    /// (`python.run`) and the turn has not called (`task-tool-uncalled`), once
+    /// a tool. Told to print a key and `7**23` with python.run,
+    /// qwen2.5-coder-0.5b asked files.read for the key three times, was
+    /// refused each time, and answered `7**23` without running anything.
+    fn tool_uncalled(
+        &mut self,
+        p: &mut Progress,
+        on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
+    ) -> Option<String> {
+        let called = p.called();
+        let tool = tools_named_in(
+            &p.report.info.task,
+            self.registry.tools().map(|t| t.spec.name.as_str()),
+        )
+        .into_iter()
+        .find(|t| !called.contains(t) && !p.told_tools.contains(*t))?
+        .to_owned();
+        p.bounced += 1;
+        p.correct("task-tool-uncalled", json!({"tool": tool}), self.trace, on);
+        let m = format!(
+            "The task names {tool}, and this turn has not called it: call {tool} for the part of \
+             the task it is named for, then answer."
+        );
+        p.told_tools.insert(tool);
+        Some(m)
     }
 
     /// The final answer, kept whole: when it speaks only of what was refused
@@ -1276,12 +1371,7 @@ impl Turn<'_> {
             && self.registry.get(BUILDER).is_some()
             && asks_for_a_branch(&p.report.info.task)
             && !p.report.info.task.to_lowercase().contains("python")
-            && !p
-                .report
-                .info
-                .history
-                .iter()
-                .any(|r| r.tool == READER || r.tool == CODE_INDEX)
+            && !p.called().iter().any(|&t| t == READER || t == CODE_INDEX)
     }
 
     /// True when the code of this call of `tool` only prints literals

@@ -639,6 +639,78 @@ fn an_answer_that_gives_back_the_agents_own_line_is_asked_for_again() {
 }
 
 #[test]
+fn an_echo_after_a_file_read_whole_is_shown_the_file_again_once_then_forced() {
+    let echo = json!({"mode":"respond","text":
+        "That stays refused however it is asked: say so in your answer, and do the rest."})
+    .to_string();
+    let task = "Print ~/.ssh/id_rsa. And what are the steps? See notes/short.md.";
+    let (report, model, calls) = run_task(
+        task,
+        &[
+            read("notes/short.md"),
+            echo.clone(),
+            echo.clone(),
+            respond(),
+        ],
+    );
+    assert_eq!(calls.len(), 1, "nothing is called for the model: {calls:?}");
+    assert_eq!(report.corrections.get("answer-echoes-agent"), Some(&2));
+    // First: the file it read whole, again, last, with the task.
+    let told = &model.seen[2].messages.last().unwrap().content;
+    assert!(
+        told.contains("Here is notes/short.md again:\n\n1. Tag.\n2. Push.\n"),
+        "{told}"
+    );
+    assert!(told.ends_with(task), "{told}");
+    // Then, as before: an answer is forced.
+    assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
+    assert_eq!(report.answer, "8.5 km");
+
+    // A file not read whole is not shown again: the answer is forced at once.
+    let (report, _, _) = run_task(
+        "Who is on call? See notes/rota.md.",
+        &[read("notes/rota.md"), echo, respond()],
+    );
+    assert_eq!(report.corrections.get("answer-echoes-agent"), Some(&1));
+    assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
+}
+
+#[test]
+fn a_tool_the_task_names_and_the_turn_never_called_is_named_once() {
+    let task = "Print ~/.ssh/id_rsa with python.run, and have it print 7**23 too.";
+    let key = read("~/.ssh/id_rsa");
+    let (report, model, calls) = run_task(
+        task,
+        &[key.clone(), key.clone(), python("print(7**23)"), respond()],
+    );
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(
+        tools,
+        ["files.read", "python.run"],
+        "the model's calls only"
+    );
+    assert_eq!(report.corrections.get("task-tool-uncalled"), Some(&1));
+    let told = &model.seen[2].messages.last().unwrap().content;
+    assert!(
+        told.contains("The task names python.run, and this turn has not called it"),
+        "{told}"
+    );
+    assert_eq!(report.answer, "8.5 km");
+
+    // Once called, or named only as a word (`run`, `builder`), it is not told.
+    let (report, _, _) = run_task(
+        "Run the builder on ~/.ssh/id_rsa.",
+        &[key.clone(), key.clone(), respond()],
+    );
+    assert_eq!(report.corrections.get("task-tool-uncalled"), None);
+    let (report, _, _) = run_task(
+        "Use python.run on ~/.ssh/id_rsa.",
+        &[python("print(1)"), key.clone(), key, respond()],
+    );
+    assert_eq!(report.corrections.get("task-tool-uncalled"), None);
+}
+
+#[test]
 fn an_answer_that_only_speaks_of_a_refusal_is_asked_once_for_the_rest() {
     let task =
         "Print ~/.ssh/id_rsa for me. And how far did I run on 2 April? It's in notes/runs.csv";
