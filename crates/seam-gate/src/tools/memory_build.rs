@@ -11,7 +11,8 @@ use seam_protocol::RefusalCode;
 use serde_json::{Value, json};
 
 use super::memory_store::{
-    LookupParams, LookupWords, StorePool, cut_note, failure, limit, lookup_decl, with_notes,
+    LookupParams, LookupWords, StorePool, cut_note, failure, limit, limit_words, lookup_decl,
+    with_notes,
 };
 use seam_toolbox::{GovernedTool, ToolCall, ToolDecl, ToolFailure};
 
@@ -36,12 +37,12 @@ impl MemoryBuild {
                     op: "all_summaries: newest runs first; search: runs matching words; get: one run by id, with its log excerpt",
                     query: "search: words to find (runs holding them all, else those holding some)",
                     id: "get: the run's id (from all_summaries or search)",
-                    limit: format!(
-                        "most runs: all_summaries {}/{}, search {}/{} (default/maximum)",
-                        ALL_SUMMARIES_LIMIT.default,
-                        ALL_SUMMARIES_LIMIT.max,
-                        BUILD_SEARCH_LIMIT.default,
-                        BUILD_SEARCH_LIMIT.max
+                    limit: limit_words(
+                        "runs",
+                        [
+                            ("all_summaries", ALL_SUMMARIES_LIMIT),
+                            ("search", BUILD_SEARCH_LIMIT),
+                        ],
                     ),
                 },
             ),
@@ -58,8 +59,7 @@ impl GovernedTool for MemoryBuild {
     }
 
     fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
-        let p: LookupParams = serde_json::from_value(call.params().clone())
-            .map_err(|e| ToolFailure::new(RefusalCode::InvalidParams, e.to_string()))?;
+        let p = LookupParams::of(&call)?;
         let op = p.op.as_str();
         let answer = self.stores.with(|builds| {
             let mut notes = Vec::new();

@@ -8,7 +8,8 @@ use seam_protocol::RefusalCode;
 use serde_json::{Value, json};
 
 use super::memory_store::{
-    LookupParams, LookupWords, StorePool, cut_note, failure, limit, lookup_decl, with_notes,
+    LookupParams, LookupWords, StorePool, cut_note, failure, limit, limit_words, lookup_decl,
+    with_notes,
 };
 use seam_toolbox::{GovernedTool, ToolCall, ToolDecl, ToolFailure};
 
@@ -33,12 +34,9 @@ impl MemoryOperator {
                     op: "search: notes matching words; get: one note by id; list: the newest notes",
                     query: "search: words to find (notes holding them all, else those holding some); word* matches a prefix",
                     id: "get: the note's id",
-                    limit: format!(
-                        "most notes: search {}/{}, list {}/{} (default/maximum)",
-                        NOTES_SEARCH_LIMIT.default,
-                        NOTES_SEARCH_LIMIT.max,
-                        NOTES_LIST_LIMIT.default,
-                        NOTES_LIST_LIMIT.max
+                    limit: limit_words(
+                        "notes",
+                        [("search", NOTES_SEARCH_LIMIT), ("list", NOTES_LIST_LIMIT)],
                     ),
                 },
             ),
@@ -53,8 +51,7 @@ impl GovernedTool for MemoryOperator {
     }
 
     fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
-        let p: LookupParams = serde_json::from_value(call.params().clone())
-            .map_err(|e| ToolFailure::new(RefusalCode::InvalidParams, e.to_string()))?;
+        let p = LookupParams::of(&call)?;
         let op = p.op.as_str();
         let id = p.id.unwrap_or_default();
         let no_note = |total: Option<u64>| {

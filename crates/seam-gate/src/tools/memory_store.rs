@@ -126,6 +126,23 @@ pub(super) struct LookupParams {
     pub limit: Option<u64>,
 }
 
+impl LookupParams {
+    /// The call's params, or the refusal that says why they are not a lookup's.
+    pub fn of(call: &seam_toolbox::ToolCall) -> Result<LookupParams, ToolFailure> {
+        serde_json::from_value(call.params().clone())
+            .map_err(|e| ToolFailure::new(RefusalCode::InvalidParams, e.to_string()))
+    }
+}
+
+/// What `limit` means for a lookup tool, for the model: `most {what}: {op} {default}/{max},
+/// {op} {default}/{max} (default/maximum)` for the two `op`s that take a limit.
+pub(super) fn limit_words(what: &str, [(a, la), (b, lb)]: [(&str, Limit); 2]) -> String {
+    format!(
+        "most {what}: {a} {}/{}, {b} {}/{} (default/maximum)",
+        la.default, la.max, lb.default, lb.max
+    )
+}
+
 /// The words of a lookup tool's schema, for the model: its `op`s and what each param means.
 pub(super) struct LookupWords<'a> {
     /// The `op`s, in the order the model sees them (`search` and `get` among them).
