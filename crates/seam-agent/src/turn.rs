@@ -85,7 +85,8 @@ pub struct TurnOptions {
     pub reply_tokens: u32,
     /// Sampling temperature asked of the model; 0 is greedy decoding. The default is 0, the
     /// decoding the embedded engine has always used (`seam ask` gives the engine this same
-    /// value), so that the engine and a model server serving the same weights answer alike.
+    /// value, [`TurnOptions::engine_temperature`]), so that the engine and a model server
+    /// serving the same weights answer alike.
     pub temperature: f32,
     /// Constrain decoding to the action schema where the backend can.
     pub constrain: bool,
@@ -111,6 +112,16 @@ impl Default for TurnOptions {
             observation_bytes: 8 * 1024,
             history_bytes: 16 * 1024,
         }
+    }
+}
+
+impl TurnOptions {
+    /// The temperature the embedded engine decodes a turn with these options at: the one
+    /// each of the turn's requests asks a model server for, so that both backends decode
+    /// alike. (The engine takes its temperature when it is loaded, not from the requests;
+    /// `seam ask` loads it with this value.)
+    pub fn engine_temperature(&self) -> f32 {
+        self.temperature
     }
 }
 

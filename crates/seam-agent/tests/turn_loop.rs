@@ -275,3 +275,30 @@ fn old_results_are_left_out_when_the_conversation_outgrows_its_budget() {
     );
     assert_eq!(report.unwrap().corrections.get("old-result-elided"), None);
 }
+
+/// The embedded engine is loaded with [`TurnOptions::engine_temperature`]; a model server is
+/// asked, in every request of the turn, for the turn's temperature. They are the same value,
+/// for the default (greedy: 0) and for any other, so both backends decode alike.
+#[test]
+fn the_engine_decodes_at_the_temperature_the_turn_asks_a_model_server_for() {
+    assert_eq!(TurnOptions::default().engine_temperature(), 0.0, "greedy");
+    for temperature in [None, Some(0.7)] {
+        let mut options = TurnOptions::default();
+        if let Some(t) = temperature {
+            options.temperature = t;
+        }
+        let engine = options.engine_temperature();
+        let (report, model, _) = run(
+            vec![
+                r#"{"mode":"action","tool":"context","params":{"what":"task"}}"#,
+                r#"{"mode":"respond","text":"done"}"#,
+            ],
+            options,
+        );
+        assert_eq!(report.unwrap().end, TurnEnd::Answered);
+        assert_eq!(model.seen.len(), 2);
+        for request in &model.seen {
+            assert_eq!(request.temperature, engine, "{temperature:?}");
+        }
+    }
+}

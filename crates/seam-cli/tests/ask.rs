@@ -452,7 +452,7 @@ fn an_address_in_an_attached_file_is_the_operators_and_one_in_a_note_is_not() {
     let calls = owner.dir.path().join("calls.txt");
     let echo = Path::new(env!("CARGO_MANIFEST_DIR")).join("../seam-gate/tests/mcp/echo_server.py");
     std::fs::write(
-        owner.seam_home.join("config.toml"),
+        owner.layout().gate_config(),
         format!(
             "[[mcp.upstream]]\nname = \"echo\"\ncommand = \"python3\"\nargs = [{:?}, {:?}, {:?}]\n\
              egress = true\nreads_files = false\n[mcp.upstream.tools.echo]\n\

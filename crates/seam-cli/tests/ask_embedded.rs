@@ -228,7 +228,7 @@ fn a_second_ask_in_the_same_home_reads_the_system_prompt_from_the_prompt_cache()
         "project/notes.md",
         b"# Notes\nThe launch moves to Thursday.\n",
     );
-    let kv = owner.seam_home.join("agent/kv");
+    let kv = owner.layout().prompt_cache();
 
     // The first turn in this home decodes the system prompt and writes its state, from behind
     // the agent's walls, into agent/kv.
@@ -285,7 +285,7 @@ fn a_prompt_cache_that_cannot_be_written_does_not_fail_the_turn() {
         b"# Notes\nThe launch moves to Thursday.\n",
     );
     // A file where the cache's directory would be: nothing can be written there.
-    let kv = owner.seam_home.join("agent/kv");
+    let kv = owner.layout().prompt_cache();
     std::fs::create_dir_all(kv.parent().unwrap()).unwrap();
     std::fs::write(&kv, b"not a directory").unwrap();
     let (stderr, notes) = one_step_ask(&owner, "Read notes.md.", "trace.jsonl");

@@ -45,10 +45,10 @@ fn the_confined_agent_cannot_touch_the_world_but_reaches_the_gate() {
     let owner = Owner::new();
     owner.write("project/notes.md", b"The launch moves to Thursday.\n");
     let key = owner.write(".ssh/id_ed25519", b"-----BEGIN OPENSSH PRIVATE KEY-----\n");
-    let keeper = owner.seam_home.join("keys/planted");
+    let keeper = owner.layout().keys().join("planted");
     std::fs::create_dir_all(keeper.parent().unwrap()).unwrap();
     std::fs::write(&keeper, b"not for the agent").unwrap();
-    let staged = owner.seam_home.join("staging/readable.txt");
+    let staged = owner.layout().staging().join("readable.txt");
     std::fs::create_dir_all(staged.parent().unwrap()).unwrap();
     std::fs::write(&staged, b"the agent's own").unwrap();
 
@@ -59,7 +59,7 @@ fn the_confined_agent_cannot_touch_the_world_but_reaches_the_gate() {
     let home_write = owner.home.join("planted-by-agent");
     let tmp_write = owner.dir.path().join("outside-everything");
     // The embedded model's prompt cache (made by the walls' plan, inside them).
-    let kv_write = owner.seam_home.join("agent/kv/probe.state");
+    let kv_write = owner.layout().prompt_cache().join("probe.state");
 
     let out = owner
         .seam()
@@ -221,9 +221,7 @@ impl ServiceGate {
             .spawn()
             .unwrap();
         let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while !(owner.seam_home.join("gate.sock").exists()
-            && owner.seam_home.join("keys/turn-opener").exists())
-        {
+        while !(owner.layout().gate_socket().exists() && owner.layout().turn_opener().exists()) {
             assert!(
                 std::time::Instant::now() < deadline,
                 "the gate did not start"
@@ -261,7 +259,7 @@ fn the_confined_agent_cannot_open_leave_or_close_turns_and_an_attachment_taints_
         String::from_utf8_lossy(&out.stderr)
     );
     let other: seam_protocol::wire::TurnOpened = serde_json::from_slice(&out.stdout).unwrap();
-    let opener = owner.seam_home.join("keys/turn-opener");
+    let opener = owner.layout().turn_opener();
 
     let out = owner
         .seam()

@@ -512,9 +512,7 @@ fn a_service_gate_is_answered_with_seam_consent_over_its_socket() {
         .spawn()
         .unwrap();
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !(owner.seam_home.join("gate.sock").exists()
-        && owner.seam_home.join("keys/turn-opener").exists())
-    {
+    while !(owner.layout().gate_socket().exists() && owner.layout().turn_opener().exists()) {
         assert!(Instant::now() < deadline, "the gate did not start");
         std::thread::sleep(Duration::from_millis(50));
     }

@@ -49,7 +49,7 @@ impl GateProcess {
             child,
             lines,
             seen: Vec::new(),
-            socket: owner.seam_home.join("gate.sock"),
+            socket: owner.layout().gate_socket(),
         };
         g.wait_for_line("gate listening on");
         g
@@ -200,7 +200,7 @@ fn invoke_through_the_gate_prints_the_same_json_and_exit_codes_as_in_process() {
             .any(|l| l.contains("gate stopped: 5 calls answered")),
         "{lines:?}"
     );
-    assert!(!o.seam_home.join("gate.sock").exists());
+    assert!(!o.layout().gate_socket().exists());
     let (code, v) = invoke(&o, &[], "files.read", r#"{"path":"notes.txt"}"#);
     assert_eq!(code, 0);
     assert!(v["output"].to_string().contains("hello through the gate"));
@@ -235,7 +235,7 @@ fn tcp_with_the_token_from_seams_home_and_refusal_of_non_loopback() {
         .unwrap()
         .trim_end_matches(';')
         .to_owned();
-    let token_file = o.seam_home.join("keys/gate.token");
+    let token_file = o.layout().gate_token();
     let mode = std::os::unix::fs::PermissionsExt::mode(
         &std::fs::metadata(&token_file).unwrap().permissions(),
     );
@@ -292,7 +292,7 @@ fn tcp_with_the_token_from_seams_home_and_refusal_of_non_loopback() {
     assert_eq!(out.status.code(), Some(2));
     let err = String::from_utf8_lossy(&out.stderr);
     assert!(err.contains("--allow-non-loopback"), "{err}");
-    assert!(!o.seam_home.join("gate.sock").exists());
+    assert!(!o.layout().gate_socket().exists());
 }
 
 #[test]

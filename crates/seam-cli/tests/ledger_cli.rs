@@ -64,7 +64,7 @@ fn every_invoke_is_recorded_and_verifies() {
 fn a_rolled_back_head_file_fails_verification_with_exit_4() {
     let o = Owner::new();
     invoke_n(&o, 1);
-    let head = o.seam_home.join("ledger/head");
+    let head = o.layout().ledger().join("head");
     let old = std::fs::read(&head).unwrap();
     invoke_n(&o, 2);
     std::fs::write(&head, old).unwrap();
@@ -188,7 +188,7 @@ fn copy_dir(from: &std::path::Path, to: &std::path::Path) {
 fn head_append_and_verify_against_catch_an_older_ledger_put_back() {
     let o = Owner::new();
     invoke_n(&o, 2);
-    let ledger_dir = o.seam_home.join("ledger");
+    let ledger_dir = o.layout().ledger();
     let snapshot = o.dir.path().join("snapshot");
     copy_dir(&ledger_dir, &snapshot);
     invoke_n(&o, 3);

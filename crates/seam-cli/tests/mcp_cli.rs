@@ -41,7 +41,7 @@ fn owner() -> Owner {
 }
 
 fn write_config(o: &Owner, text: &str) {
-    std::fs::write(o.seam_home.join("config.toml"), text).unwrap();
+    std::fs::write(o.layout().gate_config(), text).unwrap();
 }
 
 fn fs_config(o: &Owner) -> String {
@@ -206,13 +206,13 @@ fn the_gate_serves_mcp_over_streamable_http() {
             break rest.split(';').next().unwrap().trim().to_owned();
         }
     };
-    let token = std::fs::read_to_string(o.seam_home.join("keys/gate.token")).unwrap();
+    let token = std::fs::read_to_string(o.layout().gate_token()).unwrap();
     let calls = json!([
         ["files.read", {"path": "~/notes/hello.txt"}],
         ["files.read", {"path": "~/.ssh/id_ed25519"}],
     ]);
     let url = format!("http://{addr}/mcp");
-    let opener = std::fs::read_to_string(o.seam_home.join("keys/turn-opener")).unwrap();
+    let opener = std::fs::read_to_string(o.layout().turn_opener()).unwrap();
     let r = run_client(
         &o,
         &[

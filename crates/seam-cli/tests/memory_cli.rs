@@ -121,7 +121,7 @@ fn index_then_memory_codebase_through_invoke() {
 
     // the store is owner-only
     use std::os::unix::fs::PermissionsExt;
-    let mode = std::fs::metadata(o.seam_home.join("memory/codebase.sqlite"))
+    let mode = std::fs::metadata(o.layout().memory().join("codebase.sqlite"))
         .unwrap()
         .permissions()
         .mode();
@@ -145,7 +145,7 @@ fn index_refuses_a_protected_root_and_a_missing_one() {
         String::from_utf8_lossy(&out.stderr)
     );
     assert!(String::from_utf8_lossy(&out.stderr).contains("protected"));
-    assert!(!o.seam_home.join("memory/codebase.sqlite").exists());
+    assert!(!o.layout().memory().join("codebase.sqlite").exists());
     let out = o.seam().args(["index", "nope"]).output().unwrap();
     assert_eq!(out.status.code(), Some(2));
 }
@@ -250,8 +250,8 @@ fn index_leaves_out_a_hard_link_to_a_key_outside_the_read_list() {
     let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["files"], 1, "only ok.rs is indexed: {report}");
     assert_eq!(report["skipped"]["protected"], 1, "{report}");
-    let db = std::fs::read(o.seam_home.join("memory/codebase.sqlite")).unwrap();
-    let wal = std::fs::read(o.seam_home.join("memory/codebase.sqlite-wal")).unwrap_or_default();
+    let db = std::fs::read(o.layout().memory().join("codebase.sqlite")).unwrap();
+    let wal = std::fs::read(o.layout().memory().join("codebase.sqlite-wal")).unwrap_or_default();
     for bytes in [db, wal] {
         assert!(
             !bytes.windows(19).any(|w| w == b"leaked_key_material"),

@@ -24,7 +24,7 @@ fn run(o: &Owner, args: &[&str], stdin: &str) -> (i32, String, String) {
 }
 
 fn secrets_file(o: &Owner) -> PathBuf {
-    o.seam_home.join("keys/secrets.toml")
+    o.layout().keys().join(seam_keeper::SECRETS_FILE)
 }
 
 #[test]
@@ -209,7 +209,7 @@ fn the_config_file_is_strict_and_errors_name_the_line() {
     assert!(stderr.contains("did you mean \"max_results\""), "{stderr}");
 
     // config.toml in seam's home is the default.
-    std::fs::write(o.seam_home.join("config.toml"), "[wbe]\n").unwrap();
+    std::fs::write(o.layout().gate_config(), "[wbe]\n").unwrap();
     let (code, _, stderr) = run(&o, &["tools"], "");
     assert_eq!(code, 2, "{stderr}");
     assert!(stderr.contains("config.toml, line 1"), "{stderr}");
@@ -246,7 +246,7 @@ fn invoke_web_search_uses_the_keepers_key_and_redacts_it_by_identity() {
     let brave = echoing_brave();
     let port = brave.addr.port();
     std::fs::write(
-        o.seam_home.join("config.toml"),
+        o.layout().gate_config(),
         format!(
             "[web]\nbackend = \"brave\"\napi_key = \"keeper:brave\"\nurl = \"http://127.0.0.1:{port}/res/v1/web/search\"\n"
         ),

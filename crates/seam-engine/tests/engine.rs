@@ -381,7 +381,7 @@ fn the_system_prompts_state_round_trips_through_the_cache() {
         return;
     }
     let dir = tempfile::tempdir().unwrap();
-    let kv = dir.path().join("agent/kv");
+    let kv = seam_home::SeamHome::new(dir.path()).prompt_cache();
     let cached = cached_engine(&kv, MODEL_ID);
     // Cold: the system prompt is decoded and written (the directory is made).
     let cold = first_step(&cached, &task());

@@ -38,7 +38,7 @@ use std::path::{Path, PathBuf};
 use std::time::Duration;
 
 use seam_keeper::{Keeper, KeeperHandle, SecretValue};
-use seam_policy::strict_toml::{entries_in_order, line_column, suggestion, type_name};
+use seam_policy::strict_toml::{Source, entries_in_order, read_toml_file, suggestion, type_name};
 use toml::de::{DeTable, DeValue};
 use url::Url;
 
@@ -158,25 +158,13 @@ impl Default for WebFetchSetup {
     }
 }
 
-/// A configuration file that could not be used.
-#[derive(Debug, thiserror::Error)]
-pub enum ConfigError {
-    #[error("cannot read the config file {}", path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{}, line {line}, column {column}: {message}", origin.display())]
-    Invalid {
-        origin: PathBuf,
-        line: usize,
-        column: usize,
-        /// The key at fault, dotted (`web.backend`), when there is one.
-        key: Option<String>,
-        message: String,
-    },
-}
+/// A configuration file that could not be used: the error of seam's TOML files, which
+/// seam-policy owns (its `PolicyError` too). The text names the file, and for a bad key or
+/// value the key (dotted: `web.backend`), its line and its column.
+pub type ConfigError = seam_policy::strict_toml::TomlFileError;
+
+/// What [`ConfigError::Read`] calls the gate's config file.
+const CONFIG_FILE: &str = "config file";
 
 /// Web search as the tool runs it: the backend with its key taken from the keeper.
 #[derive(Clone, PartialEq)]
@@ -225,12 +213,7 @@ impl GateConfig {
         let Some(file) = file else {
             return Ok(GateConfig::default());
         };
-        let read_error = |source| ConfigError::Read {
-            path: file.to_path_buf(),
-            source,
-        };
-        let text = read_config_file(file).map_err(read_error)?;
-        let absolute = std::path::absolute(file).map_err(read_error)?;
+        let (text, absolute) = read_toml_file(file, MAX_CONFIG_FILE_BYTES, CONFIG_FILE)?;
         let mut config = GateConfig::from_toml_str(&text, file)?;
         config.origin = ConfigOrigin::File(absolute);
         Ok(config)
@@ -710,33 +693,6 @@ pub(crate) fn is_loopback(url: &Url) -> bool {
         Some(url::Host::Ipv6(a)) => a.is_loopback(),
         Some(url::Host::Domain(d)) => d.eq_ignore_ascii_case("localhost"),
         None => false,
-    }
-}
-
-fn read_config_file(path: &Path) -> std::io::Result<String> {
-    seam_policy::strict_toml::read_text_file(path, MAX_CONFIG_FILE_BYTES)
-}
-
-pub(crate) struct Source<'a> {
-    text: &'a str,
-    origin: &'a Path,
-}
-
-impl Source<'_> {
-    pub(crate) fn error(
-        &self,
-        span: Range<usize>,
-        key: Option<String>,
-        message: String,
-    ) -> ConfigError {
-        let (line, column) = line_column(self.text, span.start);
-        ConfigError::Invalid {
-            origin: self.origin.to_path_buf(),
-            line,
-            column,
-            key,
-            message,
-        }
     }
 }
 

@@ -128,7 +128,11 @@ fn the_filesystem_server_is_governed_by_the_gate() {
         );
     }
     // The definitions are kept in seam's home.
-    assert!(h.seam.join("mcp/fs.json").is_file());
+    assert!(
+        seam_home::SeamHome::new(&h.seam)
+            .mcp_definitions("fs")
+            .is_file()
+    );
 
     let ledger = Arc::new(Recorded::default());
     let tb = toolbox(&h, &mut up, ledger.clone());

@@ -5,6 +5,7 @@ mod service_support;
 use std::os::unix::fs::{FileTypeExt, PermissionsExt};
 use std::time::Duration;
 
+use seam_home::SeamHome;
 use serde_json::json;
 use service_support::{Conn, TestGate, Via, send};
 
@@ -263,7 +264,7 @@ async fn tcp_needs_the_bearer_token() {
         "the token alone opens no turn (the agent holds it)"
     );
     assert_eq!(r.json()["refused"]["code"], "unknown_turn");
-    let opener = std::fs::read_to_string(gate.seam_home.join("keys/turn-opener")).unwrap();
+    let opener = std::fs::read_to_string(SeamHome::new(&gate.seam_home).turn_opener()).unwrap();
     let r = send(
         &tcp,
         "POST",
@@ -309,7 +310,7 @@ async fn a_non_loopback_address_is_refused_unless_allowed() {
     ));
     assert!(err.to_string().contains("--allow-non-loopback"), "{err}");
     assert!(
-        !seam_home.join("gate.sock").exists(),
+        !SeamHome::new(&seam_home).gate_socket().exists(),
         "nothing is left listening after the refusal"
     );
 
@@ -379,12 +380,13 @@ async fn a_second_gate_is_refused_and_a_stale_socket_is_replaced() {
     let r = send(&gate.unix(), "GET", "/v1/health", &[], "").await;
     assert_eq!(r.status, 200);
     let home = gate.seam_home.clone();
+    let socket = SeamHome::new(&home).gate_socket();
     let stopped = gate.stop().await;
 
     // a stale socket (bound, nobody listening) is replaced
-    let stale = std::os::unix::net::UnixListener::bind(home.join("gate.sock")).unwrap();
+    let stale = std::os::unix::net::UnixListener::bind(&socket).unwrap();
     drop(stale);
-    assert!(home.join("gate.sock").exists());
+    assert!(socket.exists());
     let bound = seam_gate::service::GateService::new(
         toolbox.clone(),
         seam_gate::service::ServiceOptions::new(&home),
@@ -394,8 +396,8 @@ async fn a_second_gate_is_refused_and_a_stale_socket_is_replaced() {
     .unwrap();
     drop(bound);
     // a regular file where the socket goes is not ours to remove
-    std::fs::remove_file(home.join("gate.sock")).unwrap();
-    std::fs::write(home.join("gate.sock"), b"keep me").unwrap();
+    std::fs::remove_file(&socket).unwrap();
+    std::fs::write(&socket, b"keep me").unwrap();
     let err = seam_gate::service::GateService::new(
         toolbox,
         seam_gate::service::ServiceOptions::new(&home),
@@ -407,7 +409,7 @@ async fn a_second_gate_is_refused_and_a_stale_socket_is_replaced() {
         matches!(err, seam_gate::service::ServiceError::NotASocket { .. }),
         "{err}"
     );
-    assert_eq!(std::fs::read(home.join("gate.sock")).unwrap(), b"keep me");
+    assert_eq!(std::fs::read(&socket).unwrap(), b"keep me");
     drop(stopped);
 }
 

@@ -72,7 +72,7 @@ impl Fixture {
     /// Every byte of the ledger's files, for "never recorded" checks.
     fn ledger_bytes(&self) -> Vec<u8> {
         let mut all = Vec::new();
-        for entry in walk(&self.tree.seam_home.join("ledger")) {
+        for entry in walk(&seam_home::SeamHome::new(&self.tree.seam_home).ledger()) {
             // A file the ledger removed meanwhile (a journal) held nothing to find.
             match std::fs::read(&entry) {
                 Ok(bytes) => all.extend(bytes),

@@ -134,22 +134,27 @@ const STAGED_TAIL: &str = ".tmp";
 /// How many random characters (ASCII letters and digits) come between them and the name.
 const STAGED_RANDOM: usize = 6;
 
+/// The target's file name if `file_name` is the name [`staged_name`] gives with a random
+/// part as [`Staged::beside`] makes it (`.{name}.{random}.tmp`), else `None`. The one
+/// matcher: [`is_staged_name`] asks whether there is a target, [`sweep_staged`] whether it
+/// is its own.
+fn staged_target(file_name: &str) -> Option<&str> {
+    let rest = file_name
+        .strip_prefix(STAGED_LEAD)?
+        .strip_suffix(STAGED_TAIL)?;
+    // what is left is `{name}.{random}`
+    let (name, random) = rest.rsplit_once('.')?;
+    let made = !name.is_empty()
+        && random.len() == STAGED_RANDOM
+        && random.bytes().all(|b| b.is_ascii_alphanumeric());
+    made.then_some(name)
+}
+
 /// Whether `file_name` is the name of a temporary file [`Staged::beside`] made, for any
 /// target: for a directory whose writers take no common lock, which removes such leftovers
 /// by their age instead of with [`sweep_staged`].
 pub fn is_staged_name(file_name: &str) -> bool {
-    let Some(rest) = file_name
-        .strip_prefix(STAGED_LEAD)
-        .and_then(|r| r.strip_suffix(STAGED_TAIL))
-    else {
-        return false;
-    };
-    // what is left is `{name}.{random}`
-    rest.rsplit_once('.').is_some_and(|(name, random)| {
-        !name.is_empty()
-            && random.len() == STAGED_RANDOM
-            && random.bytes().all(|b| b.is_ascii_alphanumeric())
-    })
+    staged_target(file_name).is_some()
 }
 
 /// Removes the temporary files a crash left beside `path` (see [`replace`]): regular files
@@ -162,7 +167,6 @@ pub fn sweep_staged(path: &Path) -> Result<usize, FileError> {
     let Some(name) = path.file_name().map(|n| n.to_string_lossy().into_owned()) else {
         return Ok(0);
     };
-    let (prefix, suffix) = staged_name(&name);
     let entries = match fs::read_dir(dir) {
         Ok(e) => e,
         Err(e) if e.kind() == std::io::ErrorKind::NotFound => return Ok(0),
@@ -174,10 +178,7 @@ pub fn sweep_staged(path: &Path) -> Result<usize, FileError> {
         let entry = entry.map_err(FileError::at("list", dir))?;
         let file = entry.file_name();
         let file = file.to_string_lossy();
-        let ours = file.len() > prefix.len() + suffix.len()
-            && file.starts_with(&prefix)
-            && file.ends_with(suffix);
-        if !ours {
+        if staged_target(&file) != Some(name.as_str()) {
             continue;
         }
         let at = entry.path();
@@ -360,6 +361,101 @@ impl Lock {
                 false
             }
             Err(_) => true,
+        }
+    }
+}
+
+#[cfg(test)]
+mod tests {
+    use super::*;
+
+    /// A name as the writer makes it for `target`: [`staged_name`]'s prefix and suffix around
+    /// `random`.
+    fn made(target: &str, random: &str) -> String {
+        let (prefix, suffix) = staged_name(target);
+        format!("{prefix}{random}{suffix}")
+    }
+
+    /// The one matcher gives back the target of every name the writer makes (targets with
+    /// dots, or named like a leftover themselves, included), so the sweep of one target and
+    /// the age-based sweep of any agree on what a leftover is.
+    #[test]
+    fn the_matcher_knows_each_name_the_writer_makes_and_its_target() {
+        for target in [
+            "secrets.toml",
+            "model.gguf",
+            "kv",
+            "a.b.c",
+            ".hidden",
+            "x.tmp",
+        ] {
+            for random in ["Xy12Ab", "000000", "zzzzzz"] {
+                let name = made(target, random);
+                assert_eq!(staged_target(&name), Some(target), "{name}");
+                assert!(is_staged_name(&name), "{name}");
+            }
+        }
+        // The other target's leftover is a leftover, but not this target's.
+        assert_eq!(staged_target(".state.json.Xy12Ab.tmp"), Some("state.json"));
+        assert_ne!(
+            staged_target(".state.json.Xy12Ab.tmp"),
+            Some("secrets.toml")
+        );
+    }
+
+    /// Names like the writer's that it never makes are no leftover, for any target: no
+    /// random part, one of another length or with other characters, no target name, the
+    /// lead or the tail missing.
+    #[test]
+    fn the_matcher_refuses_names_the_writer_never_makes() {
+        for other in [
+            "secrets.toml",
+            ".secrets.toml",
+            ".secrets.toml.tmp",
+            ".secrets.toml..tmp",
+            ".secrets.toml.Xy12A.tmp",
+            ".secrets.toml.Xy12Abc.tmp",
+            ".secrets.toml.Xy-2Ab.tmp",
+            ".secrets.toml.Xy12Ab",
+            "secrets.toml.Xy12Ab.tmp",
+            "..Xy12Ab.tmp",
+            ".Xy12Ab.tmp",
+            ".tmp",
+            "..x.tmp",
+            "x.a.tmp",
+            "",
+        ] {
+            assert_eq!(staged_target(other), None, "{other:?}");
+            assert!(!is_staged_name(other), "{other:?}");
+        }
+    }
+
+    /// The sweep of one target goes by the same matcher: it removes that target's leftovers
+    /// and keeps another target's, and names the writer never makes.
+    #[test]
+    fn the_sweep_removes_by_the_matcher() {
+        let dir = tempfile::tempdir().unwrap();
+        let target = dir.path().join("secrets.toml");
+        let ours = [
+            made("secrets.toml", "Xy12Ab"),
+            made("secrets.toml", "q9Q9q9"),
+        ];
+        let kept = [
+            made("state.json", "Xy12Ab"),
+            made("secrets.tom", "Xy12Ab"),
+            ".secrets.toml.Xy12A.tmp".to_owned(),
+            ".secrets.toml.Xy-2Ab.tmp".to_owned(),
+            ".secrets.toml..tmp".to_owned(),
+        ];
+        for name in ours.iter().chain(&kept) {
+            fs::write(dir.path().join(name), "x").unwrap();
+        }
+        assert_eq!(sweep_staged(&target).unwrap(), ours.len());
+        for name in &ours {
+            assert!(!dir.path().join(name).exists(), "{name}");
+        }
+        for name in &kept {
+            assert!(dir.path().join(name).exists(), "{name}");
         }
     }
 }

@@ -2,11 +2,22 @@
 
 use std::fs;
 use std::os::unix::fs::{PermissionsExt, symlink};
-use std::path::Path;
+use std::path::{Path, PathBuf};
 
-use seam_keeper::{Keeper, KeeperError, KeeperHandle, SecretValue};
+use seam_home::SeamHome;
+use seam_keeper::{Keeper, KeeperError, KeeperHandle, SECRETS_FILE, SecretValue};
 
 const VALUE: &str = "BSA-test-value-0123456789abcdef";
+
+/// The keeper's directory in the seam home `home`.
+fn keys(home: &Path) -> PathBuf {
+    SeamHome::new(home).keys()
+}
+
+/// The keeper's file in the seam home `home`.
+fn secrets(home: &Path) -> PathBuf {
+    keys(home).join(SECRETS_FILE)
+}
 
 fn mode(p: &Path) -> u32 {
     fs::metadata(p).unwrap().permissions().mode() & 0o7777
@@ -17,10 +28,7 @@ fn a_missing_file_is_an_empty_keeper_and_nothing_is_created() {
     let home = tempfile::tempdir().unwrap();
     let keeper = Keeper::open(home.path()).unwrap();
     assert!(keeper.is_empty());
-    assert!(
-        !home.path().join("keys").exists(),
-        "open must not create anything"
-    );
+    assert!(!keys(home.path()).exists(), "open must not create anything");
 }
 
 #[test]
@@ -37,9 +45,9 @@ fn set_writes_an_owner_only_file_in_an_owner_only_dir_and_reads_back() {
     keeper
         .set("searx", SecretValue::new("another-secret-value"))
         .unwrap();
-    let file = home.path().join("keys/secrets.toml");
+    let file = secrets(home.path());
     assert_eq!(mode(&file), 0o600);
-    assert_eq!(mode(&home.path().join("keys")), 0o700);
+    assert_eq!(mode(&keys(home.path())), 0o700);
 
     let again = Keeper::open(home.path()).unwrap();
     assert_eq!(
@@ -53,7 +61,7 @@ fn set_writes_an_owner_only_file_in_an_owner_only_dir_and_reads_back() {
     let err = again.resolve(&missing).unwrap_err().to_string();
     assert!(err.contains("seam secret set nope"), "{err}");
     // No temporary file is left behind.
-    let left: Vec<_> = fs::read_dir(home.path().join("keys"))
+    let left: Vec<_> = fs::read_dir(keys(home.path()))
         .unwrap()
         .map(|e| e.unwrap().file_name().into_string().unwrap())
         .filter(|n| n.contains("tmp"))
@@ -81,7 +89,7 @@ fn remove_deletes_and_says_whether_there_was_one() {
     assert!(keeper.remove("a").unwrap());
     assert!(!keeper.remove("a").unwrap());
     assert!(Keeper::open(home.path()).unwrap().get("a").is_none());
-    let text = fs::read_to_string(home.path().join("keys/secrets.toml")).unwrap();
+    let text = fs::read_to_string(secrets(home.path())).unwrap();
     assert!(
         !text.contains(VALUE),
         "the removed value is gone from the file"
@@ -93,7 +101,7 @@ fn a_file_others_can_read_is_refused() {
     let home = tempfile::tempdir().unwrap();
     let mut keeper = Keeper::open(home.path()).unwrap();
     keeper.set("brave", SecretValue::new(VALUE)).unwrap();
-    let file = home.path().join("keys/secrets.toml");
+    let file = secrets(home.path());
     for m in [0o640, 0o604, 0o660, 0o602] {
         fs::set_permissions(&file, fs::Permissions::from_mode(m)).unwrap();
         match Keeper::open(home.path()) {
@@ -112,7 +120,7 @@ fn a_keys_dir_others_can_write_is_refused() {
     let home = tempfile::tempdir().unwrap();
     let mut keeper = Keeper::open(home.path()).unwrap();
     keeper.set("brave", SecretValue::new(VALUE)).unwrap();
-    let dir = home.path().join("keys");
+    let dir = keys(home.path());
     fs::set_permissions(&dir, fs::Permissions::from_mode(0o777)).unwrap();
     assert!(matches!(
         Keeper::open(home.path()),
@@ -126,9 +134,9 @@ fn a_symlinked_file_is_refused() {
     let elsewhere = home.path().join("elsewhere.toml");
     fs::write(&elsewhere, format!("[secrets]\nk = \"{VALUE}\"\n")).unwrap();
     fs::set_permissions(&elsewhere, fs::Permissions::from_mode(0o600)).unwrap();
-    fs::create_dir(home.path().join("keys")).unwrap();
-    fs::set_permissions(home.path().join("keys"), fs::Permissions::from_mode(0o700)).unwrap();
-    symlink(&elsewhere, home.path().join("keys/secrets.toml")).unwrap();
+    fs::create_dir(keys(home.path())).unwrap();
+    fs::set_permissions(keys(home.path()), fs::Permissions::from_mode(0o700)).unwrap();
+    symlink(&elsewhere, secrets(home.path())).unwrap();
     match Keeper::open(home.path()) {
         Err(KeeperError::NotRegular { what, .. }) => assert!(what.contains("symbolic"), "{what}"),
         other => panic!("expected NotRegular, got {other:?}"),
@@ -144,7 +152,7 @@ fn a_file_of_another_owner_is_refused() {
     let home = tempfile::tempdir().unwrap();
     let mut keeper = Keeper::open(home.path()).unwrap();
     keeper.set("brave", SecretValue::new(VALUE)).unwrap();
-    let file = home.path().join("keys/secrets.toml");
+    let file = secrets(home.path());
     std::os::unix::fs::chown(&file, Some(65534), None).unwrap();
     match Keeper::open(home.path()) {
         Err(KeeperError::ForeignOwner { owner, .. }) => assert_eq!(owner, 65534),
@@ -218,7 +226,7 @@ fn a_crashed_writes_temporary_file_is_removed_by_the_next_write() {
     let home = tempfile::tempdir().unwrap();
     let mut keeper = Keeper::open(home.path()).unwrap();
     keeper.set("brave", SecretValue::new(VALUE)).unwrap();
-    let leftover = home.path().join("keys/.secrets.toml.k3Yx9q.tmp");
+    let leftover = keys(home.path()).join(".secrets.toml.k3Yx9q.tmp");
     fs::write(&leftover, format!("brave = \"{VALUE}\"\n")).unwrap();
     fs::set_permissions(&leftover, fs::Permissions::from_mode(0o600)).unwrap();
     keeper.set("searx", SecretValue::new("another")).unwrap();
@@ -226,7 +234,7 @@ fn a_crashed_writes_temporary_file_is_removed_by_the_next_write() {
         !leftover.exists(),
         "the leftover holding the secret is gone"
     );
-    let names: Vec<String> = fs::read_dir(home.path().join("keys"))
+    let names: Vec<String> = fs::read_dir(keys(home.path()))
         .unwrap()
         .map(|e| e.unwrap().file_name().to_string_lossy().into_owned())
         .filter(|n| n.ends_with(".tmp"))

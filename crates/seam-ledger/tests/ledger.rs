@@ -5,6 +5,7 @@ mod common;
 use std::os::unix::fs::{MetadataExt, PermissionsExt};
 
 use common::{append_n, assert_failure, entry, failure};
+use seam_home::SeamHome;
 use seam_ledger::{
     FailureKind, Ledger, LedgerError, LedgerPaths, LedgerPublicKey, LedgerReader, Record,
     Sha256Digest, public_key, verify,
@@ -147,7 +148,7 @@ fn a_copied_ledger_verifies_with_the_public_key_alone() {
     let copy = tempfile::tempdir().unwrap();
     for name in ["ledger.sqlite", "head"] {
         std::fs::copy(
-            home.path().join("ledger").join(name),
+            SeamHome::new(home.path()).ledger().join(name),
             copy.path().join(name),
         )
         .unwrap();
@@ -179,7 +180,7 @@ fn a_copy_taken_while_the_writer_is_open_verifies() {
     let copy = tempfile::tempdir().unwrap();
     for name in ["ledger.sqlite", "ledger.sqlite-wal", "head"] {
         std::fs::copy(
-            home.path().join("ledger").join(name),
+            SeamHome::new(home.path()).ledger().join(name),
             copy.path().join(name),
         )
         .unwrap();

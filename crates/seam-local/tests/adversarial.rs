@@ -193,7 +193,7 @@ fn odd_turn_ids_make_safe_branch_names() {
         .unwrap();
     assert_eq!(out["branch"], "seam/x-y-z-1");
     let (_, wt) = tools.turn_branch(&t.turn).unwrap();
-    assert!(wt.starts_with(f.home().join("staging/worktrees")));
+    assert!(wt.starts_with(f.layout().worktrees()));
     // A second turn with the same id gets the next number.
     tools.finish_turn(&t).unwrap();
     let out = tools

@@ -31,7 +31,7 @@ fn a_change_lands_on_its_branch_and_main_is_untouched() {
         .unwrap();
     let (branch, worktree) = tools.turn_branch("t1").unwrap();
     assert_eq!(branch, "seam/t1-1");
-    assert!(worktree.starts_with(f.home().join("staging").join("worktrees")));
+    assert!(worktree.starts_with(f.layout().worktrees()));
     assert_eq!(
         std::fs::read_to_string(worktree.join("src/new.rs")).unwrap(),
         "pub fn two() {}\n"
@@ -45,7 +45,7 @@ fn a_change_lands_on_its_branch_and_main_is_untouched() {
     // Two commits on the branch, by the builder, in the staging repository;
     // the operator's repository holds no seam branch.
     let staging = f.staging();
-    assert!(staging.starts_with(f.home().join("staging").join("repos")));
+    assert!(staging.starts_with(f.layout().staged_repos()));
     assert_eq!(
         git(
             &staging,
@@ -287,10 +287,7 @@ fn the_critic_fails_a_change_that_fails_the_check() {
     // The verdict is in the agent's build records, where memory.build reads
     // it; nothing of the agent's is in the gate's memory.
     let memory = seam_memory::MemoryHome::new(&f.home());
-    assert_eq!(
-        memory.agent_builds_path(),
-        f.home().join("agent").join("builds.sqlite")
-    );
+    assert_eq!(memory.agent_builds_path(), f.layout().agent_build_records());
     assert!(!memory.builds_path().exists());
     let builds = memory.agent_builds().unwrap();
     let runs = builds.all_summaries(10).unwrap().runs;

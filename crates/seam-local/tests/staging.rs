@@ -86,7 +86,7 @@ fn has_object(dir: &Path, oid: &str) -> bool {
 
 /// Rewrites an item's row as a compromised agent can: its verdict to pass.
 fn forge_pass(home: &Path, id: i64) {
-    let conn = rusqlite::Connection::open(home.join("agent").join("local.sqlite")).unwrap();
+    let conn = rusqlite::Connection::open(seam_home::SeamHome::new(home).agent_queue()).unwrap();
     conn.execute(
         "UPDATE items SET verdict = 'pass', critic = 'pass: all good', preview = '' WHERE id = ?1",
         [id],
@@ -409,7 +409,7 @@ fn an_altered_row_is_refused_and_removes_nothing_outside_staging() {
     let Staged::Branch { .. } = &item.staged else {
         unreachable!()
     };
-    let conn = rusqlite::Connection::open(f.home().join("agent").join("local.sqlite")).unwrap();
+    let conn = rusqlite::Connection::open(f.layout().agent_queue()).unwrap();
     let detail: String = conn
         .query_row("SELECT detail FROM items WHERE id = ?1", [item.id], |r| {
             r.get(0)
@@ -440,7 +440,7 @@ fn an_item_from_an_older_seam_is_refused_at_approve() {
     let f = Fixture::new();
     let tools = f.tools();
     let item = staged(&f, &tools, "old", &[("a.txt", "a\n")]);
-    let conn = rusqlite::Connection::open(f.home().join("agent").join("local.sqlite")).unwrap();
+    let conn = rusqlite::Connection::open(f.layout().agent_queue()).unwrap();
     let detail: String = conn
         .query_row("SELECT detail FROM items WHERE id = ?1", [item.id], |r| {
             r.get(0)

@@ -327,7 +327,7 @@ fn image_renders_dot_to_staging_and_refuses_file_access() {
         r => r.unwrap(),
     };
     assert_eq!(out["staged"], "flow.svg");
-    let svg = f.home().join("staging/images/i1/flow.svg");
+    let svg = f.layout().images().join("i1/flow.svg");
     assert!(std::fs::read_to_string(&svg).unwrap().contains("<svg"));
     let item = tools.finish_turn(&t).unwrap().remove(0);
     assert_eq!(item.kind, "image");

@@ -5,7 +5,7 @@ use std::path::{Path, PathBuf};
 use std::sync::OnceLock;
 
 use proptest::prelude::*;
-use seam_memory::{CodebaseIndex, IndexOptions, MemoryError};
+use seam_memory::{CodebaseIndex, IndexOptions, MemoryError, MemoryHome};
 
 struct Fixture {
     _dir: tempfile::TempDir,
@@ -25,7 +25,7 @@ fn fixture() -> &'static Fixture {
         )
         .unwrap();
         std::fs::write(root.join("notes.md"), "alpha beta gamma\n").unwrap();
-        let store = dir.path().join("memory/codebase.sqlite");
+        let store = MemoryHome::new(dir.path()).codebase_path();
         CodebaseIndex::open(&store)
             .unwrap()
             .index(&root, &IndexOptions::default(), &mut |_| {})

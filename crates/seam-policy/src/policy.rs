@@ -50,7 +50,9 @@ use crate::destination::{DestinationAllowList, DestinationPattern};
 use crate::lexical::{clean_absolute, normalise_str};
 use crate::lists::{ProtectedEntry, ProtectedSpec, ResolvedLists, Rule, RuleSpec};
 use crate::rules::{ProtectedRule, WildcardPath};
-use crate::strict_toml::{entries_in_order, line_column, suggestion, type_name};
+use crate::strict_toml::{
+    Source, TomlFileError, entries_in_order, read_toml_file, suggestion, type_name,
+};
 use crate::{Capability, Decision, PolicyEnv};
 
 /// The decisions when the policy says nothing: reads are free, every change and every way out
@@ -259,26 +261,13 @@ pub enum PolicyOrigin {
     File(PathBuf),
 }
 
-/// A policy file that could not be used. The text names the file, and for a bad key or value
-/// the key, its line and its column.
-#[derive(Debug, thiserror::Error)]
-pub enum PolicyError {
-    #[error("cannot read the policy file {}", path.display())]
-    Read {
-        path: PathBuf,
-        #[source]
-        source: std::io::Error,
-    },
-    #[error("{}, line {line}, column {column}: {message}", origin.display())]
-    Invalid {
-        origin: PathBuf,
-        line: usize,
-        column: usize,
-        /// The key at fault, dotted from the top (`capabilities.filesystem.raed`), when there is one.
-        key: Option<String>,
-        message: String,
-    },
-}
+/// A policy file that could not be used: the error of seam's TOML files
+/// ([`TomlFileError`]), which this crate owns and the gate's config shares. The text names
+/// the file, and for a bad key or value the key, its line and its column.
+pub type PolicyError = TomlFileError;
+
+/// What [`PolicyError::Read`] calls a policy file.
+const POLICY_FILE: &str = "policy file";
 
 /// The policy as loaded: decisions per capability and the path lists, expanded and
 /// canonicalised at load time.
@@ -314,12 +303,7 @@ impl Policy {
         let Some(file) = file else {
             return Ok(Policy::builtin(env));
         };
-        let read_error = |source| PolicyError::Read {
-            path: file.to_path_buf(),
-            source,
-        };
-        let src = read_policy_file(file).map_err(read_error)?;
-        let absolute = std::path::absolute(file).map_err(read_error)?;
+        let (src, absolute) = read_toml_file(file, MAX_POLICY_FILE_BYTES, POLICY_FILE)?;
         let env = clean_env(env);
         let parsed = PolicyFile::parse(&src, file, &env)?;
         let path = clean_absolute(&absolute);
@@ -614,11 +598,6 @@ fn clean_env(env: PolicyEnv) -> PolicyEnv {
     }
 }
 
-/// Reads the policy file without ever blocking on a FIFO or opening a device for reading.
-fn read_policy_file(path: &Path) -> std::io::Result<String> {
-    crate::strict_toml::read_text_file(path, MAX_POLICY_FILE_BYTES)
-}
-
 /// What a policy file says, checked and expanded.
 #[derive(Debug, Default)]
 struct PolicyFile {
@@ -642,25 +621,6 @@ const DECISION_WORDS: &[&str] = &["allow", "ask", "deny"];
 const TAINT_EGRESS_WORDS: &[&str] = &["deny", "allow"];
 /// The value only `python.run` takes besides the decisions.
 const ALLOW_UNSANDBOXED: &str = "allow-unsandboxed";
-
-/// Turns spans into errors with a line and a column.
-struct Source<'a> {
-    text: &'a str,
-    origin: &'a Path,
-}
-
-impl Source<'_> {
-    fn error(&self, span: Range<usize>, key: Option<String>, message: String) -> PolicyError {
-        let (line, column) = line_column(self.text, span.start);
-        PolicyError::Invalid {
-            origin: self.origin.to_path_buf(),
-            line,
-            column,
-            key,
-            message,
-        }
-    }
-}
 
 impl PolicyFile {
     fn parse(text: &str, origin: &Path, env: &PolicyEnv) -> Result<PolicyFile, PolicyError> {
@@ -1413,6 +1373,7 @@ impl EnforcedPolicy {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use crate::strict_toml::line_column;
 
     #[test]
     fn line_column_counts_from_one() {

@@ -11,6 +11,7 @@ use std::time::Duration;
 
 use common::{Fixture, HELLO, KEY, os, os_bytes, p, refused};
 use rustix::fs::{CWD, FileType, Mode};
+use seam_home::SeamHome;
 use seam_policy::{Access, Decision, FileAccess, PathAdmission};
 use seam_protocol::RefusalCode;
 
@@ -409,12 +410,17 @@ fn a_protected_file_entry_is_refused_by_identity_too() {
 fn seams_own_keys_ledger_and_policy_file_are_protected() {
     let fx = Fixture::new();
     let adm = fx.admission();
+    let layout = SeamHome::new(&fx.seam);
     // policy.toml: the file an "always" answer writes, which seam loads by default
-    fs::write(fx.seam.join("policy.toml"), b"[consent]\nalways = []\n").unwrap();
-    for rel in ["keys/signing.key", "ledger/head", "keys", "policy.toml"] {
-        let path = fx.seam.join(rel);
+    fs::write(layout.policy_file(), b"[consent]\nalways = []\n").unwrap();
+    for path in [
+        layout.keys().join("signing.key"),
+        layout.ledger().join("head"),
+        layout.keys(),
+        layout.policy_file(),
+    ] {
         let r = refused(adm.admitted_path(READ, p(&path)));
-        assert_eq!(r.code, RefusalCode::Protected, "{rel}");
+        assert_eq!(r.code, RefusalCode::Protected, "{}", path.display());
         assert!(r.message.contains("built-in"), "{}", r.message);
     }
     // The rest of seam's home is readable by default.
@@ -626,7 +632,7 @@ fn proc_self_root_is_no_way_around() {
 fn writes_resolve_the_deepest_existing_directory() {
     let fx = Fixture::new();
     let adm = fx.admission();
-    let staging = fx.seam.join("staging");
+    let staging = SeamHome::new(&fx.seam).staging();
     let ok = adm
         .admitted_path(WRITE, p(&staging.join("new/dir/file.txt")))
         .unwrap();

@@ -61,7 +61,10 @@ fn defaults_when_no_file_is_given() {
     );
     assert_eq!(
         paths(&shown.filesystem.write),
-        [fx.seam.join("staging").display().to_string()]
+        [seam_home::SeamHome::new(&fx.seam)
+            .staging()
+            .display()
+            .to_string()]
     );
     let protected = paths(&shown.filesystem.protected);
     for rel in [

@@ -32,6 +32,11 @@ impl Owner {
         }
     }
 
+    /// The places in this owner's seam home, as seam lays them out.
+    pub fn layout(&self) -> seam_home::SeamHome {
+        seam_home::SeamHome::new(&self.seam_home)
+    }
+
     pub fn write(&self, rel: &str, content: &[u8]) -> PathBuf {
         let p = self.home.join(rel);
         std::fs::create_dir_all(p.parent().unwrap()).unwrap();

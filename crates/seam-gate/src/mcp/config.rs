@@ -55,12 +55,12 @@ use std::ops::Range;
 use std::time::Duration;
 
 use seam_keeper::KeeperHandle;
-use seam_policy::strict_toml::{entries_in_order, suggestion, type_name};
+use seam_policy::strict_toml::{Source, entries_in_order, suggestion, type_name};
 use seam_policy::{Access, Decision, FileAccess};
 use toml::de::{DeTable, DeValue};
 
 use super::classify::{EFFECT_NAMES, Effect};
-use crate::config::{ConfigError, Source, quoted};
+use crate::config::{ConfigError, quoted};
 
 /// The default and the largest `timeout_s` of one upstream call.
 pub const DEFAULT_UPSTREAM_TIMEOUT: Duration = Duration::from_secs(30);

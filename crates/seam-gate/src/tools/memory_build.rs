@@ -6,27 +6,20 @@
 //! (compiler errors show source lines), so an answer taints the turn.
 
 use seam_memory::{ALL_SUMMARIES_LIMIT, BUILD_SEARCH_LIMIT, BuildMemory, MemoryHome};
-use seam_policy::{Capability, Policy};
+use seam_policy::Policy;
 use seam_protocol::RefusalCode;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::memory_store::{StorePool, cut_note, failure, limit, with_notes};
+use super::memory_store::{
+    LookupParams, LookupWords, StorePool, cut_note, failure, limit, limit_words, lookup_decl,
+    with_notes,
+};
 use seam_toolbox::{GovernedTool, ToolCall, ToolDecl, ToolFailure};
 
 #[derive(Debug)]
 pub struct MemoryBuild {
     decl: ToolDecl,
     stores: StorePool<BuildMemory>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Params {
-    op: String,
-    query: Option<String>,
-    id: Option<i64>,
-    limit: Option<u64>,
 }
 
 impl MemoryBuild {
@@ -36,37 +29,23 @@ impl MemoryBuild {
 
     pub fn with_home(home: Option<MemoryHome>) -> Self {
         MemoryBuild {
-            decl: ToolDecl {
-                name: "memory.build",
-                version: "1",
-                description: "Look up past builds and critic runs. op=all_summaries lists the newest first; op=search finds runs by words in their command, summary or log (query); op=get gives one run with the end of its log (id).",
-                schema: json!({
-                    "type": "object",
-                    "additionalProperties": false,
-                    "required": ["op"],
-                    "properties": {
-                        "op": {"type": "string", "enum": ["all_summaries", "search", "get"],
-                               "description": "all_summaries: newest runs first; search: runs matching words; get: one run by id, with its log excerpt"},
-                        "query": {"type": "string", "minLength": 1, "description": "search: words to find (runs holding them all, else those holding some)"},
-                        "id": {"type": "integer", "minimum": 1, "description": "get: the run's id (from all_summaries or search)"},
-                        "limit": {"type": "integer", "minimum": 1,
-                                  "description": format!("most runs: all_summaries {}/{}, search {}/{} (default/maximum)",
-                                      ALL_SUMMARIES_LIMIT.default, ALL_SUMMARIES_LIMIT.max,
-                                      BUILD_SEARCH_LIMIT.default, BUILD_SEARCH_LIMIT.max)}
-                    },
-                    "allOf": [
-                        {"if": {"properties": {"op": {"const": "search"}}}, "then": {"required": ["query"]}},
-                        {"if": {"properties": {"op": {"const": "get"}}}, "then": {"required": ["id"]}}
-                    ]
-                }),
-                capability: Capability::Memory,
-                reads: true,
-                paths: vec![],
-                taints: true,
-                egress: false,
-                destinations: Vec::new(),
-                none_named: crate::NoneNamed::Unknown,
-            },
+            decl: lookup_decl(
+                "memory.build",
+                "Look up past builds and critic runs. op=all_summaries lists the newest first; op=search finds runs by words in their command, summary or log (query); op=get gives one run with the end of its log (id).",
+                LookupWords {
+                    ops: ["all_summaries", "search", "get"],
+                    op: "all_summaries: newest runs first; search: runs matching words; get: one run by id, with its log excerpt",
+                    query: "search: words to find (runs holding them all, else those holding some)",
+                    id: "get: the run's id (from all_summaries or search)",
+                    limit: limit_words(
+                        "runs",
+                        [
+                            ("all_summaries", ALL_SUMMARIES_LIMIT),
+                            ("search", BUILD_SEARCH_LIMIT),
+                        ],
+                    ),
+                },
+            ),
             // The agent's Critic and `builder check` write these records in the agent's
             // own directory (agent/builds.sqlite): agent-authored text, so an answer taints.
             stores: StorePool::new(home, |h: &MemoryHome| h.existing_agent_builds()),
@@ -80,8 +59,7 @@ impl GovernedTool for MemoryBuild {
     }
 
     fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
-        let p: Params = serde_json::from_value(call.params().clone())
-            .map_err(|e| ToolFailure::new(RefusalCode::InvalidParams, e.to_string()))?;
+        let p = LookupParams::of(&call)?;
         let op = p.op.as_str();
         let answer = self.stores.with(|builds| {
             let mut notes = Vec::new();

@@ -3,27 +3,20 @@
 //! The notes are the owner's words, so an answer taints the turn.
 
 use seam_memory::{MemoryHome, NOTES_LIST_LIMIT, NOTES_SEARCH_LIMIT, OperatorNotes};
-use seam_policy::{Capability, Policy};
+use seam_policy::Policy;
 use seam_protocol::RefusalCode;
-use serde::Deserialize;
 use serde_json::{Value, json};
 
-use super::memory_store::{StorePool, cut_note, failure, limit, with_notes};
+use super::memory_store::{
+    LookupParams, LookupWords, StorePool, cut_note, failure, limit, limit_words, lookup_decl,
+    with_notes,
+};
 use seam_toolbox::{GovernedTool, ToolCall, ToolDecl, ToolFailure};
 
 #[derive(Debug)]
 pub struct MemoryOperator {
     decl: ToolDecl,
     stores: StorePool<OperatorNotes>,
-}
-
-#[derive(Debug, Deserialize)]
-#[serde(deny_unknown_fields)]
-struct Params {
-    op: String,
-    query: Option<String>,
-    id: Option<i64>,
-    limit: Option<u64>,
 }
 
 impl MemoryOperator {
@@ -33,37 +26,20 @@ impl MemoryOperator {
 
     pub fn with_home(home: Option<MemoryHome>) -> Self {
         MemoryOperator {
-            decl: ToolDecl {
-                name: "memory.operator",
-                version: "1",
-                description: "Recall what the operator told you to remember (saved with `seam note add`). Not for files: a file such as notes.md or docs/setup.md is read with files.read. op=search finds what was remembered by words (query); op=get gives one item whole (id); op=list gives the newest.",
-                schema: json!({
-                    "type": "object",
-                    "additionalProperties": false,
-                    "required": ["op"],
-                    "properties": {
-                        "op": {"type": "string", "enum": ["search", "get", "list"],
-                               "description": "search: notes matching words; get: one note by id; list: the newest notes"},
-                        "query": {"type": "string", "minLength": 1, "description": "search: words to find (notes holding them all, else those holding some); word* matches a prefix"},
-                        "id": {"type": "integer", "minimum": 1, "description": "get: the note's id"},
-                        "limit": {"type": "integer", "minimum": 1,
-                                  "description": format!("most notes: search {}/{}, list {}/{} (default/maximum)",
-                                      NOTES_SEARCH_LIMIT.default, NOTES_SEARCH_LIMIT.max,
-                                      NOTES_LIST_LIMIT.default, NOTES_LIST_LIMIT.max)}
-                    },
-                    "allOf": [
-                        {"if": {"properties": {"op": {"const": "search"}}}, "then": {"required": ["query"]}},
-                        {"if": {"properties": {"op": {"const": "get"}}}, "then": {"required": ["id"]}}
-                    ]
-                }),
-                capability: Capability::Memory,
-                reads: true,
-                paths: vec![],
-                taints: true,
-                egress: false,
-                destinations: Vec::new(),
-                none_named: crate::NoneNamed::Unknown,
-            },
+            decl: lookup_decl(
+                "memory.operator",
+                "Recall what the operator told you to remember (saved with `seam note add`). Not for files: a file such as notes.md or docs/setup.md is read with files.read. op=search finds what was remembered by words (query); op=get gives one item whole (id); op=list gives the newest.",
+                LookupWords {
+                    ops: ["search", "get", "list"],
+                    op: "search: notes matching words; get: one note by id; list: the newest notes",
+                    query: "search: words to find (notes holding them all, else those holding some); word* matches a prefix",
+                    id: "get: the note's id",
+                    limit: limit_words(
+                        "notes",
+                        [("search", NOTES_SEARCH_LIMIT), ("list", NOTES_LIST_LIMIT)],
+                    ),
+                },
+            ),
             stores: StorePool::new(home, |h: &MemoryHome| h.existing_notes()),
         }
     }
@@ -75,8 +51,7 @@ impl GovernedTool for MemoryOperator {
     }
 
     fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
-        let p: Params = serde_json::from_value(call.params().clone())
-            .map_err(|e| ToolFailure::new(RefusalCode::InvalidParams, e.to_string()))?;
+        let p = LookupParams::of(&call)?;
         let op = p.op.as_str();
         let id = p.id.unwrap_or_default();
         let no_note = |total: Option<u64>| {

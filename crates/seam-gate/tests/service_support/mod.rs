@@ -473,7 +473,7 @@ impl Conn {
         if let Via::Unix(socket) = via
             && let Some(home) = socket.parent()
         {
-            c.opener = std::fs::read_to_string(home.join("keys/turn-opener"))
+            c.opener = std::fs::read_to_string(seam_home::SeamHome::new(home).turn_opener())
                 .ok()
                 .map(|s| s.trim().to_owned());
         }

@@ -37,6 +37,11 @@ impl Fixture {
         self.dir.path().join("home")
     }
 
+    /// The places in [`Fixture::home`], as seam lays them out.
+    pub fn layout(&self) -> seam_home::SeamHome {
+        seam_home::SeamHome::new(self.home())
+    }
+
     pub fn config(&self) -> LocalConfig {
         let mut c = LocalConfig::new(self.home());
         c.repo = Some(self.repo());

@@ -7,6 +7,7 @@ use std::os::unix::ffi::OsStrExt;
 use std::path::{Path, PathBuf};
 use std::sync::Arc;
 
+use seam_home::SeamHome;
 use seam_policy::{PathAdmission, PathRefusal, Policy, PolicyEnv};
 use tempfile::TempDir;
 
@@ -30,21 +31,22 @@ impl Fixture {
         let root = dir.path().canonicalize().unwrap();
         let home = root.join("home");
         let seam = root.join("seam-home");
+        let layout = SeamHome::new(&seam);
         let ws = root.join("ws");
         for d in [
             home.join(".ssh"),
             home.join("notes"),
-            seam.join("keys"),
-            seam.join("ledger"),
-            seam.join("staging"),
+            layout.keys(),
+            layout.ledger(),
+            layout.staging(),
             ws.join("src"),
         ] {
             fs::create_dir_all(d).unwrap();
         }
         fs::write(home.join(".ssh/id_rsa"), KEY).unwrap();
         fs::write(home.join("notes/hello.txt"), HELLO).unwrap();
-        fs::write(seam.join("keys/signing.key"), KEY).unwrap();
-        fs::write(seam.join("ledger/head"), b"head").unwrap();
+        fs::write(layout.keys().join("signing.key"), KEY).unwrap();
+        fs::write(layout.ledger().join("head"), b"head").unwrap();
         fs::write(ws.join("src/main.rs"), b"fn main() {}\n").unwrap();
         Fixture {
             dir,

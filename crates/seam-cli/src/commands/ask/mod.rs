@@ -125,7 +125,7 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
         attachments,
         ..
     } = prepared;
-    let mut model = build_model(&args, &config, &home, embedded, model_endpoint)?;
+    let mut model = build_model(&args, &config, &options, &home, embedded, model_endpoint)?;
 
     let runtime = tokio::runtime::Builder::new_multi_thread()
         .worker_threads(2)
@@ -282,12 +282,13 @@ fn embedded_model_file(
 fn build_model(
     args: &AskArgs,
     config: &AgentConfig,
+    turn: &TurnOptions,
     home: &std::path::Path,
     embedded: Option<(String, PathBuf)>,
     endpoint: Option<ModelEndpoint>,
 ) -> anyhow::Result<Box<dyn ChatModel>> {
     if let Some((name, path)) = embedded {
-        return embedded_model(&name, &path, home);
+        return embedded_model(&name, &path, home, turn);
     }
     let Some(endpoint) = endpoint else {
         return Err(UsageError("no model: give --model-url http://HOST:PORT".into()).into());
@@ -315,6 +316,7 @@ fn embedded_model(
     name: &str,
     path: &std::path::Path,
     home: &std::path::Path,
+    turn: &TurnOptions,
 ) -> anyhow::Result<Box<dyn ChatModel>> {
     // The catalog's SHA-256 pin names the model's file (its name alone could be pulled again
     // as another file); `seam ask` runs only catalog models.
@@ -332,12 +334,12 @@ fn embedded_model(
     // 8192 tokens: the turn's conversation is held to 16 KiB (TurnOptions::
     // history_bytes), about 5500 tokens of code and prose, plus a reply of
     // 1024; the engine's default of 4096 was outgrown by a builder turn.
-    // The engine decodes as the turn asks a model server to (its request's temperature; the
-    // turn's options take it from TurnOptions' default alone), so both backends answer alike.
+    // The engine decodes as the turn asks a model server to (each request's temperature), so
+    // both backends answer alike: TurnOptions::engine_temperature, tested in seam-agent.
     let options = seam_engine::EngineOptions {
         ctx_len: 8192,
         prompt_cache,
-        temperature: TurnOptions::default().temperature,
+        temperature: turn.engine_temperature(),
         ..seam_engine::EngineOptions::default()
     };
     let model = seam_agent::embedded::EmbeddedModel::load(
@@ -364,6 +366,7 @@ fn embedded_model(
     name: &str,
     _path: &std::path::Path,
     _home: &std::path::Path,
+    _turn: &TurnOptions,
 ) -> anyhow::Result<Box<dyn ChatModel>> {
     Err(UsageError(format!(
         "cannot run {name}: this seam was built without the embedded model (feature `embedded`)"
