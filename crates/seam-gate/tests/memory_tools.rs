@@ -765,3 +765,33 @@ fn an_outline_of_a_missing_path_with_a_query_looks_the_query_up() {
     );
     assert_eq!(e.output["op"], "outline");
 }
+
+#[test]
+fn an_outline_with_no_path_looks_its_name_or_query_up() {
+    let s = setup(true);
+    // qwen2.5-coder-1.5b under llama-server: `{op: outline, name: …}`, no path.
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "name": "parse_config"}),
+    );
+    assert_eq!(e.output["op"], "find_symbol");
+    assert_eq!(e.output["matches"][0]["path"], "src/lib.rs");
+    let note = e.output["note"].as_str().unwrap();
+    assert!(
+        note.contains(
+            "op=outline needs a path, and none was given: looked params.name up as a name"
+        ),
+        "{note}"
+    );
+    // several words: a search
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "query": "parse config"}),
+    );
+    assert_eq!(e.output["op"], "search");
+    // nothing to look up: refused by the schema, which names what is missing
+    let r = refusal(&s, "memory.codebase", json!({"op": "outline"}));
+    assert_eq!(r.refused.code, RefusalCode::InvalidParams);
+}

@@ -100,7 +100,10 @@ impl MemoryCodebase {
                                       FIND_SYMBOL_LIMIT.default, FIND_SYMBOL_LIMIT.max, SEARCH_LIMIT.default, SEARCH_LIMIT.max)}
                     },
                     "allOf": [
-                        {"if": {"properties": {"op": {"const": "outline"}}}, "then": {"required": ["path"]}},
+                        // A name or a query without a path is looked up (see `looked_up`).
+                        {"if": {"properties": {"op": {"const": "outline"}},
+                                "not": {"anyOf": [{"required": ["name"]}, {"required": ["query"]}]}},
+                         "then": {"required": ["path"]}},
                         {"if": {"properties": {"op": {"const": "find_symbol"}}, "not": {"required": ["query"]}},
                          "then": {"required": ["name"]}},
                         {"if": {"properties": {"op": {"const": "search"}}}, "then": {"required": ["query"]}}
@@ -157,21 +160,7 @@ impl GovernedTool for MemoryCodebase {
         if op != "outline" && op != "tree" {
             return None;
         }
-        let (key, words) = ["query", "name"].iter().find_map(|k| {
-            let w = params.get(*k)?.as_str()?.trim();
-            (!w.is_empty()).then_some((*k, w))
-        })?;
-        Some(if words.split_whitespace().count() == 1 {
-            (
-                json!({"op": "find_symbol", "name": words}),
-                format!("looked params.{key} up as a name (op=find_symbol)"),
-            )
-        } else {
-            (
-                json!({"op": "search", "query": words}),
-                format!("searched for params.{key} (op=search)"),
-            )
-        })
+        looked_up(params)
     }
 
     fn run(&self, mut call: ToolCall) -> Result<Value, ToolFailure> {
@@ -210,6 +199,23 @@ impl GovernedTool for MemoryCodebase {
                     ));
                     self.search(idx, &p, &within, &mut notes)
                 }
+                // An outline with no path at all, given a name or a query
+                // (qwen2.5-coder-1.5b: `{op: outline, name: shelf}` for "which
+                // file defines slugifyTitle"): looked up as a missing path's is.
+                "outline"
+                    if target.is_none()
+                        && let Some((instead, note)) = looked_up(call.params()) =>
+                {
+                    let q: Params = serde_json::from_value(instead)
+                        .map_err(|e| ToolFailure::new(RefusalCode::InvalidParams, e.to_string()))?;
+                    notes.push(format!(
+                        "op=outline needs a path, and none was given: {note}"
+                    ));
+                    match q.op.as_str() {
+                        "find_symbol" => self.find_symbol(idx, &q, &mut notes),
+                        _ => self.search(idx, &q, &self.scope, &mut notes),
+                    }
+                }
                 "outline" => self.outline(idx, &p, target, &mut notes),
                 "find_symbol" => self.find_symbol(idx, &p, &mut notes),
                 "search" => self.search(idx, &p, &self.scope, &mut notes),
@@ -222,6 +228,28 @@ impl GovernedTool for MemoryCodebase {
         })?;
         Ok(answer.unwrap_or_else(|| self.not_indexed(op)))
     }
+}
+
+/// What a call that names no file it has (a path that does not exist, or an
+/// outline with none) meant by its `query` or `name`: one word is looked up
+/// as a name (`find_symbol`), several are searched for (`search`). The params
+/// to run instead, and a note saying so.
+fn looked_up(params: &Value) -> Option<(Value, String)> {
+    let (key, words) = ["query", "name"].iter().find_map(|k| {
+        let w = params.get(*k)?.as_str()?.trim();
+        (!w.is_empty()).then_some((*k, w))
+    })?;
+    Some(if words.split_whitespace().count() == 1 {
+        (
+            json!({"op": "find_symbol", "name": words}),
+            format!("looked params.{key} up as a name (op=find_symbol)"),
+        )
+    } else {
+        (
+            json!({"op": "search", "query": words}),
+            format!("searched for params.{key} (op=search)"),
+        )
+    })
 }
 
 impl MemoryCodebase {
