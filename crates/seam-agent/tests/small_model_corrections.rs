@@ -8,185 +8,163 @@
 
 mod support;
 
-use std::sync::{Arc, Mutex};
-
-use seam_agent::dispatch::{ActionDispatch, LocalDispatch, LocalToolbox, Router};
 use seam_agent::registry::Registry;
 use seam_agent::trace::Trace;
-use seam_agent::turn::{Turn, TurnOptions, TurnReport};
-use seam_local::{LocalRefusal, TurnInfo};
-use seam_protocol::{RefusalCode, ToolSpec};
+use seam_agent::turn::{TurnOptions, TurnReport};
+use seam_local::LocalRefusal;
+use seam_protocol::RefusalCode;
 use serde_json::{Map, Value, json};
-use support::Scripted;
+use support::{Scripted, Tools, no_such_tool, run_turn, spec};
 
-#[derive(Default)]
-struct Recorder(Mutex<Vec<(String, Value)>>);
-
-impl LocalToolbox for Recorder {
-    fn call(
-        &self,
-        _t: &TurnInfo,
-        tool: &str,
-        params: &Map<String, Value>,
-    ) -> Result<Value, LocalRefusal> {
-        self.0
-            .lock()
-            .unwrap()
-            .push((tool.to_owned(), Value::Object(params.clone())));
-        match tool {
-            "files.read" if params["path"].as_str().unwrap_or("").contains(".ssh") => Err(
-                LocalRefusal::new(RefusalCode::Protected, "~/.ssh/id_rsa is protected"),
-            ),
-            "files.read" if params["path"] == "notes/missing.json" => Err(LocalRefusal::new(
-                RefusalCode::NotFound,
-                "notes/missing.json does not exist",
-            )),
-            "files.read" if params["path"] == "notes/short.md" => Ok(json!({
-                "path": params["path"], "text": "1. Tag.\n2. Push.\n", "next_offset": null
-            })),
-            "files.read" => Ok(json!({
-                "path": params["path"], "text": "date,km\n2027-04-02,8.5\n", "next_offset": 13
-            })),
-            "python.run"
-                if params["code"]
-                    .as_str()
-                    .unwrap_or("")
-                    .starts_with("fail_pandas") =>
-            {
-                Ok(json!({"exit_code": 1, "stdout": "",
+/// What the stand-in tools answer.
+fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal> {
+    match tool {
+        "files.read" if params["path"].as_str().unwrap_or("").contains(".ssh") => Err(
+            LocalRefusal::new(RefusalCode::Protected, "~/.ssh/id_rsa is protected"),
+        ),
+        "files.read" if params["path"] == "notes/missing.json" => Err(LocalRefusal::new(
+            RefusalCode::NotFound,
+            "notes/missing.json does not exist",
+        )),
+        "files.read" if params["path"] == "notes/short.md" => Ok(json!({
+            "path": params["path"], "text": "1. Tag.\n2. Push.\n", "next_offset": null
+        })),
+        "files.read" => Ok(json!({
+            "path": params["path"], "text": "date,km\n2027-04-02,8.5\n", "next_offset": 13
+        })),
+        "python.run"
+            if params["code"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("fail_pandas") =>
+        {
+            Ok(json!({"exit_code": 1, "stdout": "",
                           "stderr": "ModuleNotFoundError: No module named 'pandas'\n"}))
-            }
-            "python.run" if params["code"].as_str().unwrap_or("").contains("rule") => {
-                Ok(json!({"exit_code": 1, "stdout": "",
+        }
+        "python.run" if params["code"].as_str().unwrap_or("").contains("rule") => {
+            Ok(json!({"exit_code": 1, "stdout": "",
                           "stderr": "Traceback (most recent call last):\n  File \"<string>\", line 3, in <module>\nKeyError: 'retirement_rule'\n"}))
-            }
-            "python.run" if params["code"].as_str().unwrap_or("").starts_with("fail") => {
-                Ok(json!({"exit_code": 1, "stdout": "", "stderr": "NameError"}))
-            }
-            "python.run" if params["code"].as_str().unwrap_or("").contains("silent") => {
-                Ok(json!({"exit_code": 0, "stdout": "", "stderr": ""}))
-            }
-            "python.run" if params["code"].as_str().unwrap_or("").contains("# column") => {
-                Ok(json!({"exit_code": 0, "stdout": "12.92\n4.85\n5.91\n", "stderr": ""}))
-            }
-            "python.run" if params["code"].as_str().unwrap_or("").contains("# zero") => {
-                Ok(json!({"exit_code": 0, "stdout": "0\n", "stderr": ""}))
-            }
-            "python.run" => Ok(json!({"exit_code": 0, "stdout": "8.5\n"})),
-            "memory.codebase" if params["op"] == "find_symbol" => {
-                Ok(json!({"op": "find_symbol", "matches": [{"path": "src/store.js", "line": 3}]}))
-            }
-            "memory.codebase" if params["op"] == "tree" => Ok(
-                json!({"op": "tree", "path": "src", "entries": ["src/cli.js", "src/paginate.js"]}),
-            ),
-            "memory.codebase"
-                if params["op"] == "outline"
-                    && params["path"] == "src"
-                    && params.get("query").is_some() =>
-            {
-                // What the index answers: an outline of a directory with a
-                // query is a search below it.
-                Ok(
-                    json!({"op": "search", "hits": [{"path": "src/cli.js", "lines": [
+        }
+        "python.run" if params["code"].as_str().unwrap_or("").starts_with("fail") => {
+            Ok(json!({"exit_code": 1, "stdout": "", "stderr": "NameError"}))
+        }
+        "python.run" if params["code"].as_str().unwrap_or("").contains("silent") => {
+            Ok(json!({"exit_code": 0, "stdout": "", "stderr": ""}))
+        }
+        "python.run" if params["code"].as_str().unwrap_or("").contains("# column") => {
+            Ok(json!({"exit_code": 0, "stdout": "12.92\n4.85\n5.91\n", "stderr": ""}))
+        }
+        "python.run" if params["code"].as_str().unwrap_or("").contains("# zero") => {
+            Ok(json!({"exit_code": 0, "stdout": "0\n", "stderr": ""}))
+        }
+        "python.run" => Ok(json!({"exit_code": 0, "stdout": "8.5\n"})),
+        "memory.codebase" if params["op"] == "find_symbol" => {
+            Ok(json!({"op": "find_symbol", "matches": [{"path": "src/store.js", "line": 3}]}))
+        }
+        "memory.codebase" if params["op"] == "tree" => {
+            Ok(json!({"op": "tree", "path": "src", "entries": ["src/cli.js", "src/paginate.js"]}))
+        }
+        "memory.codebase"
+            if params["op"] == "outline"
+                && params["path"] == "src"
+                && params.get("query").is_some() =>
+        {
+            // What the index answers: an outline of a directory with a
+            // query is a search below it.
+            Ok(
+                json!({"op": "search", "hits": [{"path": "src/cli.js", "lines": [
                     {"line": 31, "text": "printPage(paginate(books));", "within": "function cmdList"}]}]}),
-                )
-            }
-            "memory.codebase" if params["op"] == "outline" && params["path"] == "src" => Ok(
-                json!({"op": "outline", "path": "src", "kind": "dir", "files": [
+            )
+        }
+        "memory.codebase" if params["op"] == "outline" && params["path"] == "src" => Ok(
+            json!({"op": "outline", "path": "src", "kind": "dir", "files": [
                     {"path": "src/paginate.js", "symbols": [{"name": "paginate", "line": 9}]},
                     {"path": "src/cli.js", "symbols": [{"name": "cmdList", "line": 28}]}]}),
-            ),
-            "memory.codebase" if params.get("query") == Some(&json!("mileage")) => {
-                Ok(json!({"op": "search",
+        ),
+        "memory.codebase" if params.get("query") == Some(&json!("mileage")) => {
+            Ok(json!({"op": "search",
                 "note": "no indexed repository covers the workspace. A file whose name you know \
                          is read with files.read (its path); what the operator told you to \
                          remember is searched with memory.operator"}))
-            }
-            "memory.operator" => Ok(json!({"op": "search", "notes": [
+        }
+        "memory.operator" => Ok(json!({"op": "search", "notes": [
                 {"id": 1, "text": "Shoe log: the Novablast 4 had 312.6 km before 2 March."}]})),
-            "memory.codebase" if params["op"] == "search" => Ok(json!({"op": "search", "hits": [
+        "memory.codebase" if params["op"] == "search" => Ok(json!({"op": "search", "hits": [
                 {"path": "src/cli.js", "lines": [
                     {"line": 31, "text": "printPage(paginate(books));", "within": "function cmdList"}]}]})),
-            "memory.codebase" => Err(LocalRefusal::new(
+        "memory.codebase" => Err(LocalRefusal::new(
+            RefusalCode::NotFound,
+            "src/shelf.py does not exist",
+        )),
+        "facts.get" if params["fact"] == "time" => Ok(json!({
+            "fact": "time", "value": null,
+            "note": "no clock here; a file whose name you know is read with files.read."
+        })),
+        "facts.get" => Ok(json!({"fact": params["fact"], "value": "x"})),
+        "builder" if params.get("path") == Some(&json!("guess/where.txt")) => {
+            Err(LocalRefusal::new(
                 RefusalCode::NotFound,
-                "src/shelf.py does not exist",
-            )),
-            "facts.get" if params["fact"] == "time" => Ok(json!({
-                "fact": "time", "value": null,
-                "note": "no clock here; a file whose name you know is read with files.read."
-            })),
-            "facts.get" => Ok(json!({"fact": params["fact"], "value": "x"})),
-            "builder" if params.get("path") == Some(&json!("guess/where.txt")) => {
-                Err(LocalRefusal::new(
-                    RefusalCode::NotFound,
-                    "guess/where.txt does not exist: replace edits a file (write makes one). \
+                "guess/where.txt does not exist: replace edits a file (write makes one). \
                  The lines of the repository most like the task: src/config.js:7: const SIZE = 10;",
-                ))
-            }
-            "builder" if params.get("old").is_some() => {
-                Ok(json!({"changed": true, "branch": "seam/t1-1", "path": params["path"]}))
-            }
-            "builder" => Ok(json!({"changed": false, "branch": "seam/t1-1"})),
-            _ => Err(LocalRefusal::new(RefusalCode::UnknownTool, "no such tool")),
+            ))
         }
+        "builder" if params.get("old").is_some() => {
+            Ok(json!({"changed": true, "branch": "seam/t1-1", "path": params["path"]}))
+        }
+        "builder" => Ok(json!({"changed": false, "branch": "seam/t1-1"})),
+        _ => Err(no_such_tool()),
     }
 }
 
 fn registry() -> Registry {
-    let files_read = ToolSpec {
-        name: "files.read".into(),
-        version: "1".into(),
-        description: "Reads a file.".into(),
-        input_schema: json!({"type":"object","properties":{
+    let files_read = spec(
+        "files.read",
+        "Reads a file.",
+        json!({"type":"object","properties":{
             "path":{"type":"string"},
             "limit":{"type":"integer","minimum":1}
         },"required":["path"],"additionalProperties":false}),
-    };
-    let python_run = ToolSpec {
-        name: "python.run".into(),
-        version: "1".into(),
-        description: "Runs Python.".into(),
-        input_schema: json!({"type":"object","properties":{
+    );
+    let python_run = spec(
+        "python.run",
+        "Runs Python.",
+        json!({"type":"object","properties":{
             "code":{"type":"string","contentMediaType":"text/x-python"},
             "scratch_files":{"type":"array","items":{"type":"object","properties":{
                 "name":{"type":"string"},"text":{"type":"string"}},"additionalProperties":false}}
         },"required":["code"],"additionalProperties":false}),
-    };
-    let facts_get = ToolSpec {
-        name: "facts.get".into(),
-        version: "1".into(),
-        description: "A fact about the machine.".into(),
-        input_schema: json!({"type":"object","properties":{
+    );
+    let facts_get = spec(
+        "facts.get",
+        "A fact about the machine.",
+        json!({"type":"object","properties":{
             "fact":{"type":"string","enum":["os","kernel","arch","hostname","time"]}
         },"required":["fact"],"additionalProperties":false}),
-    };
-    let builder = ToolSpec {
-        name: "builder".into(),
-        version: "1".into(),
-        description: "Changes code on the turn's branch.".into(),
-        input_schema: json!({"type":"object","properties":{
+    );
+    let builder = spec(
+        "builder",
+        "Changes code on the turn's branch.",
+        json!({"type":"object","properties":{
             "op":{"type":"string","enum":["replace","check"]},
             "path":{"type":"string"},"old":{"type":"string"},"new":{"type":"string"}
         },"required":["op"],"additionalProperties":false}),
-    };
-    let codebase = ToolSpec {
-        name: "memory.codebase".into(),
-        version: "1".into(),
-        description: "Ask the code index.".into(),
-        input_schema: json!({"type":"object","properties":{
+    );
+    let codebase = spec(
+        "memory.codebase",
+        "Ask the code index.",
+        json!({"type":"object","properties":{
             "op":{"type":"string","enum":["outline","find_symbol","search"]},
             "name":{"type":"string"},"query":{"type":"string"},"path":{"type":"string"}
         },"required":["op"],"additionalProperties":false}),
-    };
-    let operator = ToolSpec {
-        name: "memory.operator".into(),
-        version: "1".into(),
-        description: "Recall what the operator told you to remember.".into(),
-        input_schema: json!({"type":"object","properties":{
+    );
+    let operator = spec(
+        "memory.operator",
+        "Recall what the operator told you to remember.",
+        json!({"type":"object","properties":{
             "op":{"type":"string","enum":["search","get","list"]},
             "query":{"type":"string"},"id":{"type":"integer"}
         },"required":["op"],"additionalProperties":false}),
-    };
+    );
     Registry::new(
         vec![files_read, python_run, facts_get, codebase, operator],
         vec![builder],
@@ -202,35 +180,16 @@ fn run(replies: &[String]) -> (TurnReport, Scripted, Vec<(String, Value)>) {
 }
 
 fn run_task(task: &str, replies: &[String]) -> (TurnReport, Scripted, Vec<(String, Value)>) {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let registry = Arc::new(registry());
-    let tools = Arc::new(Recorder::default());
-    let dispatch: Box<dyn ActionDispatch> = Box::new(Router::new(
-        registry.clone(),
-        Box::new(LocalDispatch::new(tools.clone())),
-        Box::new(LocalDispatch::new(tools.clone())),
-    ));
-    let mut model = Scripted::new(replies.iter().cloned());
-    let mut trace = Trace::none();
-    let report = rt
-        .block_on(async {
-            let turn = Turn {
-                model: &mut model,
-                dispatch: dispatch.as_ref(),
-                registry: &registry,
-                options: TurnOptions::default(),
-                trace: &mut trace,
-            };
-            let info = TurnInfo {
-                turn: "t1".into(),
-                task: task.into(),
-                ..TurnInfo::default()
-            };
-            turn.run(info, &mut |_| {}).await
-        })
-        .unwrap();
-    let calls = tools.0.lock().unwrap().clone();
-    (report, model, calls)
+    let tools = Tools::new(answer);
+    let (report, model) = run_turn(
+        registry(),
+        tools.clone(),
+        replies.iter().cloned(),
+        task,
+        TurnOptions::default(),
+        &mut Trace::none(),
+    );
+    (report.unwrap(), model, tools.calls())
 }
 
 fn python(code: &str) -> String {

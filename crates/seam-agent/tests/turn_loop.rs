@@ -4,48 +4,33 @@
 
 mod support;
 
-use std::sync::Arc;
-use std::sync::atomic::{AtomicUsize, Ordering};
 use std::time::Duration;
 
-use seam_agent::dispatch::{ActionDispatch, LocalDispatch, LocalToolbox, Router};
 use seam_agent::registry::Registry;
 use seam_agent::trace::Trace;
-use seam_agent::turn::{Turn, TurnEnd, TurnOptions};
-use seam_local::{LocalRefusal, TurnInfo};
-use seam_protocol::{RefusalCode, ToolSpec};
+use seam_agent::turn::{TurnEnd, TurnOptions};
+use seam_local::LocalRefusal;
 use serde_json::{Map, Value, json};
-use support::Scripted;
+use support::{Scripted, Tools, no_such_tool, run_turn, spec};
 
-/// A toolbox with one tool, `context`, that echoes its params and counts calls.
-struct Echo(AtomicUsize);
-
-impl LocalToolbox for Echo {
-    fn call(
-        &self,
-        _t: &TurnInfo,
-        tool: &str,
-        params: &Map<String, Value>,
-    ) -> Result<Value, LocalRefusal> {
-        self.0.fetch_add(1, Ordering::SeqCst);
-        match tool {
-            "context" => Ok(json!({"echo": params})),
-            _ => Err(LocalRefusal::new(RefusalCode::UnknownTool, "no such tool")),
-        }
+/// A toolbox with one tool, `context`, that echoes its params.
+fn echo(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal> {
+    match tool {
+        "context" => Ok(json!({"echo": params})),
+        _ => Err(no_such_tool()),
     }
 }
 
 fn registry() -> Registry {
-    let spec = ToolSpec {
-        name: "context".into(),
-        version: "1".into(),
-        description: "Reads the task's context.".into(),
-        input_schema: json!({"type":"object","properties":{
+    let context = spec(
+        "context",
+        "Reads the task's context.",
+        json!({"type":"object","properties":{
             "what":{"type":"string"},
             "limit":{"type":"integer","minimum":1,"maximum":5}
         },"additionalProperties":false}),
-    };
-    Registry::new(vec![spec], vec![]).unwrap()
+    );
+    Registry::new(vec![context], vec![]).unwrap()
 }
 
 type Ran = (
@@ -59,33 +44,9 @@ fn run(replies: Vec<&'static str>, options: TurnOptions) -> Ran {
 }
 
 fn run_traced(replies: Vec<&'static str>, options: TurnOptions, trace: &mut Trace) -> Ran {
-    let rt = tokio::runtime::Runtime::new().unwrap();
-    let registry = Arc::new(registry());
-    let echo = Arc::new(Echo(AtomicUsize::new(0)));
-    // Every tool of this registry is local; the governed side is never reached.
-    let dispatch: Box<dyn ActionDispatch> = Box::new(Router::new(
-        registry.clone(),
-        Box::new(LocalDispatch::new(echo.clone())),
-        Box::new(LocalDispatch::new(echo.clone())),
-    ));
-    let mut model = Scripted::new(replies);
-    let report = rt.block_on(async {
-        let turn = Turn {
-            model: &mut model,
-            dispatch: dispatch.as_ref(),
-            registry: &registry,
-            options,
-            trace,
-        };
-        let info = TurnInfo {
-            turn: "t1".into(),
-            task: "do it".into(),
-            ..TurnInfo::default()
-        };
-        turn.run(info, &mut |_| {}).await
-    });
-    let calls = echo.0.load(Ordering::SeqCst);
-    (report, model, calls)
+    let tools = Tools::new(echo);
+    let (report, model) = run_turn(registry(), tools.clone(), replies, "do it", options, trace);
+    (report, model, tools.calls().len())
 }
 
 #[test]
