@@ -42,13 +42,7 @@ fn paths_that_leave_the_repository_are_refused() {
 #[test]
 fn links_in_the_repository_lead_nowhere() {
     let f = Fixture::new();
-    let outside = f.dir.path().join("outside");
-    std::fs::create_dir(&outside).unwrap();
-    std::fs::write(outside.join("secret.txt"), "keep\n").unwrap();
-    std::os::unix::fs::symlink(&outside, f.repo().join("out")).unwrap();
-    std::os::unix::fs::symlink(outside.join("secret.txt"), f.repo().join("file-link")).unwrap();
-    git(&f.repo(), &["add", "-A"]);
-    git(&f.repo(), &["commit", "-q", "-m", "links"]);
+    let outside = f.links_out();
     let tools = f.tools();
     let e = refused(
         &tools,

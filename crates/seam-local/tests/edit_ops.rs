@@ -383,13 +383,7 @@ fn a_file_that_is_not_utf8_is_refused_whole() {
 #[test]
 fn edits_pass_the_same_path_walls_as_write() {
     let f = Fixture::new();
-    let outside = f.dir.path().join("outside");
-    std::fs::create_dir(&outside).unwrap();
-    std::fs::write(outside.join("secret.txt"), "keep\n").unwrap();
-    std::os::unix::fs::symlink(&outside, f.repo().join("out")).unwrap();
-    std::os::unix::fs::symlink(outside.join("secret.txt"), f.repo().join("file-link")).unwrap();
-    git(&f.repo(), &["add", "-A"]);
-    git(&f.repo(), &["commit", "-q", "-m", "links"]);
+    let outside = f.links_out();
     let tools = f.tools();
     // Refused by name, before a branch is made.
     for (path, code) in [

@@ -69,6 +69,21 @@ impl Fixture {
         git(&self.staging(), &["rev-parse", rev])
     }
 
+    /// Links in the repository that lead out of it, committed: `out` to the directory
+    /// `outside` beside the repository, and `file-link` to `outside/secret.txt` (`keep`).
+    /// Returns `outside`.
+    pub fn links_out(&self) -> PathBuf {
+        let outside = self.dir.path().join("outside");
+        std::fs::create_dir(&outside).unwrap();
+        std::fs::write(outside.join("secret.txt"), "keep\n").unwrap();
+        std::os::unix::fs::symlink(&outside, self.repo().join("out")).unwrap();
+        std::os::unix::fs::symlink(outside.join("secret.txt"), self.repo().join("file-link"))
+            .unwrap();
+        git(&self.repo(), &["add", "-A"]);
+        git(&self.repo(), &["commit", "-q", "-m", "links"]);
+        outside
+    }
+
     pub fn branches(&self) -> Vec<String> {
         git(&self.repo(), &["branch", "--format=%(refname:short)"])
             .lines()
