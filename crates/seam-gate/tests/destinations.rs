@@ -434,15 +434,7 @@ async fn the_agent_cannot_make_an_address_it_read_the_operators() {
     assert_eq!(refusal(&r).0, "unknown_turn", "another turn's token");
     still_refused(&mut agent, &turn, &send, "another turn's token").await;
     // 10. closing the turn forgets it; re-using its id and token afterwards opens nothing
-    let r = agent
-        .send(
-            "DELETE",
-            &format!("/v1/turns/{turn}"),
-            &[("seam-turn-token", &token)],
-            "",
-        )
-        .await
-        .unwrap();
+    let r = agent.on_turn("DELETE", &turn, &token).await;
     assert_eq!(r.status, 204);
     let r = agent.invoke("test.send", send.clone(), Some(&turn)).await;
     assert_eq!(refusal(&r).0, "unknown_turn");

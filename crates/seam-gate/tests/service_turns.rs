@@ -28,15 +28,7 @@ async fn a_read_taints_its_turn_which_then_refuses_egress_while_a_fresh_turn_ser
     assert_eq!(r.json()["tainted"], true);
     assert_eq!(r.header("seam-turn-tainted"), Some("true"));
     let token = c.token(&turn);
-    let s = c
-        .send(
-            "GET",
-            &format!("/v1/turns/{turn}"),
-            &[("seam-turn-token", &token)],
-            "",
-        )
-        .await
-        .unwrap();
+    let s = c.on_turn("GET", &turn, &token).await;
     assert_eq!(s.status, 200);
     assert_eq!(s.json(), json!({"turn": turn, "tainted": true}));
 
@@ -78,15 +70,7 @@ async fn a_read_taints_its_turn_which_then_refuses_egress_while_a_fresh_turn_ser
 
     // the caller cannot un-taint: closing forgets the turn, and every later
     // call naming it is refused as not open
-    let d = c
-        .send(
-            "DELETE",
-            &format!("/v1/turns/{turn}"),
-            &[("seam-turn-token", &token)],
-            "",
-        )
-        .await
-        .unwrap();
+    let d = c.on_turn("DELETE", &turn, &token).await;
     assert_eq!(d.status, 204);
     let r = c
         .invoke("test.egress", json!({"q": "x"}), Some(&turn))
@@ -99,15 +83,7 @@ async fn a_read_taints_its_turn_which_then_refuses_egress_while_a_fresh_turn_ser
             .unwrap()
             .contains("not open")
     );
-    let d = c
-        .send(
-            "DELETE",
-            &format!("/v1/turns/{turn}"),
-            &[("seam-turn-token", &token)],
-            "",
-        )
-        .await
-        .unwrap();
+    let d = c.on_turn("DELETE", &turn, &token).await;
     assert_eq!(d.status, 404);
 
     let stopped = gate.stop().await;
@@ -230,15 +206,7 @@ async fn a_client_without_the_opener_cannot_open_call_outside_or_close_a_turn() 
             .await
             .unwrap();
         assert_eq!(d.status, 404, "{method} without the token");
-        let d = agent
-            .send(
-                method,
-                &format!("/v1/turns/{turn}"),
-                &[("seam-turn-token", "0000")],
-                "",
-            )
-            .await
-            .unwrap();
+        let d = agent.on_turn(method, &turn, "0000").await;
         assert_eq!(d.status, 404, "{method} with a wrong token");
     }
     // the turn is still open and still tainted: egress in it is refused

@@ -17,6 +17,47 @@ use seam_ledger::{Ledger, Record};
 use seam_policy::{Capability, Policy, PolicyEnv};
 use serde_json::{Value, json};
 
+/// A test tool's declaration: version 1, a read under `facts.get`'s capability, with no
+/// paths, no taint and no egress. Each tool below sets what it does otherwise.
+fn test_decl(name: &'static str, description: &'static str, schema: Value) -> ToolDecl {
+    ToolDecl {
+        name,
+        version: "1",
+        description,
+        schema,
+        capability: Capability::Facts,
+        reads: true,
+        paths: vec![],
+        taints: false,
+        egress: false,
+        destinations: Vec::new(),
+        none_named: seam_gate::NoneNamed::Unknown,
+    }
+}
+
+/// A destination a test tool's call names in its param `field`.
+fn destination(
+    field: &'static str,
+    form: seam_gate::DestinationForm,
+) -> seam_gate::DestinationParam {
+    seam_gate::DestinationParam { field, form }
+}
+
+/// `GovernedTool` for a test tool that holds its declaration and answers a call with the
+/// value of `$answer`.
+macro_rules! test_tool {
+    ($tool:ident, |$call:ident| $answer:expr) => {
+        impl GovernedTool for $tool {
+            fn decl(&self) -> &ToolDecl {
+                &self.0
+            }
+            fn run(&self, $call: ToolCall) -> Result<Value, ToolFailure> {
+                Ok($answer)
+            }
+        }
+    };
+}
+
 /// A tool that "reaches the network" (it only echoes): refused in a tainted turn.
 #[derive(Debug)]
 pub struct TestEgress(ToolDecl);
@@ -24,30 +65,18 @@ pub struct TestEgress(ToolDecl);
 impl TestEgress {
     pub fn new() -> Self {
         TestEgress(ToolDecl {
-            name: "test.egress",
-            version: "1",
-            description: "test-only: pretends to send q out",
-            schema: json!({"type":"object","additionalProperties":false,"required":["q"],
-                           "properties":{"q":{"type":"string"}}}),
-            capability: Capability::Facts,
-            reads: true,
-            paths: vec![],
-            taints: false,
             egress: true,
-            destinations: Vec::new(),
-            none_named: seam_gate::NoneNamed::Unknown,
+            ..test_decl(
+                "test.egress",
+                "test-only: pretends to send q out",
+                json!({"type":"object","additionalProperties":false,"required":["q"],
+                       "properties":{"q":{"type":"string"}}}),
+            )
         })
     }
 }
 
-impl GovernedTool for TestEgress {
-    fn decl(&self) -> &ToolDecl {
-        &self.0
-    }
-    fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
-        Ok(json!({"sent": call.params()["q"]}))
-    }
-}
+test_tool!(TestEgress, |call| json!({"sent": call.params()["q"]}));
 
 /// A tool that "sends" `body` to `to` (and `cc`): egress, with its destinations declared.
 #[derive(Debug)]
@@ -56,40 +85,25 @@ pub struct TestSend(ToolDecl);
 impl TestSend {
     pub fn new() -> Self {
         TestSend(ToolDecl {
-            name: "test.send",
-            version: "1",
-            description: "test-only: pretends to send body to to and cc",
-            schema: json!({"type":"object","additionalProperties":false,"required":["to","body"],
-                           "properties":{"to":{"type":"string"},"body":{"type":"string"},
-                                         "cc":{"type":"array","items":{"type":"string"}}}}),
-            capability: Capability::Facts,
-            reads: true,
-            paths: vec![],
-            taints: false,
             egress: true,
             destinations: vec![
-                seam_gate::DestinationParam {
-                    field: "to",
-                    form: seam_gate::DestinationForm::Value,
-                },
-                seam_gate::DestinationParam {
-                    field: "cc",
-                    form: seam_gate::DestinationForm::Value,
-                },
+                destination("to", seam_gate::DestinationForm::Value),
+                destination("cc", seam_gate::DestinationForm::Value),
             ],
-            none_named: seam_gate::NoneNamed::Unknown,
+            ..test_decl(
+                "test.send",
+                "test-only: pretends to send body to to and cc",
+                json!({"type":"object","additionalProperties":false,"required":["to","body"],
+                       "properties":{"to":{"type":"string"},"body":{"type":"string"},
+                                     "cc":{"type":"array","items":{"type":"string"}}}}),
+            )
         })
     }
 }
 
-impl GovernedTool for TestSend {
-    fn decl(&self) -> &ToolDecl {
-        &self.0
-    }
-    fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
-        Ok(json!({"sent_to": call.params()["to"], "body": call.params()["body"]}))
-    }
-}
+test_tool!(TestSend, |call| {
+    json!({"sent_to": call.params()["to"], "body": call.params()["body"]})
+});
 
 /// A tool that "creates an event" `title` and invites `participants` (optional): egress, the
 /// participants its destinations, and what a call with none reaches as `none_named` says
@@ -99,39 +113,32 @@ pub struct TestInvite(ToolDecl);
 
 impl TestInvite {
     pub fn new(none_named: seam_gate::NoneNamed) -> Self {
+        let name = match none_named {
+            seam_gate::NoneNamed::NoOneNew => "test.invite",
+            seam_gate::NoneNamed::Unknown => "test.invite_unknown",
+        };
         TestInvite(ToolDecl {
-            name: match none_named {
-                seam_gate::NoneNamed::NoOneNew => "test.invite",
-                seam_gate::NoneNamed::Unknown => "test.invite_unknown",
-            },
-            version: "1",
-            description: "test-only: pretends to create an event and invite participants",
-            schema: json!({"type":"object","additionalProperties":false,"required":["title"],
-                           "properties":{"title":{"type":"string"},
-                                         "participants":{"type":"array",
-                                                         "items":{"type":"string"}}}}),
-            capability: Capability::Facts,
-            reads: true,
-            paths: vec![],
-            taints: false,
             egress: true,
-            destinations: vec![seam_gate::DestinationParam {
-                field: "participants",
-                form: seam_gate::DestinationForm::Value,
-            }],
+            destinations: vec![destination(
+                "participants",
+                seam_gate::DestinationForm::Value,
+            )],
             none_named,
+            ..test_decl(
+                name,
+                "test-only: pretends to create an event and invite participants",
+                json!({"type":"object","additionalProperties":false,"required":["title"],
+                       "properties":{"title":{"type":"string"},
+                                     "participants":{"type":"array",
+                                                     "items":{"type":"string"}}}}),
+            )
         })
     }
 }
 
-impl GovernedTool for TestInvite {
-    fn decl(&self) -> &ToolDecl {
-        &self.0
-    }
-    fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
-        Ok(json!({"created": call.params()["title"], "invited": call.params()["participants"]}))
-    }
-}
+test_tool!(TestInvite, |call| {
+    json!({"created": call.params()["title"], "invited": call.params()["participants"]})
+});
 
 /// A tool that "fetches" `url`: egress, the URL's host its destination.
 #[derive(Debug)]
@@ -140,21 +147,15 @@ pub struct TestFetch(ToolDecl);
 impl TestFetch {
     pub fn new() -> Self {
         TestFetch(ToolDecl {
-            name: "test.fetch",
-            version: "1",
-            description: "test-only: pretends to fetch url",
-            schema: json!({"type":"object","additionalProperties":false,"required":["url"],
-                           "properties":{"url":{"type":"string"}}}),
-            capability: Capability::Facts,
-            reads: true,
-            paths: vec![],
             taints: true,
             egress: true,
-            destinations: vec![seam_gate::DestinationParam {
-                field: "url",
-                form: seam_gate::DestinationForm::UrlHost,
-            }],
-            none_named: seam_gate::NoneNamed::Unknown,
+            destinations: vec![destination("url", seam_gate::DestinationForm::UrlHost)],
+            ..test_decl(
+                "test.fetch",
+                "test-only: pretends to fetch url",
+                json!({"type":"object","additionalProperties":false,"required":["url"],
+                       "properties":{"url":{"type":"string"}}}),
+            )
         })
     }
 }
@@ -179,33 +180,20 @@ pub struct TestSlow(ToolDecl);
 
 impl TestSlow {
     pub fn new() -> Self {
-        TestSlow(ToolDecl {
-            name: "test.slow",
-            version: "1",
-            description: "test-only: sleeps",
-            schema: json!({"type":"object","additionalProperties":false,"required":["ms"],
-                           "properties":{"ms":{"type":"integer","minimum":0}}}),
-            capability: Capability::Facts,
-            reads: true,
-            paths: vec![],
-            taints: false,
-            egress: false,
-            destinations: Vec::new(),
-            none_named: seam_gate::NoneNamed::Unknown,
-        })
+        TestSlow(test_decl(
+            "test.slow",
+            "test-only: sleeps",
+            json!({"type":"object","additionalProperties":false,"required":["ms"],
+                   "properties":{"ms":{"type":"integer","minimum":0}}}),
+        ))
     }
 }
 
-impl GovernedTool for TestSlow {
-    fn decl(&self) -> &ToolDecl {
-        &self.0
-    }
-    fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
-        let ms = call.params()["ms"].as_u64().unwrap_or(0);
-        std::thread::sleep(Duration::from_millis(ms));
-        Ok(json!({"slept": ms}))
-    }
-}
+test_tool!(TestSlow, |call| {
+    let ms = call.params()["ms"].as_u64().unwrap_or(0);
+    std::thread::sleep(Duration::from_millis(ms));
+    json!({"slept": ms})
+});
 
 /// A tool that acts (not a read) under `python.run`'s capability, so the default policy asks.
 #[derive(Debug)]
@@ -214,30 +202,19 @@ pub struct TestAct(ToolDecl);
 impl TestAct {
     pub fn new() -> Self {
         TestAct(ToolDecl {
-            name: "test.act",
-            version: "1",
-            description: "test-only: does x",
-            schema: json!({"type":"object","additionalProperties":false,"required":["x"],
-                           "properties":{"x":{"type":"string"}}}),
             capability: Capability::PythonRun,
             reads: false,
-            paths: vec![],
-            taints: false,
-            egress: false,
-            destinations: Vec::new(),
-            none_named: seam_gate::NoneNamed::Unknown,
+            ..test_decl(
+                "test.act",
+                "test-only: does x",
+                json!({"type":"object","additionalProperties":false,"required":["x"],
+                       "properties":{"x":{"type":"string"}}}),
+            )
         })
     }
 }
 
-impl GovernedTool for TestAct {
-    fn decl(&self) -> &ToolDecl {
-        &self.0
-    }
-    fn run(&self, call: ToolCall) -> Result<Value, ToolFailure> {
-        Ok(json!({"did": call.params()["x"]}))
-    }
-}
+test_tool!(TestAct, |call| json!({"did": call.params()["x"]}));
 
 pub struct TestGate {
     pub dir: tempfile::TempDir,
@@ -555,22 +532,8 @@ impl Conn {
     /// Opens a turn with this connection's opener and `words` as the operator's words for
     /// it, and keeps its token.
     pub async fn open_turn_with(&mut self, words: &[&str]) -> String {
-        let opener = self.opener.clone().unwrap_or_default();
-        let r = self
-            .send(
-                "POST",
-                "/v1/turns",
-                &[("seam-turn-opener", &opener)],
-                json!({"operator_words": words}).to_string(),
-            )
+        self.open_turn_from(json!({"operator_words": words}).to_string())
             .await
-            .unwrap();
-        assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
-        let v = r.json();
-        let turn = v["turn"].as_str().unwrap().to_owned();
-        self.tokens
-            .insert(turn.clone(), v["token"].as_str().unwrap().to_owned());
-        turn
     }
 
     /// Hands this connection a turn's token (the agent holds its own turn's token).
@@ -580,9 +543,14 @@ impl Conn {
 
     /// Opens a turn with this connection's opener and keeps its token.
     pub async fn open_turn(&mut self) -> String {
+        self.open_turn_from(String::new()).await
+    }
+
+    /// `POST /v1/turns` with this connection's opener and `body`; keeps the new turn's token.
+    async fn open_turn_from(&mut self, body: String) -> String {
         let opener = self.opener.clone().unwrap_or_default();
         let r = self
-            .send("POST", "/v1/turns", &[("seam-turn-opener", &opener)], "")
+            .send("POST", "/v1/turns", &[("seam-turn-opener", &opener)], body)
             .await
             .unwrap();
         assert_eq!(r.status, 201, "{}", String::from_utf8_lossy(&r.body));
@@ -591,6 +559,18 @@ impl Conn {
         self.tokens
             .insert(turn.clone(), v["token"].as_str().unwrap().to_owned());
         turn
+    }
+
+    /// `method` (`GET`, `DELETE`) on `/v1/turns/{turn}` with `token` as the turn's token.
+    pub async fn on_turn(&mut self, method: &str, turn: &str, token: &str) -> Reply {
+        self.send(
+            method,
+            &format!("/v1/turns/{turn}"),
+            &[("seam-turn-token", token)],
+            "",
+        )
+        .await
+        .unwrap()
     }
 }
 
