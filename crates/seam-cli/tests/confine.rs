@@ -11,7 +11,7 @@ mod common;
 
 use std::net::TcpListener;
 
-use common::Owner;
+use common::{Owner, ServiceGate};
 use serde_json::Value;
 
 const EACCES: i64 = 13;
@@ -201,44 +201,6 @@ fn doctor_reports_the_agents_walls_the_policy_the_socket_and_the_ledger() {
         agent["landlock_abi"], report["landlock_abi"],
         "one kernel, one answer"
     );
-}
-
-/// A `seam gate` serving the owner's home, stopped (SIGTERM) on drop.
-struct ServiceGate(std::process::Child);
-
-impl ServiceGate {
-    fn start(owner: &Owner) -> ServiceGate {
-        let child = std::process::Command::new(assert_cmd::cargo::cargo_bin("seam"))
-            .arg("gate")
-            .env_clear()
-            .env("HOME", &owner.home)
-            .env("SEAM_HOME", &owner.seam_home)
-            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-            .current_dir(&owner.workspace)
-            .stdin(std::process::Stdio::null())
-            .stdout(std::process::Stdio::null())
-            .stderr(std::process::Stdio::null())
-            .spawn()
-            .unwrap();
-        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
-        while !(owner.layout().gate_socket().exists() && owner.layout().turn_opener().exists()) {
-            assert!(
-                std::time::Instant::now() < deadline,
-                "the gate did not start"
-            );
-            std::thread::sleep(std::time::Duration::from_millis(50));
-        }
-        ServiceGate(child)
-    }
-}
-
-impl Drop for ServiceGate {
-    fn drop(&mut self) {
-        if let Some(pid) = rustix::process::Pid::from_raw(self.0.id() as i32) {
-            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-        }
-        let _ = self.0.wait();
-    }
 }
 
 /// Findings 2 and 3 of the security review, attacked from inside the agent's real walls:

@@ -9,8 +9,8 @@ mod common;
 use std::path::{Path, PathBuf};
 use std::time::{Duration, Instant};
 
-use common::Owner;
 use common::replay::{ReplayServer, Reply};
+use common::{Owner, ServiceGate};
 use serde_json::Value;
 
 /// A tmux server of this test's own (its own socket name), killed on drop.
@@ -499,36 +499,16 @@ fn the_confined_agent_cannot_reach_the_operators_terminal_or_answer_for_the_oper
 #[test]
 fn a_service_gate_is_answered_with_seam_consent_over_its_socket() {
     let owner = Owner::new();
-    let mut gate = std::process::Command::new(assert_cmd::cargo::cargo_bin("seam"))
-        .arg("gate")
-        .env_clear()
-        .env("HOME", &owner.home)
-        .env("SEAM_HOME", &owner.seam_home)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .current_dir(&owner.workspace)
-        .stdin(std::process::Stdio::null())
-        .stdout(std::process::Stdio::null())
-        .stderr(std::process::Stdio::null())
-        .spawn()
-        .unwrap();
+    let gate = ServiceGate::start(&owner);
     let deadline = Instant::now() + Duration::from_secs(30);
-    while !(owner.layout().gate_socket().exists() && owner.layout().turn_opener().exists()) {
-        assert!(Instant::now() < deadline, "the gate did not start");
-        std::thread::sleep(Duration::from_millis(50));
-    }
-    let seam = assert_cmd::cargo::cargo_bin("seam");
-    let call = std::process::Command::new(&seam)
+    let call = owner
+        .seam_process()
         .args([
             "invoke",
             "--gate",
             "python.run",
             r#"{"code": "print(6*7)"}"#,
         ])
-        .env_clear()
-        .env("HOME", &owner.home)
-        .env("SEAM_HOME", &owner.seam_home)
-        .env("PATH", std::env::var_os("PATH").unwrap_or_default())
-        .current_dir(&owner.workspace)
         .stdout(std::process::Stdio::piped())
         .stderr(std::process::Stdio::piped())
         .spawn()
@@ -594,10 +574,7 @@ fn a_service_gate_is_answered_with_seam_consent_over_its_socket() {
         .unwrap();
     assert!(!again.status.success());
 
-    if let Some(pid) = rustix::process::Pid::from_raw(gate.id() as i32) {
-        let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
-    }
-    let _ = gate.wait();
+    drop(gate);
     let records = ledger(&owner);
     let consent = records
         .iter()

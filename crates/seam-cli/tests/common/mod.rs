@@ -56,6 +56,18 @@ impl Owner {
         cmd
     }
 
+    /// `seam` as this owner, in the workspace, as a process to spawn (one that serves, or
+    /// one waited on while another answers it).
+    pub fn seam_process(&self) -> std::process::Command {
+        let mut cmd = std::process::Command::new(assert_cmd::cargo::cargo_bin("seam"));
+        cmd.env_clear()
+            .env("HOME", &self.home)
+            .env("SEAM_HOME", &self.seam_home)
+            .env("PATH", std::env::var_os("PATH").unwrap_or_default())
+            .current_dir(&self.workspace);
+        cmd
+    }
+
     /// git in the workspace, as this owner (an identity given on the command line), asserting
     /// it succeeded; its stdout, trimmed.
     pub fn git(&self, args: &[&str]) -> String {
@@ -83,6 +95,41 @@ impl Owner {
         let p = self.dir.path().join("policy.toml");
         std::fs::write(&p, toml).unwrap();
         p
+    }
+}
+
+/// A `seam gate` serving the owner's home, started once its socket and turn opener are in
+/// place, stopped (SIGTERM) on drop.
+pub struct ServiceGate(std::process::Child);
+
+impl ServiceGate {
+    pub fn start(owner: &Owner) -> ServiceGate {
+        let child = owner
+            .seam_process()
+            .arg("gate")
+            .stdin(std::process::Stdio::null())
+            .stdout(std::process::Stdio::null())
+            .stderr(std::process::Stdio::null())
+            .spawn()
+            .unwrap();
+        let deadline = std::time::Instant::now() + std::time::Duration::from_secs(30);
+        while !(owner.layout().gate_socket().exists() && owner.layout().turn_opener().exists()) {
+            assert!(
+                std::time::Instant::now() < deadline,
+                "the gate did not start"
+            );
+            std::thread::sleep(std::time::Duration::from_millis(50));
+        }
+        ServiceGate(child)
+    }
+}
+
+impl Drop for ServiceGate {
+    fn drop(&mut self) {
+        if let Some(pid) = rustix::process::Pid::from_raw(self.0.id() as i32) {
+            let _ = rustix::process::kill_process(pid, rustix::process::Signal::TERM);
+        }
+        let _ = self.0.wait();
     }
 }
 
