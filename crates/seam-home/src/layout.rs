@@ -9,7 +9,7 @@
 //!   keys/            protected: ledger.key, gate.token, turn-opener, the keeper's secrets
 //!   ledger/          protected: the signed ledger (ledger.sqlite, head, lock)
 //!   policy.toml      protected: the policy file in seam's home
-//!   config.toml      the gate's config file in seam's home
+//!   config.toml      protected: the gate's config file in seam's home
 //!   memory/          the gate's stores: operator notes, codebase index
 //!   mcp/             the gate's MCP upstreams: accepted definitions, their stderr logs
 //!   staging/         the agent writes: worktrees/, repos/, images/, tmp/ (its TMPDIR)
@@ -58,8 +58,11 @@ pub const GATE_TOKEN: &str = "keys/gate.token";
 pub const TURN_OPENER: &str = "keys/turn-opener";
 
 /// Protected in every policy, relative to seam's home: no tool reads or writes them, the
-/// agent's walls grant none of them.
-pub const PROTECTED: &[&str] = &[KEYS, LEDGER, POLICY_FILE];
+/// agent's walls grant none of them. The gate's config file is among them for the policy
+/// file's reason: it says what the gate runs (its MCP upstreams: their commands and
+/// environments, where an API key may be written), so reading it can leak a credential and
+/// writing it runs code the next time the gate starts.
+pub const PROTECTED: &[&str] = &[KEYS, LEDGER, POLICY_FILE, GATE_CONFIG];
 
 /// What the agent's walls let it read and write in seam's home: what it stages and its own
 /// data. Not `memory/` (the gate's stores), not `keys/`, not the ledger.
@@ -225,7 +228,12 @@ mod tests {
         assert_eq!(home.gate_log(), p("/h/gate.log"));
         assert_eq!(
             home.protected(),
-            [p("/h/keys"), p("/h/ledger"), p("/h/policy.toml")]
+            [
+                p("/h/keys"),
+                p("/h/ledger"),
+                p("/h/policy.toml"),
+                p("/h/config.toml")
+            ]
         );
         assert_eq!(home.agent_writes(), [p("/h/staging"), p("/h/agent")]);
 

@@ -407,17 +407,20 @@ fn a_protected_file_entry_is_refused_by_identity_too() {
 }
 
 #[test]
-fn seams_own_keys_ledger_and_policy_file_are_protected() {
+fn seams_own_keys_ledger_policy_and_config_files_are_protected() {
     let fx = Fixture::new();
     let adm = fx.admission();
     let layout = SeamHome::new(&fx.seam);
     // policy.toml: the file an "always" answer writes, which seam loads by default
     fs::write(layout.policy_file(), b"[consent]\nalways = []\n").unwrap();
+    // config.toml: the gate's MCP upstreams, their commands and environments
+    fs::write(layout.gate_config(), b"[mcp.servers.x]\ncommand = \"x\"\n").unwrap();
     for path in [
         layout.keys().join("signing.key"),
         layout.ledger().join("head"),
         layout.keys(),
         layout.policy_file(),
+        layout.gate_config(),
     ] {
         let r = refused(adm.admitted_path(READ, p(&path)));
         assert_eq!(r.code, RefusalCode::Protected, "{}", path.display());

@@ -232,6 +232,7 @@ fn every_built_in_entry_has_its_test() {
                 "(seam home)/keys",
                 "(seam home)/ledger",
                 "(seam home)/policy.toml",
+                "(seam home)/config.toml",
                 "/proc",
                 "/sys",
             ]
