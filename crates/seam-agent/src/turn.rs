@@ -54,7 +54,10 @@
 //! name in code is used, a code-index outline is given the name as its
 //! query, a search below a directory, and a tree is followed by the search
 //! for its uses), `code-is-a-tool-call` (python.run code that is one call
-//! of another tool and nothing more is that tool's call).
+//! of another tool and nothing more is that tool's call),
+//! `missing-file-find-symbol-told` and `other-name-find-symbol-told` (a code
+//! index outline of a missing file, or a definition looked up under another
+//! name than the task's that found none, is told to look the task's name up).
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -262,6 +265,14 @@ fn tools_named_in<'t>(task: &str, tools: impl Iterator<Item = &'t str>) -> Vec<&
         .collect();
     named.sort();
     named.into_iter().map(|(_, t)| t).collect()
+}
+
+/// The line that sends the model to the code index for the name the task asks about.
+fn find_by_name(name: &str) -> String {
+    format!(
+        "To find which file defines {name}, ask the code index by the name: \
+         {{\"op\":\"find_symbol\",\"name\":\"{name}\"}}."
+    )
 }
 
 /// The local tool that changes code on the turn's branch.
@@ -1726,6 +1737,26 @@ impl Turn<'_> {
                         ))),
                     ));
                 }
+                if tool == CODE_INDEX
+                    && v.get("op").and_then(Value::as_str) == Some("find_symbol")
+                    && v.get("matches")
+                        .and_then(Value::as_array)
+                        .is_some_and(Vec::is_empty)
+                    && let Some(name) =
+                        crate::observe::code_name_in(&p.report.info.task).map(str::to_owned)
+                    && v.get("name").and_then(Value::as_str) != Some(name.as_str())
+                {
+                    // Asked which file of the shelf project defines
+                    // slugifyTitle, qwen2.5-coder-1.5b (under llama-server)
+                    // looked up `shelf`, found nothing, and made a file up.
+                    p.correct(
+                        "other-name-find-symbol-told",
+                        json!({"name": name}),
+                        self.trace,
+                        on,
+                    );
+                    return Ok((shown, Some(std::borrow::Cow::Owned(find_by_name(&name)))));
+                }
                 let printed_nothing = line == crate::observe::AFTER_NOTHING_PRINTED;
                 if let Some((key, path, columns)) = self.missing_column(p, tool, params, v) {
                     p.correct(
@@ -1803,10 +1834,7 @@ impl Turn<'_> {
                     self.trace,
                     on,
                 );
-                Some(std::borrow::Cow::Owned(format!(
-                    "To find which file defines {name}, ask the code index by the name: \
-                     {{\"op\":\"find_symbol\",\"name\":\"{name}\"}}."
-                )))
+                Some(std::borrow::Cow::Owned(find_by_name(&name)))
             }
             CallResult::Refused { code, .. } => {
                 let after = crate::observe::after_refusal(*code);

@@ -58,6 +58,9 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
             Ok(json!({"exit_code": 0, "stdout": "0\n", "stderr": ""}))
         }
         "python.run" => Ok(json!({"exit_code": 0, "stdout": "8.5\n"})),
+        "memory.codebase" if params["op"] == "find_symbol" && params["name"] == "shelf" => Ok(
+            json!({"op": "find_symbol", "name": "shelf", "matches": [], "note": "no definition named \"shelf\""}),
+        ),
         "memory.codebase" if params["op"] == "find_symbol" => {
             Ok(json!({"op": "find_symbol", "matches": [{"path": "src/store.js", "line": 3}]}))
         }
@@ -1083,6 +1086,39 @@ fn an_outline_of_a_missing_file_is_told_to_find_the_tasks_name() {
     );
     let told = &model.seen[1].messages.last().unwrap().content;
     assert!(!told.contains("find_symbol"), "{told}");
+}
+
+#[test]
+fn a_name_looked_up_in_vain_that_is_not_the_tasks_is_told_the_tasks_name() {
+    let task =
+        "Which file of the shelf project defines slugifyTitle? Look it up in the code index.";
+    let lookup = |name: &str| {
+        json!({"mode":"action","tool":"memory.codebase","params":{
+            "op":"find_symbol","name": name}})
+        .to_string()
+    };
+    let answer = json!({"mode":"respond","text":"src/store.js"}).to_string();
+    let (report, model, calls) = run_task(
+        task,
+        &[lookup("shelf"), lookup("slugifyTitle"), answer.clone()],
+    );
+    assert_eq!(
+        report.corrections.get("other-name-find-symbol-told"),
+        Some(&1)
+    );
+    let told = &model.seen[1].messages.last().unwrap().content;
+    assert!(
+        told.ends_with(
+            r#"To find which file defines slugifyTitle, ask the code index by the name: {"op":"find_symbol","name":"slugifyTitle"}."#
+        ),
+        "{told}"
+    );
+    assert_eq!(calls.len(), 2, "the model's own calls only");
+    assert_eq!(report.answer, "src/store.js");
+
+    // The task's own name found: nothing more is said.
+    let (report, _, _) = run_task(task, &[lookup("slugifyTitle"), answer]);
+    assert_eq!(report.corrections.get("other-name-find-symbol-told"), None);
 }
 
 #[test]
