@@ -1755,6 +1755,9 @@ impl Turn<'_> {
                         self.trace,
                         on,
                     );
+                    // Found nothing: a plan's later steps, written before
+                    // it ran, are not run (it went on to `from shelf import`).
+                    p.last_failed = true;
                     return Ok((shown, Some(std::borrow::Cow::Owned(find_by_name(&name)))));
                 }
                 let printed_nothing = line == crate::observe::AFTER_NOTHING_PRINTED;

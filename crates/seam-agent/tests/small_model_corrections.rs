@@ -1116,6 +1116,16 @@ fn a_name_looked_up_in_vain_that_is_not_the_tasks_is_told_the_tasks_name() {
     assert_eq!(calls.len(), 2, "the model's own calls only");
     assert_eq!(report.answer, "src/store.js");
 
+    // In a plan, the steps after the vain lookup are not run.
+    let plan = json!({"mode":"plan","steps":[
+        {"actor":"memory.codebase","params":{"op":"find_symbol","name":"shelf"}},
+        {"actor":"python.run","params":{"code":"from shelf import slugifyTitle"}}]})
+    .to_string();
+    let (report, _, calls) = run_task(task, &[plan, lookup("slugifyTitle"), answer.clone()]);
+    assert_eq!(report.corrections.get("plan-cut-after-failure"), Some(&1));
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["memory.codebase", "memory.codebase"]);
+
     // The task's own name found: nothing more is said.
     let (report, _, _) = run_task(task, &[lookup("slugifyTitle"), answer]);
     assert_eq!(report.corrections.get("other-name-find-symbol-told"), None);
