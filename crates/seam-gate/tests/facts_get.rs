@@ -1,23 +1,20 @@
 //! facts.get through `Toolbox::call`: every fact, and the schema's enum as the only way in.
 
+mod builtin_support;
+
 use std::path::Path;
 use std::sync::Arc;
 
 use seam_gate::tools::{FACTS, FactsGet};
 use seam_gate::{CallRequest, GovernedTool, NoLedger, Toolbox};
-use seam_policy::{Policy, PolicyEnv};
+use seam_policy::Policy;
 use seam_protocol::{Answer, RefusalCode};
 use seam_scrub::Scrubber;
 use serde_json::{Value, json};
 use sha2::{Digest, Sha256};
 
 fn policy(dir: &Path, text: &str) -> Arc<Policy> {
-    let env = PolicyEnv {
-        owner_home: dir.join("home"),
-        seam_home: dir.join("seam"),
-        workspace_root: dir.join("ws"),
-    };
-    Arc::new(Policy::from_toml_str(text, Path::new("p.toml"), env).unwrap())
+    builtin_support::policy_of(dir, text)
 }
 
 fn toolbox(policy: Arc<Policy>) -> Toolbox {

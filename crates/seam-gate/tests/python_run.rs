@@ -2,6 +2,8 @@
 //! output scrubbed and untainted, and an honest refusal (or, by the owner's word, an
 //! unsandboxed run) on a machine that lacks a wall.
 
+mod builtin_support;
+
 use std::path::Path;
 use std::sync::Arc;
 
@@ -16,12 +18,7 @@ use serde_json::{Value, json};
 const TOKEN: &str = "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";
 
 fn policy(dir: &Path, text: &str) -> Arc<Policy> {
-    let env = PolicyEnv {
-        owner_home: dir.join("home"),
-        seam_home: dir.join("seam"),
-        workspace_root: dir.join("ws"),
-    };
-    Arc::new(Policy::from_toml_str(text, Path::new("p.toml"), env).unwrap())
+    builtin_support::policy_of(dir, text)
 }
 
 fn toolbox_with(policy: Arc<Policy>, tool: PythonRun) -> Toolbox {

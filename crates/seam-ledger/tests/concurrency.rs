@@ -49,14 +49,7 @@ fn concurrent_appends_get_contiguous_seqs_and_verify() {
     assert_eq!(stats.records, total);
     assert!(stats.commits < stats.records, "no group commit: {stats:?}");
     // The seq each caller was told is where its invocation is stored.
-    let stored = ledger
-        .reader()
-        .unwrap()
-        .records_after(0, usize::MAX)
-        .unwrap();
-    for record in stored {
-        assert_eq!(by_seq[&record.seq], record.entry.invocation_id);
-    }
+    common::assert_stored_where_told(&ledger, &by_seq);
     Arc::into_inner(ledger).unwrap().close().unwrap();
     assert_eq!(verify(home.path(), None).unwrap().records, total);
 }

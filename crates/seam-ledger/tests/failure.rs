@@ -101,12 +101,5 @@ fn failures_under_concurrency_leave_a_contiguous_verified_chain() {
         (1..=n).collect::<Vec<_>>()
     );
     assert_eq!(ledger.verify().unwrap().records, n);
-    let stored = ledger
-        .reader()
-        .unwrap()
-        .records_after(0, usize::MAX)
-        .unwrap();
-    for record in stored {
-        assert_eq!(ok[&record.seq], record.entry.invocation_id);
-    }
+    common::assert_stored_where_told(&ledger, &ok);
 }

@@ -1,6 +1,7 @@
 //! A toolbox with the built-in policy and every governed tool, for tests that
 //! need no policy of their own: the owner's home is `root/home`, seam's home
-//! `root/seam`, and the workspace `root/WORKSPACE`.
+//! `root/seam`, and the workspace `root/WORKSPACE` (`root/ws` for a policy of
+//! the test's own, [`policy_of`]).
 
 use std::path::Path;
 use std::sync::Arc;
@@ -15,6 +16,17 @@ pub fn builtin_policy(root: &Path, workspace: &str) -> Arc<Policy> {
         seam_home: root.join("seam"),
         workspace_root: root.join(workspace),
     }))
+}
+
+/// The policy written in `text` over these places, the workspace `root/ws`.
+#[allow(dead_code)] // not every test that shares this module writes a policy
+pub fn policy_of(root: &Path, text: &str) -> Arc<Policy> {
+    let env = PolicyEnv {
+        owner_home: root.join("home"),
+        seam_home: root.join("seam"),
+        workspace_root: root.join("ws"),
+    };
+    Arc::new(Policy::from_toml_str(text, Path::new("p.toml"), env).unwrap())
 }
 
 /// The toolbox over [`builtin_policy`], its scrubber given no known value.

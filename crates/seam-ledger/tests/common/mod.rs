@@ -151,3 +151,16 @@ pub fn newest_slot(home: &Path) -> usize {
         .unwrap()
         .0
 }
+
+/// Every record the ledger holds is stored at the seq its caller was told
+/// (`told`: seq → invocation id, as each append returned it).
+pub fn assert_stored_where_told(ledger: &Ledger, told: &std::collections::BTreeMap<u64, String>) {
+    let stored = ledger
+        .reader()
+        .unwrap()
+        .records_after(0, usize::MAX)
+        .unwrap();
+    for record in stored {
+        assert_eq!(told[&record.seq], record.entry.invocation_id);
+    }
+}
