@@ -48,6 +48,9 @@ fn the_confined_agent_cannot_touch_the_world_but_reaches_the_gate() {
     let keeper = owner.layout().keys().join("planted");
     std::fs::create_dir_all(keeper.parent().unwrap()).unwrap();
     std::fs::write(&keeper, b"not for the agent").unwrap();
+    // The gate's config (protected: it says what the gate starts).
+    let gate_config = owner.layout().gate_config();
+    std::fs::write(&gate_config, b"# the owner's\n").unwrap();
     let staged = owner.layout().staging().join("readable.txt");
     std::fs::create_dir_all(staged.parent().unwrap()).unwrap();
     std::fs::write(&staged, b"the agent's own").unwrap();
@@ -81,6 +84,10 @@ fn the_confined_agent_cannot_touch_the_world_but_reaches_the_gate() {
         .arg("/proc/self/environ")
         .arg("--read")
         .arg(&staged)
+        .arg("--read")
+        .arg(&gate_config)
+        .arg("--write")
+        .arg(&gate_config)
         .arg("--write")
         .arg(&home_write)
         .arg("--write")
@@ -113,6 +120,9 @@ fn the_confined_agent_cannot_touch_the_world_but_reaches_the_gate() {
     denied_by_the_kernel(&report, "write", home_write.to_str().unwrap());
     denied_by_the_kernel(&report, "write", tmp_write.to_str().unwrap());
     denied_by_the_kernel(&report, "exec", "/usr/bin/id");
+    denied_by_the_kernel(&report, "read", gate_config.to_str().unwrap());
+    denied_by_the_kernel(&report, "write", gate_config.to_str().unwrap());
+    assert_eq!(std::fs::read(&gate_config).unwrap(), b"# the owner's\n");
     assert!(!home_write.exists() && !tmp_write.exists());
     allowed(&report, "read", staged.to_str().unwrap());
     allowed(&report, "exec", "git");
