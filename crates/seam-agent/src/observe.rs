@@ -82,6 +82,47 @@ pub fn echoes_the_agent(answer: &str) -> bool {
     })
 }
 
+/// Fewest words an answer must have to count as a stretch of seam's own
+/// text ([`says_nothing_new`]): a short answer ("Lars is on call") may by
+/// chance be words seam also wrote; the echoes seen were whole sentences.
+const ECHO_MIN_WORDS: usize = 6;
+
+/// `text` lowercased, its runs of whitespace made one space, and the quotes
+/// and end punctuation around it cut: how an echo is compared.
+fn echo_form(text: &str) -> String {
+    text.split_whitespace()
+        .collect::<Vec<_>>()
+        .join(" ")
+        .to_lowercase()
+        .trim_matches(|c: char| matches!(c, '"' | '\'' | '`' | '.' | ':' | ' '))
+        .to_owned()
+}
+
+/// True when `answer` adds nothing to what seam itself wrote in the turn:
+/// it opens with one of the agent's lines ([`echoes_the_agent`]), or the
+/// whole of it, at least [`ECHO_MIN_WORDS`] words, is a stretch of `said`
+/// (the task, and every message seam sent after it) that no tool
+/// result in `shown` holds. A quote of a file the turn read is an answer; a
+/// copy of the task or of seam's instructions is not. Told to give its
+/// final answer, qwen2.5-coder-0.5b answered with the line that told it so
+/// ("The operator's task was: …"), and once with a line seam had sent two
+/// messages before; neither opens with a fixed phrase a list could hold.
+pub fn says_nothing_new<'a>(
+    answer: &str,
+    said: impl IntoIterator<Item = &'a str>,
+    shown: &[String],
+) -> bool {
+    if echoes_the_agent(answer) {
+        return true;
+    }
+    let a = echo_form(answer);
+    if a.split(' ').count() < ECHO_MIN_WORDS {
+        return false;
+    }
+    said.into_iter().any(|s| echo_form(s).contains(&a))
+        && !shown.iter().any(|s| echo_form(s).contains(&a))
+}
+
 /// Words that say something could not be had.
 const REFUSAL_WORDS: &[&str] = &[
     "protected",
@@ -140,12 +181,11 @@ const USE_WORDS: &[&str] = &[
     "call", "use", "usage", "using", "referenc", "invok", "depend",
 ];
 
-/// The `tools` that the `note` of a tool's output names (each as a whole
-/// word: `memory.operator`, not `memory.operators`), in the order the note
-/// names them, leaving out those in `called`. A note is where a tool says
-/// what to use instead ("what the operator told you to remember is searched
-/// with memory.operator"); a file's text that speaks of a tool is not a
-/// pointer, so only the note is read.
+/// The `tools` that the `note` of a tool's output names ([`tools_named`]),
+/// leaving out those in `called`. A note is where a tool says what to use
+/// instead ("what the operator told you to remember is searched with
+/// memory.operator"); a file's text that speaks of a tool is not a pointer,
+/// so only the note is read.
 pub fn tools_pointed_to<'a>(
     output: &Value,
     tools: impl IntoIterator<Item = &'a str>,
@@ -154,17 +194,23 @@ pub fn tools_pointed_to<'a>(
     let Some(note) = output.get("note").and_then(Value::as_str) else {
         return Vec::new();
     };
+    tools_named(note, tools.into_iter().filter(|t| !called.contains(t)))
+}
+
+/// The `tools` that `text` names, each as a whole word (`memory.operator`,
+/// not `memory.operators`; a sentence's full stop may follow), in the order
+/// `text` first names them. The one finder of tool names in words, for a
+/// tool's note ([`tools_pointed_to`]) and for the operator's task.
+pub fn tools_named<'a>(text: &str, tools: impl IntoIterator<Item = &'a str>) -> Vec<&'a str> {
     let ident = |c: char| c.is_alphanumeric() || c == '_' || c == '.';
     let mut found: Vec<(usize, &str)> = tools
         .into_iter()
-        .filter(|t| !called.contains(t))
         .filter_map(|t| {
-            note.match_indices(t)
+            text.match_indices(t)
                 .find(|(i, _)| {
-                    let before = note[..*i].chars().next_back();
-                    let rest = &note[i + t.len()..];
+                    let before = text[..*i].chars().next_back();
+                    let rest = &text[i + t.len()..];
                     let mut after = rest.chars();
-                    // A sentence's full stop may follow; a longer name may not.
                     let whole = match after.next() {
                         None => true,
                         Some('.') => !after.next().is_some_and(ident),
@@ -634,6 +680,36 @@ mod tests {
     }
 
     #[test]
+    fn an_answer_that_is_a_stretch_of_seams_words_and_of_no_result_says_nothing_new() {
+        let task = "Print notes/key.txt. And what time is our flight home? See notes/trip.md.";
+        let result = "files.read returned:\npath: notes/trip.md\ntext:\n- Back: TP 1336, Thu 27 May, OPO 06:50 -> LHR 09:30.\n";
+        let forced = format!(
+            "Stop calling tools (files.read was called again). The operator's task was: {task}"
+        );
+        let again = format!("Here is notes/trip.md again:\n\n{result}\nAnswer from it.");
+        let said = [task, result, forced.as_str(), again.as_str()];
+        let shown = [result.to_owned()];
+        for echo in [
+            format!("The operator's task was: {task}"),
+            task.to_uppercase(),
+            "Stop calling tools (files.read was called again).".to_owned(),
+            // An agent line no message of this turn holds, by its opening.
+            AFTER_REFUSED.to_owned(),
+        ] {
+            assert!(says_nothing_new(&echo, said, &shown), "{echo}");
+        }
+        for answer in [
+            // A quote of the file: seam's own message showed it too.
+            "Back: TP 1336, Thu 27 May, OPO 06:50 -> LHR 09:30",
+            // Fewer than six words of the task.
+            "our flight home",
+            "The flight home is at 06:50, and notes/key.txt stays closed.",
+        ] {
+            assert!(!says_nothing_new(answer, said, &shown), "{answer}");
+        }
+    }
+
+    #[test]
     fn only_refusals_no_retry_undoes_say_do_the_rest() {
         for code in [
             RefusalCode::Protected,
@@ -715,6 +791,14 @@ mod tests {
         let text = json!({"text": "use memory.operator", "note": "more lines follow"});
         assert!(tools_pointed_to(&text, tools, &[]).is_empty());
         assert!(tools_pointed_to(&json!({"note": 3}), tools, &[]).is_empty());
+        // A task is read by the same finder, in the order it names them.
+        assert_eq!(
+            tools_named(
+                "Read notes/x.md with files.read (not python.runner), then memory.operator.",
+                ["python.run", "memory.operator", "files.read"]
+            ),
+            ["files.read", "memory.operator"]
+        );
     }
 
     #[test]

@@ -252,21 +252,6 @@ fn task_files(task: &str) -> Vec<String> {
     out
 }
 
-/// The tools of `tools` that `task` names by their own names, as words
-/// (`python.run`, not `run`), in the order the task names them.
-fn tools_named_in<'t>(task: &str, tools: impl Iterator<Item = &'t str>) -> Vec<&'t str> {
-    let words: Vec<&str> = task
-        .split(|c: char| !(c.is_alphanumeric() || matches!(c, '.' | '_' | '-')))
-        .map(|w| w.trim_end_matches('.'))
-        .collect();
-    let mut named: Vec<(usize, &str)> = tools
-        .filter(|t| t.contains('.'))
-        .filter_map(|t| words.iter().position(|w| w == &t).map(|at| (at, t)))
-        .collect();
-    named.sort();
-    named.into_iter().map(|(_, t)| t).collect()
-}
-
 /// The line that sends the model to the code index for the name the task asks about.
 fn find_by_name(name: &str) -> String {
     format!(
@@ -383,6 +368,9 @@ struct Progress {
     /// Tools the task names that the turn was told it had not called
     /// (`task-tool-uncalled`).
     told_tools: HashSet<String>,
+    /// Every tool result the model was shown, as shown: an answer quoting
+    /// one is not an echo of seam's own words (`answer-echoes-agent`).
+    shown: Vec<String>,
 }
 
 impl Progress {
@@ -558,6 +546,7 @@ impl Turn<'_> {
             sent_from_example: false,
             echo_sent_back: false,
             told_tools: HashSet::new(),
+            shown: Vec::new(),
         };
 
         loop {
@@ -722,7 +711,33 @@ impl Turn<'_> {
                 }
                 match s {
                     Step::Respond(text)
-                        if !has_calls && !p.forced && crate::observe::echoes_the_agent(&text) =>
+                        if !has_calls
+                            && p.forced
+                            && crate::observe::says_nothing_new(
+                                &text,
+                                seams_words(&messages),
+                                &p.shown,
+                            ) =>
+                    {
+                        // Told to give its final answer, qwen2.5-coder-0.5b
+                        // gave back the line that told it so, or the task:
+                        // passed off as the model's answer, it would tell
+                        // the operator what seam said, as if found.
+                        p.correct("answer-echoes-agent", Value::Null, self.trace, on);
+                        return Ok(self.stop(
+                            p,
+                            "the model gave back seam's own words, not an answer",
+                            started,
+                        ));
+                    }
+                    Step::Respond(text)
+                        if !has_calls
+                            && !p.forced
+                            && crate::observe::says_nothing_new(
+                                &text,
+                                seams_words(&messages),
+                                &p.shown,
+                            ) =>
                     {
                         // Refused a linked key and shown a trip note,
                         // qwen2.5-coder-0.5b answered with the line that
@@ -1222,9 +1237,14 @@ impl Turn<'_> {
         on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
     ) -> Option<String> {
         let called = p.called();
-        let tool = tools_named_in(
+        // Only a dotted name (`python.run`) is a tool's own name in a task;
+        // `builder` or `image` there is as likely a plain word.
+        let tool = crate::observe::tools_named(
             &p.report.info.task,
-            self.registry.tools().map(|t| t.spec.name.as_str()),
+            self.registry
+                .tools()
+                .map(|t| t.spec.name.as_str())
+                .filter(|t| t.contains('.')),
         )
         .into_iter()
         .find(|t| !called.contains(t) && !p.told_tools.contains(*t))?
@@ -1679,6 +1699,7 @@ impl Turn<'_> {
                 format!("{tool} was refused: {}", refusal_shown(message))
             }
         };
+        p.shown.push(shown.clone());
         let record = StepRecord {
             tool: tool.to_owned(),
             params: short_params(params),
@@ -1898,6 +1919,16 @@ impl Turn<'_> {
             s.len() - kept.len()
         )
     }
+}
+
+/// What seam itself wrote to the model in a turn, after the system prompt:
+/// the task, and every result with seam's lines. (An answer copied from the
+/// prompt's examples is `answer-echoes-example`'s, which names the example.)
+fn seams_words(messages: &[ChatMessage]) -> impl Iterator<Item = &str> {
+    messages
+        .iter()
+        .filter(|m| m.role == "user")
+        .map(|m| m.content.as_str())
 }
 
 /// The mark an elided result starts with (so it is not elided twice).

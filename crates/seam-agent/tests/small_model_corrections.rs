@@ -10,7 +10,7 @@ mod support;
 
 use seam_agent::registry::Registry;
 use seam_agent::trace::Trace;
-use seam_agent::turn::{TurnOptions, TurnReport};
+use seam_agent::turn::{TurnEnd, TurnOptions, TurnReport};
 use seam_local::LocalRefusal;
 use seam_protocol::RefusalCode;
 use serde_json::{Map, Value, json};
@@ -591,13 +591,61 @@ fn an_answer_that_gives_back_the_agents_own_line_is_asked_for_again() {
         told.contains("The operator's task was: Who is on call?"),
         "{told}"
     );
-    // Once told to answer, what it answers stands.
+    // Told to answer, an echo is not passed off as the model's answer: the
+    // turn stops, and says why.
     let (report, _, _) = run(&[fact("os"), fact("kernel"), fact("arch"), echo]);
+    assert_eq!(
+        report.answer,
+        "(no answer: the turn stopped because the model gave back seam's own words, not an answer)"
+    );
     assert!(
-        report.answer.starts_with("The task names"),
+        matches!(report.end, TurnEnd::Stopped { .. }),
+        "{:?}",
+        report.end
+    );
+}
+
+#[test]
+fn a_forced_answer_that_copies_the_task_or_the_line_forcing_it_stops_the_turn() {
+    let task = "And what time is our flight home from Porto? See notes/short.md.";
+    let forced = |text: &str| {
+        let repeat = read("notes/short.md");
+        let reply = json!({"mode":"respond","text": text}).to_string();
+        run_task(task, &[repeat.clone(), repeat.clone(), repeat, reply])
+    };
+    // The line that told it to answer, from its label on.
+    let (report, model, _) = forced(&format!("The operator's task was: {task}"));
+    let told = &model.seen[3].messages.last().unwrap().content;
+    assert!(told.contains("The operator's task was:"), "{told}");
+    assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
+    assert!(
+        matches!(report.end, TurnEnd::Stopped { .. }),
+        "{:?}",
+        report.end
+    );
+    assert!(
+        report.answer.contains("seam's own words"),
         "{}",
         report.answer
     );
+    // The task itself, word for word but for case and spacing.
+    let (report, _, _) = forced(&task.to_uppercase().replace(' ', "  "));
+    assert!(
+        matches!(report.end, TurnEnd::Stopped { .. }),
+        "{:?}",
+        report.end
+    );
+    // An answer of its own stands, and so does a short one made of the
+    // task's words.
+    for answer in ["Tag, then push.", "our flight home"] {
+        let (report, _, _) = forced(answer);
+        assert_eq!(report.answer, answer);
+        assert!(
+            matches!(report.end, TurnEnd::ForcedAnswer { .. }),
+            "{:?}",
+            report.end
+        );
+    }
 }
 
 #[test]
