@@ -345,6 +345,44 @@ fn the_schema_reaches_the_server_with_the_tool_before_its_params() {
     assert_eq!(parsed, server.requests()[0]);
 }
 
+/// A llama.cpp server gets the schema as the grammar the embedded engine
+/// decodes under, not as `response_format`: its chat endpoint's own grammar
+/// lets a reply open with a markdown fence, and qwen2.5-coder-1.5b took it.
+#[cfg(feature = "embedded")]
+#[test]
+fn a_llama_cpp_server_is_sent_the_engines_grammar_in_place_of_response_format() {
+    let owner = owner_with_notes();
+    let server = ReplayServer::start_as_llama_cpp(vec![Reply::Text(
+        "{\"mode\":\"respond\",\"text\":\"hi\"}",
+    )]);
+    let a = ask(&owner, &server, "say hi", &[]);
+    assert_eq!(a.code, 0, "stderr: {}", a.stderr);
+    let r = &server.requests()[0];
+    assert!(r.get("response_format").is_none(), "{r}");
+    let grammar = r["grammar"].as_str().expect("a grammar is sent");
+    assert!(grammar.contains("root ::="), "{grammar}");
+    // Every variant of the action schema is in it, and no fence is.
+    for mode in ["action", "plan", "respond"] {
+        assert!(
+            grammar.contains(&format!("\\\"{mode}\\\"")),
+            "{mode}: {grammar}"
+        );
+    }
+    assert!(!grammar.contains("```"), "{grammar}");
+    let model = a.events.iter().find(|e| e["event"] == "model").unwrap();
+    assert_eq!(model["constrained"], true);
+
+    // Another server still gets response_format (the test above).
+    let plain = ReplayServer::start(vec![Reply::Text("{\"mode\":\"respond\",\"text\":\"hi\"}")]);
+    let a = ask(&owner, &plain, "say hi", &[]);
+    assert_eq!(a.code, 0, "stderr: {}", a.stderr);
+    let r = &plain.requests()[0];
+    assert!(
+        r.get("grammar").is_none() && r.get("response_format").is_some(),
+        "{r}"
+    );
+}
+
 #[test]
 fn without_constraint_no_schema_is_sent() {
     let owner = owner_with_notes();

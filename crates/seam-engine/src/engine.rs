@@ -1002,9 +1002,17 @@ fn short(hex: &str) -> &str {
 }
 
 fn grammar_sampler(model: &LlamaModel, schema: &str) -> Result<LlamaSampler, EngineError> {
-    let gbnf = llama_cpp_2::json_schema_to_grammar(schema)
-        .map_err(|e| EngineError::Schema(e.to_string()))?;
+    let gbnf = schema_grammar(schema)?;
     LlamaSampler::grammar(model, &gbnf, "root").map_err(|e| EngineError::Schema(e.to_string()))
+}
+
+/// The llama.cpp grammar (GBNF, root rule `root`) that a JSON schema's text
+/// becomes: what the engine decodes under, made by llama.cpp's own converter.
+/// `seam ask --model-url` sends the same text to a llama.cpp server, whose
+/// chat endpoint would otherwise build its own grammar from the schema, one
+/// that also lets the reply open with a markdown fence.
+pub fn schema_grammar(schema: &str) -> Result<String, EngineError> {
+    llama_cpp_2::json_schema_to_grammar(schema).map_err(|e| EngineError::Schema(e.to_string()))
 }
 
 /// Tokens that may follow `tokens`, guessed from the conversation itself: what

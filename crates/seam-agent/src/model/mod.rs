@@ -15,7 +15,7 @@ use std::time::Duration;
 
 use serde::{Deserialize, Serialize};
 
-pub use openai::{ModelEndpoint, OpenAiClient, OpenAiOptions};
+pub use openai::{ModelEndpoint, OpenAiClient, OpenAiOptions, SchemaGrammar};
 pub use schema::JsonSchema;
 pub use sse::{SseEvent, SseParser};
 

@@ -7,6 +7,16 @@
 //! server takes it, decoding is constrained to the action schema with
 //! `response_format: {type: json_schema}`; a server that refuses that field
 //! is asked again without it, once, and the reply says so.
+//!
+//! A llama.cpp server (its `/v1/models` says `owned_by: llamacpp`) is sent
+//! the schema as a grammar instead, when the caller can write one
+//! ([`OpenAiOptions::grammar`]): its chat endpoint, given
+//! `response_format`, builds a grammar of its own that also lets the reply
+//! open with a markdown fence (```` ```json ````), and a small model takes
+//! it: qwen2.5-coder-1.5b's likeliest first token is the fence, inside which
+//! it writes indented JSON and, from there on, chattier replies than the
+//! same model held to the bare object. The grammar sent is the one seam's
+//! embedded engine decodes under, so both backends constrain alike.
 
 use std::time::{Duration, Instant};
 
@@ -126,7 +136,14 @@ pub struct OpenAiOptions {
     pub backoff: Duration,
     /// Sent as `Authorization: Bearer …` when set (some servers want one).
     pub api_key: Option<String>,
+    /// Writes a schema's text as a llama.cpp grammar (GBNF), to send a
+    /// llama.cpp server in place of `response_format` (see the module's
+    /// docs). `None`: every server gets `response_format`.
+    pub grammar: Option<SchemaGrammar>,
 }
+
+/// Writes a JSON schema's text as a llama.cpp grammar (GBNF), or says why not.
+pub type SchemaGrammar = fn(&str) -> Result<String, String>;
 
 impl Default for OpenAiOptions {
     fn default() -> Self {
@@ -140,6 +157,7 @@ impl Default for OpenAiOptions {
             retries: 3,
             backoff: Duration::from_millis(500),
             api_key: None,
+            grammar: None,
         }
     }
 }
@@ -154,6 +172,8 @@ pub struct OpenAiClient {
     model: Option<String>,
     /// The server refused `response_format` once: do not send it again.
     constraint_refused: bool,
+    /// Whether the server is llama.cpp's, once asked (see [`OpenAiOptions::grammar`]).
+    llama_cpp: Option<bool>,
 }
 
 /// One attempt's failure: whether trying again could help.
@@ -183,6 +203,7 @@ impl OpenAiClient {
             options,
             http,
             constraint_refused: false,
+            llama_cpp: None,
         })
     }
 
@@ -192,6 +213,27 @@ impl OpenAiClient {
 
     /// The models the server lists under `/v1/models`.
     pub async fn list_models(&self) -> Result<Vec<String>, ModelError> {
+        let listed = self.models_listed().await?;
+        Ok(listed
+            .iter()
+            .filter_map(|m| m.get("id").or_else(|| m.get("name")))
+            .filter_map(Value::as_str)
+            .map(str::to_owned)
+            .collect())
+    }
+
+    /// True when `/v1/models` says llama.cpp serves them (`owned_by:
+    /// llamacpp`, as llama.cpp's server writes it).
+    async fn is_llama_cpp(&self) -> bool {
+        self.models_listed().await.is_ok_and(|listed| {
+            listed
+                .iter()
+                .any(|m| m.get("owned_by").and_then(Value::as_str) == Some("llamacpp"))
+        })
+    }
+
+    /// The entries of `GET /v1/models` (its `data`, or `models`).
+    async fn models_listed(&self) -> Result<Vec<Value>, ModelError> {
         let url = format!("{}/models", self.endpoint.base);
         let mut req = self
             .http
@@ -214,19 +256,11 @@ impl OpenAiClient {
             url: url.clone(),
             reason: format!("GET /v1/models: {e}"),
         })?;
-        let ids = v
-            .get("data")
+        Ok(v.get("data")
             .or_else(|| v.get("models"))
             .and_then(Value::as_array)
-            .map(|a| {
-                a.iter()
-                    .filter_map(|m| m.get("id").or_else(|| m.get("name")))
-                    .filter_map(Value::as_str)
-                    .map(str::to_owned)
-                    .collect()
-            })
-            .unwrap_or_default();
-        Ok(ids)
+            .cloned()
+            .unwrap_or_default())
     }
 
     async fn model_name(&mut self) -> Result<String, ModelError> {
@@ -265,8 +299,16 @@ impl OpenAiClient {
         }
     }
 
-    fn body<'r>(&self, model: &'r str, request: &'r ChatRequest, constrain: bool) -> Body<'r> {
+    fn body<'r>(
+        &self,
+        model: &'r str,
+        request: &'r ChatRequest,
+        constrain: bool,
+        grammar: Option<String>,
+    ) -> Body<'r> {
+        let constrain = constrain && grammar.is_none();
         Body {
+            grammar,
             model,
             messages: &request.messages,
             max_tokens: request.max_tokens,
@@ -303,7 +345,11 @@ impl OpenAiClient {
         loop {
             let constrain =
                 self.options.constrain && !self.constraint_refused && request.json_schema.is_some();
-            let body = self.body(&model, request, constrain);
+            let grammar = match (constrain, self.options.grammar) {
+                (true, Some(write)) => self.grammar_for(request, write, &mut notes).await,
+                _ => None,
+            };
+            let body = self.body(&model, request, constrain, grammar);
             match self.attempt(&model, &body, on_text).await {
                 Ok(mut c) => {
                     c.constrained = constrain;
@@ -340,6 +386,35 @@ impl OpenAiClient {
                     limit: self.options.request_timeout,
                     what: "the whole reply, retries included",
                 });
+            }
+        }
+    }
+
+    /// The request's schema as a grammar, for a llama.cpp server (asked
+    /// once whether it is one); `None` for another server, or when the
+    /// schema could not be written as one (said in `notes`: the schema then
+    /// goes as `response_format`).
+    async fn grammar_for(
+        &mut self,
+        request: &ChatRequest,
+        write: SchemaGrammar,
+        notes: &mut Vec<String>,
+    ) -> Option<String> {
+        if self.llama_cpp.is_none() {
+            self.llama_cpp = Some(self.is_llama_cpp().await);
+        }
+        if self.llama_cpp != Some(true) {
+            return None;
+        }
+        let schema = request.json_schema.as_ref()?;
+        match write(schema.text()) {
+            Ok(gbnf) => Some(gbnf),
+            Err(e) => {
+                notes.push(format!(
+                    "the schema could not be written as a llama.cpp grammar ({}); sent as response_format",
+                    short(&e)
+                ));
+                None
             }
         }
     }
@@ -632,6 +707,9 @@ struct Body<'r> {
     stream_options: Option<Value>,
     #[serde(skip_serializing_if = "Option::is_none")]
     response_format: Option<ResponseFormat>,
+    /// llama.cpp's own field: a GBNF grammar, in place of `response_format`.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    grammar: Option<String>,
 }
 
 #[derive(Serialize)]

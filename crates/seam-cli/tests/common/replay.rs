@@ -34,6 +34,9 @@ struct Shared {
     /// The same requests as the bytes that came (a parsed map loses the
     /// order of its keys, which a grammar follows).
     bodies: Vec<String>,
+    /// What `/v1/models` says owns the model (llama.cpp's server writes
+    /// `llamacpp`); `None` leaves the field out.
+    owned_by: Option<&'static str>,
 }
 
 /// The running server; stops with the test process.
@@ -44,10 +47,20 @@ pub struct ReplayServer {
 
 impl ReplayServer {
     pub fn start(script: Vec<Reply>) -> ReplayServer {
+        ReplayServer::start_owned_by(script, None)
+    }
+
+    /// A server whose `/v1/models` names its owner as llama.cpp's does.
+    pub fn start_as_llama_cpp(script: Vec<Reply>) -> ReplayServer {
+        ReplayServer::start_owned_by(script, Some("llamacpp"))
+    }
+
+    fn start_owned_by(script: Vec<Reply>, owned_by: Option<&'static str>) -> ReplayServer {
         let shared = Arc::new(Mutex::new(Shared {
             script: script.into(),
             requests: Vec::new(),
             bodies: Vec::new(),
+            owned_by,
         }));
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -88,8 +101,12 @@ impl ReplayServer {
     }
 }
 
-async fn models() -> impl IntoResponse {
-    axum::Json(json!({"object":"list","data":[{"id":"replay-9b","object":"model"}]}))
+async fn models(State(shared): State<Arc<Mutex<Shared>>>) -> impl IntoResponse {
+    let mut model = json!({"id":"replay-9b","object":"model"});
+    if let Some(owner) = shared.lock().unwrap().owned_by {
+        model["owned_by"] = json!(owner);
+    }
+    axum::Json(json!({"object":"list","data":[model]}))
 }
 
 async fn chat(State(shared): State<Arc<Mutex<Shared>>>, body: Bytes) -> Response {

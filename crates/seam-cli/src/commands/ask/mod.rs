@@ -304,6 +304,13 @@ fn build_model(
     if let Some(r) = config.model.retries {
         options.retries = r;
     }
+    // A llama.cpp server is sent the grammar the embedded engine decodes under
+    // (OpenAiClient's docs say why); llama.cpp's converter comes with the engine.
+    #[cfg(feature = "embedded")]
+    {
+        options.grammar =
+            Some(|schema| seam_engine::schema_grammar(schema).map_err(|e| e.to_string()));
+    }
     Ok(Box::new(OpenAiClient::new(endpoint, options)?))
 }
 
