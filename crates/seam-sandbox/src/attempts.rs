@@ -225,8 +225,15 @@ mod tests {
         let listener = std::net::TcpListener::bind("127.0.0.1:0").unwrap();
         let open = listener.local_addr().unwrap().port();
         assert!(!Attempt::Connect(open).run().denied);
-        drop(listener);
-        let closed = Attempt::Connect(open).run();
+        // A port bound and never listened on refuses, and stays ours while
+        // held: a listener's port, once dropped, was taken by a test running
+        // beside this one, and the connection went through.
+        let held =
+            socket2::Socket::new(socket2::Domain::IPV4, socket2::Type::STREAM, None).unwrap();
+        let any = std::net::SocketAddr::from(([127, 0, 0, 1], 0));
+        held.bind(&any.into()).unwrap();
+        let port = held.local_addr().unwrap().as_socket().unwrap().port();
+        let closed = Attempt::Connect(port).run();
         assert_eq!(closed.errno, Some(libc::ECONNREFUSED));
     }
 
