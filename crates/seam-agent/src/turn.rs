@@ -712,33 +712,24 @@ impl Turn<'_> {
                 match s {
                     Step::Respond(text)
                         if !has_calls
-                            && p.forced
                             && crate::observe::says_nothing_new(
                                 &text,
                                 seams_words(&messages),
                                 &p.shown,
                             ) =>
                     {
-                        // Told to give its final answer, qwen2.5-coder-0.5b
-                        // gave back the line that told it so, or the task:
-                        // passed off as the model's answer, it would tell
-                        // the operator what seam said, as if found.
-                        p.correct("answer-echoes-agent", Value::Null, self.trace, on);
-                        return Ok(self.stop(
-                            p,
-                            "the model gave back seam's own words, not an answer",
-                            started,
-                        ));
-                    }
-                    Step::Respond(text)
-                        if !has_calls
-                            && !p.forced
-                            && crate::observe::says_nothing_new(
-                                &text,
-                                seams_words(&messages),
-                                &p.shown,
-                            ) =>
-                    {
+                        if p.forced {
+                            // Told to give its final answer, qwen2.5-coder-0.5b
+                            // gave back the line that told it so, or the task:
+                            // passed off as the model's answer, it would tell
+                            // the operator what seam said, as if found.
+                            p.correct("answer-echoes-agent", Value::Null, self.trace, on);
+                            return Ok(self.stop(
+                                p,
+                                "the model gave back seam's own words, not an answer",
+                                started,
+                            ));
+                        }
                         // Refused a linked key and shown a trip note,
                         // qwen2.5-coder-0.5b answered with the line that
                         // followed the refusal, and when told to answer,
