@@ -193,9 +193,7 @@ impl ChatModel for EmbeddedModel {
                             ))
                             // What the prompt cache did (and why a file was not used).
                             .chain(g.prompt_cache.as_ref().map(ToString::to_string))
-                            .chain((g.finish == seam_engine::Finish::Repetition).then(|| {
-                                "the reply was cut where it began repeating itself".to_owned()
-                            }))
+                            .chain((g.finish == seam_engine::Finish::Repetition).then(|| seam_engine::repetition::LOOP_CUT_NOTE.to_owned()))
                             .collect(),
                         });
                     }

@@ -195,6 +195,51 @@ fn a_model_that_loops_is_stopped_and_made_to_answer() {
     );
 }
 
+/// A streamed reply that starts to loop is cut by the engine's rule, and the
+/// stream is closed: the server stops sending long before the loop would
+/// have run out, and the reply is read as one cut by its budget.
+#[test]
+fn a_streamed_reply_that_loops_is_cut_where_it_began_repeating() {
+    let owner = owner_with_notes();
+    let times = 20_000;
+    let server = ReplayServer::start(vec![
+        // qwen2.5-coder-1.5b once wrote `\b` into a regular expression until
+        // its budget ran out.
+        Reply::Loop(
+            "{\"mode\":\"action\",\"tool\":\"python.run\",\"params\":{\"code\":\"import re\\nprint(re.findall(r'",
+            "\\\\b",
+            times,
+        ),
+        Reply::Text("{\"mode\":\"respond\",\"text\":\"Thursday, with the blue folder.\"}"),
+    ]);
+    let a = ask(&owner, &server, "Read notes.md", &[]);
+    let model = a
+        .events
+        .iter()
+        .find(|e| e["event"] == "model")
+        .unwrap_or_else(|| panic!("no model event; stderr: {}", a.stderr));
+    let notes: Vec<&str> = model["notes"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .filter_map(Value::as_str)
+        .collect();
+    assert!(
+        notes.contains(&seam_engine::repetition::LOOP_CUT_NOTE),
+        "{notes:?}"
+    );
+    assert_eq!(model["finish_reason"], "length", "{model}");
+    // Cut once the loop fills the rule's span: the pieces before it and one
+    // span of the loop, not the twenty thousand the server had.
+    let text = model["text"].as_str().unwrap();
+    let span = seam_engine::repetition::LOOP_SPAN;
+    assert!(text.matches("\\\\b").count() <= span + 1, "{text}");
+    // The client hung up: the server got out far fewer events than it had.
+    // (Some are in flight when the client stops reading.)
+    let sent = server.loop_events_sent();
+    assert!(sent < times / 2, "the server sent {sent} of {times}");
+}
+
 #[test]
 fn a_model_that_never_answers_is_stopped_by_the_step_budget() {
     let owner = owner_with_notes();

@@ -40,6 +40,7 @@ use llama_cpp_2::token::data_array::LlamaTokenDataArray;
 use seam_home::file::{OWNER_ONLY, Staged, is_staged_name};
 use sha2::{Digest, Sha256};
 
+use crate::repetition::looping_tail;
 use crate::{ChatMessage, Finish, Generation, PromptCacheUse};
 
 /// How to run a model.
@@ -1048,28 +1049,6 @@ pub(crate) fn draft_after(tokens: &[LlamaToken], max: usize) -> Vec<LlamaToken> 
     Vec::new()
 }
 
-/// True when `reply` ends in a loop: its last [`LOOP_SPAN`] tokens are one
-/// run of at most [`LOOP_PERIOD`] tokens, said over and over (each token
-/// equal to the one a period before it). A reply that does this is not
-/// coming back: greedy or low-temperature decoding of a small model that has
-/// started to repeat keeps repeating until its token budget runs out, and
-/// every token costs a decode. Nothing an agent's action needs repeats a
-/// short run that often; a long list of distinct items does not match,
-/// since each item differs from the one before it.
-pub(crate) fn looping_tail(reply: &[LlamaToken]) -> bool {
-    if reply.len() < LOOP_SPAN {
-        return false;
-    }
-    let tail = &reply[reply.len() - LOOP_SPAN..];
-    (1..=LOOP_PERIOD).any(|p| (p..tail.len()).all(|i| tail[i] == tail[i - p]))
-}
-
-/// How many final tokens a loop must fill before the reply is cut, and the
-/// longest run that counts as looping: at the longest period the run has
-/// been said six times over.
-const LOOP_SPAN: usize = 96;
-const LOOP_PERIOD: usize = 16;
-
 /// The shortest final run of tokens that must have appeared before for a draft.
 const DRAFT_MATCH_MIN: usize = 2;
 /// A matched run this long or longer gets the longest draft.
@@ -1126,7 +1105,7 @@ fn argmax(items: impl Iterator<Item = (usize, f32)>) -> LlamaToken {
 
 #[cfg(test)]
 mod tests {
-    use super::{LOOP_PERIOD, LOOP_SPAN, busy_cores, draft_after, looping_tail, threads_for};
+    use super::{busy_cores, draft_after, threads_for};
     use llama_cpp_2::token::LlamaToken;
 
     fn toks(ids: &[i32]) -> Vec<LlamaToken> {
@@ -1159,33 +1138,6 @@ mod tests {
         // Too short to hold a match, and the tail never matches itself.
         assert_eq!(draft_after(&toks(&[1, 2]), 8), toks(&[]));
         assert_eq!(draft_after(&toks(&[4, 4, 4]), 8), toks(&[4]));
-    }
-
-    #[test]
-    fn a_reply_that_repeats_a_short_run_is_looping() {
-        // One token over and over, and a run of three, long enough.
-        assert!(looping_tail(&toks(&[7; LOOP_SPAN])));
-        let three: Vec<i32> = (0..LOOP_SPAN + 5).map(|i| [4, 5, 6][i % 3]).collect();
-        assert!(looping_tail(&toks(&three)));
-        // The longest period counts; one longer does not.
-        let p: Vec<i32> = (0..LOOP_SPAN).map(|i| (i % LOOP_PERIOD) as i32).collect();
-        assert!(looping_tail(&toks(&p)));
-        let q: Vec<i32> = (0..LOOP_SPAN)
-            .map(|i| (i % (LOOP_PERIOD + 1)) as i32)
-            .collect();
-        assert!(!looping_tail(&toks(&q)));
-        // Too short a run of repeats, or one break in it: not (yet) a loop.
-        assert!(!looping_tail(&toks(&[7; LOOP_SPAN - 1])));
-        let mut broken = vec![7; LOOP_SPAN];
-        broken[LOOP_SPAN / 2] = 8;
-        assert!(!looping_tail(&toks(&broken)));
-        // A list of distinct items, each shaped like the last.
-        let list: Vec<i32> = (0..200).flat_map(|i| [10, 11, 100 + i, 12]).collect();
-        assert!(!looping_tail(&toks(&list)));
-        // Only the tail counts: a loop that ended is no loop.
-        let mut ended = vec![7; LOOP_SPAN * 2];
-        ended.extend(1..=20);
-        assert!(!looping_tail(&toks(&ended)));
     }
 
     #[test]

@@ -19,6 +19,9 @@
 //!   used). Threads: [`default_threads`], the cores this process may use
 //!   less those the rest of the machine keeps busy.
 //!
+//! - [`repetition`]: when a reply has started to loop, the one rule the
+//!   engine and the agent's model-server client both cut a reply by.
+//!
 //! Design: the catalog, the index and the pull are plain Rust and build
 //! without the feature, so they are tested without llama.cpp. The engine does
 //! its own token choice (greedy, or a sampling chain) and drives the grammar
@@ -38,6 +41,7 @@ pub mod catalog;
 mod engine;
 mod index;
 mod pull;
+pub mod repetition;
 
 pub use catalog::{CatalogModel, Provenance, WheelPart};
 #[cfg(feature = "embedded")]

@@ -17,9 +17,14 @@
 //! it writes indented JSON and, from there on, chattier replies than the
 //! same model held to the bare object. The grammar sent is the one seam's
 //! embedded engine decodes under, so both backends constrain alike.
+//!
+//! A streamed reply that starts to loop is cut by the engine's rule
+//! (`seam_engine::repetition`), applied to the streamed pieces: the stream is
+//! closed and the reply ends as `length`, with the engine's note.
 
 use std::time::{Duration, Instant};
 
+use seam_engine::repetition::{LOOP_CUT_NOTE, looping_tail};
 use serde::Serialize;
 use serde_json::{Value, json};
 
@@ -355,6 +360,8 @@ impl OpenAiClient {
                     c.constrained = constrain;
                     c.retries = retries;
                     c.elapsed = started.elapsed();
+                    // How the request went first, then what the reply itself says.
+                    notes.append(&mut c.notes);
                     c.notes = notes;
                     return Ok(c);
                 }
@@ -507,6 +514,8 @@ impl OpenAiClient {
         let mut parser = SseParser::new();
         let mut c = Completion::default();
         let mut done = false;
+        // The content pieces as streamed, for the loop rule.
+        let mut pieces: Vec<String> = Vec::new();
         let interrupted = |c: &Completion, received: usize, reason: String| {
             Attempt::Fail(ModelError::Interrupted {
                 url: url.to_owned(),
@@ -532,6 +541,7 @@ impl OpenAiClient {
                 .feed(&chunk)
                 .map_err(|reason| interrupted(&c, parser.received(), reason))?;
             for ev in events {
+                let before = c.text.len();
                 if apply_event(&mut c, &ev.data, on_text).map_err(|reason| {
                     Attempt::Fail(ModelError::Protocol {
                         url: url.to_owned(),
@@ -539,6 +549,19 @@ impl OpenAiClient {
                     })
                 })? {
                     done = true;
+                }
+                if c.text.len() > before {
+                    pieces.push(c.text[before..].to_owned());
+                    if looping_tail(&pieces) {
+                        // The engine's rule, on the pieces the server streams
+                        // (one token each from llama.cpp's server): a reply that
+                        // loops is cut here, as the engine cuts it, instead of
+                        // running to its token budget. Dropping the response
+                        // closes the stream, and the server stops generating.
+                        c.finish_reason = Some("length".into());
+                        c.notes.push(LOOP_CUT_NOTE.to_owned());
+                        return Ok(c);
+                    }
                 }
             }
         }

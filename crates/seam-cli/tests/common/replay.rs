@@ -25,6 +25,10 @@ pub enum Reply {
     DieAfter(&'static str),
     /// The server answers with this status and error message.
     Status(u16, &'static str),
+    /// The server streams the first text, then the second over and over, one
+    /// event each, as a model stuck in a loop does, for this many events
+    /// (then it ends the reply as `length`) unless the client hangs up first.
+    Loop(&'static str, &'static str, usize),
 }
 
 #[derive(Default)]
@@ -37,6 +41,8 @@ struct Shared {
     /// What `/v1/models` says owns the model (llama.cpp's server writes
     /// `llamacpp`); `None` leaves the field out.
     owned_by: Option<&'static str>,
+    /// Events of a `Loop` reply sent before the reply ended or the client hung up.
+    loop_sent: usize,
 }
 
 /// The running server; stops with the test process.
@@ -61,6 +67,7 @@ impl ReplayServer {
             requests: Vec::new(),
             bodies: Vec::new(),
             owned_by,
+            loop_sent: 0,
         }));
         let app = Router::new()
             .route("/v1/chat/completions", post(chat))
@@ -93,6 +100,12 @@ impl ReplayServer {
     /// Every chat request's body as it came, in order.
     pub fn bodies(&self) -> Vec<String> {
         self.shared.lock().unwrap().bodies.clone()
+    }
+
+    /// Events of a `Loop` reply the server got out before it ended or the
+    /// client hung up.
+    pub fn loop_events_sent(&self) -> usize {
+        self.shared.lock().unwrap().loop_sent
     }
 
     /// Scripted replies not yet asked for.
@@ -131,7 +144,37 @@ async fn chat(State(shared): State<Arc<Mutex<Shared>>>, body: Bytes) -> Response
         .into_response(),
         Reply::Text(text) => sse(text, true),
         Reply::DieAfter(text) => sse(text, false),
+        Reply::Loop(start, again, times) => looping(shared.clone(), start, again, times),
     }
+}
+
+/// `start`, then `again` `times` over, one event each; each event counts in
+/// `loop_sent` once it is handed to the connection. A client that hangs up
+/// drops the stream, and the count stops there.
+fn looping(shared: Arc<Mutex<Shared>>, start: &str, again: &str, times: usize) -> Response {
+    let chunk = |piece: &str| {
+        let c = json!({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{"content":piece},"finish_reason":null}]});
+        Bytes::from(format!("data: {c}\n\n"))
+    };
+    let last = json!({"object":"chat.completion.chunk","choices":[{"index":0,"delta":{},"finish_reason":"length"}]});
+    let events: Vec<Bytes> = std::iter::once(chunk(start))
+        .chain(std::iter::repeat_n(chunk(again), times))
+        .chain(std::iter::once(Bytes::from(format!(
+            "data: {last}\n\ndata: [DONE]\n\n"
+        ))))
+        .collect();
+    let stream = futures_util::StreamExt::then(futures_util::stream::iter(events), move |e| {
+        let shared = shared.clone();
+        async move {
+            tokio::time::sleep(std::time::Duration::from_millis(1)).await;
+            shared.lock().unwrap().loop_sent += 1;
+            Ok::<_, std::io::Error>(e)
+        }
+    });
+    Response::builder()
+        .header("content-type", "text/event-stream")
+        .body(Body::from_stream(stream))
+        .unwrap()
 }
 
 fn error(code: u16, message: &str) -> Response {
