@@ -791,6 +791,40 @@ fn an_outline_with_no_path_looks_its_name_or_query_up() {
         json!({"op": "outline", "query": "parse config"}),
     );
     assert_eq!(e.output["op"], "search");
+    // A name that is no symbol's (the project's own, as qwen2.5-coder-1.5b
+    // gave for "which file of the shelf project defines slugifyTitle"): the
+    // outline asked for is the workspace's, its files and their symbols.
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "name": "project"}),
+    );
+    assert_eq!(e.output["op"], "outline", "{}", e.output);
+    let files = e.output["files"].as_array().expect("files");
+    let lib = files
+        .iter()
+        .find(|f| f["path"] == "src/lib.rs")
+        .unwrap_or_else(|| panic!("src/lib.rs in {files:?}"));
+    assert_eq!(lib["symbols"][0]["name"], "Config");
+    // Only the workspace's files: the other indexed repository is not in it.
+    assert!(
+        files
+            .iter()
+            .all(|f| !f["path"].as_str().unwrap().contains("other")),
+        "{files:?}"
+    );
+    let note = e.output["note"].as_str().unwrap();
+    assert!(
+        note.contains("outline of the workspace (.) instead"),
+        "{note}"
+    );
+    // The same for words that are nowhere.
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "outline", "query": "zebra quagga"}),
+    );
+    assert_eq!(e.output["op"], "outline", "{}", e.output);
     // nothing to look up: refused by the schema, which names what is missing
     let r = refusal(&s, "memory.codebase", json!({"op": "outline"}));
     assert_eq!(r.refused.code, RefusalCode::InvalidParams);

@@ -211,9 +211,23 @@ impl GovernedTool for MemoryCodebase {
                     notes.push(format!(
                         "op=outline needs a path, and none was given: {note}"
                     ));
-                    match q.op.as_str() {
+                    let found = match q.op.as_str() {
                         "find_symbol" => self.find_symbol(idx, &q, &mut notes),
                         _ => self.search(idx, &q, &self.scope, &mut notes),
+                    }?;
+                    // Nothing by that name or those words: the name was the
+                    // project's (`shelf`), not a symbol's, so the outline
+                    // asked for is the whole workspace's, the place a `tree`
+                    // with no path lists.
+                    if answered_nothing(&found) {
+                        notes.push(format!(
+                            "nothing found for it, so here is the outline of the workspace ({}) instead",
+                            self.shown(&self.scope.display().to_string())
+                        ));
+                        let lim = limit(p.limit, OUTLINE_LIMIT, &mut notes);
+                        self.outline_dir(idx, &self.scope, lim, &mut notes)
+                    } else {
+                        Ok(found)
                     }
                 }
                 "outline" => self.outline(idx, &p, target, &mut notes),
@@ -228,6 +242,14 @@ impl GovernedTool for MemoryCodebase {
         })?;
         Ok(answer.unwrap_or_else(|| self.not_indexed(op)))
     }
+}
+
+/// True when a `find_symbol` or `search` answer found nothing.
+fn answered_nothing(answer: &Value) -> bool {
+    ["matches", "hits"]
+        .iter()
+        .filter_map(|k| answer.get(*k).and_then(Value::as_array))
+        .all(Vec::is_empty)
 }
 
 /// What a call that names no file it has (a path that does not exist, or an
