@@ -260,6 +260,87 @@ pub fn asks_for_a_quantity(task: &str) -> bool {
             .any(|w| matches!(*w, "total" | "sum" | "altogether"))
 }
 
+/// The numbers in `answer` that nothing the turn saw holds: neither the
+/// `task` nor any tool result in `shown`. Only figures of three digits or
+/// more count (`1000`, `12.5`, `1,247.02`; not a day, an hour or a `5`),
+/// separators ignored; a result's longer decimal rounded to the answer's
+/// places counts as the same figure (`123.02000000000001` holds `123.02`).
+/// An answer that states such a figure invented it: asked for a shoe's
+/// mileage kept in the operator's notes, qwen2.5-coder-1.5b answered
+/// "1000 km" and "5 years" without looking (the numbers of the prompt's own
+/// Python example); asked for a SKU, "12345". The prompt already says never
+/// to invent a tool's result; this is where the code holds it to that.
+pub fn unseen_numbers(answer: &str, task: &str, shown: &[String]) -> Vec<String> {
+    const MIN_DIGITS: usize = 3;
+    let seen: Vec<String> = std::iter::once(task)
+        .chain(shown.iter().map(String::as_str))
+        .flat_map(figures)
+        .collect();
+    let mut out: Vec<String> = Vec::new();
+    for n in figures(answer) {
+        if n.chars().filter(char::is_ascii_digit).count() < MIN_DIGITS
+            || out.contains(&n)
+            || seen.iter().any(|s| same_figure(&n, s))
+        {
+            continue;
+        }
+        out.push(n);
+    }
+    out
+}
+
+/// The figures in `text`, thousands separators dropped: runs of digits with
+/// single `.` or `,` inside (`1,247.02` → `1247.02`). A comma followed by
+/// exactly three digits is a separator; any other joins nothing.
+fn figures(text: &str) -> Vec<String> {
+    let b = text.as_bytes();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_digit() || (i > 0 && b[i - 1].is_ascii_alphanumeric()) {
+            i += 1;
+            continue;
+        }
+        let mut n = String::new();
+        while i < b.len() {
+            match b[i] {
+                d if d.is_ascii_digit() => n.push(d as char),
+                b'.' if i + 1 < b.len() && b[i + 1].is_ascii_digit() && !n.contains('.') => {
+                    n.push('.')
+                }
+                b',' if i + 3 < b.len()
+                    && b[i + 1..=i + 3].iter().all(u8::is_ascii_digit)
+                    && b.get(i + 4).is_none_or(|c| !c.is_ascii_digit())
+                    && !n.contains('.') => {}
+                _ => break,
+            }
+            i += 1;
+        }
+        // A figure glued to letters after it (`x86_64`'s `64`, a hash) is a name.
+        if b.get(i)
+            .is_none_or(|c| !c.is_ascii_alphabetic() && *c != b'_')
+        {
+            out.push(n);
+        }
+    }
+    out
+}
+
+/// True when `shown` is `given`, or rounds to it at `given`'s decimal places.
+fn same_figure(given: &str, shown: &str) -> bool {
+    if given == shown {
+        return true;
+    }
+    let places = given.split_once('.').map_or(0, |(_, d)| d.len());
+    match (given.parse::<f64>(), shown.parse::<f64>()) {
+        (Ok(g), Ok(s)) if shown.split_once('.').is_some_and(|(_, d)| d.len() > places) => {
+            let scale = 10f64.powi(places as i32);
+            ((s * scale).round() - g * scale).abs() < 0.5
+        }
+        _ => false,
+    }
+}
+
 /// When a program printed a column of numbers (`stdout`: three lines or more, each one
 /// number) and `answer` gives three or more of them back: how many it printed. A task that
 /// asks for one quantity answered with the parts of it (qwen2.5-coder-1.5b printed each
@@ -464,6 +545,37 @@ pub fn render(value: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+
+    #[test]
+    fn a_figure_no_result_holds_is_unseen() {
+        let shown = vec![
+            "stdout:\n123.02000000000001\n".to_owned(),
+            "text:\n| May | 135 km |\nSKU TB-0042, 2027-05-30, x86_64".to_owned(),
+        ];
+        let task = "a 240,000 EUR mortgage at 3.85% over 25 years";
+        let unseen = |a: &str| super::unseen_numbers(a, task, &shown);
+        // Made up: the prompt example's numbers, a SKU nobody showed.
+        assert_eq!(
+            unseen("The starting mileage is 1000 km, retire after 5 years."),
+            ["1000"]
+        );
+        assert_eq!(
+            unseen("Buy SKU 12345, or 1,500.5 of it."),
+            ["12345", "1500.5"]
+        );
+        // Seen: in a result (rounded to the answer's places), in the task
+        // (with or without its separator), or part of a name or date.
+        assert!(unseen("April: 123.02 km, May target 135 km.").is_empty());
+        assert!(unseen("About 123 km.").is_empty());
+        assert!(unseen("On 240000 EUR at 3.85%, over 25 years.").is_empty());
+        assert!(unseen("TB-0042, bought 2027-05-30 on x86_64.").is_empty());
+        // Small figures (a day, an hour, a count) are not judged.
+        assert!(unseen("Thursday 23 April at 06:50, 7 runs.").is_empty());
+        // A figure said twice is named once.
+        assert_eq!(unseen("9241, that is 9241 EUR."), ["9241"]);
+        // A comma that is no thousands separator splits two figures.
+        assert_eq!(unseen("Runs 135,1000"), ["1000"]);
+    }
 
     #[test]
     fn a_result_that_made_a_new_file_says_to_change_code_where_it_is() {

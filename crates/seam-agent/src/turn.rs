@@ -50,6 +50,9 @@
 //! `answer-about-own-failure` (an answer that speaks of the error of the
 //! turn's own program that just failed, in a task that asks about no error,
 //! is sent back once to write the code again or answer from what was read),
+//! `answer-figure-unseen` (an answer that states a figure of three digits or
+//! more that neither the task nor any tool result holds made it up: it is
+//! sent back once, to answer from the results or call the tool that has it),
 //! `uses-query-added` and `uses-search-told` (in a task that asks where a
 //! name in code is used, a code-index outline is given the name as its
 //! query, a search below a directory, and a tree is followed by the search
@@ -353,6 +356,9 @@ struct Progress {
     /// An answer about the turn's own failed program was sent back once
     /// (`answer-about-own-failure`).
     asked_after_failure: bool,
+    /// The model was told once that its answer stated figures nothing it
+    /// was shown holds (`answer-figure-unseen`).
+    asked_unseen: bool,
     /// The model was told once to add up the numbers its answer listed
     /// (`total-not-added`).
     asked_for_total: bool,
@@ -541,6 +547,7 @@ impl Turn<'_> {
             sent_to_the_code: false,
             sent_back: Vec::new(),
             asked_after_failure: false,
+            asked_unseen: false,
             asked_for_total: false,
             sent_to_pointed: false,
             sent_from_example: false,
@@ -888,6 +895,38 @@ impl Turn<'_> {
                              speaks of the error, not of what the operator asked. Write the \
                              code again, simpler (the standard library only), and run it; or \
                              answer from what you have read. The operator's task was: {}",
+                            p.report.info.task.trim()
+                        ));
+                        break;
+                    }
+                    Step::Respond(text)
+                        if !has_calls
+                            && !p.forced
+                            && !p.asked_unseen
+                            && let unseen = crate::observe::unseen_numbers(
+                                &text,
+                                &p.report.info.task,
+                                &p.shown,
+                            )
+                            && !unseen.is_empty() =>
+                    {
+                        // Asked for a shoe's mileage kept in the operator's
+                        // notes, qwen2.5-coder-1.5b answered "1000 km" without
+                        // looking, three runs running; asked for a SKU,
+                        // "12345". A figure nothing showed was made up.
+                        p.asked_unseen = true;
+                        p.correct(
+                            "answer-figure-unseen",
+                            json!({"figures": unseen}),
+                            self.trace,
+                            on,
+                        );
+                        observations.push(format!(
+                            "Your answer gives {}, which nothing you were shown holds: never \
+                             state a figure you did not read or compute. Answer from the \
+                             results above, or call the tool that has it first. The operator's \
+                             task was: {}",
+                            unseen.join(", "),
                             p.report.info.task.trim()
                         ));
                         break;

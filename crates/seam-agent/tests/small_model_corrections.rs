@@ -1269,7 +1269,9 @@ fn a_note_that_names_a_tool_that_searches_is_told_with_the_models_own_words() {
 
     // A last call with no words of a search is told the tools alone.
     let time = json!({"mode":"action","tool":"facts.get","params":{"fact":"time"}}).to_string();
-    let (_, model, _) = run(&[time, made_up.clone(), made_up]);
+    // (The made-up figure, given again, is sent back as one nothing showed.)
+    let (report, model, _) = run(&[time, made_up.clone(), made_up, respond()]);
+    assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&1));
     let told = &model.seen[2].messages.last().unwrap().content;
     assert!(told.contains("names files.read for this"), "{told}");
     assert!(!told.contains("For your words"), "{told}");
@@ -1315,4 +1317,30 @@ fn code_that_is_only_a_call_of_another_tool_is_that_call() {
             "{code}: {calls:?}"
         );
     }
+}
+
+#[test]
+fn an_answer_with_a_figure_nothing_showed_is_sent_back_once() {
+    let made_up = json!({"mode":"respond","text":"You ran 1000 km."}).to_string();
+    let (report, model, calls) = run(&[python("print(8.5)"), made_up.clone(), respond()]);
+    assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&1));
+    let told = &model.seen[2].messages.last().unwrap().content;
+    assert!(
+        told.starts_with("Your answer gives 1000, which nothing you were shown holds")
+            && told.ends_with(&format!("The operator's task was: {TASK}")),
+        "{told}"
+    );
+    assert_eq!(report.answer, "8.5 km");
+    assert_eq!(calls.len(), 1, "a correction calls nothing");
+
+    // A figure a result holds is an answer: 2027 is in the file read.
+    let seen = json!({"mode":"respond","text":"8.5 km, on 2027-04-02."}).to_string();
+    let (report, _, _) = run(&[read("data/runs.csv"), seen]);
+    assert_eq!(report.corrections.get("answer-figure-unseen"), None);
+    assert_eq!(report.answer, "8.5 km, on 2027-04-02.");
+
+    // Once a turn: the same answer again stands.
+    let (report, _, _) = run(&[made_up.clone(), made_up]);
+    assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&1));
+    assert_eq!(report.answer, "You ran 1000 km.");
 }
