@@ -345,22 +345,24 @@ fn same_figure(given: &str, shown: &str) -> bool {
 /// number) and `answer` gives three or more of them back: how many it printed. A task that
 /// asks for one quantity answered with the parts of it (qwen2.5-coder-1.5b printed each
 /// April run's distance and listed them as "the total") wants them added up in code.
+/// The numbers on both sides are [`figures`], compared as [`same_figure`]: an answer that
+/// writes `1,247.02` or rounds `12.920000000000002` gives the printed number back.
 pub fn lists_printed_numbers(stdout: &str, answer: &str) -> Option<usize> {
-    let numbers: Vec<&str> = stdout
+    let lines: Vec<&str> = stdout
         .lines()
         .map(str::trim)
         .filter(|l| !l.is_empty())
         .collect();
-    if numbers.len() < 3 || !numbers.iter().all(|n| n.parse::<f64>().is_ok()) {
+    if lines.len() < 3 || !lines.iter().all(|n| n.parse::<f64>().is_ok()) {
         return None;
     }
-    let given: Vec<&str> = answer
-        .split(|c: char| !(c.is_ascii_digit() || c == '.' || c == '-'))
-        .map(|t| t.trim_matches('.'))
-        .filter(|t| !t.is_empty())
-        .collect();
-    let back = numbers.iter().filter(|n| given.contains(n)).count();
-    (back >= 3).then_some(numbers.len())
+    let given = figures(answer);
+    let back = lines
+        .iter()
+        .flat_map(|l| figures(l))
+        .filter(|n| given.iter().any(|g| same_figure(g, n)))
+        .count();
+    (back >= 3).then_some(lines.len())
 }
 
 /// True when `answer` speaks of a refusal and takes nothing from the files
@@ -545,6 +547,8 @@ pub fn render(value: &Value) -> String {
 
 #[cfg(test)]
 mod tests {
+    use super::*;
+    use serde_json::json;
 
     #[test]
     fn a_figure_no_result_holds_is_unseen() {
@@ -553,7 +557,7 @@ mod tests {
             "text:\n| May | 135 km |\nSKU TB-0042, 2027-05-30, x86_64".to_owned(),
         ];
         let task = "a 240,000 EUR mortgage at 3.85% over 25 years";
-        let unseen = |a: &str| super::unseen_numbers(a, task, &shown);
+        let unseen = |a: &str| unseen_numbers(a, task, &shown);
         // Made up: the prompt example's numbers, a SKU nobody showed.
         assert_eq!(
             unseen("The starting mileage is 1000 km, retire after 5 years."),
@@ -622,8 +626,27 @@ mod tests {
         assert_eq!(lists_printed_numbers("a\n1\n2\n3\n", "1, 2, 3"), None);
         assert_eq!(lists_printed_numbers("1\n2\n", "1 and 2"), None);
     }
-    use super::*;
-    use serde_json::json;
+
+    #[test]
+    fn printed_numbers_given_back_with_separators_or_rounded() {
+        // float noise printed, rounded in the answer
+        let out = "12.920000000000002\n4.85\n5.91\n";
+        assert_eq!(
+            lists_printed_numbers(out, "Runs: 12.92, 4.85 and 5.91 km."),
+            Some(3)
+        );
+        // thousands separators in the answer
+        let out = "1247.02\n2301.5\n1000\n";
+        assert_eq!(
+            lists_printed_numbers(out, "1,247.02 + 2,301.5 + 1,000"),
+            Some(3)
+        );
+        // a figure glued to a word is a name, not a number given back
+        assert_eq!(
+            lists_printed_numbers("64\n32\n16\n", "v64, 32b and 16k"),
+            None
+        );
+    }
 
     #[test]
     fn fields_one_a_line_and_texts_written_out_after_them() {
