@@ -78,6 +78,8 @@ use crate::reading::{Reader, Step};
 use crate::registry::{Registry, Side};
 use crate::trace::Trace;
 
+mod answer;
+
 /// Budgets and knobs of one turn.
 #[derive(Debug, Clone)]
 pub struct TurnOptions {
@@ -340,37 +342,16 @@ struct Progress {
     bounced: u32,
     /// A call of the turn was refused for good (see `observe::after_refusal`).
     refused_for_good: bool,
-    /// The model was asked once for the rest of an answer that spoke only of
-    /// what was refused (`answer-only-refusal`).
-    asked_for_rest: bool,
     /// The builder changed something in this turn.
     changed: bool,
-    /// The model was told once that a task asking for a change on a branch
-    /// had none yet (`change-not-made`).
-    asked_for_change: bool,
     /// Code run for a change task before the repository was looked at was
     /// sent back once (`change-task-code-not-run`).
     sent_to_the_code: bool,
     /// Answers sent back to read a file the task names (`task-file-unread`).
     sent_back: Vec<String>,
-    /// An answer about the turn's own failed program was sent back once
-    /// (`answer-about-own-failure`).
-    asked_after_failure: bool,
-    /// The model was told once that its answer stated figures nothing it
-    /// was shown holds (`answer-figure-unseen`).
-    asked_unseen: bool,
-    /// The model was told once to add up the numbers its answer listed
-    /// (`total-not-added`).
-    asked_for_total: bool,
-    /// An answer right after a result whose note named another tool was
-    /// sent back once (`pointed-tool-not-called`).
-    sent_to_pointed: bool,
-    /// An answer that spoke of one of the prompt's example tasks was sent
-    /// back once (`answer-echoes-example`).
-    sent_from_example: bool,
-    /// An answer that gave back the agent's own words was sent back once,
-    /// with the file the turn had read (`answer-echoes-agent`).
-    echo_sent_back: bool,
+    /// The checks of [`answer`] that sent an answer of this turn back, by
+    /// the correction's name.
+    sent_back_for: HashSet<&'static str>,
     /// Tools the task names that the turn was told it had not called
     /// (`task-tool-uncalled`).
     told_tools: HashSet<String>,
@@ -541,17 +522,10 @@ impl Turn<'_> {
             whole: HashSet::new(),
             sent_back_to_text: false,
             refused_for_good: false,
-            asked_for_rest: false,
             changed: false,
-            asked_for_change: false,
             sent_to_the_code: false,
             sent_back: Vec::new(),
-            asked_after_failure: false,
-            asked_unseen: false,
-            asked_for_total: false,
-            sent_to_pointed: false,
-            sent_from_example: false,
-            echo_sent_back: false,
+            sent_back_for: HashSet::new(),
             told_tools: HashSet::new(),
             shown: Vec::new(),
         };
@@ -719,235 +693,15 @@ impl Turn<'_> {
                 match s {
                     Step::Respond(text)
                         if !has_calls
-                            && crate::observe::says_nothing_new(
-                                &text,
-                                seams_words(&messages),
-                                &p.shown,
-                            ) =>
+                            && let Some(send) = self.check_answer(&mut p, &text, &messages, on) =>
                     {
-                        if p.forced {
-                            // Told to give its final answer, qwen2.5-coder-0.5b
-                            // gave back the line that told it so, or the task:
-                            // passed off as the model's answer, it would tell
-                            // the operator what seam said, as if found.
-                            p.correct("answer-echoes-agent", Value::Null, self.trace, on);
-                            return Ok(self.stop(
-                                p,
-                                "the model gave back seam's own words, not an answer",
-                                started,
-                            ));
-                        }
-                        // Refused a linked key and shown a trip note,
-                        // qwen2.5-coder-0.5b answered with the line that
-                        // followed the refusal, and when told to answer,
-                        // with it again: the note it had read was five
-                        // messages back. Once, the note comes again, last.
-                        let shown = p
-                            .file_texts
-                            .iter()
-                            .rev()
-                            .find(|(path, _)| p.whole.contains(path.as_str()))
-                            .cloned();
-                        match shown {
-                            Some((path, text)) if !p.echo_sent_back => {
-                                p.echo_sent_back = true;
-                                p.correct(
-                                    "answer-echoes-agent",
-                                    json!({"shown_again": path}),
-                                    self.trace,
-                                    on,
-                                );
-                                observations.push(format!(
-                                    "Your answer gave back a note of mine, not an answer. Here \
-                                     is {path} again:\n\n{}\n\nAnswer the operator's task from \
-                                     it, in your own words. The task was: {}",
-                                    self.cut(&text),
-                                    p.report.info.task.trim()
-                                ));
-                            }
-                            _ => {
-                                p.correct("answer-echoes-agent", Value::Null, self.trace, on);
-                                p.force =
-                                    Some("the answer gave back the agent's own words".to_owned());
+                        match send {
+                            answer::SendBack::Say(o) => observations.push(o),
+                            answer::SendBack::Force(reason) => p.force = Some(reason),
+                            answer::SendBack::Stop(reason) => {
+                                return Ok(self.stop(p, reason, started));
                             }
                         }
-                        break;
-                    }
-                    Step::Respond(text)
-                        if !has_calls
-                            && !p.asked_for_rest
-                            && p.refused_for_good
-                            && crate::observe::answers_only_the_refusal(
-                                &text,
-                                &p.report.info.task,
-                                &p.file_texts,
-                            ) =>
-                    {
-                        // Asked for a protected file and a fact from a note,
-                        // qwen2.5-coder-1.5b read the note, then answered with
-                        // the refusal alone, in the words of its earlier reply.
-                        p.asked_for_rest = true;
-                        p.correct("answer-only-refusal", Value::Null, self.trace, on);
-                        observations.push(format!(
-                            "Your answer only says what was refused. Answer every other part \
-                             of the task from what you read, and say in one line what was \
-                             refused. The operator's task was: {}",
-                            p.report.info.task.trim()
-                        ));
-                        break;
-                    }
-                    Step::Respond(text)
-                        if !has_calls
-                            && !p.forced
-                            && !p.asked_for_total
-                            && crate::observe::asks_for_a_quantity(&p.report.info.task)
-                            && let Some(n) = p
-                                .last_output
-                                .as_ref()
-                                .and_then(|v| v.get("stdout"))
-                                .and_then(Value::as_str)
-                                .and_then(|out| {
-                                    crate::observe::lists_printed_numbers(out, &text)
-                                }) =>
-                    {
-                        p.asked_for_total = true;
-                        p.correct("total-not-added", json!({"numbers": n}), self.trace, on);
-                        observations.push(format!(
-                            "The task asks for one quantity, and your answer lists the {n} \
-                             numbers your code printed. Run the same code again, keeping its \
-                             filter, but add the values up and print only the sum; then \
-                             answer with the one number it prints."
-                        ));
-                        break;
-                    }
-                    Step::Respond(text)
-                        if !has_calls
-                            && !p.forced
-                            && !p.sent_from_example
-                            && let Some(example) = crate::prompt::example_echoed(
-                                self.registry,
-                                &text,
-                                &p.report.info.task,
-                            ) =>
-                    {
-                        p.sent_from_example = true;
-                        p.correct(
-                            "answer-echoes-example",
-                            json!({"example": example}),
-                            self.trace,
-                            on,
-                        );
-                        observations.push(format!(
-                            "Your answer speaks of the example in the instructions (\"{example}\"), \
-                             which is not the operator's task. Answer the operator's task from \
-                             the results above, or call a tool for what they do not tell you. The \
-                             operator's task was: {}",
-                            p.report.info.task.trim()
-                        ));
-                        break;
-                    }
-                    Step::Respond(_)
-                        if !has_calls
-                            && !p.forced
-                            && !p.sent_to_pointed
-                            && let Some((last, pointed)) = self.pointed_tool(&p) =>
-                    {
-                        // Asked what it had been told to note, qwen2.5-coder-1.5b
-                        // searched the code index, whose note said operator notes
-                        // are searched with memory.operator, and answered with a
-                        // host and a window it made up.
-                        p.sent_to_pointed = true;
-                        p.correct(
-                            "pointed-tool-not-called",
-                            json!({"tool": pointed}),
-                            self.trace,
-                            on,
-                        );
-                        let call = match self.pointed_call(&p, &pointed) {
-                            Some(call) => format!(" For your words, that is: {call}"),
-                            None => String::new(),
-                        };
-                        observations.push(format!(
-                            "The note in {last}'s result names {pointed} for this, and this turn \
-                             has not called it: call the one that bears on the task, then answer \
-                             from what it returns.{call} The operator's task was: {}",
-                            p.report.info.task.trim()
-                        ));
-                        break;
-                    }
-                    Step::Respond(text)
-                        if !has_calls
-                            && !p.forced
-                            && !p.asked_after_failure
-                            && crate::observe::answers_with_own_failure(
-                                &text,
-                                &p.report.info.task,
-                                p.last_output.as_ref(),
-                            ) =>
-                    {
-                        // qwen2.5-coder-1.5b, its program cut short by a
-                        // string it never closed, answered with an account
-                        // of the syntax error, twice, in two tasks.
-                        p.asked_after_failure = true;
-                        p.correct("answer-about-own-failure", Value::Null, self.trace, on);
-                        observations.push(format!(
-                            "Your last program failed, so the task is not done: your answer \
-                             speaks of the error, not of what the operator asked. Write the \
-                             code again, simpler (the standard library only), and run it; or \
-                             answer from what you have read. The operator's task was: {}",
-                            p.report.info.task.trim()
-                        ));
-                        break;
-                    }
-                    Step::Respond(text)
-                        if !has_calls
-                            && !p.forced
-                            && !p.asked_unseen
-                            && let unseen = crate::observe::unseen_numbers(
-                                &text,
-                                &p.report.info.task,
-                                &p.shown,
-                            )
-                            && !unseen.is_empty() =>
-                    {
-                        // Asked for a shoe's mileage kept in the operator's
-                        // notes, qwen2.5-coder-1.5b answered "1000 km" without
-                        // looking, three runs running; asked for a SKU,
-                        // "12345". A figure nothing showed was made up.
-                        p.asked_unseen = true;
-                        p.correct(
-                            "answer-figure-unseen",
-                            json!({"figures": unseen}),
-                            self.trace,
-                            on,
-                        );
-                        observations.push(format!(
-                            "Your answer gives {}, which nothing you were shown holds: never \
-                             state a figure you did not read or compute. Answer from the \
-                             results above, or call the tool that has it first. The operator's \
-                             task was: {}",
-                            unseen.join(", "),
-                            p.report.info.task.trim()
-                        ));
-                        break;
-                    }
-                    Step::Respond(_)
-                        if !has_calls
-                            && !p.forced
-                            && !p.changed
-                            && !p.asked_for_change
-                            && self.registry.get(BUILDER).is_some()
-                            && asks_for_a_branch(&p.report.info.task) =>
-                    {
-                        // Asked to fix a bug on a branch, qwen2.5-coder-1.5b
-                        // read the README and answered with a line of it.
-                        p.asked_for_change = true;
-                        p.correct("change-not-made", Value::Null, self.trace, on);
-                        observations.push(format!(
-                            "The task asks for a change on a branch, and nothing has been \
-                             changed yet. {}",
-                            how_to_change(&p.report.info.task)
-                        ));
                         break;
                     }
                     Step::Respond(text)

@@ -1,0 +1,296 @@
+//! The checks a final answer passes before the turn ends on it, in order.
+//!
+//! Each check is a mistake a small model was seen to make at the end of a
+//! task (its evidence is written beside it): an answer that gives seam's own
+//! words back, lists the parts of a sum, speaks of the prompt's example, and
+//! so on. The first check that finds its mistake sends the answer back, and
+//! is counted as the correction it is named for. Most send an answer back
+//! once a turn; the second time, the answer stands. One list, one loop: a
+//! check added here is ordered, counted and limited like the others, and no
+//! arm of the turn's loop repeats that.
+//!
+//! A check must never make the agent call a tool: it says what to do, and
+//! the model decides.
+
+use serde_json::{Value, json};
+
+use super::{BUILDER, Progress, Turn, asks_for_a_branch, how_to_change, seams_words};
+use crate::model::ChatMessage;
+
+/// What a check does with an answer it sends back.
+pub(super) enum SendBack {
+    /// The model is shown this, and replies again.
+    Say(String),
+    /// The turn asks for its final answer, for this reason.
+    Force(String),
+    /// The turn ends with no answer, for this reason.
+    Stop(&'static str),
+}
+
+/// The answer being checked and what it is checked against.
+struct Answer<'a> {
+    text: &'a str,
+    messages: &'a [ChatMessage],
+    /// This check sent an answer of the turn back before.
+    again: bool,
+}
+
+type Run = fn(&Turn<'_>, &Progress, &Answer<'_>) -> Option<(Value, SendBack)>;
+
+/// One check of an answer.
+struct Check {
+    /// The correction it is counted as.
+    name: &'static str,
+    /// Also checked once the turn has told the model to answer.
+    when_forced: bool,
+    /// Sends an answer back at most once a turn.
+    once: bool,
+    run: Run,
+}
+
+/// The checks, in the order they are made.
+const CHECKS: &[Check] = &[
+    Check {
+        name: "answer-echoes-agent",
+        when_forced: true,
+        once: false,
+        run: echoes_agent,
+    },
+    Check {
+        name: "answer-only-refusal",
+        when_forced: true,
+        once: true,
+        run: only_refusal,
+    },
+    Check {
+        name: "total-not-added",
+        when_forced: false,
+        once: true,
+        run: total_not_added,
+    },
+    Check {
+        name: "answer-echoes-example",
+        when_forced: false,
+        once: true,
+        run: echoes_example,
+    },
+    Check {
+        name: "pointed-tool-not-called",
+        when_forced: false,
+        once: true,
+        run: pointed_tool_not_called,
+    },
+    Check {
+        name: "answer-about-own-failure",
+        when_forced: false,
+        once: true,
+        run: about_own_failure,
+    },
+    Check {
+        name: "answer-figure-unseen",
+        when_forced: false,
+        once: true,
+        run: figure_unseen,
+    },
+    Check {
+        name: "change-not-made",
+        when_forced: false,
+        once: true,
+        run: change_not_made,
+    },
+];
+
+impl Turn<'_> {
+    /// The first check (of [`CHECKS`], in order) that sends `text` back, counted
+    /// as its correction; `None` when the answer passes them all.
+    pub(super) fn check_answer(
+        &mut self,
+        p: &mut Progress,
+        text: &str,
+        messages: &[ChatMessage],
+        on: &mut (dyn FnMut(super::TurnEvent<'_>) + Send),
+    ) -> Option<SendBack> {
+        for c in CHECKS {
+            let again = p.sent_back_for.contains(c.name);
+            if (p.forced && !c.when_forced) || (c.once && again) {
+                continue;
+            }
+            let answer = Answer {
+                text,
+                messages,
+                again,
+            };
+            if let Some((detail, send)) = (c.run)(self, p, &answer) {
+                p.sent_back_for.insert(c.name);
+                p.correct(c.name, detail, self.trace, on);
+                return Some(send);
+            }
+        }
+        None
+    }
+}
+
+/// An answer that says nothing seam did not say first. Told to give its
+/// final answer, qwen2.5-coder-0.5b gave back the line that told it so, or
+/// the task: passed off as the model's answer, it would tell the operator
+/// what seam said, as if found. Refused a linked key and shown a trip note,
+/// it answered with the line that followed the refusal, and when told to
+/// answer, with it again: the note it had read was five messages back. So
+/// once, the note comes again, last; then the turn asks for its answer, and
+/// an echo of a forced answer ends the turn.
+fn echoes_agent(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
+    if !crate::observe::says_nothing_new(a.text, seams_words(a.messages), &p.shown) {
+        return None;
+    }
+    if p.forced {
+        return Some((
+            Value::Null,
+            SendBack::Stop("the model gave back seam's own words, not an answer"),
+        ));
+    }
+    let shown = p
+        .file_texts
+        .iter()
+        .rev()
+        .find(|(path, _)| p.whole.contains(path.as_str()));
+    Some(match shown {
+        Some((path, text)) if !a.again => (
+            json!({"shown_again": path}),
+            SendBack::Say(format!(
+                "Your answer gave back a note of mine, not an answer. Here is {path} \
+                 again:\n\n{}\n\nAnswer the operator's task from it, in your own words. The \
+                 task was: {}",
+                t.cut(text),
+                p.report.info.task.trim()
+            )),
+        ),
+        _ => (
+            Value::Null,
+            SendBack::Force("the answer gave back the agent's own words".to_owned()),
+        ),
+    })
+}
+
+/// Asked for a protected file and a fact from a note, qwen2.5-coder-1.5b read
+/// the note, then answered with the refusal alone, in the words of its
+/// earlier reply.
+fn only_refusal(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
+    let only = p.refused_for_good
+        && crate::observe::answers_only_the_refusal(a.text, &p.report.info.task, &p.file_texts);
+    only.then(|| {
+        say(format!(
+            "Your answer only says what was refused. Answer every other part of the task from \
+             what you read, and say in one line what was refused. The operator's task was: {}",
+            p.report.info.task.trim()
+        ))
+    })
+}
+
+/// A task that asks for one quantity answered with the parts of it: see
+/// [`crate::observe::lists_printed_numbers`].
+fn total_not_added(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
+    if !crate::observe::asks_for_a_quantity(&p.report.info.task) {
+        return None;
+    }
+    let out = p.last_output.as_ref()?.get("stdout")?.as_str()?;
+    let n = crate::observe::lists_printed_numbers(out, a.text)?;
+    Some((
+        json!({"numbers": n}),
+        SendBack::Say(format!(
+            "The task asks for one quantity, and your answer lists the {n} numbers your code \
+             printed. Run the same code again, keeping its filter, but add the values up and \
+             print only the sum; then answer with the one number it prints."
+        )),
+    ))
+}
+
+/// An answer about one of the prompt's example tasks: see
+/// [`crate::prompt::example_echoed`].
+fn echoes_example(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
+    let example = crate::prompt::example_echoed(t.registry, a.text, &p.report.info.task)?;
+    Some((
+        json!({"example": example}),
+        SendBack::Say(format!(
+            "Your answer speaks of the example in the instructions (\"{example}\"), which is \
+             not the operator's task. Answer the operator's task from the results above, or \
+             call a tool for what they do not tell you. The operator's task was: {}",
+            p.report.info.task.trim()
+        )),
+    ))
+}
+
+/// Asked what it had been told to note, qwen2.5-coder-1.5b searched the code
+/// index, whose note said operator notes are searched with memory.operator,
+/// and answered with a host and a window it made up.
+fn pointed_tool_not_called(
+    t: &Turn<'_>,
+    p: &Progress,
+    _: &Answer<'_>,
+) -> Option<(Value, SendBack)> {
+    let (last, pointed) = t.pointed_tool(p)?;
+    let call = match t.pointed_call(p, &pointed) {
+        Some(call) => format!(" For your words, that is: {call}"),
+        None => String::new(),
+    };
+    Some((
+        json!({"tool": pointed}),
+        SendBack::Say(format!(
+            "The note in {last}'s result names {pointed} for this, and this turn has not called \
+             it: call the one that bears on the task, then answer from what it returns.{call} \
+             The operator's task was: {}",
+            p.report.info.task.trim()
+        )),
+    ))
+}
+
+/// qwen2.5-coder-1.5b, its program cut short by a string it never closed,
+/// answered with an account of the syntax error, twice, in two tasks.
+fn about_own_failure(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
+    crate::observe::answers_with_own_failure(a.text, &p.report.info.task, p.last_output.as_ref())
+        .then(|| {
+            say(format!(
+                "Your last program failed, so the task is not done: your answer speaks of the \
+                 error, not of what the operator asked. Write the code again, simpler (the \
+                 standard library only), and run it; or answer from what you have read. The \
+                 operator's task was: {}",
+                p.report.info.task.trim()
+            ))
+        })
+}
+
+/// Asked for a shoe's mileage kept in the operator's notes,
+/// qwen2.5-coder-1.5b answered "1000 km" without looking, three runs
+/// running; asked for a SKU, "12345". A figure nothing showed was made up
+/// (see [`crate::observe::unseen_numbers`]).
+fn figure_unseen(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
+    let unseen = crate::observe::unseen_numbers(a.text, &p.report.info.task, &p.shown);
+    if unseen.is_empty() {
+        return None;
+    }
+    let said = format!(
+        "Your answer gives {}, which nothing you were shown holds: never state a figure you did \
+         not read or compute. Answer from the results above, or call the tool that has it \
+         first. The operator's task was: {}",
+        unseen.join(", "),
+        p.report.info.task.trim()
+    );
+    Some((json!({"figures": unseen}), SendBack::Say(said)))
+}
+
+/// Asked to fix a bug on a branch, qwen2.5-coder-1.5b read the README and
+/// answered with a line of it.
+fn change_not_made(t: &Turn<'_>, p: &Progress, _: &Answer<'_>) -> Option<(Value, SendBack)> {
+    let unmade =
+        !p.changed && t.registry.get(BUILDER).is_some() && asks_for_a_branch(&p.report.info.task);
+    unmade.then(|| {
+        say(format!(
+            "The task asks for a change on a branch, and nothing has been changed yet. {}",
+            how_to_change(&p.report.info.task)
+        ))
+    })
+}
+
+/// A check's result with no detail of its own.
+fn say(text: String) -> (Value, SendBack) {
+    (Value::Null, SendBack::Say(text))
+}
