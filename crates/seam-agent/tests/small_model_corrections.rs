@@ -14,7 +14,7 @@ use seam_agent::turn::{TurnEnd, TurnOptions, TurnReport};
 use seam_local::LocalRefusal;
 use seam_protocol::RefusalCode;
 use serde_json::{Map, Value, json};
-use support::{Scripted, Tools, no_such_tool, run_turn, spec};
+use support::{Scripted, Tools, no_such_tool, run_turn, spec, tool_names};
 
 /// What the stand-in tools answer.
 fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal> {
@@ -221,7 +221,7 @@ fn code_that_opens_an_unread_file_is_shown_the_file_first_and_then_runs() {
     assert_eq!(report.corrections.get("code-file-shown-first"), Some(&1));
     // The same code sent again is run, not warned about as a repeat.
     assert_eq!(report.corrections.get("repeat-warned"), None);
-    let shown = &model.seen[1].messages.last().unwrap().content;
+    let shown = model.told(1);
     assert!(shown.starts_with("files.read returned:\n"), "{shown}");
     assert!(shown.contains("date,km"), "{shown}");
     assert!(
@@ -235,7 +235,7 @@ fn code_that_opens_a_file_that_cannot_be_read_is_told_so_not_shown_lines() {
     let code = "import json\nprint(json.load(open('notes/missing.json')))";
     let (_, model, calls) = run(&[python(code), respond()]);
     assert_eq!(calls.len(), 1, "only the read: {calls:?}");
-    let shown = &model.seen[1].messages.last().unwrap().content;
+    let shown = model.told(1);
     assert!(
         shown.contains("notes/missing.json does not exist"),
         "{shown}"
@@ -252,7 +252,7 @@ fn a_file_already_read_or_brought_as_scratch_is_not_shown_again() {
     let read = r#"{"mode":"action","tool":"files.read","params":{"path":"data/runs.csv"}}"#;
     let code = "print(open('data/runs.csv').read().count('\\n'))";
     let (_, _, calls) = run(&[read.to_owned(), python(code), respond()]);
-    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    let tools = tool_names(&calls);
     assert_eq!(tools, ["files.read", "python.run"]);
 
     let with_scratch = json!({"mode":"action","tool":"python.run","params":{
@@ -260,7 +260,7 @@ fn a_file_already_read_or_brought_as_scratch_is_not_shown_again() {
         "scratch_files": [{"name": "in.csv", "text": "a,b\n"}]}})
     .to_string();
     let (_, _, calls) = run(&[with_scratch, respond()]);
-    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    let tools = tool_names(&calls);
     assert_eq!(tools, ["python.run"]);
 }
 
@@ -269,7 +269,7 @@ fn names_that_are_no_file_and_absolute_paths_are_left_to_the_tool() {
     // A month, an encoding, a mode, a name with no extension, an absolute path.
     let code = "import csv\nf = open('/etc/hosts', 'r', encoding='utf-8')\nm = '2027-04'\nk = open('~/.ssh/id_rsa')";
     let (report, _, calls) = run(&[python(code), respond()]);
-    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    let tools = tool_names(&calls);
     assert_eq!(tools, ["python.run"]);
     assert_eq!(report.corrections.get("code-file-shown-first"), None);
 }
@@ -286,7 +286,7 @@ fn a_walk_down_an_enum_is_stopped_at_its_third_step_and_an_answer_forced() {
     assert_eq!(report.corrections.get("enum-walk-stopped"), Some(&1));
     assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
     assert_eq!(report.answer, "8.5 km");
-    let told = &model.seen[3].messages.last().unwrap().content;
+    let told = model.told(3);
     assert!(told.contains("Give your final answer to it now"), "{told}");
     // The task is said again, last, where a small model reads most closely.
     assert!(
@@ -318,10 +318,10 @@ fn a_plan_stops_at_its_first_failed_step() {
     ]})
     .to_string();
     let (report, model, calls) = run(&[plan, respond()]);
-    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    let tools = tool_names(&calls);
     assert_eq!(tools, ["python.run"]);
     assert_eq!(report.corrections.get("plan-cut-after-failure"), Some(&1));
-    let shown = &model.seen[1].messages.last().unwrap().content;
+    let shown = model.told(1);
     assert!(
         shown.contains("The plan's 2 later step(s) were not run"),
         "{shown}"
@@ -359,7 +359,7 @@ fn an_answer_that_leaves_a_file_the_task_names_unread_is_sent_back_naming_it() {
     let paths: Vec<&Value> = calls.iter().map(|(_, p)| &p["path"]).collect();
     assert_eq!(paths, ["~/.config/gh/hosts.yml", "notes/rota.md"]);
     assert_eq!(report.corrections.get("task-file-unread"), Some(&1));
-    let told = &model.seen[2].messages.last().unwrap().content;
+    let told = model.told(2);
     assert!(
         told.contains("The task names notes/rota.md, and this turn has not read it"),
         "{told}"
@@ -397,7 +397,7 @@ fn a_missing_module_is_named_with_what_to_use_instead() {
     // The stand-in fails code that says `fail`; its stderr here is CPython's.
     let (report, model, _) = run(&[python("fail_pandas()"), respond()]);
     assert_eq!(report.corrections.get("missing-module-told"), Some(&1));
-    let shown = &model.seen[1].messages.last().unwrap().content;
+    let shown = model.told(1);
     assert!(
         shown.contains("pandas is not installed where python.run runs"),
         "{shown}"
@@ -409,7 +409,7 @@ fn a_file_shown_whole_before_code_runs_is_offered_as_the_answer() {
     let code = "print(open('notes/short.md').read().splitlines()[1])";
     let (_, model, calls) = run(&[python(code), respond()]);
     assert_eq!(calls.len(), 1, "only the file was read: {calls:?}");
-    let shown = &model.seen[1].messages.last().unwrap().content;
+    let shown = model.told(1);
     assert!(
         shown.contains("Above is the whole file: if it answers the task"),
         "{shown}"
@@ -417,7 +417,7 @@ fn a_file_shown_whole_before_code_runs_is_offered_as_the_answer() {
     // A file with more lines than shown asks for the code again, fitted to them.
     let code = "print(open('data/runs.csv').read())";
     let (_, model, _) = run(&[python(code), respond()]);
-    let shown = &model.seen[1].messages.last().unwrap().content;
+    let shown = model.told(1);
     assert!(
         shown.contains("Above are the file's first lines"),
         "{shown}"
@@ -432,10 +432,10 @@ fn code_that_only_prints_its_own_words_is_not_run_unless_the_task_asks_for_pytho
     ]})
     .to_string();
     let (report, model, calls) = run(&[plan.clone(), respond()]);
-    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    let tools = tool_names(&calls);
     assert_eq!(tools, ["facts.get"], "the plan's other step still ran");
     assert_eq!(report.corrections.get("print-only-code-not-run"), Some(&1));
-    let shown = &model.seen[1].messages.last().unwrap().content;
+    let shown = model.told(1);
     assert!(
         shown.contains("only prints words you wrote, so it was not run"),
         "{shown}"
@@ -465,13 +465,13 @@ fn a_repeated_call_while_a_file_the_task_names_is_unread_is_answered_by_naming_i
     assert_eq!(calls.len(), 1, "a repeat is not run: {calls:?}");
     // The workspace's file is named before the one under ~, and the
     // repeat after the warning is not stopped while a file is unread.
-    let warned = &model.seen[2].messages.last().unwrap().content;
+    let warned = model.told(2);
     assert!(
         warned.starts_with("You already called files.read"),
         "{warned}"
     );
     assert!(warned.contains("The task names notes/rota.md"), "{warned}");
-    let stopped = &model.seen[3].messages.last().unwrap().content;
+    let stopped = model.told(3);
     assert!(
         stopped.contains("The task names ~/.config/gh/hosts.yml"),
         "{stopped}"
@@ -489,7 +489,7 @@ fn an_equality_with_the_start_of_the_files_values_that_printed_nothing_is_named(
                 if r['date'] == '2027-04':\n        print(r['km'])";
     let (report, model, _) = run(&[read("data/runs.csv"), python(code), respond()]);
     assert_eq!(report.corrections.get("exact-match-missed"), Some(&1));
-    let shown = &model.seen[2].messages.last().unwrap().content;
+    let shown = model.told(2);
     assert!(
         shown.contains("looks for a value equal to \"2027-04\"")
             && shown.contains("written like \"2027-04-02\", longer than it"),
@@ -499,7 +499,7 @@ fn an_equality_with_the_start_of_the_files_values_that_printed_nothing_is_named(
     let code = "# silent\nfor r in rows:\n    if r['date'] == '2027-05':\n        print(r)";
     let (report, model, _) = run(&[read("data/runs.csv"), python(code), respond()]);
     assert_eq!(report.corrections.get("exact-match-missed"), Some(&1));
-    let shown = &model.seen[2].messages.last().unwrap().content;
+    let shown = model.told(2);
     assert!(
         shown.contains("written like \"2027-04-02\", longer than it"),
         "{shown}"
@@ -508,7 +508,7 @@ fn an_equality_with_the_start_of_the_files_values_that_printed_nothing_is_named(
     let code = "# zero\nprint(sum(float(r['km']) for r in rows if r['date'] == '2027-04'))";
     let (report, model, _) = run(&[read("data/runs.csv"), python(code), respond()]);
     assert_eq!(report.corrections.get("exact-match-missed"), Some(&1));
-    let shown = &model.seen[2].messages.last().unwrap().content;
+    let shown = model.told(2);
     assert!(
         shown.contains("It printed 0, as if no value matched.")
             && shown.contains("written like \"2027-04-02\", longer than it"),
@@ -518,7 +518,7 @@ fn an_equality_with_the_start_of_the_files_values_that_printed_nothing_is_named(
     let code = "# zero\nprint(sum(float(r[1]) for r in rows if r[0] == 'April 2027'))";
     let (report, model, _) = run(&[read("data/runs.csv"), python(code), respond()]);
     assert_eq!(report.corrections.get("exact-match-missed"), Some(&1));
-    let shown = &model.seen[2].messages.last().unwrap().content;
+    let shown = model.told(2);
     assert!(
         shown.contains("equal to \"April 2027\"")
             && shown.contains("written like \"2027-04-02\", not as your code writes it"),
@@ -536,7 +536,7 @@ fn an_equality_with_the_start_of_the_files_values_that_printed_nothing_is_named(
     let code = "# silent\nprint([r for r in rows if r['date'] == '2027-04-02'])";
     let (report, model, _) = run(&[read("data/runs.csv"), python(code), respond()]);
     assert_eq!(report.corrections.get("exact-match-missed"), None);
-    let shown = &model.seen[2].messages.last().unwrap().content;
+    let shown = model.told(2);
     assert!(
         shown.contains("It printed nothing, so it holds no answer"),
         "{shown}"
@@ -554,11 +554,11 @@ fn a_plan_that_runs_one_program_for_one_string_after_another_runs_it_once() {
     ]})
     .to_string();
     let (report, model, calls) = run(&[read("notes/rota.md"), plan, respond()]);
-    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    let tools = tool_names(&calls);
     assert_eq!(tools, ["files.read", "python.run", "facts.get"]);
     assert!(calls[1].1["code"].as_str().unwrap().contains("'Lars'"));
     assert_eq!(report.corrections.get("plan-walk-cut"), Some(&1));
-    let shown = &model.seen[2].messages.last().unwrap().content;
+    let shown = model.told(2);
     assert!(
         shown.contains("2 later step(s) of your plan ran the same code"),
         "{shown}"
@@ -586,7 +586,7 @@ fn an_answer_that_gives_back_the_agents_own_line_is_asked_for_again() {
     );
     assert_eq!(report.corrections.get("answer-echoes-agent"), Some(&1));
     assert_eq!(report.answer, "8.5 km");
-    let told = &model.seen[2].messages.last().unwrap().content;
+    let told = model.told(2);
     assert!(
         told.contains("The operator's task was: Who is on call?"),
         "{told}"
@@ -615,7 +615,7 @@ fn a_forced_answer_that_copies_the_task_or_the_line_forcing_it_stops_the_turn() 
     };
     // The line that told it to answer, from its label on.
     let (report, model, _) = forced(&format!("The operator's task was: {task}"));
-    let told = &model.seen[3].messages.last().unwrap().content;
+    let told = model.told(3);
     assert!(told.contains("The operator's task was:"), "{told}");
     assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
     assert!(
@@ -666,7 +666,7 @@ fn an_echo_after_a_file_read_whole_is_shown_the_file_again_once_then_forced() {
     assert_eq!(calls.len(), 1, "nothing is called for the model: {calls:?}");
     assert_eq!(report.corrections.get("answer-echoes-agent"), Some(&2));
     // First: the file it read whole, again, last, with the task.
-    let told = &model.seen[2].messages.last().unwrap().content;
+    let told = model.told(2);
     assert!(
         told.contains("Here is notes/short.md again:\n\n1. Tag.\n2. Push.\n"),
         "{told}"
@@ -693,14 +693,14 @@ fn a_tool_the_task_names_and_the_turn_never_called_is_named_once() {
         task,
         &[key.clone(), key.clone(), python("print(7**23)"), respond()],
     );
-    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    let tools = tool_names(&calls);
     assert_eq!(
         tools,
         ["files.read", "python.run"],
         "the model's calls only"
     );
     assert_eq!(report.corrections.get("task-tool-uncalled"), Some(&1));
-    let told = &model.seen[2].messages.last().unwrap().content;
+    let told = model.told(2);
     assert!(
         told.contains("The task names python.run, and this turn has not called it"),
         "{told}"
@@ -741,7 +741,7 @@ fn an_answer_that_only_speaks_of_a_refusal_is_asked_once_for_the_rest() {
     );
     assert_eq!(report.corrections.get("answer-only-refusal"), Some(&1));
     assert!(report.answer.contains("8.5 km"), "{}", report.answer);
-    let told = &model.seen[3].messages.last().unwrap().content;
+    let told = model.told(3);
     assert!(
         told.starts_with("Your answer only says what was refused")
             && told.contains("The operator's task was: Print ~/.ssh/id_rsa"),
@@ -777,7 +777,7 @@ fn an_answer_to_a_task_that_asks_for_a_branch_before_any_change_is_sent_back_onc
     // An answer first: sent back, with how code is changed; after the change it stands.
     let (report, model, calls) = run_task(task, &[respond(), change, respond()]);
     assert_eq!(report.corrections.get("change-not-made"), Some(&1));
-    let told = &model.seen[1].messages.last().unwrap().content;
+    let told = model.told(1);
     assert!(
         told.starts_with("The task asks for a change on a branch, and nothing has been changed"),
         "{told}"
@@ -786,7 +786,7 @@ fn an_answer_to_a_task_that_asks_for_a_branch_before_any_change_is_sent_back_onc
     // A task that names a name in code is told to find it by that name.
     let named = "Make paginate() start at page 1. Stage it as a branch for me.";
     let (_, model, _) = run_task(named, &[respond(), respond()]);
-    let told = &model.seen[1].messages.last().unwrap().content;
+    let told = model.told(1);
     assert!(
         told.contains(r#"find where paginate is defined with {"mode":"action","tool":"memory.codebase","params":{"op":"find_symbol","name":"paginate"}}"#),
         "{told}"
@@ -808,7 +808,7 @@ fn a_key_that_is_no_column_of_the_file_the_code_opens_is_told_the_columns() {
     let code = "import csv\nrows = csv.DictReader(open('data/runs.csv'))\nprint(next(rows)['retirement_rule'])";
     let (report, model, _) = run(&[read("data/runs.csv"), python(code), respond()]);
     assert_eq!(report.corrections.get("missing-column-told"), Some(&1));
-    let told = &model.seen[2].messages.last().unwrap().content;
+    let told = model.told(2);
     assert!(
         told.contains(
             "\"retirement_rule\" is no column of data/runs.csv: its columns are date, km."
@@ -838,7 +838,7 @@ fn a_quantity_answered_with_the_numbers_printed_is_sent_back_to_add_them_up() {
         ],
     );
     assert_eq!(report.corrections.get("total-not-added"), Some(&1));
-    let told = &model.seen[3].messages.last().unwrap().content;
+    let told = model.told(3);
     assert!(
         told.contains("lists the 3 numbers your code printed"),
         "{told}"
@@ -901,11 +901,11 @@ fn code_that_looks_through_a_text_read_whole_is_sent_back_once_with_the_text() {
     );
     // Sent back the first time, with the file's text and the task; the same
     // code sent again runs (the model may know better).
-    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    let tools = tool_names(&calls);
     assert_eq!(tools, ["files.read", "python.run"]);
     assert_eq!(report.corrections.get("code-over-read-text"), Some(&1));
     assert_eq!(report.corrections.get("repeat-warned"), None);
-    let told = &model.seen[2].messages.last().unwrap().content;
+    let told = model.told(2);
     assert!(
         told.contains("looks through notes/short.md, which you have read whole, so it was not run"),
         "{told}"
@@ -942,11 +942,11 @@ fn code_run_for_a_change_task_before_the_repository_was_looked_at_is_sent_back_o
         task,
         &[python(code), read.to_owned(), python(code), edit, respond()],
     );
-    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    let tools = tool_names(&calls);
     // Not run the first time; once a file was read, code runs as asked.
     assert_eq!(tools, ["files.read", "python.run", "builder"]);
     assert_eq!(report.corrections.get("change-task-code-not-run"), Some(&1));
-    let told = &model.seen[1].messages.last().unwrap().content;
+    let told = model.told(1);
     assert!(
         told.contains("python.run runs apart from the repository and from the network, so your code was not run"),
         "{told}"
@@ -1023,7 +1023,7 @@ fn an_answer_about_the_turns_own_failed_program_is_sent_back_once() {
     assert_eq!(report.corrections.get("answer-about-own-failure"), Some(&1));
     assert_eq!(report.answer, "8.5 km");
     assert_eq!(calls.len(), 2, "{calls:?}");
-    let told = &model.seen[2].messages.last().unwrap().content;
+    let told = model.told(2);
     assert!(
         told.contains("Your last program failed, so the task is not done"),
         "{told}"
@@ -1055,7 +1055,7 @@ fn a_refusal_is_shown_whole_with_what_the_tool_says_to_do_instead() {
     .to_string();
     let (report, model, _) = run(&[guess, respond()]);
     assert_eq!(report.corrections.get("refusal-as-sentence"), Some(&1));
-    let shown = &model.seen[1].messages.last().unwrap().content;
+    let shown = model.told(1);
     assert!(
         shown.starts_with("builder was refused: guess/where.txt does not exist")
             && shown.contains("most like the task: src/config.js:7: const SIZE = 10;"),
@@ -1071,7 +1071,7 @@ fn an_answer_right_after_a_note_that_names_another_tool_is_sent_back_once() {
         json!({"mode":"action","tool":"files.read","params":{"path":"notes/short.md"}}).to_string();
     let (report, model, calls) = run(&[time.clone(), made_up.clone(), read, respond()]);
     assert_eq!(report.corrections.get("pointed-tool-not-called"), Some(&1));
-    let told = &model.seen[2].messages.last().unwrap().content;
+    let told = model.told(2);
     assert!(
         told.starts_with("The note in facts.get's result names files.read for this"),
         "{told}"
@@ -1112,7 +1112,7 @@ fn an_outline_of_a_missing_file_is_told_to_find_the_tasks_name() {
         report.corrections.get("missing-file-find-symbol-told"),
         Some(&1)
     );
-    let told = &model.seen[1].messages.last().unwrap().content;
+    let told = model.told(1);
     assert!(
         told.contains("src/shelf.py does not exist")
             && told.ends_with(
@@ -1132,7 +1132,7 @@ fn an_outline_of_a_missing_file_is_told_to_find_the_tasks_name() {
         report.corrections.get("missing-file-find-symbol-told"),
         None
     );
-    let told = &model.seen[1].messages.last().unwrap().content;
+    let told = model.told(1);
     assert!(!told.contains("find_symbol"), "{told}");
 }
 
@@ -1154,7 +1154,7 @@ fn a_name_looked_up_in_vain_that_is_not_the_tasks_is_told_the_tasks_name() {
         report.corrections.get("other-name-find-symbol-told"),
         Some(&1)
     );
-    let told = &model.seen[1].messages.last().unwrap().content;
+    let told = model.told(1);
     assert!(
         told.ends_with(
             r#"To find which file defines slugifyTitle, ask the code index by the name: {"op":"find_symbol","name":"slugifyTitle"}."#
@@ -1171,7 +1171,7 @@ fn a_name_looked_up_in_vain_that_is_not_the_tasks_is_told_the_tasks_name() {
     .to_string();
     let (report, _, calls) = run_task(task, &[plan, lookup("slugifyTitle"), answer.clone()]);
     assert_eq!(report.corrections.get("plan-cut-after-failure"), Some(&1));
-    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    let tools = tool_names(&calls);
     assert_eq!(tools, ["memory.codebase", "memory.codebase"]);
 
     // The task's own name found: nothing more is said.
@@ -1186,7 +1186,7 @@ fn an_answer_about_the_prompts_example_is_sent_back_once() {
     .to_string();
     let (report, model, _) = run(&[echo.clone(), respond()]);
     assert_eq!(report.corrections.get("answer-echoes-example"), Some(&1));
-    let told = &model.seen[1].messages.last().unwrap().content;
+    let told = model.told(1);
     assert!(
         told.starts_with("Your answer speaks of the example in the instructions")
             && told.ends_with(&format!("The operator's task was: {TASK}")),
@@ -1216,7 +1216,7 @@ fn an_outline_in_a_task_about_uses_searches_for_the_name() {
     assert_eq!(calls[0].1["op"], "outline");
     assert_eq!(calls[0].1["path"], "src");
     assert_eq!(calls[0].1["query"], "paginate");
-    let told = &model.seen[1].messages.last().unwrap().content;
+    let told = model.told(1);
     assert!(told.contains("function cmdList"), "{told}");
     assert_eq!(report.corrections.get("uses-search-told"), None);
 
@@ -1225,7 +1225,7 @@ fn an_outline_in_a_task_about_uses_searches_for_the_name() {
     let tree = json!({"mode":"action","tool":"memory.codebase","params":{"op":"tree"}}).to_string();
     let (report, model, _) = run_task(task, &[tree.clone(), answer.clone()]);
     assert_eq!(report.corrections.get("uses-search-told"), Some(&1));
-    let told = &model.seen[1].messages.last().unwrap().content;
+    let told = model.told(1);
     assert!(
         told.contains("src/paginate.js")
             && told
@@ -1239,7 +1239,7 @@ fn an_outline_in_a_task_about_uses_searches_for_the_name() {
     assert_eq!(report.corrections.get("uses-query-added"), None);
     assert_eq!(report.corrections.get("uses-search-told"), None);
     assert!(calls[0].1.get("query").is_none());
-    let told = &model.seen[2].messages.last().unwrap().content;
+    let told = model.told(2);
     assert!(!told.contains(r#""op":"search""#), "{told}");
 }
 
@@ -1255,7 +1255,7 @@ fn a_note_that_names_a_tool_that_searches_is_told_with_the_models_own_words() {
     .to_string();
     let (report, model, calls) = run_task(task, &[search, made_up.clone(), recall, respond()]);
     assert_eq!(report.corrections.get("pointed-tool-not-called"), Some(&1));
-    let told = &model.seen[2].messages.last().unwrap().content;
+    let told = model.told(2);
     // The note names two tools; the one that searches by a query is given
     // the model's own words, as a call it can copy.
     assert!(
@@ -1272,7 +1272,7 @@ fn a_note_that_names_a_tool_that_searches_is_told_with_the_models_own_words() {
     // (The made-up figure, given again, is sent back as one nothing showed.)
     let (report, model, _) = run(&[time, made_up.clone(), made_up, respond()]);
     assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&1));
-    let told = &model.seen[2].messages.last().unwrap().content;
+    let told = model.told(2);
     assert!(told.contains("names files.read for this"), "{told}");
     assert!(!told.contains("For your words"), "{told}");
 }
@@ -1324,7 +1324,7 @@ fn an_answer_with_a_figure_nothing_showed_is_sent_back_once() {
     let made_up = json!({"mode":"respond","text":"You ran 1000 km."}).to_string();
     let (report, model, calls) = run(&[python("print(8.5)"), made_up.clone(), respond()]);
     assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&1));
-    let told = &model.seen[2].messages.last().unwrap().content;
+    let told = model.told(2);
     assert!(
         told.starts_with("Your answer gives 1000, which nothing you were shown holds")
             && told.ends_with(&format!("The operator's task was: {TASK}")),

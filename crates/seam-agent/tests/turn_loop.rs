@@ -62,7 +62,7 @@ fn an_answer_ends_the_turn_and_results_reach_the_model() {
     assert_eq!(report.answer, "done");
     assert_eq!(report.end, TurnEnd::Answered);
     assert_eq!((report.steps, report.calls, calls), (2, 1, 1));
-    let shown = &model.seen[1].messages.last().unwrap().content;
+    let shown = model.told(1);
     assert!(shown.starts_with("context returned:\n"), "{shown}");
     assert!(
         shown.lines().any(|l| l == r#"echo: {"what":"task"}"#),
@@ -136,7 +136,7 @@ fn an_unknown_tool_is_refused_with_the_real_names() {
     );
     let report = report.unwrap();
     assert_eq!(report.corrections.get("unknown-tool-listed"), Some(&1));
-    let shown = &model.seen[1].messages.last().unwrap().content;
+    let shown = model.told(1);
     assert!(
         shown.contains("\"shell\"") && shown.contains("context"),
         "{shown}"
@@ -149,7 +149,7 @@ fn replies_with_no_action_are_answered_then_given_up_on() {
     let err = report.unwrap_err().to_string();
     assert!(err.contains("3 replies"), "{err}");
     assert_eq!(model.seen.len(), 3);
-    let reprompt = &model.seen[1].messages.last().unwrap().content;
+    let reprompt = model.told(1);
     assert!(reprompt.contains("could not read an action"), "{reprompt}");
 }
 
@@ -170,7 +170,7 @@ fn an_out_of_range_knob_is_clamped_and_counted_in_the_report_and_the_trace() {
     let report = report.unwrap();
     assert_eq!(calls, 1);
     assert_eq!(report.corrections.get("param-clamped"), Some(&1));
-    let shown = &model.seen[1].messages.last().unwrap().content;
+    let shown = model.told(1);
     assert!(shown.contains("\"limit\":5"), "{shown}");
     let text = std::fs::read_to_string(&path).unwrap();
     let events: Vec<Value> = text

@@ -21,6 +21,16 @@ pub struct Scripted {
 }
 
 impl Scripted {
+    /// The last message the model was shown in its `n`th request (from 0).
+    #[allow(dead_code)] // not every test binary asks
+    pub fn told(&self, n: usize) -> &str {
+        &self.seen[n]
+            .messages
+            .last()
+            .expect("a request has messages")
+            .content
+    }
+
     pub fn new<S: Into<String>>(replies: impl IntoIterator<Item = S>) -> Scripted {
         Scripted {
             replies: replies.into_iter().map(Into::into).collect(),
@@ -140,4 +150,10 @@ pub fn run_turn<T: LocalToolbox, S: Into<String>>(
         turn.run(info, &mut |_| {}).await
     });
     (report, model)
+}
+
+/// The tools called, in order (`Tools::calls`'s names).
+#[allow(dead_code)] // not every test binary asks
+pub fn tool_names(calls: &[(String, Value)]) -> Vec<&str> {
+    calls.iter().map(|(t, _)| t.as_str()).collect()
 }
