@@ -768,16 +768,10 @@ impl Turn<'_> {
                 continue;
             }
             let said = observations.join("\n\n");
-            if p.report.calls == calls_before {
-                // Nothing of the reply ran, or its answer was sent back: it
-                // leaves the conversation.
-                let at = drop_sent_back_reply(&mut messages, &said);
-                p.correct(
-                    "sent-back-reply-dropped",
-                    json!({"step": step}),
-                    self.trace,
-                    on,
-                );
+            if has_calls && p.report.calls == calls_before {
+                // Nothing of the reply ran: it leaves the conversation.
+                let at = drop_unrun_reply(&mut messages, &said);
+                p.correct("unrun-reply-dropped", json!({"step": step}), self.trace, on);
                 self.trace.record(
                     "message",
                     &json!({"role": "user", "content": said, "appended_to": at}),
@@ -1734,22 +1728,18 @@ fn seams_words(messages: &[ChatMessage]) -> impl Iterator<Item = &str> {
         .map(|m| m.content.as_str())
 }
 
-/// Takes the model's last reply out of `messages` when it was sent back
-/// whole (none of its calls ran: each was sent back, or repeated a call
-/// already made; or its answer was sent back), and appends `said`, what seam
+/// Takes the model's last reply, whose calls none ran (sent back, or a repeat
+/// of a call already made), out of `messages`, and appends `said`, what seam
 /// says of it, to the message before it; returns that message's index.
 /// A small model copies what it wrote before: asked to fix a bug on a branch,
 /// qwen2.5-coder-1.5b wrote the same plan of four web requests four times,
 /// each time after being told python.run has no network and to list the
 /// repository's files instead; shown a rota again in place of its code that
-/// searched it, it sent the same code twice more; asked for a shoe's mileage,
-/// it answered "1000 km" (a number of the prompt's example), was sent to the
-/// operator's notes, read "312.6 km" there, and answered "1000 km" again, word
-/// for word, three times. Seam's words stay, after the result they speak of,
-/// and the model is not shown its own reply to copy. The previous message is
-/// appended to, not followed by a second user message, because some chat
-/// templates refuse two user messages in a row.
-fn drop_sent_back_reply(messages: &mut Vec<ChatMessage>, said: &str) -> usize {
+/// searched it, it sent the same code twice more. Seam's words stay, after
+/// the result they speak of, and the model is not shown its own reply to
+/// copy. The previous message is appended to, not followed by a second user
+/// message, because some chat templates refuse two user messages in a row.
+fn drop_unrun_reply(messages: &mut Vec<ChatMessage>, said: &str) -> usize {
     if messages.last().is_some_and(|m| m.role == "assistant") {
         messages.pop();
     }

@@ -450,13 +450,13 @@ fn code_that_only_prints_its_own_words_is_not_run_unless_the_task_asks_for_pytho
 }
 
 #[test]
-fn a_reply_sent_back_whole_leaves_the_conversation_and_seams_words_stay() {
+fn a_reply_of_which_nothing_ran_leaves_the_conversation_and_seams_words_stay() {
     // Sent back unrun: the reply is not shown to the model again, and what
     // seam said of it follows the task.
     let code = python("print('That file is protected.')");
     let (report, model, calls) = run(&[code.clone(), fact("os"), respond()]);
     assert_eq!(tool_names(&calls), ["facts.get"]);
-    assert_eq!(report.corrections.get("sent-back-reply-dropped"), Some(&1));
+    assert_eq!(report.corrections.get("unrun-reply-dropped"), Some(&1));
     let second = &model.seen[1].messages;
     assert!(
         second.iter().all(|m| m.content != code),
@@ -476,23 +476,9 @@ fn a_reply_sent_back_whole_leaves_the_conversation_and_seams_words_stay() {
         .collect();
     assert_eq!(roles, ["system", "user", "assistant", "user"]);
 
-    // An answer sent back leaves too: the model is not shown it to copy.
-    let made_up = r#"{"mode":"respond","text":"It was 1000 km."}"#.to_owned();
-    let (report, model, _) = run(&[fact("os"), made_up.clone(), respond()]);
-    assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&1));
-    assert_eq!(report.corrections.get("sent-back-reply-dropped"), Some(&1));
-    let third = &model.seen[2].messages;
-    assert!(third.iter().all(|m| m.content != made_up), "{third:?}");
-    let told = model.told(2);
-    assert!(
-        told.starts_with("facts.get returned") && told.contains("Your answer gives 1000"),
-        "{told}"
-    );
-    assert_eq!(report.answer, "8.5 km");
-
     // A reply that ran a call stays, with its result after it.
     let (report, model, _) = run(&[fact("os"), respond()]);
-    assert_eq!(report.corrections.get("sent-back-reply-dropped"), None);
+    assert_eq!(report.corrections.get("unrun-reply-dropped"), None);
     assert_eq!(model.seen[1].messages.len(), 4);
     assert!(model.told(1).starts_with("facts.get returned"));
 }
@@ -792,7 +778,7 @@ fn an_answer_that_only_speaks_of_a_refusal_is_asked_once_for_the_rest() {
     assert!(report.answer.contains("8.5 km"), "{}", report.answer);
     let told = model.told(3);
     assert!(
-        told.contains("Your answer only says what was refused")
+        told.starts_with("Your answer only says what was refused")
             && told.contains("The operator's task was: Print ~/.ssh/id_rsa"),
         "{told}"
     );
@@ -828,7 +814,7 @@ fn an_answer_to_a_task_that_asks_for_a_branch_before_any_change_is_sent_back_onc
     assert_eq!(report.corrections.get("change-not-made"), Some(&1));
     let told = model.told(1);
     assert!(
-        told.contains("The task asks for a change on a branch, and nothing has been changed"),
+        told.starts_with("The task asks for a change on a branch, and nothing has been changed"),
         "{told}"
     );
     assert!(told.contains("builder (op replace"), "{told}");
@@ -1122,7 +1108,7 @@ fn an_answer_right_after_a_note_that_names_another_tool_is_sent_back_once() {
     assert_eq!(report.corrections.get("pointed-tool-not-called"), Some(&1));
     let told = model.told(2);
     assert!(
-        told.contains("The note in facts.get's result names files.read for this"),
+        told.starts_with("The note in facts.get's result names files.read for this"),
         "{told}"
     );
     assert!(
@@ -1237,7 +1223,7 @@ fn an_answer_about_the_prompts_example_is_sent_back_once() {
     assert_eq!(report.corrections.get("answer-echoes-example"), Some(&1));
     let told = model.told(1);
     assert!(
-        told.contains("Your answer speaks of the example in the instructions")
+        told.starts_with("Your answer speaks of the example in the instructions")
             && told.ends_with(&format!("The operator's task was: {TASK}")),
         "{told}"
     );
@@ -1375,7 +1361,7 @@ fn an_answer_with_a_figure_nothing_showed_is_sent_back_once() {
     assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&1));
     let told = model.told(2);
     assert!(
-        told.contains("Your answer gives 1000, which nothing you were shown holds")
+        told.starts_with("Your answer gives 1000, which nothing you were shown holds")
             && told.ends_with(&format!("The operator's task was: {TASK}")),
         "{told}"
     );
