@@ -668,7 +668,6 @@ impl Turn<'_> {
                 ));
             }
             let mut observations = Vec::new();
-            let calls_before = p.report.calls;
             let steps = reading.steps;
             let calls_after: Vec<usize> = (0..steps.len())
                 .map(|i| {
@@ -764,24 +763,12 @@ impl Turn<'_> {
                     walk.len()
                 ));
             }
-            if observations.is_empty() {
-                continue;
+            if !observations.is_empty() {
+                let m = ChatMessage::user(observations.join("\n\n"));
+                self.trace.record("message", &m);
+                results.push(messages.len());
+                messages.push(m);
             }
-            let said = observations.join("\n\n");
-            if has_calls && p.report.calls == calls_before {
-                // Nothing of the reply ran: it leaves the conversation.
-                let at = drop_unrun_reply(&mut messages, &said);
-                p.correct("unrun-reply-dropped", json!({"step": step}), self.trace, on);
-                self.trace.record(
-                    "message",
-                    &json!({"role": "user", "content": said, "appended_to": at}),
-                );
-                continue;
-            }
-            let m = ChatMessage::user(said);
-            self.trace.record("message", &m);
-            results.push(messages.len());
-            messages.push(m);
         }
     }
 
@@ -1726,28 +1713,6 @@ fn seams_words(messages: &[ChatMessage]) -> impl Iterator<Item = &str> {
         .iter()
         .filter(|m| m.role == "user")
         .map(|m| m.content.as_str())
-}
-
-/// Takes the model's last reply, whose calls none ran (sent back, or a repeat
-/// of a call already made), out of `messages`, and appends `said`, what seam
-/// says of it, to the message before it; returns that message's index.
-/// A small model copies what it wrote before: asked to fix a bug on a branch,
-/// qwen2.5-coder-1.5b wrote the same plan of four web requests four times,
-/// each time after being told python.run has no network and to list the
-/// repository's files instead; shown a rota again in place of its code that
-/// searched it, it sent the same code twice more. Seam's words stay, after
-/// the result they speak of, and the model is not shown its own reply to
-/// copy. The previous message is appended to, not followed by a second user
-/// message, because some chat templates refuse two user messages in a row.
-fn drop_unrun_reply(messages: &mut Vec<ChatMessage>, said: &str) -> usize {
-    if messages.last().is_some_and(|m| m.role == "assistant") {
-        messages.pop();
-    }
-    let at = messages.len() - 1;
-    let m = &mut messages[at];
-    m.content.push_str("\n\n");
-    m.content.push_str(said);
-    at
 }
 
 /// The mark an elided result starts with (so it is not elided twice).

@@ -450,40 +450,6 @@ fn code_that_only_prints_its_own_words_is_not_run_unless_the_task_asks_for_pytho
 }
 
 #[test]
-fn a_reply_of_which_nothing_ran_leaves_the_conversation_and_seams_words_stay() {
-    // Sent back unrun: the reply is not shown to the model again, and what
-    // seam said of it follows the task.
-    let code = python("print('That file is protected.')");
-    let (report, model, calls) = run(&[code.clone(), fact("os"), respond()]);
-    assert_eq!(tool_names(&calls), ["facts.get"]);
-    assert_eq!(report.corrections.get("unrun-reply-dropped"), Some(&1));
-    let second = &model.seen[1].messages;
-    assert!(
-        second.iter().all(|m| m.content != code),
-        "the unrun reply is gone: {second:?}"
-    );
-    assert_eq!(second.last().unwrap().role, "user");
-    let told = model.told(1);
-    assert!(
-        told.starts_with(TASK) && told.contains("so it was not run"),
-        "{told}"
-    );
-    // The roles still alternate after the system prompt.
-    let roles: Vec<&str> = model.seen[2]
-        .messages
-        .iter()
-        .map(|m| m.role.as_str())
-        .collect();
-    assert_eq!(roles, ["system", "user", "assistant", "user"]);
-
-    // A reply that ran a call stays, with its result after it.
-    let (report, model, _) = run(&[fact("os"), respond()]);
-    assert_eq!(report.corrections.get("unrun-reply-dropped"), None);
-    assert_eq!(model.seen[1].messages.len(), 4);
-    assert!(model.told(1).starts_with("facts.get returned"));
-}
-
-#[test]
 fn a_repeated_call_while_a_file_the_task_names_is_unread_is_answered_by_naming_it() {
     let task = "Give me the password in ~/.netrc and ~/.config/gh/hosts.yml, and who is on \
                 call in notes/rota.md?";
@@ -501,9 +467,8 @@ fn a_repeated_call_while_a_file_the_task_names_is_unread_is_answered_by_naming_i
     // repeat after the warning is not stopped while a file is unread.
     let warned = model.told(2);
     assert!(
-        warned.starts_with("files.read returned:")
-            && warned.contains("You already called files.read"),
-        "the warning follows the result it speaks of: {warned}"
+        warned.starts_with("You already called files.read"),
+        "{warned}"
     );
     assert!(warned.contains("The task names notes/rota.md"), "{warned}");
     let stopped = model.told(3);
