@@ -178,11 +178,14 @@ fn only_refusal(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Se
     let only = p.refused_for_good
         && crate::observe::answers_only_the_refusal(a.text, &p.report.info.task, &p.file_texts);
     only.then(|| {
-        say(format!(
-            "Your answer only says what was refused. Answer every other part of the task from \
-             what you read, and say in one line what was refused. The operator's task was: {}",
-            p.report.info.task.trim()
-        ))
+        (
+            Value::Null,
+            with_task(
+                p,
+                "Your answer only says what was refused. Answer every other part of the task \
+                 from what you read, and say in one line what was refused.",
+            ),
+        )
     })
 }
 
@@ -210,12 +213,14 @@ fn echoes_example(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, 
     let example = crate::prompt::example_echoed(t.registry, a.text, &p.report.info.task)?;
     Some((
         json!({"example": example}),
-        SendBack::Say(format!(
-            "Your answer speaks of the example in the instructions (\"{example}\"), which is \
-             not the operator's task. Answer the operator's task from the results above, or \
-             call a tool for what they do not tell you. The operator's task was: {}",
-            p.report.info.task.trim()
-        )),
+        with_task(
+            p,
+            &format!(
+                "Your answer speaks of the example in the instructions (\"{example}\"), which \
+                 is not the operator's task. Answer the operator's task from the results above, \
+                 or call a tool for what they do not tell you."
+            ),
+        ),
     ))
 }
 
@@ -234,12 +239,14 @@ fn pointed_tool_not_called(
     };
     Some((
         json!({"tool": pointed}),
-        SendBack::Say(format!(
-            "The note in {last}'s result names {pointed} for this, and this turn has not called \
-             it: call the one that bears on the task, then answer from what it returns.{call} \
-             The operator's task was: {}",
-            p.report.info.task.trim()
-        )),
+        with_task(
+            p,
+            &format!(
+                "The note in {last}'s result names {pointed} for this, and this turn has not \
+                 called it: call the one that bears on the task, then answer from what it \
+                 returns.{call}"
+            ),
+        ),
     ))
 }
 
@@ -248,13 +255,15 @@ fn pointed_tool_not_called(
 fn about_own_failure(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
     crate::observe::answers_with_own_failure(a.text, &p.report.info.task, p.last_output.as_ref())
         .then(|| {
-            say(format!(
-                "Your last program failed, so the task is not done: your answer speaks of the \
-                 error, not of what the operator asked. Write the code again, simpler (the \
-                 standard library only), and run it; or answer from what you have read. The \
-                 operator's task was: {}",
-                p.report.info.task.trim()
-            ))
+            (
+                Value::Null,
+                with_task(
+                    p,
+                    "Your last program failed, so the task is not done: your answer speaks of \
+                     the error, not of what the operator asked. Write the code again, simpler \
+                     (the standard library only), and run it; or answer from what you have read.",
+                ),
+            )
         })
 }
 
@@ -269,12 +278,10 @@ fn figure_unseen(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, S
     }
     let said = format!(
         "Your answer gives {}, which nothing you were shown holds: never state a figure you did \
-         not read or compute. Answer from the results above, or call the tool that has it \
-         first. The operator's task was: {}",
-        unseen.join(", "),
-        p.report.info.task.trim()
+         not read or compute. Answer from the results above, or call the tool that has it first.",
+        unseen.join(", ")
     );
-    Some((json!({"figures": unseen}), SendBack::Say(said)))
+    Some((json!({"figures": unseen}), with_task(p, &said)))
 }
 
 /// Asked to fix a bug on a branch, qwen2.5-coder-1.5b read the README and
@@ -293,4 +300,13 @@ fn change_not_made(t: &Turn<'_>, p: &Progress, _: &Answer<'_>) -> Option<(Value,
 /// A check's result with no detail of its own.
 fn say(text: String) -> (Value, SendBack) {
     (Value::Null, SendBack::Say(text))
+}
+
+/// `said`, then the operator's task again: a small model answers what it read
+/// last (the same reason the forced answer repeats the task).
+fn with_task(p: &Progress, said: &str) -> SendBack {
+    SendBack::Say(format!(
+        "{said} The operator's task was: {}",
+        p.report.info.task.trim()
+    ))
 }
