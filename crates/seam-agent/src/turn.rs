@@ -60,7 +60,10 @@
 //! of another tool and nothing more is that tool's call),
 //! `missing-file-find-symbol-told` and `other-name-find-symbol-told` (a code
 //! index outline of a missing file, or a definition looked up under another
-//! name than the task's that found none, is told to look the task's name up).
+//! name than the task's that found none, is told to look the task's name up),
+//! `reply-repeated` (a reply that repeats, word for word, one the turn sent
+//! back whole: the next reply may not answer, or call the tools it called;
+//! a repeated answer no check sends back is sent back).
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -75,7 +78,7 @@ use crate::dispatch::{ActionDispatch, CallResult, DispatchError, Outcome};
 use crate::model::{ChatMessage, ChatModel, ChatRequest, JsonSchema, ModelError};
 use crate::prompt::system_prompt;
 use crate::reading::{Reader, Step};
-use crate::registry::{Registry, Side};
+use crate::registry::{Bar, Registry, Side};
 use crate::trace::Trace;
 
 mod answer;
@@ -358,9 +361,37 @@ struct Progress {
     /// Every tool result the model was shown, as shown: an answer quoting
     /// one is not an echo of seam's own words (`answer-echoes-agent`).
     shown: Vec<String>,
+    /// The replies of the turn that were sent back whole, as written
+    /// (trimmed): see [`Progress::repeats`].
+    sent_back_whole: Vec<String>,
+    /// This step's reply repeats one sent back whole ([`Progress::repeats`]).
+    copied: bool,
+    /// Answers sent back for being repeats (`reply-repeated`).
+    repeats_sent_back: u32,
+    /// What the next reply may not do (`reply-repeated`).
+    bar: Option<Bar>,
 }
 
 impl Progress {
+    /// Whether `reply` is, word for word, a reply of this turn that was sent
+    /// back whole (no call of it ran, and it did not end the turn), outside a
+    /// forced answer (`reply-repeated`). The model is then copying its own
+    /// words over what it was told since. The next reply may not do what the
+    /// copy does ([`Bar`]: the grammar takes that form away for one reply,
+    /// and what comes instead is the model's choice): call its tools, when
+    /// the copy does not end the turn; answer, when the copy is an answer
+    /// with the mistake a check sent it back for (see `answer`). Sent back for a figure it
+    /// made up, qwen2.5-coder-1.5b gave the same answer ("1000 km") three
+    /// times, the last after reading the notes that held the real ones; sent
+    /// back from Python that fetched a made-up web API for a bug in the
+    /// repository, it wrote the same plan of four requests four times. A call
+    /// sent back to be written again (`code-file-shown-first`) ran the file's
+    /// read, so its copy is no repeat.
+    fn repeats(&self, reply: &str) -> bool {
+        let reply = reply.trim();
+        !self.forced && self.sent_back_whole.iter().any(|r| r == reply)
+    }
+
     /// The tools this turn has called (refused calls too), in order, with repeats.
     fn called(&self) -> Vec<&str> {
         self.report
@@ -528,6 +559,10 @@ impl Turn<'_> {
             sent_back_for: HashSet::new(),
             told_tools: HashSet::new(),
             shown: Vec::new(),
+            sent_back_whole: Vec::new(),
+            copied: false,
+            repeats_sent_back: 0,
+            bar: None,
         };
 
         loop {
@@ -554,6 +589,11 @@ impl Turn<'_> {
                 self.trace.record("message", &m);
                 messages.push(m);
                 schema = JsonSchema::new(Registry::respond_schema());
+            }
+            if let Some(bar) = p.bar.take()
+                && p.force.is_none()
+            {
+                schema = JsonSchema::new(self.registry.schema_barring(&bar));
             }
             for (at, bytes) in
                 elide_old_results(&mut messages, &results, self.options.history_bytes)
@@ -660,6 +700,20 @@ impl Turn<'_> {
             }
 
             let has_calls = reading.steps.iter().any(|s| matches!(s, Step::Call { .. }));
+            // (A repeated answer is the answer checks' to send back.)
+            p.copied = p.repeats(&reply.text);
+            let repeated = (has_calls && p.copied).then(|| Bar {
+                respond: false,
+                tools: reading
+                    .steps
+                    .iter()
+                    .filter_map(|s| match s {
+                        Step::Call { tool, .. } => Some(tool.clone()),
+                        Step::Respond(_) => None,
+                    })
+                    .collect(),
+            });
+            let calls_before = p.report.calls;
             if p.forced && has_calls {
                 return Ok(self.stop(
                     p,
@@ -762,6 +816,21 @@ impl Turn<'_> {
                      that loops over them.",
                     walk.len()
                 ));
+            }
+            if p.report.calls == calls_before {
+                p.sent_back_whole.push(reply.text.trim().to_owned());
+            }
+            if let Some(bar) = repeated
+                && p.force.is_none()
+            {
+                // The reply did not end the turn: the next may not do it again.
+                p.correct(
+                    "reply-repeated",
+                    json!({"respond_barred": bar.respond, "tools_barred": bar.tools}),
+                    self.trace,
+                    on,
+                );
+                p.bar = Some(bar);
             }
             if !observations.is_empty() {
                 let m = ChatMessage::user(observations.join("\n\n"));

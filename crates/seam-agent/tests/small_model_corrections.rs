@@ -370,7 +370,9 @@ fn an_answer_that_leaves_a_file_the_task_names_unread_is_sent_back_naming_it() {
 #[test]
 fn an_answer_is_sent_back_at_most_twice_and_never_once_forced() {
     let task = "Compare a/1.md, a/2.md and a/3.md.";
+    // (Sent back only to read a file, the same answer again is no repeat.)
     let (report, _, calls) = run_task(task, &[respond(), respond(), respond()]);
+    assert_eq!(report.corrections.get("reply-repeated"), None);
     assert!(
         calls.is_empty(),
         "the agent itself reads nothing: {calls:?}"
@@ -747,12 +749,14 @@ fn an_answer_that_only_speaks_of_a_refusal_is_asked_once_for_the_rest() {
             && told.contains("The operator's task was: Print ~/.ssh/id_rsa"),
         "{told}"
     );
-    // Asked once: a second answer of the same kind stands.
+    // Asked once: the same answer again is sent back only as a repeat
+    // (`reply-repeated`), and the third stands.
     let (report, _, _) = run_task(
         task,
         &[
             read("~/.ssh/id_rsa"),
             read("notes/runs.csv"),
+            sorry.clone(),
             sorry.clone(),
             sorry.clone(),
         ],
@@ -785,7 +789,8 @@ fn an_answer_to_a_task_that_asks_for_a_branch_before_any_change_is_sent_back_onc
     assert!(told.contains("builder (op replace"), "{told}");
     // A task that names a name in code is told to find it by that name.
     let named = "Make paginate() start at page 1. Stage it as a branch for me.";
-    let (_, model, _) = run_task(named, &[respond(), respond()]);
+    let staged = json!({"mode":"respond","text":"It is staged."}).to_string();
+    let (_, model, _) = run_task(named, &[respond(), staged.clone()]);
     let told = model.told(1);
     assert!(
         told.contains(r#"find where paginate is defined with {"mode":"action","tool":"memory.codebase","params":{"op":"find_symbol","name":"paginate"}}"#),
@@ -793,10 +798,15 @@ fn an_answer_to_a_task_that_asks_for_a_branch_before_any_change_is_sent_back_onc
     );
     assert_eq!(calls.len(), 1);
     assert_eq!(report.answer, "8.5 km");
-    // Once: a second answer without a change stands. A builder call that changed
-    // nothing is no change.
-    let (report, _, _) = run_task(task, &[respond(), check, respond()]);
+    // Once: a second answer without a change stands (the same words again
+    // are sent back once as a repeat). A builder call that changed nothing
+    // is no change.
+    let (report, _, _) = run_task(task, &[respond(), check.clone(), staged]);
     assert_eq!(report.corrections.get("change-not-made"), Some(&1));
+    assert_eq!(report.answer, "It is staged.");
+    let (report, _, _) = run_task(task, &[respond(), check, respond(), respond()]);
+    assert_eq!(report.corrections.get("change-not-made"), Some(&1));
+    assert_eq!(report.corrections.get("reply-repeated"), Some(&1));
     assert_eq!(report.answer, "8.5 km");
     // A task that asks for no branch is answered.
     let (report, _, _) = run(&[respond()]);
@@ -845,12 +855,14 @@ fn a_quantity_answered_with_the_numbers_printed_is_sent_back_to_add_them_up() {
     );
     assert_eq!(calls.len(), 3, "{calls:?}");
     assert_eq!(report.answer, "8.5 km");
-    // told once: the same list again is the answer
+    // told once: the same list again is sent back only as a repeat, and
+    // the third is the answer
     let (report, _, _) = run_task(
         task,
         &[
             read("data/runs.csv"),
             python("# column\nfor r in rows: print(r['km'])"),
+            listed.clone(),
             listed.clone(),
             listed,
         ],
@@ -963,8 +975,9 @@ fn code_run_for_a_change_task_before_the_repository_was_looked_at_is_sent_back_o
         "Use Python to check the page maths, then fix it on a branch.",
         "Page 1 shows the wrong books: how many books are on a page?",
     ] {
-        // (A change task's answer without a change is sent back once.)
-        let (report, _, calls) = run_task(task, &[python(code), respond(), respond()]);
+        // (A change task's answer without a change is sent back once, and
+        // the same answer again once more, as a repeat.)
+        let (report, _, calls) = run_task(task, &[python(code), respond(), respond(), respond()]);
         assert_eq!(calls.len(), 1, "{task}: {calls:?}");
         assert_eq!(report.corrections.get("change-task-code-not-run"), None);
     }
@@ -1033,8 +1046,14 @@ fn an_answer_about_the_turns_own_failed_program_is_sent_back_once() {
         "{told}"
     );
 
-    // Once a turn: the same answer again stands.
-    let (report, _, _) = run(&[python("fail_here()"), about.to_owned(), about.to_owned()]);
+    // Once a turn: the same answer again is sent back only as a repeat, and
+    // the third stands.
+    let (report, _, _) = run(&[
+        python("fail_here()"),
+        about.to_owned(),
+        about.to_owned(),
+        about.to_owned(),
+    ]);
     assert_eq!(report.corrections.get("answer-about-own-failure"), Some(&1));
     assert!(report.answer.contains("string is not closed"));
 
@@ -1082,8 +1101,14 @@ fn an_answer_right_after_a_note_that_names_another_tool_is_sent_back_once() {
     );
     assert_eq!(calls.len(), 2, "{calls:?}");
 
-    // Once a turn: the same answer again stands.
-    let (report, _, _) = run(&[time.clone(), made_up.clone(), made_up.clone()]);
+    // Once a turn: the same answer again is sent back only as a repeat, and
+    // the third stands.
+    let (report, _, _) = run(&[
+        time.clone(),
+        made_up.clone(),
+        made_up.clone(),
+        made_up.clone(),
+    ]);
     assert_eq!(report.corrections.get("pointed-tool-not-called"), Some(&1));
     assert_eq!(report.answer, "It is 10:00.");
 
@@ -1195,9 +1220,11 @@ fn an_answer_about_the_prompts_example_is_sent_back_once() {
     assert_ne!(report.answer, "");
     assert!(!report.answer.contains("retries"), "{}", report.answer);
 
-    // Once a turn: the same answer again stands.
-    let (report, _, _) = run(&[echo.clone(), echo]);
+    // Once a turn: the same answer again is sent back only as a repeat
+    // (`reply-repeated`, once), and the third stands.
+    let (report, _, _) = run(&[echo.clone(), echo.clone(), echo]);
     assert_eq!(report.corrections.get("answer-echoes-example"), Some(&1));
+    assert_eq!(report.corrections.get("reply-repeated"), Some(&1));
     assert!(report.answer.contains("retries"));
 }
 
@@ -1269,9 +1296,9 @@ fn a_note_that_names_a_tool_that_searches_is_told_with_the_models_own_words() {
 
     // A last call with no words of a search is told the tools alone.
     let time = json!({"mode":"action","tool":"facts.get","params":{"fact":"time"}}).to_string();
-    // (The made-up figure, given again, is sent back as one nothing showed.)
+    // (The made-up figure, given again, is sent back as a repeat.)
     let (report, model, _) = run(&[time, made_up.clone(), made_up, respond()]);
-    assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&1));
+    assert_eq!(report.corrections.get("reply-repeated"), Some(&1));
     let told = model.told(2);
     assert!(told.contains("names files.read for this"), "{told}");
     assert!(!told.contains("For your words"), "{told}");
@@ -1339,8 +1366,98 @@ fn an_answer_with_a_figure_nothing_showed_is_sent_back_once() {
     assert_eq!(report.corrections.get("answer-figure-unseen"), None);
     assert_eq!(report.answer, "8.5 km, on 2027-04-02.");
 
-    // Once a turn: the same answer again stands.
-    let (report, _, _) = run(&[made_up.clone(), made_up]);
+    // Once a turn: the same answer again is not sent back for its figure
+    // (it is for being a repeat: see the test below).
+    let (report, _, _) = run(&[made_up.clone(), made_up, respond()]);
     assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&1));
+    assert_eq!(report.answer, "8.5 km");
+}
+
+/// Whether request `n`'s grammar admits an answer, and the tools it admits.
+fn admits(model: &Scripted, n: usize) -> (bool, Vec<String>) {
+    let schema = model.seen[n]
+        .json_schema
+        .as_ref()
+        .expect("constrained")
+        .value();
+    let variants = schema["oneOf"].as_array().expect("one of the forms");
+    let respond = variants
+        .iter()
+        .any(|v| v["properties"]["mode"]["const"] == "respond");
+    let tools = variants
+        .iter()
+        .filter_map(|v| v["properties"]["tool"]["const"].as_str())
+        .map(str::to_owned)
+        .collect();
+    (respond, tools)
+}
+
+#[test]
+fn an_answer_sent_back_and_given_again_word_for_word_is_sent_back_and_the_next_reply_calls() {
+    let made_up = json!({"mode":"respond","text":"You ran 1000 km."}).to_string();
+    let (report, model, calls) = run(&[
+        made_up.clone(),
+        made_up.clone(),
+        python("print(8.5)"),
+        respond(),
+    ]);
+    assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&1));
+    assert_eq!(report.corrections.get("reply-repeated"), Some(&1));
+    let told = model.told(2);
+    assert!(
+        told.starts_with("You gave this answer before, word for word, and it was sent back")
+            && told.ends_with(&format!("The operator's task was: {TASK}")),
+        "{told}"
+    );
+    // The reply after the repeat may not answer; every tool is still there,
+    // and the one after it may answer again.
+    let all = admits(&model, 0).1;
+    assert!(all.contains(&"python.run".to_owned()), "{all:?}");
+    assert_eq!(admits(&model, 1), (true, all.clone()));
+    assert_eq!(admits(&model, 2), (false, all.clone()));
+    assert_eq!(admits(&model, 3), (true, all));
+    assert_eq!(
+        tool_names(&calls),
+        ["python.run"],
+        "the model chose the call"
+    );
+    assert_eq!(report.answer, "8.5 km");
+
+    // Where the grammar is not followed, a repeat no check sends back is
+    // sent back once a turn; the next stands.
+    let (report, _, calls) = run(&[made_up.clone(), made_up.clone(), made_up.clone()]);
+    assert_eq!(report.corrections.get("reply-repeated"), Some(&1));
     assert_eq!(report.answer, "You ran 1000 km.");
+    assert!(calls.is_empty(), "a correction calls nothing");
+
+    // An answer given once is taken as it is.
+    let (report, model, _) = run(&[respond()]);
+    assert_eq!(report.corrections.get("reply-repeated"), None);
+    assert!(admits(&model, 0).0);
+}
+
+#[test]
+fn a_call_sent_back_and_written_again_word_for_word_bars_its_tool_from_the_next_reply() {
+    // Code that only prints its own words is sent back whole (not run); the
+    // same reply again is sent back the same way, and the reply after it may
+    // call every tool but that one, or answer.
+    let talk = python("print('That file is protected.')");
+    let (report, model, calls) = run(&[talk.clone(), talk.clone(), respond()]);
+    assert_eq!(report.corrections.get("print-only-code-not-run"), Some(&2));
+    assert_eq!(report.corrections.get("reply-repeated"), Some(&1));
+    let (respond_ok, tools) = admits(&model, 2);
+    assert!(respond_ok);
+    assert!(!tools.contains(&"python.run".to_owned()), "{tools:?}");
+    assert!(tools.contains(&"files.read".to_owned()), "{tools:?}");
+    assert!(calls.is_empty());
+    assert_eq!(report.answer, "8.5 km");
+
+    // A call whose copy follows one that ran is no repeat of a reply sent
+    // back whole: code shown its file first is written again and runs, with
+    // every tool left for the reply after it.
+    let code = "import csv\nrows = csv.DictReader(open('./data/runs.csv'))\nprint(sum(float(r['km']) for r in rows))";
+    let (report, model, _) = run(&[python(code), python(code), respond()]);
+    assert_eq!(report.corrections.get("code-file-shown-first"), Some(&1));
+    assert_eq!(report.corrections.get("reply-repeated"), None);
+    assert!(admits(&model, 2).1.contains(&"python.run".to_owned()));
 }

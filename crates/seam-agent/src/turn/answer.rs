@@ -10,12 +10,16 @@
 //! arm of the turn's loop repeats that.
 //!
 //! A check must never make the agent call a tool: it says what to do, and
-//! the model decides.
+//! the model decides. The one exception to "once": an answer the model gives
+//! again word for word, with the same mistake, is sent back once more, and
+//! the reply after it may not answer (`reply-repeated`); which tool it calls
+//! is still the model's choice.
 
 use serde_json::{Value, json};
 
 use super::{BUILDER, Progress, Turn, asks_for_a_branch, how_to_change, seams_words};
 use crate::model::ChatMessage;
+use crate::registry::Bar;
 
 /// What a check does with an answer it sends back.
 pub(super) enum SendBack {
@@ -112,7 +116,12 @@ impl Turn<'_> {
     ) -> Option<SendBack> {
         for c in CHECKS {
             let again = p.sent_back_for.contains(c.name);
-            if (p.forced && !c.when_forced) || (c.once && again) {
+            // A check that has had its once is made again only on a copy of
+            // an answer sent back before (`reply-repeated`).
+            let repeat = c.once && again;
+            if (p.forced && !c.when_forced)
+                || (repeat && !(p.copied && p.repeats_sent_back < MAX_REPEATS_SENT_BACK))
+            {
                 continue;
             }
             let answer = Answer {
@@ -121,6 +130,20 @@ impl Turn<'_> {
                 again,
             };
             if let Some((detail, send)) = (c.run)(self, p, &answer) {
+                if repeat {
+                    p.repeats_sent_back += 1;
+                    p.correct(
+                        "reply-repeated",
+                        json!({"check": c.name, "respond_barred": true}),
+                        self.trace,
+                        on,
+                    );
+                    p.bar = Some(Bar {
+                        respond: true,
+                        tools: Default::default(),
+                    });
+                    return Some(SendBack::Say(repeated(p)));
+                }
                 p.sent_back_for.insert(c.name);
                 p.correct(c.name, detail, self.trace, on);
                 return Some(send);
@@ -297,6 +320,23 @@ fn change_not_made(t: &Turn<'_>, p: &Progress, _: &Answer<'_>) -> Option<(Value,
     })
 }
 
+/// Copies of an answer sent back before, with the same mistake, that are
+/// sent back again (see `Progress::repeats`), a turn: a check's own mistake
+/// must not cost the operator more than a step or two, and where the grammar
+/// cannot take the answer form away a model could repeat itself until its
+/// steps run out.
+const MAX_REPEATS_SENT_BACK: u32 = 1;
+
+/// What the model is told when it gives, word for word, an answer the turn
+/// sent back before, with the mistake a check sent it back for; its next
+/// reply may not answer.
+fn repeated(p: &Progress) -> String {
+    let said = "You gave this answer before, word for word, and it was sent back: it still \
+                does not do the task. Call the tool that reads or computes what it lacks, \
+                then answer from its result.";
+    task_again(p, said)
+}
+
 /// A check's result with no detail of its own.
 fn say(text: String) -> (Value, SendBack) {
     (Value::Null, SendBack::Say(text))
@@ -305,8 +345,13 @@ fn say(text: String) -> (Value, SendBack) {
 /// `said`, then the operator's task again: a small model answers what it read
 /// last (the same reason the forced answer repeats the task).
 fn with_task(p: &Progress, said: &str) -> SendBack {
-    SendBack::Say(format!(
+    SendBack::Say(task_again(p, said))
+}
+
+/// The words of [`with_task`].
+fn task_again(p: &Progress, said: &str) -> String {
+    format!(
         "{said} The operator's task was: {}",
         p.report.info.task.trim()
-    ))
+    )
 }
