@@ -5,7 +5,7 @@
 //! follow it); nothing in it says where a tool runs. Only the dispatcher
 //! reads [`Side`].
 
-use std::collections::{BTreeMap, BTreeSet};
+use std::collections::BTreeMap;
 
 use seam_protocol::ToolSpec;
 use serde_json::{Value, json};
@@ -93,15 +93,6 @@ pub struct DuplicateTool {
     pub second: Side,
 }
 
-/// What one reply may not do: give an answer, or call these tools (see
-/// [`Registry::schema_barring`]). The turn bars what a reply it had sent back
-/// did, when the next reply repeats it word for word.
-#[derive(Clone, Debug, Default, PartialEq, Eq)]
-pub struct Bar {
-    pub respond: bool,
-    pub tools: BTreeSet<String>,
-}
-
 /// The tools of one turn: the local ones and those the gate lists.
 #[derive(Debug, Clone)]
 pub struct Registry {
@@ -174,24 +165,26 @@ impl Registry {
     /// [`TOOL_ORDER`], keys in the order the prompt shows (`mode` first), so a
     /// grammar built from it reads the same way.
     pub fn action_schema(&self) -> Value {
-        self.schema_barring(&Bar::default())
+        self.schema(true)
     }
 
-    /// [`Self::action_schema`] less what `bar` takes away: the answer form,
-    /// and calls and plan steps of the barred tools. Should nothing be left,
-    /// the whole action schema: a grammar that admits no reply is no grammar.
-    pub fn schema_barring(&self, bar: &Bar) -> Value {
+    /// [`Self::action_schema`] less the answer form: a reply that calls a
+    /// tool, any tool (the turn asks for one after an answer was given again
+    /// with the mistake it was sent back for). A registry with no tools has
+    /// no call to write, and gets the whole action schema.
+    pub fn call_schema(&self) -> Value {
+        self.schema(self.tools.is_empty())
+    }
+
+    fn schema(&self, answer: bool) -> Value {
         /// A plan longer than this is closed by the grammar. Small models
         /// fall into writing one step again and again (qwen2.5-coder-1.5b
         /// wrote the same python.run step seven times, 1024 tokens and six
         /// minutes, in the dev suite); the parser drops the repeats, but
         /// only the grammar stops the tokens being spent.
         const MAX_PLAN_STEPS: usize = 4;
-        let tools = || self.tools().filter(|t| !bar.tools.contains(&t.spec.name));
-        if bar.respond && tools().next().is_none() {
-            return self.schema_barring(&Bar::default());
-        }
-        let mut variants: Vec<Value> = tools()
+        let mut variants: Vec<Value> = self
+            .tools()
             .map(|t| {
                 json!({
                     "type": "object",
@@ -206,7 +199,8 @@ impl Registry {
             })
             .collect();
         // Each step names a tool and gives params that fit that tool's schema.
-        let steps: Vec<Value> = tools()
+        let steps: Vec<Value> = self
+            .tools()
             .map(|t| {
                 json!({
                     "type": "object",
@@ -235,7 +229,7 @@ impl Registry {
                 "additionalProperties": false,
             }));
         }
-        if !bar.respond {
+        if answer {
             variants.push(Self::respond_schema());
         }
         json!({"oneOf": variants})
@@ -355,45 +349,18 @@ mod tests {
     }
 
     #[test]
-    fn a_barred_form_or_tool_is_not_writable_and_a_bar_of_everything_bars_nothing() {
+    fn the_call_schema_admits_every_call_and_no_answer() {
         let r = five();
-        let names = |v: &[&str]| v.iter().map(|s| s.to_string()).collect();
-        let read = json!({"mode":"action","tool":"files.read","params":{"path":"a"}});
-        let read_step =
-            json!({"mode":"plan","steps":[{"actor":"files.read","params":{"path":"a"}}]});
-        let scribe = json!({"mode":"action","tool":"scribe","params":{"text":"x"}});
-        let answer = json!({"mode":"respond","text":"done"});
-        let no_answer = Bar {
-            respond: true,
-            tools: BTreeSet::new(),
-        };
-        let v = jsonschema::validator_for(&r.schema_barring(&no_answer)).unwrap();
-        assert!(!v.is_valid(&answer));
-        assert!(v.is_valid(&read) && v.is_valid(&read_step) && v.is_valid(&scribe));
-
-        let no_read = Bar {
-            respond: false,
-            tools: names(&["files.read"]),
-        };
-        let v = jsonschema::validator_for(&r.schema_barring(&no_read)).unwrap();
-        assert!(!v.is_valid(&read), "nor as a call");
-        assert!(!v.is_valid(&read_step), "nor as a plan's step");
-        assert!(v.is_valid(&scribe) && v.is_valid(&answer));
-
-        // Every tool and the answer barred would leave no reply: nothing is.
-        let all: Vec<&str> = r.tools().map(|t| t.spec.name.as_str()).collect();
-        let everything = Bar {
-            respond: true,
-            tools: names(&all),
-        };
-        assert_eq!(r.schema_barring(&everything), r.action_schema());
-        // Every tool barred leaves the answer.
-        let tools_only = Bar {
-            respond: false,
-            tools: names(&all),
-        };
-        let v = jsonschema::validator_for(&r.schema_barring(&tools_only)).unwrap();
-        assert!(v.is_valid(&answer) && !v.is_valid(&read) && !v.is_valid(&scribe));
+        let v = jsonschema::validator_for(&r.call_schema()).unwrap();
+        assert!(v.is_valid(&json!({"mode":"action","tool":"files.read","params":{"path":"a"}})));
+        assert!(v.is_valid(&json!({"mode":"action","tool":"scribe","params":{"text":"x"}})));
+        assert!(v.is_valid(
+            &json!({"mode":"plan","steps":[{"actor":"files.read","params":{"path":"a"}}]})
+        ));
+        assert!(!v.is_valid(&json!({"mode":"respond","text":"done"})));
+        // No tools, no call to write: the answer stays.
+        let none = Registry::new(vec![], vec![]).unwrap();
+        assert_eq!(none.call_schema(), none.action_schema());
     }
 
     #[test]

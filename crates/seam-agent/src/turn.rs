@@ -61,9 +61,9 @@
 //! `missing-file-find-symbol-told` and `other-name-find-symbol-told` (a code
 //! index outline of a missing file, or a definition looked up under another
 //! name than the task's that found none, is told to look the task's name up),
-//! `reply-repeated` (a reply that repeats, word for word, one the turn sent
-//! back whole: the next reply may not answer, or call the tools it called;
-//! a repeated answer no check sends back is sent back).
+//! `reply-repeated` (an answer given again word for word with the mistake a
+//! check sent it back for is sent back once more, and the next reply must
+//! call a tool).
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -78,7 +78,7 @@ use crate::dispatch::{ActionDispatch, CallResult, DispatchError, Outcome};
 use crate::model::{ChatMessage, ChatModel, ChatRequest, JsonSchema, ModelError};
 use crate::prompt::system_prompt;
 use crate::reading::{Reader, Step};
-use crate::registry::{Bar, Registry, Side};
+use crate::registry::{Registry, Side};
 use crate::trace::Trace;
 
 mod answer;
@@ -368,25 +368,23 @@ struct Progress {
     copied: bool,
     /// Answers sent back for being repeats (`reply-repeated`).
     repeats_sent_back: u32,
-    /// What the next reply may not do (`reply-repeated`).
-    bar: Option<Bar>,
+    /// The next reply must call a tool: its grammar has no answer form
+    /// (`reply-repeated`).
+    call_next: bool,
 }
 
 impl Progress {
     /// Whether `reply` is, word for word, a reply of this turn that was sent
     /// back whole (no call of it ran, and it did not end the turn), outside a
-    /// forced answer (`reply-repeated`). The model is then copying its own
-    /// words over what it was told since. The next reply may not do what the
-    /// copy does ([`Bar`]: the grammar takes that form away for one reply,
-    /// and what comes instead is the model's choice): call its tools, when
-    /// the copy does not end the turn; answer, when the copy is an answer
-    /// with the mistake a check sent it back for (see `answer`). Sent back for a figure it
-    /// made up, qwen2.5-coder-1.5b gave the same answer ("1000 km") three
-    /// times, the last after reading the notes that held the real ones; sent
-    /// back from Python that fetched a made-up web API for a bug in the
-    /// repository, it wrote the same plan of four requests four times. A call
-    /// sent back to be written again (`code-file-shown-first`) ran the file's
-    /// read, so its copy is no repeat.
+    /// forced answer: the model is copying its own words over what it was
+    /// told since. An answer copied with the mistake a check sent it back
+    /// for is sent back once more, and the reply after it must call a tool,
+    /// which one being the model's choice (`reply-repeated`, see `answer`).
+    /// Sent back for a figure it made up, qwen2.5-coder-1.5b gave the same
+    /// answer ("1000 km") three times, the last after reading the notes that
+    /// held the real ones. A copied call is left to the repeat checks:
+    /// barring its tool from the next reply was tried, and the model took
+    /// the next likeliest, a web.fetch of example.com in a task about a file.
     fn repeats(&self, reply: &str) -> bool {
         let reply = reply.trim();
         !self.forced && self.sent_back_whole.iter().any(|r| r == reply)
@@ -562,7 +560,7 @@ impl Turn<'_> {
             sent_back_whole: Vec::new(),
             copied: false,
             repeats_sent_back: 0,
-            bar: None,
+            call_next: false,
         };
 
         loop {
@@ -590,10 +588,8 @@ impl Turn<'_> {
                 messages.push(m);
                 schema = JsonSchema::new(Registry::respond_schema());
             }
-            if let Some(bar) = p.bar.take()
-                && p.force.is_none()
-            {
-                schema = JsonSchema::new(self.registry.schema_barring(&bar));
+            if std::mem::take(&mut p.call_next) && p.force.is_none() {
+                schema = JsonSchema::new(self.registry.call_schema());
             }
             for (at, bytes) in
                 elide_old_results(&mut messages, &results, self.options.history_bytes)
@@ -700,19 +696,7 @@ impl Turn<'_> {
             }
 
             let has_calls = reading.steps.iter().any(|s| matches!(s, Step::Call { .. }));
-            // (A repeated answer is the answer checks' to send back.)
             p.copied = p.repeats(&reply.text);
-            let repeated = (has_calls && p.copied).then(|| Bar {
-                respond: false,
-                tools: reading
-                    .steps
-                    .iter()
-                    .filter_map(|s| match s {
-                        Step::Call { tool, .. } => Some(tool.clone()),
-                        Step::Respond(_) => None,
-                    })
-                    .collect(),
-            });
             let calls_before = p.report.calls;
             if p.forced && has_calls {
                 return Ok(self.stop(
@@ -819,18 +803,6 @@ impl Turn<'_> {
             }
             if p.report.calls == calls_before {
                 p.sent_back_whole.push(reply.text.trim().to_owned());
-            }
-            if let Some(bar) = repeated
-                && p.force.is_none()
-            {
-                // The reply did not end the turn: the next may not do it again.
-                p.correct(
-                    "reply-repeated",
-                    json!({"respond_barred": bar.respond, "tools_barred": bar.tools}),
-                    self.trace,
-                    on,
-                );
-                p.bar = Some(bar);
             }
             if !observations.is_empty() {
                 let m = ChatMessage::user(observations.join("\n\n"));

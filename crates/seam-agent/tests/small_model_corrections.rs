@@ -1373,7 +1373,8 @@ fn an_answer_with_a_figure_nothing_showed_is_sent_back_once() {
     assert_eq!(report.answer, "8.5 km");
 }
 
-/// Whether request `n`'s grammar admits an answer, and the tools it admits.
+/// Whether request `n`'s grammar admits an answer, and the tools it admits
+/// as calls.
 fn admits(model: &Scripted, n: usize) -> (bool, Vec<String>) {
     let schema = model.seen[n]
         .json_schema
@@ -1437,27 +1438,17 @@ fn an_answer_sent_back_and_given_again_word_for_word_is_sent_back_and_the_next_r
 }
 
 #[test]
-fn a_call_sent_back_and_written_again_word_for_word_bars_its_tool_from_the_next_reply() {
+fn a_call_sent_back_and_written_again_word_for_word_is_left_to_the_repeat_checks() {
     // Code that only prints its own words is sent back whole (not run); the
     // same reply again is sent back the same way, and the reply after it may
-    // call every tool but that one, or answer.
+    // still call any tool or answer: barring the tool made the model call
+    // the next likeliest, whatever it was.
     let talk = python("print('That file is protected.')");
     let (report, model, calls) = run(&[talk.clone(), talk.clone(), respond()]);
     assert_eq!(report.corrections.get("print-only-code-not-run"), Some(&2));
-    assert_eq!(report.corrections.get("reply-repeated"), Some(&1));
-    let (respond_ok, tools) = admits(&model, 2);
-    assert!(respond_ok);
-    assert!(!tools.contains(&"python.run".to_owned()), "{tools:?}");
-    assert!(tools.contains(&"files.read".to_owned()), "{tools:?}");
+    assert_eq!(report.corrections.get("reply-repeated"), None);
+    assert_eq!(admits(&model, 2), admits(&model, 0));
+    assert!(admits(&model, 2).0);
     assert!(calls.is_empty());
     assert_eq!(report.answer, "8.5 km");
-
-    // A call whose copy follows one that ran is no repeat of a reply sent
-    // back whole: code shown its file first is written again and runs, with
-    // every tool left for the reply after it.
-    let code = "import csv\nrows = csv.DictReader(open('./data/runs.csv'))\nprint(sum(float(r['km']) for r in rows))";
-    let (report, model, _) = run(&[python(code), python(code), respond()]);
-    assert_eq!(report.corrections.get("code-file-shown-first"), Some(&1));
-    assert_eq!(report.corrections.get("reply-repeated"), None);
-    assert!(admits(&model, 2).1.contains(&"python.run".to_owned()));
 }

@@ -19,7 +19,6 @@ use serde_json::{Value, json};
 
 use super::{BUILDER, Progress, Turn, asks_for_a_branch, how_to_change, seams_words};
 use crate::model::ChatMessage;
-use crate::registry::Bar;
 
 /// What a check does with an answer it sends back.
 pub(super) enum SendBack {
@@ -132,16 +131,8 @@ impl Turn<'_> {
             if let Some((detail, send)) = (c.run)(self, p, &answer) {
                 if repeat {
                     p.repeats_sent_back += 1;
-                    p.correct(
-                        "reply-repeated",
-                        json!({"check": c.name, "respond_barred": true}),
-                        self.trace,
-                        on,
-                    );
-                    p.bar = Some(Bar {
-                        respond: true,
-                        tools: Default::default(),
-                    });
+                    p.correct("reply-repeated", json!({"check": c.name}), self.trace, on);
+                    p.call_next = true;
                     return Some(SendBack::Say(repeated(p)));
                 }
                 p.sent_back_for.insert(c.name);
