@@ -260,6 +260,39 @@ pub fn asks_for_a_quantity(task: &str) -> bool {
             .any(|w| matches!(*w, "total" | "sum" | "altogether"))
 }
 
+/// Is the file at `path`, whose text is `text`, a table of data of four
+/// rows or more under its header: a `.csv` or `.tsv` file, or a header of
+/// two or more commas, tabs or semicolons? Rows that many are worked over,
+/// not read one by one. (A table in a note, between `|`, is prose's.)
+pub fn is_data_table(path: &str, text: &str) -> bool {
+    const MIN_ROWS: usize = 4;
+    let ext = path.rsplit_once('.').map(|(_, e)| e.to_ascii_lowercase());
+    if matches!(ext.as_deref(), Some("md" | "markdown" | "txt" | "rst")) {
+        return false;
+    }
+    let mut lines = text.lines().filter(|l| !l.trim().is_empty());
+    let Some(header) = lines.next() else {
+        return false;
+    };
+    let delimited = matches!(ext.as_deref(), Some("csv" | "tsv"))
+        || [',', '\t', ';']
+            .iter()
+            .any(|sep| header.matches(*sep).count() >= 2);
+    delimited && lines.count() >= MIN_ROWS
+}
+
+/// Is every figure of `answer` one the turn was shown (or the task gave)?
+/// True of an answer with no figure: either way, it worked nothing out.
+pub fn only_figures_shown(answer: &str, task: &str, shown: &[String]) -> bool {
+    let seen: Vec<String> = std::iter::once(task)
+        .chain(shown.iter().map(String::as_str))
+        .flat_map(figures)
+        .collect();
+    figures(answer)
+        .iter()
+        .all(|n| seen.iter().any(|s| same_figure(n, s)))
+}
+
 /// The numbers in `answer` that nothing the turn saw holds: neither the
 /// `task` nor any tool result in `shown`. Only figures of three digits or
 /// more count (`1000`, `12.5`, `1,247.02`; not a day, an hour or a `5`),
@@ -634,6 +667,51 @@ fn block(out: &mut String, indent: usize, v: &Value) {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_data_table_is_told_from_prose_and_a_table_in_a_note() {
+        let csv = "date,km,shoes\n2027-03-02,6.42,A\n2027-03-04,7.07,B\n1,2,A\n1,2,\"B, C\"\n";
+        assert!(is_data_table("data/runs.csv", csv));
+        assert!(is_data_table(
+            "data/RUNS.TSV",
+            "a\tb\n1\t2\n1\t2\n1\t2\n1\t2\n"
+        ));
+        assert!(
+            !is_data_table("data/runs.csv", "date,km\n2027-04-02,8.5\n"),
+            "one row"
+        );
+        let rows = "date;km;shoes\n1;2;a\n1;2;a\n1;2;a\n1;2;a\n";
+        assert!(is_data_table("export", rows));
+        assert!(
+            !is_data_table("export", "date;km;shoes\n1;2;a\n"),
+            "too few rows"
+        );
+        let note = "| week | primary |\n|---|---|\n| 1 | Ines |\n| 2 | Lars |\n| 3 | Kwame |\n";
+        assert!(!is_data_table("notes/rota.md", note));
+        assert!(!is_data_table("notes/plan.md", rows), "a note is prose");
+        assert!(!is_data_table("README", "Hello, world, again.\nBye.\n"));
+    }
+
+    #[test]
+    fn an_answer_that_only_repeats_figures_it_was_shown_worked_nothing_out() {
+        let shown = ["notes: 312.6 km before March; retire at 700 km.".to_owned()];
+        let task = "How many km are on my shoes?";
+        assert!(only_figures_shown(
+            "312.6 km, retire at 700 km.",
+            task,
+            &shown
+        ));
+        assert!(only_figures_shown(
+            "They have some km on them.",
+            task,
+            &shown
+        ));
+        assert!(!only_figures_shown(
+            "501.88 km; 198.12 to go.",
+            task,
+            &shown
+        ));
+    }
 
     #[test]
     fn a_figure_no_result_holds_is_unseen() {

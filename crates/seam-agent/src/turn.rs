@@ -63,7 +63,9 @@
 //! name than the task's that found none, is told to look the task's name up),
 //! `reply-repeated` (an answer given again word for word with the mistake a
 //! check sent it back for is sent back once more, and the next reply must
-//! call a tool).
+//! call a tool), `quantity-not-worked-out` (a task that asks for a quantity,
+//! a table of data read, no program run, and an answer whose figures were
+//! all shown: sent back once, to work it out in Python).
 
 use std::collections::{BTreeMap, HashSet};
 use std::time::{Duration, Instant};
@@ -1186,6 +1188,14 @@ impl Turn<'_> {
     }
 
     /// The params of `tool` that hold Python code (`contentMediaType: text/x-python`).
+    /// The first tool that runs Python code (a param of `text/x-python`).
+    fn python_tool(&self) -> Option<&str> {
+        self.registry
+            .tools()
+            .map(|t| t.spec.name.as_str())
+            .find(|t| !self.code_places(t).is_empty())
+    }
+
     fn code_places(&self, tool: &str) -> Vec<String> {
         let Some(props) = self
             .registry

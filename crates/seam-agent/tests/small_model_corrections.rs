@@ -29,6 +29,11 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
         "files.read" if params["path"] == "notes/short.md" => Ok(json!({
             "path": params["path"], "text": "1. Tag.\n2. Push.\n", "next_offset": null
         })),
+        "files.read" if params["path"] == "data/log.csv" => Ok(json!({
+            "path": params["path"],
+            "text": "date,km,shoes\n2027-03-02,6.42,A\n2027-03-04,7.07,B\n2027-03-09,6.06,A\n2027-03-14,20.48,A\n",
+            "next_offset": null
+        })),
         "files.read" => Ok(json!({
             "path": params["path"], "text": "date,km\n2027-04-02,8.5\n", "next_offset": 13
         })),
@@ -798,15 +803,15 @@ fn an_answer_to_a_task_that_asks_for_a_branch_before_any_change_is_sent_back_onc
     );
     assert_eq!(calls.len(), 1);
     assert_eq!(report.answer, "8.5 km");
-    // Once: a second answer without a change stands (the same words again
-    // are sent back once as a repeat). A builder call that changed nothing
-    // is no change.
+    // Once: a second answer without a change stands, the same words too
+    // (whether a change is due is the model's to judge). A builder call that
+    // changed nothing is no change.
     let (report, _, _) = run_task(task, &[respond(), check.clone(), staged]);
     assert_eq!(report.corrections.get("change-not-made"), Some(&1));
     assert_eq!(report.answer, "It is staged.");
-    let (report, _, _) = run_task(task, &[respond(), check, respond(), respond()]);
+    let (report, _, _) = run_task(task, &[respond(), check, respond()]);
     assert_eq!(report.corrections.get("change-not-made"), Some(&1));
-    assert_eq!(report.corrections.get("reply-repeated"), Some(&1));
+    assert_eq!(report.corrections.get("reply-repeated"), None);
     assert_eq!(report.answer, "8.5 km");
     // A task that asks for no branch is answered.
     let (report, _, _) = run(&[respond()]);
@@ -975,9 +980,8 @@ fn code_run_for_a_change_task_before_the_repository_was_looked_at_is_sent_back_o
         "Use Python to check the page maths, then fix it on a branch.",
         "Page 1 shows the wrong books: how many books are on a page?",
     ] {
-        // (A change task's answer without a change is sent back once, and
-        // the same answer again once more, as a repeat.)
-        let (report, _, calls) = run_task(task, &[python(code), respond(), respond(), respond()]);
+        // (A change task's answer without a change is sent back once.)
+        let (report, _, calls) = run_task(task, &[python(code), respond(), respond()]);
         assert_eq!(calls.len(), 1, "{task}: {calls:?}");
         assert_eq!(report.corrections.get("change-task-code-not-run"), None);
     }
@@ -1342,6 +1346,70 @@ fn code_that_is_only_a_call_of_another_tool_is_that_call() {
                 .iter()
                 .any(|(t, p)| t == "files.read" && p.get("limit").is_none()),
             "{code}: {calls:?}"
+        );
+    }
+}
+
+#[test]
+fn a_quantity_answered_from_a_table_with_nothing_worked_out_is_sent_back_once() {
+    let task = "How many km are on my shoes now? They had 312.6 km before data/log.csv.";
+    let log =
+        json!({"mode":"action","tool":"files.read","params":{"path":"data/log.csv"}}).to_string();
+    let restated = json!({"mode":"respond","text":"They had 312.6 km."}).to_string();
+    let (report, model, calls) = run_task(
+        task,
+        &[
+            log.clone(),
+            restated.clone(),
+            python("km = 6.42 + 7.07\nprint(km)"),
+            respond(),
+        ],
+    );
+    assert_eq!(report.corrections.get("quantity-not-worked-out"), Some(&1));
+    let told = model.told(2);
+    assert!(
+        told.starts_with("The task asks for a quantity, and your answer only gives figures")
+            && told.contains("from the rows of data/log.csv. Work it out with python.run"),
+        "{told}"
+    );
+    assert_eq!(tool_names(&calls), ["files.read", "python.run"]);
+    assert_eq!(report.answer, "8.5 km");
+
+    // Once, and not again on a copy: this mistake is only likely.
+    let (report, _, _) = run_task(task, &[log.clone(), restated.clone(), restated.clone()]);
+    assert_eq!(report.corrections.get("quantity-not-worked-out"), Some(&1));
+    assert_eq!(report.corrections.get("reply-repeated"), None);
+    assert_eq!(report.answer, "They had 312.6 km.");
+
+    // A program run, a table of one row, or a task that asks for no
+    // quantity: the answer stands. (A figure worked out in the model's head
+    // is one nothing showed: `answer-figure-unseen`.)
+    for (task, replies) in [
+        (
+            task,
+            vec![
+                log.clone(),
+                python("km = 6.42 + 7.07\nprint(km)"),
+                restated.clone(),
+            ],
+        ),
+        (
+            "How many km are on my shoes now? They had 312.6 km before.",
+            vec![read("data/runs.csv"), restated.clone()],
+        ),
+        (
+            "Which shoes did I wear most? See data/log.csv.",
+            vec![
+                log,
+                json!({"mode":"respond","text":"Mostly A."}).to_string(),
+            ],
+        ),
+    ] {
+        let (report, _, _) = run_task(task, &replies);
+        assert_eq!(
+            report.corrections.get("quantity-not-worked-out"),
+            None,
+            "{task}: {replies:?}"
         );
     }
 }

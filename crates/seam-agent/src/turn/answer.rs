@@ -48,6 +48,9 @@ struct Check {
     when_forced: bool,
     /// Sends an answer back at most once a turn.
     once: bool,
+    /// Its mistake is certain, not likely: an answer given again word for
+    /// word with it is sent back once more (`reply-repeated`).
+    again_on_copy: bool,
     run: Run,
 }
 
@@ -57,48 +60,63 @@ const CHECKS: &[Check] = &[
         name: "answer-echoes-agent",
         when_forced: true,
         once: false,
+        again_on_copy: true,
         run: echoes_agent,
     },
     Check {
         name: "answer-only-refusal",
         when_forced: true,
         once: true,
+        again_on_copy: true,
         run: only_refusal,
     },
     Check {
         name: "total-not-added",
         when_forced: false,
         once: true,
+        again_on_copy: true,
         run: total_not_added,
     },
     Check {
         name: "answer-echoes-example",
         when_forced: false,
         once: true,
+        again_on_copy: true,
         run: echoes_example,
     },
     Check {
         name: "pointed-tool-not-called",
         when_forced: false,
         once: true,
+        again_on_copy: true,
         run: pointed_tool_not_called,
     },
     Check {
         name: "answer-about-own-failure",
         when_forced: false,
         once: true,
+        again_on_copy: true,
         run: about_own_failure,
     },
     Check {
         name: "answer-figure-unseen",
         when_forced: false,
         once: true,
+        again_on_copy: true,
         run: figure_unseen,
+    },
+    Check {
+        name: "quantity-not-worked-out",
+        when_forced: false,
+        once: true,
+        again_on_copy: false,
+        run: quantity_not_worked_out,
     },
     Check {
         name: "change-not-made",
         when_forced: false,
         once: true,
+        again_on_copy: false,
         run: change_not_made,
     },
 ];
@@ -118,9 +136,9 @@ impl Turn<'_> {
             // A check that has had its once is made again only on a copy of
             // an answer sent back before (`reply-repeated`).
             let repeat = c.once && again;
-            if (p.forced && !c.when_forced)
-                || (repeat && !(p.copied && p.repeats_sent_back < MAX_REPEATS_SENT_BACK))
-            {
+            let copy_again =
+                c.again_on_copy && p.copied && p.repeats_sent_back < MAX_REPEATS_SENT_BACK;
+            if (p.forced && !c.when_forced) || (repeat && !copy_again) {
                 continue;
             }
             let answer = Answer {
@@ -296,6 +314,41 @@ fn figure_unseen(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, S
         unseen.join(", ")
     );
     Some((json!({"figures": unseen}), with_task(p, &said)))
+}
+
+/// Asked how many km were on a pair of shoes, from a starting figure in the
+/// operator's notes and the runs in a CSV file, qwen2.5-coder-1.5b read both
+/// and answered with the notes' figures alone, never running anything: a
+/// task that asks for a quantity, a table of data read, no program run, and
+/// an answer whose figures were all shown (or none) has not worked it out.
+fn quantity_not_worked_out(
+    t: &Turn<'_>,
+    p: &Progress,
+    a: &Answer<'_>,
+) -> Option<(Value, SendBack)> {
+    let python = t.python_tool()?;
+    if p.called().contains(&python)
+        || !crate::observe::asks_for_a_quantity(&p.report.info.task)
+        || !crate::observe::only_figures_shown(a.text, &p.report.info.task, &p.shown)
+    {
+        return None;
+    }
+    let (path, _) = p
+        .file_texts
+        .iter()
+        .find(|(path, text)| crate::observe::is_data_table(path, text))?;
+    Some((
+        json!({"table": path}),
+        with_task(
+            p,
+            &format!(
+                "The task asks for a quantity, and your answer only gives figures you were \
+                 shown: nothing was worked out from the rows of {path}. Work it out with \
+                 {python} (its code can open {path} by that path, read-only), print the \
+                 result, then answer with it."
+            ),
+        ),
+    ))
 }
 
 /// Asked to fix a bug on a branch, qwen2.5-coder-1.5b read the README and
