@@ -543,16 +543,7 @@ fn missing_module(stderr: &str) -> Option<&str> {
     ident.then_some(top)
 }
 
-/// `value` as the model reads it: a field a line (`key: value`), a list of
-/// records a record an item (`- key: value`, its other fields below it), and
-/// texts of more than one line written out at the end. Lists of records
-/// were JSON on one line before: given a code search whose hits said
-/// `"in":"function cmdList"`, qwen2.5-coder-1.5b answered with the files
-/// and no function; given the operator's notes as JSON, it quoted a note's
-/// timestamp. YAML's block style is the shape small models have read most
-/// of, and it puts each record's fields beside each other. Written here,
-/// not with a YAML crate: this is a view for a model (nothing parses it
-/// back), and unset fields (`null`, `false`, `[]`) are left out as noise.
+/// `value` as the model reads it.
 pub fn render(value: &Value) -> String {
     let Value::Object(fields) = value else {
         return match value {
@@ -564,6 +555,8 @@ pub fn render(value: &Value) -> String {
     let mut texts = String::new();
     for (key, v) in fields {
         match v {
+            Value::Null | Value::Bool(false) => {}
+            Value::Array(a) if a.is_empty() => {}
             Value::String(s) if s.contains('\n') => {
                 let _ = write!(texts, "{key}:\n{}", s);
                 if !s.ends_with('\n') {
@@ -573,94 +566,16 @@ pub fn render(value: &Value) -> String {
             Value::String(s) if s.is_empty() => {
                 let _ = writeln!(short, "{key}: \"\"");
             }
-            v => field(&mut short, 0, key, v),
+            Value::String(s) => {
+                let _ = writeln!(short, "{key}: {s}");
+            }
+            other => {
+                let _ = writeln!(short, "{key}: {other}");
+            }
         }
     }
     short.push_str(&texts);
     short.trim_end().to_owned()
-}
-
-/// Nothing to say: a field of these is left out.
-fn unset(v: &Value) -> bool {
-    match v {
-        Value::Null | Value::Bool(false) => true,
-        Value::Array(a) => a.iter().all(unset),
-        Value::Object(o) => o.values().all(unset),
-        _ => false,
-    }
-}
-
-/// A scalar on one line: a string as it is (its line breaks as `\n`),
-/// anything else as JSON; a list of scalars as a JSON list.
-fn inline(v: &Value) -> Option<String> {
-    match v {
-        Value::String(s) => Some(s.replace('\n', "\\n")),
-        Value::Array(a) if a.iter().all(|i| !i.is_array() && !i.is_object()) => Some(v.to_string()),
-        Value::Array(_) | Value::Object(_) => None,
-        other => Some(other.to_string()),
-    }
-}
-
-/// `key: value` at `indent`, or `key:` and the value's block below it.
-fn field(out: &mut String, indent: usize, key: &str, v: &Value) {
-    if unset(v) {
-        return;
-    }
-    let pad = " ".repeat(indent);
-    match inline(v) {
-        Some(s) => {
-            let _ = writeln!(out, "{pad}{key}: {s}");
-        }
-        None => {
-            let _ = writeln!(out, "{pad}{key}:");
-            block(out, indent + 2, v);
-        }
-    }
-}
-
-/// A list's items (`- `) or an object's fields, at `indent`.
-fn block(out: &mut String, indent: usize, v: &Value) {
-    let pad = " ".repeat(indent);
-    match v {
-        Value::Array(items) => {
-            for item in items {
-                match item {
-                    Value::Object(o) => {
-                        // The first field set goes on the dash's line.
-                        let mut fields = o.iter().filter(|(_, v)| !unset(v));
-                        let Some((k, first)) = fields.next() else {
-                            continue;
-                        };
-                        let mut item_out = String::new();
-                        field(&mut item_out, indent + 2, k, first);
-                        out.push_str(&pad);
-                        out.push_str("- ");
-                        out.push_str(&item_out[indent + 2..]);
-                        for (k, v) in fields {
-                            field(out, indent + 2, k, v);
-                        }
-                    }
-                    other => match inline(other) {
-                        Some(s) => {
-                            let _ = writeln!(out, "{pad}- {s}");
-                        }
-                        None => {
-                            let _ = writeln!(out, "{pad}-");
-                            block(out, indent + 2, other);
-                        }
-                    },
-                }
-            }
-        }
-        Value::Object(o) => {
-            for (k, v) in o {
-                field(out, indent, k, v);
-            }
-        }
-        other => {
-            let _ = writeln!(out, "{pad}{}", inline(other).unwrap_or_default());
-        }
-    }
 }
 
 #[cfg(test)]
@@ -825,57 +740,11 @@ mod tests {
         assert_eq!(
             render(&v),
             // In the order the tool wrote them (serde_json keeps it here).
-            "path: notes/t.md\nlines: 3\nowner_files:\n  - name: a.csv\n\
+            "path: notes/t.md\nlines: 3\nowner_files: [{\"name\":\"a.csv\"}]\n\
              text:\n| a | b |\n|---|---|\n| \"x\" | 2 |"
         );
         // A flag that is set is said.
         assert_eq!(render(&json!({"truncated": true})), "truncated: true");
-    }
-
-    #[test]
-    fn records_in_a_list_are_written_a_record_an_item_with_their_fields_together() {
-        // A code search's hits, as memory.codebase gives them.
-        let v = json!({
-            "op": "search",
-            "query": "paginate",
-            "hits": [
-                {"path": "src/cli.js", "language": "javascript", "lines": [
-                    {"line": 7, "text": "const { paginate } = require('./paginate');"},
-                    {"line": 31, "text": "  printPage(paginate(books));", "in": "function cmdList"},
-                ], "more_lines": 0},
-            ],
-            "truncated": false,
-        });
-        assert_eq!(
-            render(&v),
-            "op: search\nquery: paginate\nhits:\n\
-             \x20 - path: src/cli.js\n\
-             \x20   language: javascript\n\
-             \x20   lines:\n\
-             \x20     - line: 7\n\
-             \x20       text: const { paginate } = require('./paginate');\n\
-             \x20     - line: 31\n\
-             \x20       text:   printPage(paginate(books));\n\
-             \x20       in: function cmdList\n\
-             \x20   more_lines: 0"
-        );
-        // Unset fields are left out at every depth; a list of plain values
-        // stays on its line; a nested text keeps to one line.
-        let v = json!({
-            "notes": [{"id": 1, "text": "Rule of thumb:\n700 km.", "tags": ["shoes", "km"],
-                       "gone": null, "old": false, "more": [], "meta": {"a": null}}],
-            "also": {"os": "linux", "kernel": null},
-        });
-        assert_eq!(
-            render(&v),
-            "notes:\n  - id: 1\n    text: Rule of thumb:\\n700 km.\n    tags: [\"shoes\",\"km\"]\n\
-             also:\n  os: linux"
-        );
-        // A list of lists, and a record with nothing set.
-        assert_eq!(
-            render(&json!({"rows": [[1, 2], [{"a": 1}]], "empty": [{"x": null}]})),
-            "rows:\n  - [1,2]\n  -\n    - a: 1\n".trim_end()
-        );
     }
 
     #[test]

@@ -64,7 +64,10 @@ fn an_answer_ends_the_turn_and_results_reach_the_model() {
     assert_eq!((report.steps, report.calls, calls), (2, 1, 1));
     let shown = model.told(1);
     assert!(shown.starts_with("context returned:\n"), "{shown}");
-    assert!(shown.contains("\necho:\n  what: task\n"), "{shown}");
+    assert!(
+        shown.lines().any(|l| l == r#"echo: {"what":"task"}"#),
+        "{shown}"
+    );
     assert_eq!(report.info.history.len(), 1);
 }
 
@@ -168,7 +171,7 @@ fn an_out_of_range_knob_is_clamped_and_counted_in_the_report_and_the_trace() {
     assert_eq!(calls, 1);
     assert_eq!(report.corrections.get("param-clamped"), Some(&1));
     let shown = model.told(1);
-    assert!(shown.contains("\n  limit: 5\n"), "{shown}");
+    assert!(shown.contains("\"limit\":5"), "{shown}");
     let text = std::fs::read_to_string(&path).unwrap();
     let events: Vec<Value> = text
         .lines()
@@ -219,7 +222,7 @@ fn old_results_are_left_out_when_the_conversation_outgrows_its_budget() {
         assert!(!older.contains("echo:"), "{older}");
     }
     assert!(
-        results[2].contains("echo:\n  what: three"),
+        results[2].contains(r#"echo: {"what":"three"}"#),
         "the newest stays whole"
     );
     // With the default budget nothing is left out.
