@@ -795,7 +795,11 @@ impl Turn<'_> {
                     }
                 }
             }
-            if !walk.is_empty() {
+            // Said only when something of the reply ran: a plan sent back
+            // whole (its code refused as the wrong tool for the task) was
+            // told to use another tool and, in the same breath, to write one
+            // program; qwen2.5-coder-1.5b wrote the same plan again.
+            if !walk.is_empty() && p.report.calls > calls_before {
                 observations.push(format!(
                     "{} later step(s) of your plan ran the same code with other strings in it; \
                      they were not run. If the task needs those values, write one program \

@@ -973,6 +973,20 @@ fn code_run_for_a_change_task_before_the_repository_was_looked_at_is_sent_back_o
         told.contains(r#"list the repository's files with {"mode":"action","tool":"memory.codebase","params":{"op":"tree"}}"#),
         "{told}"
     );
+    // A plan of such code, its steps the same code for other strings, is
+    // sent back whole, told only that: not also to write one program.
+    let page = |n: u32| {
+        json!({"actor":"python.run","params":{"code": format!(
+            "import requests\nprint(requests.get('https://api.example/books?page={n}').json())")}})
+    };
+    let plan = json!({"mode":"plan","steps":[page(1), page(2), page(3)]}).to_string();
+    let (report, model, calls) = run_task(task, &[plan, respond(), respond()]);
+    assert_eq!(report.corrections.get("plan-walk-cut"), Some(&1));
+    assert_eq!(report.corrections.get("change-task-code-not-run"), Some(&1));
+    assert!(calls.is_empty(), "{calls:?}");
+    let told = model.told(1);
+    assert!(told.contains("so your code was not run"), "{told}");
+    assert!(!told.contains("write one program"), "{told}");
 
     // A change task that asks for Python, and a task that asks for no
     // branch, run the code at once.
