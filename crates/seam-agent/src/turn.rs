@@ -24,7 +24,8 @@
 //! with `==` a value that the files
 //! shown hold only as the start of longer ones: it is told so), `plan-walk-cut`
 //! (a plan's later steps that run the same code as an earlier one, but for
-//! the strings in it, are not run: the model is told to write one loop),
+//! the strings in it, are not run: the model is told to write one loop,
+//! when something of the reply ran),
 //! `code-stray-closer-cut` (closing brackets at the end of a program that
 //! open nowhere are cut before it runs, when the rest then balances),
 //! `total-not-added` (a task asking for one quantity answered with the
