@@ -1192,7 +1192,6 @@ impl Turn<'_> {
             .collect()
     }
 
-    /// The params of `tool` that hold Python code (`contentMediaType: text/x-python`).
     /// The first tool that runs Python code (a param of `text/x-python`).
     fn python_tool(&self) -> Option<&str> {
         self.registry
@@ -1201,6 +1200,7 @@ impl Turn<'_> {
             .find(|t| !self.code_places(t).is_empty())
     }
 
+    /// The params of `tool` that hold Python code (`contentMediaType: text/x-python`).
     fn code_places(&self, tool: &str) -> Vec<String> {
         let Some(props) = self
             .registry
