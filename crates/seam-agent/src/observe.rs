@@ -319,6 +319,55 @@ pub fn unseen_numbers(answer: &str, task: &str, shown: &[String]) -> Vec<String>
         }
         out.push(n);
     }
+    // A time of day is a figure too, whatever its digits: asked when a
+    // flight home left, qwen2.5-coder-1.5b answered "20:00" from a note
+    // that held 20:05 (the flight out) and 06:50 (the flight home).
+    let seen_times: Vec<(u32, u32)> = std::iter::once(task)
+        .chain(shown.iter().map(String::as_str))
+        .flat_map(|t| clock_times(t, true))
+        .map(|(_, hm)| hm)
+        .collect();
+    for (written, hm) in clock_times(answer, false) {
+        if !seen_times.contains(&hm) && !out.contains(&written) {
+            out.push(written);
+        }
+    }
+    out
+}
+
+/// The times of day in `text` (`6:50`, `06:50`, `20:05`), as written and as
+/// (hour, minute). A run of three (`1:57:59`, a duration) is no time of
+/// day, unless `lenient`, when its first two count (a result that holds
+/// `1:57:59` holds `1:57`).
+fn clock_times(text: &str, lenient: bool) -> Vec<(String, (u32, u32))> {
+    let b = text.as_bytes();
+    let digits = |from: usize| b[from..].iter().take_while(|c| c.is_ascii_digit()).count();
+    let mut out = Vec::new();
+    let mut i = 0;
+    while i < b.len() {
+        let starts =
+            b[i].is_ascii_digit() && (i == 0 || !(b[i - 1].is_ascii_digit() || b[i - 1] == b':'));
+        if !starts {
+            i += 1;
+            continue;
+        }
+        let h = digits(i);
+        let colon = i + h;
+        if !(1..=2).contains(&h) || b.get(colon) != Some(&b':') || digits(colon + 1) != 2 {
+            i += h.max(1);
+            continue;
+        }
+        let end = colon + 3;
+        let third = b.get(end) == Some(&b':');
+        let (hour, minute): (u32, u32) = (
+            text[i..colon].parse().unwrap_or(99),
+            text[colon + 1..end].parse().unwrap_or(99),
+        );
+        if hour < 24 && minute < 60 && (lenient || !third) {
+            out.push((text[i..end].to_owned(), (hour, minute)));
+        }
+        i = end;
+    }
     out
 }
 
@@ -584,6 +633,29 @@ mod tests {
     use serde_json::json;
 
     #[test]
+    fn a_time_of_day_nothing_showed_is_unseen() {
+        let shown = [
+            "- Out: Fri 21 May, LHR 17:25 → OPO 20:05\n- Back: OPO 06:50 → LHR 09:30\n\
+                      long run, 1:57:59"
+                .to_owned(),
+        ];
+        let task = "What time is our flight home?";
+        assert_eq!(
+            unseen_numbers("It leaves at 20:00.", task, &shown),
+            ["20:00"]
+        );
+        assert!(unseen_numbers("It leaves at 06:50.", task, &shown).is_empty());
+        assert!(unseen_numbers("It leaves at 6:50 am.", task, &shown).is_empty());
+        // Durations and other colons are no times of day; a duration shown
+        // holds its hours and minutes.
+        assert!(unseen_numbers("The run took 1:57:59, ratio 3:1.", task, &shown).is_empty());
+        assert!(unseen_numbers("About 1:57.", task, &shown).is_empty());
+        assert!(unseen_numbers("At 25:61.", task, &shown).is_empty());
+        // A time the task gives is seen.
+        assert!(unseen_numbers("Yes, 07:15.", "Is it at 7:15?", &shown).is_empty());
+    }
+
+    #[test]
     fn a_data_table_is_told_from_prose_and_a_table_in_a_note() {
         let csv = "date,km,shoes\n2027-03-02,6.42,A\n2027-03-04,7.07,B\n1,2,A\n1,2,\"B, C\"\n";
         assert!(is_data_table("data/runs.csv", csv));
@@ -651,8 +723,9 @@ mod tests {
         assert!(unseen("About 123 km.").is_empty());
         assert!(unseen("On 240000 EUR at 3.85%, over 25 years.").is_empty());
         assert!(unseen("TB-0042, bought 2027-05-30 on x86_64.").is_empty());
-        // Small figures (a day, an hour, a count) are not judged.
-        assert!(unseen("Thursday 23 April at 06:50, 7 runs.").is_empty());
+        // Small figures (a day, an hour, a count) are not judged; a time of
+        // day is (see the next test).
+        assert!(unseen("Thursday 23 April at 6 pm, 7 runs.").is_empty());
         // A figure said twice is named once.
         assert_eq!(unseen("9241, that is 9241 EUR."), ["9241"]);
         // A comma that is no thousands separator splits two figures.

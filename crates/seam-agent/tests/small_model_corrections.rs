@@ -1103,7 +1103,7 @@ fn a_refusal_is_shown_whole_with_what_the_tool_says_to_do_instead() {
 #[test]
 fn an_answer_right_after_a_note_that_names_another_tool_is_sent_back_once() {
     let time = json!({"mode":"action","tool":"facts.get","params":{"fact":"time"}}).to_string();
-    let made_up = json!({"mode":"respond","text":"It is 10:00."}).to_string();
+    let made_up = json!({"mode":"respond","text":"It is morning."}).to_string();
     let read =
         json!({"mode":"action","tool":"files.read","params":{"path":"notes/short.md"}}).to_string();
     let (report, model, calls) = run(&[time.clone(), made_up.clone(), read, respond()]);
@@ -1128,7 +1128,7 @@ fn an_answer_right_after_a_note_that_names_another_tool_is_sent_back_once() {
         made_up.clone(),
     ]);
     assert_eq!(report.corrections.get("pointed-tool-not-called"), Some(&1));
-    assert_eq!(report.answer, "It is 10:00.");
+    assert_eq!(report.answer, "It is morning.");
 
     // A note that names no tool, or a turn that has read a file, is answered as it is.
     let plain = json!({"mode":"action","tool":"facts.get","params":{"fact":"os"}}).to_string();
