@@ -284,10 +284,7 @@ pub fn is_data_table(path: &str, text: &str) -> bool {
 /// Is every figure of `answer` one the turn was shown (or the task gave)?
 /// True of an answer with no figure: either way, it worked nothing out.
 pub fn only_figures_shown(answer: &str, task: &str, shown: &[String]) -> bool {
-    let seen: Vec<String> = std::iter::once(task)
-        .chain(shown.iter().map(String::as_str))
-        .flat_map(figures)
-        .collect();
+    let seen = seen_figures(task, shown);
     figures(answer)
         .iter()
         .all(|n| seen.iter().any(|s| same_figure(n, s)))
@@ -305,10 +302,7 @@ pub fn only_figures_shown(answer: &str, task: &str, shown: &[String]) -> bool {
 /// to invent a tool's result; this is where the code holds it to that.
 pub fn unseen_numbers(answer: &str, task: &str, shown: &[String]) -> Vec<String> {
     const MIN_DIGITS: usize = 3;
-    let seen: Vec<String> = std::iter::once(task)
-        .chain(shown.iter().map(String::as_str))
-        .flat_map(figures)
-        .collect();
+    let seen = seen_figures(task, shown);
     let mut out: Vec<String> = Vec::new();
     for n in figures(answer) {
         if n.chars().filter(char::is_ascii_digit).count() < MIN_DIGITS
@@ -333,6 +327,14 @@ pub fn unseen_numbers(answer: &str, task: &str, shown: &[String]) -> Vec<String>
         }
     }
     out
+}
+
+/// The figures the task and every result shown hold: what an answer may state.
+fn seen_figures(task: &str, shown: &[String]) -> Vec<String> {
+    std::iter::once(task)
+        .chain(shown.iter().map(String::as_str))
+        .flat_map(figures)
+        .collect()
 }
 
 /// The times of day in `text` (`6:50`, `06:50`, `20:05`), as written and as
