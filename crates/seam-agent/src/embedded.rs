@@ -28,6 +28,7 @@ struct Job {
     /// The schema's text, as the agent wrote it (see `JsonSchema`).
     schema: Option<String>,
     max_tokens: u32,
+    sampling: seam_engine::Sampling,
     pieces: mpsc::UnboundedSender<Piece>,
 }
 
@@ -110,10 +111,11 @@ fn serve(
             let _ = pieces.send(Piece::Text(t.to_owned()));
         };
         let result = session
-            .generate(
+            .generate_with(
                 &job.messages,
                 job.schema.as_deref(),
                 job.max_tokens,
+                job.sampling,
                 &mut on_token,
             )
             .map_err(|e| e.to_string());
@@ -142,6 +144,10 @@ impl ChatModel for EmbeddedModel {
                     .collect(),
                 schema: request.json_schema.as_ref().map(|s| s.text().to_owned()),
                 max_tokens: request.max_tokens,
+                sampling: seam_engine::Sampling {
+                    temperature: request.temperature,
+                    seed: request.seed.unwrap_or(0),
+                },
                 pieces: tx,
             };
             self.jobs

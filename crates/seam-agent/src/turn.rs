@@ -62,9 +62,13 @@
 //! `missing-file-find-symbol-told` and `other-name-find-symbol-told` (a code
 //! index outline of a missing file, or a definition looked up under another
 //! name than the task's that found none, is told to look the task's name up),
-//! `reply-repeated` (an answer given again word for word with the mistake a
-//! check sent it back for is sent back once more, and the next reply must
-//! call a tool), `quantity-not-worked-out` (a task that asks for a quantity,
+//! `copy-resampled` (a reply word for word one the turn already acted on, a
+//! call that cannot run again or an answer with the mistake a check sent it
+//! back for, is dropped and the same request asked again with a temperature,
+//! a few times a turn: see `Progress::resample_copy`),
+//! `reply-repeated` (past those, an answer given again word for word with the
+//! mistake a check sent it back for is sent back once more, and the next
+//! reply must call a tool), `quantity-not-worked-out` (a task that asks for a quantity,
 //! a table of data read, no program run, and an answer whose figures were
 //! all shown: sent back once, to work it out in Python).
 
@@ -112,6 +116,10 @@ pub struct TurnOptions {
     /// three files and ran a check grew to 6917 tokens and outgrew the
     /// embedded model's context.
     pub history_bytes: usize,
+    /// Most copies a turn drops and asks for again, sampled
+    /// (`copy-resampled`, see `Progress::resample_copy`); 0 takes every
+    /// reply as it comes.
+    pub copy_resamples: u32,
 }
 
 impl Default for TurnOptions {
@@ -125,6 +133,7 @@ impl Default for TurnOptions {
             constrain: true,
             observation_bytes: 8 * 1024,
             history_bytes: 16 * 1024,
+            copy_resamples: 3,
         }
     }
 }
@@ -132,8 +141,8 @@ impl Default for TurnOptions {
 impl TurnOptions {
     /// The temperature the embedded engine decodes a turn with these options at: the one
     /// each of the turn's requests asks a model server for, so that both backends decode
-    /// alike. (The engine takes its temperature when it is loaded, not from the requests;
-    /// `seam ask` loads it with this value.)
+    /// alike. (`seam ask` loads the engine with this value; a request that asks for a copy
+    /// again, `copy-resampled`, gives its own temperature and seed to either backend.)
     pub fn engine_temperature(&self) -> f32 {
         self.temperature
     }
@@ -318,6 +327,11 @@ fn plain_name(name: &str) -> &str {
 /// Replies in a row with no readable action before the turn gives up.
 const MAX_UNREADABLE: u32 = 3;
 
+/// The temperature a copy is asked again at: high enough that the second
+/// likeliest path is taken where the first was a near-tie, low enough that
+/// a 1.5B model still writes what it meant.
+const RESAMPLE_TEMPERATURE: f32 = 0.7;
+
 struct Progress {
     report: TurnReport,
     seen: HashSet<String>,
@@ -374,6 +388,13 @@ struct Progress {
     /// The next reply must call a tool: its grammar has no answer form
     /// (`reply-repeated`).
     call_next: bool,
+    /// Calls made before this step's reply was acted on.
+    calls_before_reply: u32,
+    /// This step's reply is dropped and the next request asks for a sampled
+    /// reply in its place (`copy-resampled`).
+    resample_next: bool,
+    /// Copies resampled so far in the turn.
+    resamples: u32,
 }
 
 impl Progress {
@@ -385,12 +406,38 @@ impl Progress {
     /// which one being the model's choice (`reply-repeated`, see `answer`).
     /// Sent back for a figure it made up, qwen2.5-coder-1.5b gave the same
     /// answer ("1000 km") three times, the last after reading the notes that
-    /// held the real ones. A copied call is left to the repeat checks:
-    /// barring its tool from the next reply was tried, and the model took
-    /// the next likeliest, a web.fetch of example.com in a task about a file.
+    /// held the real ones. A copied call is left to the repeat checks (which
+    /// resample it first, see [`Progress::resample_copy`]): barring its tool
+    /// from the next reply was tried, and the model took the next likeliest,
+    /// a web.fetch of example.com in a task about a file.
     fn repeats(&self, reply: &str) -> bool {
         let reply = reply.trim();
         !self.forced && self.sent_back_whole.iter().any(|r| r == reply)
+    }
+
+    /// Whether this step's reply, a copy that cannot be taken, is dropped
+    /// and asked for again, sampled: outside a forced answer, while the turn
+    /// has resampled fewer than `most` copies ([`TurnOptions::copy_resamples`]). When it is, the
+    /// next request is marked to be sampled. The copies: a call the turn
+    /// already made, as the reply's first (the repeat checks would not run
+    /// it), and an answer given again word for word with the mistake a check
+    /// sent it back for (see `answer`).
+    ///
+    /// Greedy decoding gives the most likely reply every time, and the most
+    /// likely reply after a copy was sent back is, for a small model, the
+    /// copy again: qwen2.5-coder-1.5b wrote the same failing program, the
+    /// same plan of web requests and the same made-up answer three and four
+    /// times over, whatever it was told between them. A copy is never run or
+    /// taken as the answer, so asking again with a temperature, from the same
+    /// messages, costs a step and loses nothing; the reply is still the
+    /// model's own.
+    fn resample_copy(&mut self, most: u32) -> bool {
+        let resample = !self.forced && self.resamples < most;
+        if resample {
+            self.resamples += 1;
+            self.resample_next = true;
+        }
+        resample
     }
 
     /// The tools this turn has called (refused calls too), in order, with repeats.
@@ -564,6 +611,9 @@ impl Turn<'_> {
             copied: false,
             repeats_sent_back: 0,
             call_next: false,
+            calls_before_reply: 0,
+            resample_next: false,
+            resamples: 0,
         };
 
         loop {
@@ -608,14 +658,19 @@ impl Turn<'_> {
                 .options
                 .max_tokens
                 .saturating_sub(p.report.generated_tokens);
+            p.report.steps += 1;
+            let step = p.report.steps;
+            // A copy's request again, sampled: the seed is the step's, so a
+            // turn run again asks for the same replies.
+            let sampled =
+                std::mem::take(&mut p.resample_next).then_some((RESAMPLE_TEMPERATURE, step));
             let request = ChatRequest {
                 messages: messages.clone(),
                 max_tokens: self.options.reply_tokens.min(remaining.max(64)),
-                temperature: self.options.temperature,
+                temperature: sampled.map_or(self.options.temperature, |(t, _)| t),
+                seed: sampled.map(|(_, seed)| seed),
                 json_schema: self.options.constrain.then_some(schema),
             };
-            p.report.steps += 1;
-            let step = p.report.steps;
             let reply = {
                 let mut stream = |t: &str| on(TurnEvent::ModelText(t));
                 self.model.complete(&request, &mut stream).await
@@ -647,6 +702,7 @@ impl Turn<'_> {
                     "constrained": reply.constrained,
                     "retries": reply.retries,
                     "notes": reply.notes,
+                    "sampled": sampled.map(|(t, seed)| json!({"temperature": t, "seed": seed})),
                 }),
             );
             let assistant = ChatMessage::assistant(&reply.text);
@@ -701,6 +757,7 @@ impl Turn<'_> {
             let has_calls = reading.steps.iter().any(|s| matches!(s, Step::Call { .. }));
             p.copied = p.repeats(&reply.text);
             let calls_before = p.report.calls;
+            p.calls_before_reply = calls_before;
             if p.forced && has_calls {
                 return Ok(self.stop(
                     p,
@@ -718,6 +775,7 @@ impl Turn<'_> {
                         .count()
                 })
                 .collect();
+            let mut resample = false;
             let walk = self.plan_walk(&steps);
             if !walk.is_empty() {
                 p.correct(
@@ -737,6 +795,10 @@ impl Turn<'_> {
                             && let Some(send) = self.check_answer(&mut p, &text, &messages, on) =>
                     {
                         match send {
+                            answer::SendBack::Resample => {
+                                resample = true;
+                                break;
+                            }
                             answer::SendBack::Say(o) => observations.push(o),
                             answer::SendBack::Force(reason) => p.force = Some(reason),
                             answer::SendBack::Stop(reason) => {
@@ -773,7 +835,7 @@ impl Turn<'_> {
                         if let Some(o) = self.call(&mut p, step, &tool, &params, on).await? {
                             observations.push(o);
                         }
-                        if p.force.is_some() {
+                        if p.force.is_some() || p.resample_next {
                             break;
                         }
                         let left = calls_after[i];
@@ -795,6 +857,12 @@ impl Turn<'_> {
                         }
                     }
                 }
+            }
+            if resample || p.resample_next {
+                // The copy leaves no trace in the conversation: the same
+                // messages are asked again.
+                messages.pop();
+                continue;
             }
             // Said only when something of the reply ran: a plan sent back
             // whole (its code refused as the wrong tool for the task) was
@@ -989,6 +1057,18 @@ impl Turn<'_> {
             return Ok(None);
         }
         let key = format!("{tool}\u{0}{}", Value::Object(params.clone()));
+        if p.seen.contains(&key)
+            && p.report.calls == p.calls_before_reply
+            && p.resample_copy(self.options.copy_resamples)
+        {
+            p.correct(
+                "copy-resampled",
+                json!({"of": "call", "tool": tool}),
+                self.trace,
+                on,
+            );
+            return Ok(None);
+        }
         if !p.seen.insert(key) {
             let repeat = format!(
                 "You already called {tool} with these params; its result is above and will not \

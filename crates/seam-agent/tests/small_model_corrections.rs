@@ -188,13 +188,31 @@ fn run(replies: &[String]) -> (TurnReport, Scripted, Vec<(String, Value)>) {
 }
 
 fn run_task(task: &str, replies: &[String]) -> (TurnReport, Scripted, Vec<(String, Value)>) {
+    // The scripted model gives its next line whatever it is asked: a copy
+    // asked for again, sampled, would take a line of the script. The tests of
+    // that (`copy_resampled`) run with the default.
+    run_with(
+        task,
+        replies,
+        TurnOptions {
+            copy_resamples: 0,
+            ..TurnOptions::default()
+        },
+    )
+}
+
+fn run_with(
+    task: &str,
+    replies: &[String],
+    options: TurnOptions,
+) -> (TurnReport, Scripted, Vec<(String, Value)>) {
     let tools = Tools::new(answer);
     let (report, model) = run_turn(
         registry(),
         tools.clone(),
         replies.iter().cloned(),
         task,
-        TurnOptions::default(),
+        options,
         &mut Trace::none(),
     );
     (report.unwrap(), model, tools.calls())
@@ -1533,4 +1551,100 @@ fn a_call_sent_back_and_written_again_word_for_word_is_left_to_the_repeat_checks
     assert!(admits(&model, 2).0);
     assert!(calls.is_empty());
     assert_eq!(report.answer, "8.5 km");
+}
+
+/// Whether request `n` asked for a sampled reply, and with which seed.
+fn sampled(model: &Scripted, n: usize) -> Option<(f32, Option<u32>)> {
+    let r = &model.seen[n];
+    (r.temperature > 0.0).then_some((r.temperature, r.seed))
+}
+
+#[test]
+fn a_call_the_turn_already_made_is_dropped_and_asked_for_again_sampled() {
+    let first = python("fail()");
+    let other = python("print(8.5)");
+    let (report, model, calls) = run_with(
+        TASK,
+        &[first.clone(), first.clone(), other, respond()],
+        TurnOptions::default(),
+    );
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert_eq!(report.corrections.get("repeat-warned"), None);
+    assert_eq!(
+        calls
+            .iter()
+            .map(|(_, p)| p["code"].clone())
+            .collect::<Vec<_>>(),
+        [json!("fail()"), json!("print(8.5)")],
+        "the copy did not run; the sampled reply did"
+    );
+    // Greedy but for the request after the copy, which is the copy's own
+    // request again (the copy is not in it), sampled with the step's seed.
+    assert_eq!(sampled(&model, 0), None);
+    assert_eq!(sampled(&model, 1), None);
+    assert_eq!(sampled(&model, 2), Some((0.7, Some(3))));
+    assert_eq!(sampled(&model, 3), None);
+    assert_eq!(model.seen[2].messages, model.seen[1].messages);
+    assert_eq!(report.answer, "8.5 km");
+}
+
+#[test]
+fn copies_are_resampled_a_few_times_a_turn_then_the_repeat_checks_act() {
+    let same = python("fail()");
+    let (report, model, calls) = run_with(
+        TASK,
+        &[
+            same.clone(),
+            same.clone(),
+            same.clone(),
+            same.clone(),
+            same.clone(),
+            respond(),
+        ],
+        TurnOptions {
+            copy_resamples: 3,
+            ..TurnOptions::default()
+        },
+    );
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&3));
+    assert_eq!(report.corrections.get("repeat-warned"), Some(&1));
+    assert_eq!(calls.len(), 1, "a copy never runs");
+    // Each resample has a seed of its own.
+    let seeds: Vec<_> = (0..model.seen.len())
+        .filter_map(|n| sampled(&model, n))
+        .collect();
+    assert_eq!(seeds, [(0.7, Some(3)), (0.7, Some(4)), (0.7, Some(5))]);
+    assert_eq!(report.answer, "8.5 km");
+
+    // None are with 0.
+    let (report, _, _) = run(&[same.clone(), same.clone(), respond()]);
+    assert_eq!(report.corrections.get("copy-resampled"), None);
+    assert_eq!(report.corrections.get("repeat-warned"), Some(&1));
+}
+
+#[test]
+fn a_copied_answer_with_its_mistake_is_resampled_before_it_is_sent_back_again() {
+    let made_up = json!({"mode":"respond","text":"You ran 1000 km."}).to_string();
+    let (report, model, calls) = run_with(
+        TASK,
+        &[
+            made_up.clone(),
+            made_up.clone(),
+            python("print(8.5)"),
+            respond(),
+        ],
+        TurnOptions::default(),
+    );
+    assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&1));
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert_eq!(report.corrections.get("reply-repeated"), None);
+    assert_eq!(sampled(&model, 2), Some((0.7, Some(3))));
+    assert_eq!(model.seen[2].messages, model.seen[1].messages);
+    assert_eq!(tool_names(&calls), ["python.run"]);
+    assert_eq!(report.answer, "8.5 km");
+
+    // An answer given once, or a copy no check sends back, is not resampled.
+    let (report, model, _) = run_with(TASK, &[respond()], TurnOptions::default());
+    assert_eq!(report.corrections.get("copy-resampled"), None);
+    assert_eq!(sampled(&model, 0), None);
 }

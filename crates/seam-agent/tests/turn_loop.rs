@@ -74,9 +74,14 @@ fn an_answer_ends_the_turn_and_results_reach_the_model() {
 #[test]
 fn repeats_are_warned_then_stopped_then_an_answer_is_forced() {
     let call = r#"{"mode":"action","tool":"context","params":{}}"#;
+    // Copies asked for again, sampled, come first (small_model_corrections'
+    // copy tests); here the scripted model has no other reply to give.
     let (report, model, calls) = run(
         vec![call, call, call, r#"{"mode":"respond","text":"ok"}"#],
-        TurnOptions::default(),
+        TurnOptions {
+            copy_resamples: 0,
+            ..TurnOptions::default()
+        },
     );
     let report = report.unwrap();
     assert_eq!(calls, 1, "a repeated call is never run again");

@@ -55,7 +55,8 @@ pub struct EngineOptions {
     /// Most prompt tokens decoded in one batch.
     pub batch: u32,
     /// 0 picks the most likely token (deterministic); above 0 samples with
-    /// top-k 40 and top-p 0.95 at this temperature.
+    /// top-k 40 and top-p 0.95 at this temperature. A request may ask for
+    /// other [`Sampling`] ([`Session::generate_with`]).
     pub temperature: f32,
     /// Seed for sampling when `temperature` is above 0.
     pub seed: u32,
@@ -80,6 +81,16 @@ impl Default for EngineOptions {
             draft_tokens: 8,
         }
     }
+}
+
+/// How one reply's tokens are picked: the most likely one at temperature 0
+/// (deterministic), else sampled with top-k 40 and top-p 0.95 at this
+/// temperature from this seed (the same seed, prompt and model give the same
+/// reply).
+#[derive(Debug, Clone, Copy, PartialEq)]
+pub struct Sampling {
+    pub temperature: f32,
+    pub seed: u32,
 }
 
 /// The environment variable that sets [`default_threads`].
@@ -388,12 +399,31 @@ impl Session<'_> {
     /// constrained to `json_schema` when one is given: a JSON Schema as text,
     /// whose objects' properties llama.cpp's grammar asks for in the order
     /// the text lists them (the caller decides that order). `on_token` receives the
-    /// text as it is generated (whole UTF-8 characters only).
+    /// text as it is generated (whole UTF-8 characters only). Tokens are
+    /// picked as the engine's options say ([`EngineOptions::temperature`]).
     pub fn generate(
         &mut self,
         messages: &[ChatMessage],
         json_schema: Option<&str>,
         max_tokens: u32,
+        on_token: &mut dyn FnMut(&str),
+    ) -> Result<Generation, EngineError> {
+        let sampling = Sampling {
+            temperature: self.engine.options.temperature,
+            seed: self.engine.options.seed,
+        };
+        self.generate_with(messages, json_schema, max_tokens, sampling, on_token)
+    }
+
+    /// [`Session::generate`], picking this reply's tokens by `sampling`
+    /// instead of the engine's options (a request that asks for another
+    /// reply than the most likely one).
+    pub fn generate_with(
+        &mut self,
+        messages: &[ChatMessage],
+        json_schema: Option<&str>,
+        max_tokens: u32,
+        sampling: Sampling,
         on_token: &mut dyn FnMut(&str),
     ) -> Result<Generation, EngineError> {
         let engine = self.engine;
@@ -460,12 +490,12 @@ impl Session<'_> {
         let prompt_ms = prompt_start.elapsed().as_millis() as u64;
 
         let gen_start = Instant::now();
-        let mut chain = (engine.options.temperature > 0.0).then(|| {
+        let mut chain = (sampling.temperature > 0.0).then(|| {
             LlamaSampler::chain_simple([
                 LlamaSampler::top_k(40),
                 LlamaSampler::top_p(0.95, 1),
-                LlamaSampler::temp(engine.options.temperature),
-                LlamaSampler::dist(engine.options.seed),
+                LlamaSampler::temp(sampling.temperature),
+                LlamaSampler::dist(sampling.seed),
             ])
         });
         let vocab = engine.model.vocab();

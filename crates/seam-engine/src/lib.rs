@@ -46,8 +46,8 @@ pub mod repetition;
 pub use catalog::{CatalogModel, Provenance, WheelPart};
 #[cfg(feature = "embedded")]
 pub use engine::{
-    Engine, EngineError, EngineOptions, PromptCache, Session, THREADS_ENV, default_threads,
-    schema_grammar,
+    Engine, EngineError, EngineOptions, PromptCache, Sampling, Session, THREADS_ENV,
+    default_threads, schema_grammar,
 };
 pub use index::{IndexSource, PackageIndex, WheelLink};
 pub use pull::{PullError, PullProgress, http_client, model_path, pull, pulled, verify};

@@ -10,7 +10,7 @@ use std::sync::OnceLock;
 
 use seam_engine::{
     ChatMessage, Engine, EngineError, EngineOptions, Finish, Generation, PackageIndex, PromptCache,
-    PromptCacheUse, catalog, default_cache_dir, pull,
+    PromptCacheUse, Sampling, catalog, default_cache_dir, pull,
 };
 
 fn skip(test: &str) -> bool {
@@ -669,4 +669,45 @@ fn a_reply_that_falls_into_a_loop_is_cut_where_it_began_repeating() {
     assert!(g.generated_tokens < 200, "{g:?}");
     assert!(g.text.starts_with('['), "{g:?}");
     assert!(g.text.matches("ha").count() >= 16, "{g:?}");
+}
+
+/// A request may ask for a sampled reply on an engine loaded greedy: the same
+/// seed gives the same reply, and sampling leaves the most likely path.
+#[test]
+fn a_request_samples_with_its_own_seed_on_a_greedy_engine() {
+    if skip("a_request_samples_with_its_own_seed_on_a_greedy_engine") {
+        return;
+    }
+    let messages = vec![ChatMessage::new(
+        "user",
+        "Write one sentence about the sea.",
+    )];
+    let greedy = engine()
+        .session()
+        .unwrap()
+        .generate(&messages, None, 24, &mut |_| {})
+        .unwrap();
+    let sample = |temperature, seed| {
+        engine()
+            .session()
+            .unwrap()
+            .generate_with(
+                &messages,
+                None,
+                24,
+                Sampling { temperature, seed },
+                &mut |_| {},
+            )
+            .unwrap()
+            .text
+    };
+    let sampled: Vec<String> = (1..=4).map(|seed| sample(1.0, seed)).collect();
+    assert_eq!(sample(1.0, 1), sampled[0], "the same seed, the same reply");
+    assert!(
+        sampled.iter().any(|t| *t != greedy.text),
+        "greedy {:?}, sampled {sampled:?}",
+        greedy.text
+    );
+    // Temperature 0 through generate_with is greedy, whatever the seed.
+    assert_eq!(sample(0.0, 9), greedy.text);
 }

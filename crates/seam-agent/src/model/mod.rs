@@ -51,7 +51,11 @@ pub struct ChatRequest {
     pub messages: Vec<ChatMessage>,
     /// Most tokens to generate for this reply.
     pub max_tokens: u32,
+    /// 0 asks for the most likely reply; above it, a sampled one.
     pub temperature: f32,
+    /// The seed of a sampled reply, so that the same request gives it again
+    /// (`None`: the backend's own).
+    pub seed: Option<u32>,
     /// When set, decoding is constrained to this JSON Schema where the
     /// backend can (the action schema built from the registry), given to
     /// every backend as the same text.

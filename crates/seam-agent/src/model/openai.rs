@@ -318,6 +318,7 @@ impl OpenAiClient {
             messages: &request.messages,
             max_tokens: request.max_tokens,
             temperature: request.temperature,
+            seed: request.seed,
             stream: self.options.stream,
             stream_options: self.options.stream.then(|| json!({"include_usage": true})),
             response_format: request
@@ -725,6 +726,9 @@ struct Body<'r> {
     messages: &'r [super::ChatMessage],
     max_tokens: u32,
     temperature: f32,
+    /// llama.cpp's server and OpenAI's API both take it.
+    #[serde(skip_serializing_if = "Option::is_none")]
+    seed: Option<u32>,
     stream: bool,
     #[serde(skip_serializing_if = "Option::is_none")]
     stream_options: Option<Value>,
@@ -767,6 +771,30 @@ mod tests {
         for bad in ["ftp://h/", "127.0.0.1:8080", "http://h:1/v1?x=1", ""] {
             assert!(ModelEndpoint::parse(bad).is_err(), "{bad}");
         }
+    }
+
+    #[test]
+    fn a_sampled_request_sends_its_temperature_and_seed() {
+        let client = OpenAiClient::new(
+            ModelEndpoint::parse("http://127.0.0.1:9/v1").unwrap(),
+            OpenAiOptions::default(),
+        )
+        .unwrap();
+        let mut request = ChatRequest {
+            messages: vec![super::super::ChatMessage::user("hi")],
+            max_tokens: 8,
+            temperature: 0.0,
+            seed: None,
+            json_schema: None,
+        };
+        let greedy = serde_json::to_value(client.body("m", &request, false, None)).unwrap();
+        assert_eq!(greedy["temperature"], 0.0);
+        assert!(greedy.get("seed").is_none(), "{greedy}");
+        request.temperature = 0.7;
+        request.seed = Some(3);
+        let sampled = serde_json::to_value(client.body("m", &request, false, None)).unwrap();
+        assert!((sampled["temperature"].as_f64().unwrap() - 0.7).abs() < 1e-6);
+        assert_eq!(sampled["seed"], 3);
     }
 
     #[test]

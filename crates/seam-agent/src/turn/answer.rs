@@ -11,9 +11,10 @@
 //!
 //! A check must never make the agent call a tool: it says what to do, and
 //! the model decides. The one exception to "once": an answer the model gives
-//! again word for word, with the same mistake, is sent back once more, and
-//! the reply after it may not answer (`reply-repeated`); which tool it calls
-//! is still the model's choice.
+//! again word for word, with the same mistake, is first asked for again,
+//! sampled (`copy-resampled`, a few times a turn); past that it is sent back
+//! once more, and the reply after it may not answer (`reply-repeated`);
+//! which tool it calls is still the model's choice.
 
 use serde_json::{Value, json};
 
@@ -28,6 +29,10 @@ pub(super) enum SendBack {
     Force(String),
     /// The turn ends with no answer, for this reason.
     Stop(&'static str),
+    /// The answer is a copy, with its mistake, of one sent back before: it
+    /// is dropped and the same request asked again, sampled
+    /// (`copy-resampled`, see [`Progress::resample_copy`]).
+    Resample,
 }
 
 /// The answer being checked and what it is checked against.
@@ -148,6 +153,15 @@ impl Turn<'_> {
             };
             if let Some((detail, send)) = (c.run)(self, p, &answer) {
                 if repeat {
+                    if p.resample_copy(self.options.copy_resamples) {
+                        p.correct(
+                            "copy-resampled",
+                            json!({"of": "answer", "check": c.name}),
+                            self.trace,
+                            on,
+                        );
+                        return Some(SendBack::Resample);
+                    }
                     p.repeats_sent_back += 1;
                     p.correct("reply-repeated", json!({"check": c.name}), self.trace, on);
                     p.call_next = true;
