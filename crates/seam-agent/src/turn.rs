@@ -28,6 +28,9 @@
 //! when something of the reply ran),
 //! `code-stray-closer-cut` (closing brackets at the end of a program that
 //! open nowhere are cut before it runs, when the rest then balances),
+//! `code-newline-escaped` (a line break inside a one-line string literal of
+//! a program, a syntax error in Python, is written as the escape `\n` the
+//! model meant, see `seam_pylex::newlines_in_strings_escaped`),
 //! `total-not-added` (a task asking for one quantity answered with the
 //! column of numbers the code printed: sent back once, to add them up in
 //! code), `answer-echoes-agent` (an answer that gives back one of the agent's own
@@ -914,7 +917,11 @@ impl Turn<'_> {
             Some((other, params)) => (other.as_str(), params),
             None => (tool, params),
         };
-        let cut = self.stray_closers_cut(tool, params);
+        // The closing brackets that end a piece of code and open nowhere
+        // (`print(total)}`: the JSON object's brace closed inside the string).
+        let cut = self.code_repaired(tool, params, |code| {
+            seam_pylex::stray_closers_at_end(code).map(|end| code[..end].to_owned())
+        });
         if cut.is_some() {
             p.correct(
                 "code-stray-closer-cut",
@@ -924,6 +931,18 @@ impl Turn<'_> {
             );
         }
         let params = cut.as_ref().unwrap_or(params);
+        // A line break inside a one-line string literal, where the model
+        // meant the escape (`split('\n')` written with JSON's `\n`).
+        let escaped = self.code_repaired(tool, params, seam_pylex::newlines_in_strings_escaped);
+        if escaped.is_some() {
+            p.correct(
+                "code-newline-escaped",
+                json!({"tool": tool}),
+                self.trace,
+                on,
+            );
+        }
+        let params = escaped.as_ref().unwrap_or(params);
         let asked = self.uses_query_added(p, tool, params);
         if let Some(q) = &asked {
             p.correct(
@@ -1301,23 +1320,22 @@ impl Turn<'_> {
             .collect()
     }
 
-    /// `params` with the closing brackets cut that end a piece of its code and open nowhere
-    /// ([`seam_pylex::stray_closers_at_end`]: `print(total)}`, the JSON object's brace
-    /// closed inside the string), or `None` when no code has any.
-    fn stray_closers_cut(
+    /// `params` with each piece of its code that `repair` mends replaced by the mended code,
+    /// or `None` when `repair` mends none.
+    fn code_repaired(
         &self,
         tool: &str,
         params: &Map<String, Value>,
+        repair: fn(&str) -> Option<String>,
     ) -> Option<Map<String, Value>> {
         let mut out = None;
         for name in self.code_places(tool) {
             let Some(code) = params.get(&name).and_then(Value::as_str) else {
                 continue;
             };
-            if let Some(end) = seam_pylex::stray_closers_at_end(code) {
-                let cut = code[..end].to_owned();
+            if let Some(mended) = repair(code) {
                 out.get_or_insert_with(|| params.clone())
-                    .insert(name, Value::String(cut));
+                    .insert(name, Value::String(mended));
             }
         }
         out

@@ -926,6 +926,25 @@ fn a_closing_brace_of_the_json_left_at_the_end_of_the_code_is_cut_before_it_runs
 }
 
 #[test]
+fn a_line_break_inside_a_one_line_string_of_the_code_runs_as_the_escape_meant() {
+    // The model wrote `split('\n')` with JSON's `\n`: Python got a quote, a
+    // line break and a quote, and refused the program.
+    let code = "rows = open('data/runs.csv').read().split('\\n')\nprint(len(rows) * 8.5)";
+    let (report, _, calls) = run(&[
+        read("data/runs.csv"),
+        python(&code.replace("\\n", "\n")),
+        respond(),
+    ]);
+    assert_eq!(report.corrections.get("code-newline-escaped"), Some(&1));
+    assert_eq!(calls.last().unwrap().1["code"], code);
+    // Breaks between statements and in triple quotes are the program's own.
+    let code = "doc = '''a\nb'''\nprint(len(doc) * 8.5)";
+    let (report, _, calls) = run(&[python(code), respond()]);
+    assert_eq!(report.corrections.get("code-newline-escaped"), None);
+    assert_eq!(calls.last().unwrap().1["code"], code);
+}
+
+#[test]
 fn code_that_looks_through_a_text_read_whole_is_sent_back_once_with_the_text() {
     let read = r#"{"mode":"action","tool":"files.read","params":{"path":"notes/short.md"}}"#;
     let code = "import re\nprint(re.findall(r'2\\. (.*)', open('notes/short.md').read()))";

@@ -9,15 +9,16 @@
 //! what "a file the code names" is, so the answer lives here, once.
 //!
 //! Owns: a scan of Python's string literals, the rule for a file name, what code that
-//! only prints literals prints, and whether its brackets balance once stray closers at its
-//! end are cut.
+//! only prints literals prints, whether its brackets balance once stray closers at its
+//! end are cut, and where a line break inside a one-line literal stands for its escape.
 //! Must never: run or import code, touch the file system, or depend on
 //! another seam crate (both the gate and the agent use it).
 
 mod literals;
 
 pub use literals::{
-    compared_literals, printed_words, shape, stray_closers_at_end, string_literals,
+    compared_literals, newlines_in_strings_escaped, printed_words, shape, stray_closers_at_end,
+    string_literals,
 };
 
 /// The literals of `code` that look like a file's name (see

@@ -21,6 +21,7 @@ pub fn string_literals(code: &str) -> Vec<String> {
         s: code.as_bytes(),
         i: 0,
         start: 0,
+        breaks: None,
     };
     let mut out: Vec<String> = Vec::new();
     while let Some(lit) = scan.next_literal() {
@@ -43,6 +44,7 @@ pub fn printed_words(code: &str) -> Option<String> {
         s: code.as_bytes(),
         i: 0,
         start: 0,
+        breaks: None,
     };
     // The code with each literal as one byte, `\0`, and the literals' values in order.
     let mut skeleton: Vec<u8> = Vec::new();
@@ -105,6 +107,7 @@ pub fn shape(code: &str) -> String {
         s: b,
         i: 0,
         start: 0,
+        breaks: None,
     };
     let mut out: Vec<u8> = Vec::with_capacity(b.len());
     let mut from = 0;
@@ -168,6 +171,51 @@ fn balanced(shaped: &str) -> bool {
     open.is_empty()
 }
 
+/// `code` with each line break that stands inside a one-line string literal written as the
+/// escape `\n`, or `None` when there is none. Such a break is always a syntax error in
+/// Python; it is what a model gets that meant the escape and wrote `\n` in the JSON string
+/// that carries the code, where it stands for a line break (qwen2.5-coder-1.5b:
+/// `output.split('\n')` reached Python as a quote, a line break and a quote). Only a break
+/// that the literal's own quote closes on the very next line is taken for one: a literal
+/// left open (`print('a` and code below it) stays as it was, for Python to refuse.
+pub fn newlines_in_strings_escaped(code: &str) -> Option<String> {
+    let mut scan = Scan {
+        s: code.as_bytes(),
+        i: 0,
+        start: 0,
+        breaks: Some(Vec::new()),
+    };
+    while scan.next_literal().is_some() {}
+    let breaks = scan.breaks.unwrap_or_default();
+    if breaks.is_empty() {
+        return None;
+    }
+    let mut out = String::with_capacity(code.len() + breaks.len());
+    let mut from = 0;
+    for at in breaks {
+        out.push_str(&code[from..at]);
+        out.push_str("\\n");
+        from = at + 1;
+    }
+    out.push_str(&code[from..]);
+    Some(out)
+}
+
+/// Whether `rest` (what follows a line break in a one-line literal quoted with `q`) closes
+/// the literal with `q` before its own next line break.
+fn closes_on_next_line(rest: &[u8], q: u8) -> bool {
+    let mut i = 0;
+    while let Some(&b) = rest.get(i) {
+        match b {
+            b'\n' => return false,
+            b'\\' => i += 2,
+            _ if b == q => return true,
+            _ => i += 1,
+        }
+    }
+    false
+}
+
 /// The plain string literals of `code` that stand on one side of `==` (`row['date'] ==
 /// '2027-04'`, `'Lars' == name`), in order, each once: the values the code looks for exactly.
 pub fn compared_literals(code: &str) -> Vec<String> {
@@ -176,6 +224,7 @@ pub fn compared_literals(code: &str) -> Vec<String> {
         s: b,
         i: 0,
         start: 0,
+        breaks: None,
     };
     let mut out: Vec<String> = Vec::new();
     while let Some(found) = scan.next_literal() {
@@ -198,6 +247,10 @@ struct Scan<'a> {
     i: usize,
     /// Where the literal `next_literal` last gave starts (its prefix included).
     start: usize,
+    /// When kept: where a one-line literal holds a line break that its own
+    /// quote closes on the next line (see [`newlines_in_strings_escaped`]);
+    /// the scan reads such a literal on, instead of dropping it.
+    breaks: Option<Vec<usize>>,
 }
 
 fn is_ident_start(b: u8) -> bool {
@@ -291,6 +344,14 @@ impl Scan<'_> {
                 break;
             }
             if b == b'\n' && !triple {
+                if let Some(breaks) = self.breaks.as_mut()
+                    && closes_on_next_line(&self.s[self.i + 1..], q)
+                {
+                    breaks.push(self.i);
+                    body.push(b);
+                    self.i += 1;
+                    continue;
+                }
                 // unterminated: Python would refuse the code; give nothing
                 self.i += 1;
                 return None;
@@ -437,7 +498,8 @@ impl Scan<'_> {
 #[cfg(test)]
 mod tests {
     use super::{
-        balanced, compared_literals, printed_words, shape, stray_closers_at_end, string_literals,
+        balanced, compared_literals, newlines_in_strings_escaped, printed_words, shape,
+        stray_closers_at_end, string_literals,
     };
 
     #[test]
@@ -483,6 +545,36 @@ mod tests {
             }
             if balanced(&shape(&code)) {
                 proptest::prop_assert_eq!(stray_closers_at_end(&code), None);
+            }
+        }
+
+        /// Escaped code differs from the code only where a line break became `\n`:
+        /// taking those back gives the code again. (Escaping twice may find more: an
+        /// escape written in one literal can let an earlier open one close, as in
+        /// `'`, a break, `"`, a break, `'"`.)
+        #[test]
+        fn escaping_changes_only_breaks_and_leaves_none(
+            code in "[a'\"\\f{}# \n]{0,40}"
+        ) {
+            if let Some(fixed) = newlines_in_strings_escaped(&code) {
+                proptest::prop_assert!(fixed.len() > code.len());
+                proptest::prop_assert!(fixed.matches('\n').count() < code.matches('\n').count());
+                // Every break kept or escaped, nothing else touched.
+                let mut back = String::new();
+                let (mut f, mut c) = (fixed.as_str(), code.as_str());
+                while let Some(ch) = c.chars().next() {
+                    if f.starts_with(ch) {
+                        back.push(ch);
+                        f = &f[ch.len_utf8()..];
+                    } else {
+                        proptest::prop_assert!(ch == '\n' && f.starts_with("\\n"), "{:?} / {:?}", code, fixed);
+                        back.push('\n');
+                        f = &f[2..];
+                    }
+                    c = &c[ch.len_utf8()..];
+                }
+                proptest::prop_assert_eq!(back, code);
+                proptest::prop_assert_eq!(f, "");
             }
         }
     }
@@ -582,6 +674,38 @@ s = 'it\'s.txt'
     fn identifiers_ending_in_prefix_letters_are_not_prefixes() {
         let lits = string_literals("attr'x.md' or 'y.md'\nnumber = 1e5\nrb'z.bin'");
         assert_eq!(lits, ["x.md", "y.md", "z.bin"]);
+    }
+
+    #[test]
+    fn a_line_break_a_one_line_literal_holds_is_written_as_its_escape() {
+        for (code, want) in [
+            (
+                "x = s.split('\n')\nprint(x)",
+                "x = s.split('\\n')\nprint(x)",
+            ),
+            ("print('a\nb')", "print('a\\nb')"),
+            ("print(\"\n\".join(rows))", "print(\"\\n\".join(rows))"),
+            ("print(f'{total}\n')", "print(f'{total}\\n')"),
+            // two literals on one line, each with its break
+            ("a = '\n'; b = '\n'", "a = '\\n'; b = '\\n'"),
+        ] {
+            let fixed = newlines_in_strings_escaped(code);
+            assert_eq!(fixed.as_deref(), Some(want), "{code:?}");
+        }
+        for code in [
+            // correct code: breaks between statements, in triple quotes, in comments,
+            // an escape already written, a line continued by a backslash
+            "x = 1\nprint('a')\n",
+            "doc = '''a\nb'''\nprint(doc)",
+            "# it's\nprint('x')",
+            "print('a\\nb')",
+            "s = 'a\\\nb'",
+            // a literal left open: not a break the model meant as an escape
+            "print('a\nx = 1\n",
+            "print('a\nb\nc')",
+        ] {
+            assert_eq!(newlines_in_strings_escaped(code), None, "{code:?}");
+        }
     }
 
     #[test]
