@@ -67,10 +67,10 @@
 //! `missing-file-find-symbol-told` and `other-name-find-symbol-told` (a code
 //! index outline of a missing file, or a definition looked up under another
 //! name than the task's that found none, is told to look the task's name up),
-//! `copy-resampled` (a reply word for word one the turn already acted on, a
-//! call that cannot run again or an answer with the mistake a check sent it
-//! back for, is dropped and the same request asked again with a temperature,
-//! a few times a turn: see `Progress::resample_copy`),
+//! `copy-resampled` (a copy the model was told of and made again, a call
+//! repeated after `repeat-warned` or an answer with the mistake a check sent
+//! it back for, is dropped and the same request asked again with a
+//! temperature, a few times a turn: see `Progress::resample_copy`),
 //! `reply-repeated` (past those, an answer given again word for word with the
 //! mistake a check sent it back for is sent back once more, and the next
 //! reply must call a tool), `quantity-not-worked-out` (a task that asks for a quantity,
@@ -400,6 +400,8 @@ struct Progress {
     resample_next: bool,
     /// Copies resampled so far in the turn.
     resamples: u32,
+    /// This step's request was a resample: a copy again is not resampled.
+    resampled_last: bool,
 }
 
 impl Progress {
@@ -420,13 +422,15 @@ impl Progress {
         !self.forced && self.sent_back_whole.iter().any(|r| r == reply)
     }
 
-    /// Whether this step's reply, a copy that cannot be taken, is dropped
-    /// and asked for again, sampled: outside a forced answer, while the turn
-    /// has resampled fewer than `most` copies ([`TurnOptions::copy_resamples`]). When it is, the
-    /// next request is marked to be sampled. The copies: a call the turn
-    /// already made, as the reply's first (the repeat checks would not run
-    /// it), and an answer given again word for word with the mistake a check
-    /// sent it back for (see `answer`).
+    /// Whether this step's reply, a copy that words have already failed to
+    /// stop, is dropped and asked for again, sampled: outside a forced
+    /// answer, not when this reply was itself a resample, and while the turn
+    /// has resampled fewer than `most` copies ([`TurnOptions::copy_resamples`]).
+    /// When it is, the next request is marked to be sampled. The copies: a
+    /// call the turn already made, as the reply's first, after the model was
+    /// told once that it repeats itself (`repeat-warned`), and an answer
+    /// given again word for word with the mistake a check sent it back for
+    /// (see `answer`).
     ///
     /// Greedy decoding gives the most likely reply every time, and the most
     /// likely reply after a copy was sent back is, for a small model, the
@@ -435,9 +439,11 @@ impl Progress {
     /// times over, whatever it was told between them. A copy is never run or
     /// taken as the answer, so asking again with a temperature, from the same
     /// messages, costs a step and loses nothing; the reply is still the
-    /// model's own.
+    /// model's own. The first repeat of a call is told, not resampled: told,
+    /// the model mostly answers from the result it has (a trip note read
+    /// twice); resampled, it wrote the same program three times at 0.7.
     fn resample_copy(&mut self, most: u32) -> bool {
-        let resample = !self.forced && self.resamples < most;
+        let resample = !self.forced && !self.resampled_last && self.resamples < most;
         if resample {
             self.resamples += 1;
             self.resample_next = true;
@@ -619,6 +625,7 @@ impl Turn<'_> {
             calls_before_reply: 0,
             resample_next: false,
             resamples: 0,
+            resampled_last: false,
         };
 
         loop {
@@ -669,6 +676,7 @@ impl Turn<'_> {
             // turn run again asks for the same replies.
             let sampled =
                 std::mem::take(&mut p.resample_next).then_some((RESAMPLE_TEMPERATURE, step));
+            p.resampled_last = sampled.is_some();
             let request = ChatRequest {
                 messages: messages.clone(),
                 max_tokens: self.options.reply_tokens.min(remaining.max(64)),
@@ -1079,6 +1087,7 @@ impl Turn<'_> {
         }
         let key = format!("{tool}\u{0}{}", Value::Object(params.clone()));
         if p.seen.contains(&key)
+            && p.warned
             && p.report.calls == p.calls_before_reply
             && p.resample_copy(self.options.copy_resamples)
         {

@@ -1584,36 +1584,47 @@ fn sampled(model: &Scripted, n: usize) -> Option<(f32, Option<u32>)> {
 }
 
 #[test]
-fn a_call_the_turn_already_made_is_dropped_and_asked_for_again_sampled() {
+fn a_call_repeated_after_the_model_was_told_is_dropped_and_asked_for_again_sampled() {
     let first = python("fail()");
     let other = python("print(8.5)");
     let (report, model, calls) = run_with(
         TASK,
-        &[first.clone(), first.clone(), other, respond()],
+        &[
+            first.clone(),
+            first.clone(),
+            first.clone(),
+            other,
+            respond(),
+        ],
         TurnOptions::default(),
     );
+    // The first repeat is told (repeat-warned); the second, which words did
+    // not stop, is dropped and its request asked again, sampled.
+    assert_eq!(report.corrections.get("repeat-warned"), Some(&1));
     assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
-    assert_eq!(report.corrections.get("repeat-warned"), None);
+    assert_eq!(report.corrections.get("repeat-stopped"), None);
     assert_eq!(
         calls
             .iter()
             .map(|(_, p)| p["code"].clone())
             .collect::<Vec<_>>(),
         [json!("fail()"), json!("print(8.5)")],
-        "the copy did not run; the sampled reply did"
+        "the copies did not run; the sampled reply did"
     );
-    // Greedy but for the request after the copy, which is the copy's own
-    // request again (the copy is not in it), sampled with the step's seed.
-    assert_eq!(sampled(&model, 0), None);
-    assert_eq!(sampled(&model, 1), None);
-    assert_eq!(sampled(&model, 2), Some((0.7, Some(3))));
-    assert_eq!(sampled(&model, 3), None);
-    assert_eq!(model.seen[2].messages, model.seen[1].messages);
+    // Greedy but for the request after the dropped copy, which is the copy's
+    // own request again (the copy is not in it), sampled with the step's seed.
+    assert_eq!(
+        (0..model.seen.len())
+            .map(|n| sampled(&model, n))
+            .collect::<Vec<_>>(),
+        [None, None, None, Some((0.7, Some(4))), None]
+    );
+    assert_eq!(model.seen[3].messages, model.seen[2].messages);
     assert_eq!(report.answer, "8.5 km");
 }
 
 #[test]
-fn copies_are_resampled_a_few_times_a_turn_then_the_repeat_checks_act() {
+fn a_resampled_copy_that_copies_again_is_left_to_the_repeat_checks() {
     let same = python("fail()");
     let (report, model, calls) = run_with(
         TASK,
@@ -1622,28 +1633,23 @@ fn copies_are_resampled_a_few_times_a_turn_then_the_repeat_checks_act() {
             same.clone(),
             same.clone(),
             same.clone(),
-            same.clone(),
             respond(),
         ],
-        TurnOptions {
-            copy_resamples: 3,
-            ..TurnOptions::default()
-        },
+        TurnOptions::default(),
     );
-    assert_eq!(report.corrections.get("copy-resampled"), Some(&3));
-    assert_eq!(report.corrections.get("repeat-warned"), Some(&1));
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    for c in ["repeat-warned", "repeat-stopped", "final-answer-forced"] {
+        assert_eq!(report.corrections.get(c), Some(&1), "{c}");
+    }
     assert_eq!(calls.len(), 1, "a copy never runs");
-    // Each resample has a seed of its own.
-    let seeds: Vec<_> = (0..model.seen.len())
-        .filter_map(|n| sampled(&model, n))
-        .collect();
-    assert_eq!(seeds, [(0.7, Some(3)), (0.7, Some(4)), (0.7, Some(5))]);
+    assert_eq!(sampled(&model, 3), Some((0.7, Some(4))));
+    assert_eq!(sampled(&model, 4), None, "the forced answer is greedy");
     assert_eq!(report.answer, "8.5 km");
 
-    // None are with 0.
-    let (report, _, _) = run(&[same.clone(), same.clone(), respond()]);
+    // With copy_resamples 0 the repeat checks act alone.
+    let (report, _, _) = run(&[same.clone(), same.clone(), same.clone(), respond()]);
     assert_eq!(report.corrections.get("copy-resampled"), None);
-    assert_eq!(report.corrections.get("repeat-warned"), Some(&1));
+    assert_eq!(report.corrections.get("repeat-stopped"), Some(&1));
 }
 
 #[test]
