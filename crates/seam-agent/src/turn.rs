@@ -33,6 +33,9 @@
 //! around it, see `dates`), `code-newline-escaped` (a line break inside a one-line string literal of
 //! a program, a syntax error in Python, is written as the escape `\n` the
 //! model meant, see `seam_pylex::newlines_in_strings_escaped`),
+//! `code-fstring-requoted` (a string in an f-string's field quoted like the
+//! f-string, which Python reads only from 3.12 on, takes the other quote,
+//! see `seam_pylex::fstring_quotes_swapped`),
 //! `total-not-added` (a task asking for one quantity answered with the
 //! column of numbers the code printed: sent back once, to add them up in
 //! code), `answer-echoes-agent` (an answer that gives back one of the agent's own
@@ -953,6 +956,18 @@ impl Turn<'_> {
             );
         }
         let params = escaped.as_ref().unwrap_or(params);
+        // A string in an f-string's field quoted like the f-string
+        // (`f'{row['km']}'`): Python reads it only from 3.12 on.
+        let requoted = self.code_repaired(tool, params, seam_pylex::fstring_quotes_swapped);
+        if requoted.is_some() {
+            p.correct(
+                "code-fstring-requoted",
+                json!({"tool": tool}),
+                self.trace,
+                on,
+            );
+        }
+        let params = requoted.as_ref().unwrap_or(params);
         let asked = self.uses_query_added(p, tool, params);
         if let Some(q) = &asked {
             p.correct(

@@ -950,6 +950,22 @@ fn a_line_break_inside_a_one_line_string_of_the_code_runs_as_the_escape_meant() 
 }
 
 #[test]
+fn a_string_in_an_f_strings_field_quoted_like_it_runs_with_the_other_quote() {
+    // Python 3.11 ends the f-string at the inner quote; 3.12 reads it.
+    let code = "print(f'{8.5 + len({'a': 1}['a']) - 1} km')";
+    let (report, _, calls) = run(&[python(code), respond()]);
+    assert_eq!(report.corrections.get("code-fstring-requoted"), Some(&1));
+    assert_eq!(
+        calls.last().unwrap().1["code"],
+        "print(f'{8.5 + len({\"a\": 1}[\"a\"]) - 1} km')"
+    );
+    let code = "print(f'{8.5} km', 'a')";
+    let (report, _, calls) = run(&[python(code), respond()]);
+    assert_eq!(report.corrections.get("code-fstring-requoted"), None);
+    assert_eq!(calls.last().unwrap().1["code"], code);
+}
+
+#[test]
 fn code_that_looks_through_a_text_read_whole_is_sent_back_once_with_the_text() {
     let read = r#"{"mode":"action","tool":"files.read","params":{"path":"notes/short.md"}}"#;
     let code = "import re\nprint(re.findall(r'2\\. (.*)', open('notes/short.md').read()))";

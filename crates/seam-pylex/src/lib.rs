@@ -10,15 +10,16 @@
 //!
 //! Owns: a scan of Python's string literals, the rule for a file name, what code that
 //! only prints literals prints, whether its brackets balance once stray closers at its
-//! end are cut, and where a line break inside a one-line literal stands for its escape.
+//! end are cut, where a line break inside a one-line literal stands for its escape, and
+//! which literals in an f-string's fields need the other quote before Python 3.12.
 //! Must never: run or import code, touch the file system, or depend on
 //! another seam crate (both the gate and the agent use it).
 
 mod literals;
 
 pub use literals::{
-    compared_literals, newlines_in_strings_escaped, printed_words, shape, stray_closers_at_end,
-    string_literals,
+    compared_literals, fstring_quotes_swapped, newlines_in_strings_escaped, printed_words, shape,
+    stray_closers_at_end, string_literals,
 };
 
 /// The literals of `code` that look like a file's name (see

@@ -22,6 +22,7 @@ pub fn string_literals(code: &str) -> Vec<String> {
         i: 0,
         start: 0,
         breaks: None,
+        nested: None,
     };
     let mut out: Vec<String> = Vec::new();
     while let Some(lit) = scan.next_literal() {
@@ -45,6 +46,7 @@ pub fn printed_words(code: &str) -> Option<String> {
         i: 0,
         start: 0,
         breaks: None,
+        nested: None,
     };
     // The code with each literal as one byte, `\0`, and the literals' values in order.
     let mut skeleton: Vec<u8> = Vec::new();
@@ -108,6 +110,7 @@ pub fn shape(code: &str) -> String {
         i: 0,
         start: 0,
         breaks: None,
+        nested: None,
     };
     let mut out: Vec<u8> = Vec::with_capacity(b.len());
     let mut from = 0;
@@ -184,6 +187,7 @@ pub fn newlines_in_strings_escaped(code: &str) -> Option<String> {
         i: 0,
         start: 0,
         breaks: Some(Vec::new()),
+        nested: None,
     };
     while scan.next_literal().is_some() {}
     let breaks = scan.breaks.unwrap_or_default();
@@ -199,6 +203,39 @@ pub fn newlines_in_strings_escaped(code: &str) -> Option<String> {
     }
     out.push_str(&code[from..]);
     Some(out)
+}
+
+/// `code` with each one-line string literal that stands in an f-string's field and is
+/// quoted like the f-string itself (`f'{row['km']}'`, `f"{x or ""}"`) quoted with the other
+/// quote, or `None` when there is none. Python reads such code only from 3.12 on (PEP 701);
+/// before, the f-string ends at the inner quote and the program is a syntax error, and models
+/// write it often (qwen2.5-coder-1.5b: `f'You were {difference} km {'' if difference > 0
+/// else ''}'`, refused by Python 3.11). A literal whose text holds the other quote or a
+/// backslash is left as it is: no swap writes it the same.
+pub fn fstring_quotes_swapped(code: &str) -> Option<String> {
+    let mut scan = Scan {
+        s: code.as_bytes(),
+        i: 0,
+        start: 0,
+        breaks: None,
+        nested: Some(Vec::new()),
+    };
+    while scan.next_literal().is_some() {}
+    let b = code.as_bytes();
+    let mut out = b.to_vec();
+    let mut swapped = false;
+    for (open, close) in scan.nested.unwrap_or_default() {
+        let q = b[open];
+        let other = if q == b'\'' { b'"' } else { b'\'' };
+        if b[open + 1..close].iter().any(|&c| c == other || c == b'\\') {
+            continue;
+        }
+        out[open] = other;
+        out[close] = other;
+        swapped = true;
+    }
+    // Only ASCII quotes changed, so the bytes are still UTF-8.
+    swapped.then(|| String::from_utf8(out).unwrap_or_else(|_| code.to_owned()))
 }
 
 /// Whether `rest` (what follows a line break in a one-line literal quoted with `q`) closes
@@ -225,6 +262,7 @@ pub fn compared_literals(code: &str) -> Vec<String> {
         i: 0,
         start: 0,
         breaks: None,
+        nested: None,
     };
     let mut out: Vec<String> = Vec::new();
     while let Some(found) = scan.next_literal() {
@@ -251,6 +289,9 @@ struct Scan<'a> {
     /// quote closes on the next line (see [`newlines_in_strings_escaped`]);
     /// the scan reads such a literal on, instead of dropping it.
     breaks: Option<Vec<usize>>,
+    /// When kept: the opening and closing quotes of each one-line literal in an f-string's
+    /// field that is quoted like the f-string itself (see [`fstring_quotes_swapped`]).
+    nested: Option<Vec<(usize, usize)>>,
 }
 
 fn is_ident_start(b: u8) -> bool {
@@ -379,7 +420,7 @@ impl Scan<'_> {
                 }
                 if b == b'{' {
                     plain = false;
-                    self.skip_field()?;
+                    self.skip_field((!triple).then_some(q))?;
                     continue;
                 }
             }
@@ -459,7 +500,9 @@ impl Scan<'_> {
 
     /// Inside an f-string at `{`: skips the replacement field through its `}`, nested strings
     /// and brackets included.
-    fn skip_field(&mut self) -> Option<()> {
+    /// `outer`: the quote of a one-line f-string around the field (a triple-quoted one's
+    /// fields may hold its quote before Python 3.12 as well).
+    fn skip_field(&mut self, outer: Option<u8>) -> Option<()> {
         let mut depth = 0usize;
         loop {
             let b = self.peek(0)?;
@@ -476,7 +519,16 @@ impl Scan<'_> {
                     }
                 }
                 b'\'' | b'"' => {
-                    let _ = self.literal(Prefix::default());
+                    let start = self.i;
+                    let triple = self.peek(1) == Some(b) && self.peek(2) == Some(b);
+                    let found = self.literal(Prefix::default());
+                    if let Some(nested) = self.nested.as_mut()
+                        && Some(b) == outer
+                        && !triple
+                        && found.is_some()
+                    {
+                        nested.push((start, self.i - 1));
+                    }
                 }
                 _ if is_ident_start(b) => {
                     let start = self.i;
@@ -498,8 +550,8 @@ impl Scan<'_> {
 #[cfg(test)]
 mod tests {
     use super::{
-        balanced, compared_literals, newlines_in_strings_escaped, printed_words, shape,
-        stray_closers_at_end, string_literals,
+        balanced, compared_literals, fstring_quotes_swapped, newlines_in_strings_escaped,
+        printed_words, shape, stray_closers_at_end, string_literals,
     };
 
     #[test]
@@ -545,6 +597,27 @@ mod tests {
             }
             if balanced(&shape(&code)) {
                 proptest::prop_assert_eq!(stray_closers_at_end(&code), None);
+            }
+        }
+
+        /// Swapping changes quotes only, in pairs, and only where the code has an f-string.
+        #[test]
+        fn swapping_changes_only_quotes(code in "[fa'\"{}\\\\\\[\\] \n]{0,40}") {
+            if let Some(swapped) = fstring_quotes_swapped(&code) {
+                proptest::prop_assert_eq!(swapped.len(), code.len());
+                let changed: Vec<(char, char)> = code
+                    .chars()
+                    .zip(swapped.chars())
+                    .filter(|(a, b)| a != b)
+                    .collect();
+                proptest::prop_assert!(!changed.is_empty() && changed.len() % 2 == 0);
+                for (a, b) in changed {
+                    proptest::prop_assert!(
+                        (a == '\'' && b == '"') || (a == '"' && b == '\''),
+                        "{:?} -> {:?}", code, swapped
+                    );
+                }
+                proptest::prop_assert!(code.contains("f'") || code.contains("f\""));
             }
         }
 
@@ -705,6 +778,40 @@ s = 'it\'s.txt'
             "print('a\nb\nc')",
         ] {
             assert_eq!(newlines_in_strings_escaped(code), None, "{code:?}");
+        }
+    }
+
+    #[test]
+    fn a_literal_quoted_like_its_f_string_takes_the_other_quote() {
+        for (code, want) in [
+            ("print(f'{row['km']} km')", "print(f'{row[\"km\"]} km')"),
+            (
+                "print(f\"{d[\"a\"] + d[\"b\"]}\")",
+                "print(f\"{d['a'] + d['b']}\")",
+            ),
+            (
+                "print(f'You were {d} km {'' if d > 0 else ''}')",
+                "print(f'You were {d} km {\"\" if d > 0 else \"\"}')",
+            ),
+        ] {
+            assert_eq!(
+                fstring_quotes_swapped(code).as_deref(),
+                Some(want),
+                "{code:?}"
+            );
+        }
+        for code in [
+            // already the other quote, or a plain string, or no field
+            "print(f'{row[\"km\"]}')",
+            "print('{row['km']}')",
+            "print(f'{{x}}', 'a')",
+            // a literal that holds the other quote or a backslash stays
+            "print(f'{d['it\"s']}')",
+            "print(f'{d['a\\'b']}')",
+            // a triple-quoted f-string's fields may hold its quote once
+            "print(f'''{d['km']}''')",
+        ] {
+            assert_eq!(fstring_quotes_swapped(code), None, "{code:?}");
         }
     }
 
