@@ -335,6 +335,28 @@ fn plain_name(name: &str) -> &str {
 /// Replies in a row with no readable action before the turn gives up.
 const MAX_UNREADABLE: u32 = 3;
 
+/// Code mended, or `None` when the repair finds nothing to mend.
+type CodeRepair = fn(&str) -> Option<String>;
+
+/// The repairs of a call's code before it runs, in order, by the correction each is counted
+/// as: each mends code Python would refuse into the code the model meant.
+const CODE_REPAIRS: &[(&str, CodeRepair)] = &[
+    // The closing brackets that end a piece of code and open nowhere
+    // (`print(total)}`: the JSON object's brace closed inside the string).
+    ("code-stray-closer-cut", |code| {
+        seam_pylex::stray_closers_at_end(code).map(|end| code[..end].to_owned())
+    }),
+    // A line break inside a one-line string literal, where the model meant
+    // the escape (`split('\n')` written with JSON's `\n`).
+    (
+        "code-newline-escaped",
+        seam_pylex::newlines_in_strings_escaped,
+    ),
+    // A string in an f-string's field quoted like the f-string
+    // (`f'{row['km']}'`): Python reads it only from 3.12 on.
+    ("code-fstring-requoted", seam_pylex::fstring_quotes_swapped),
+];
+
 /// The temperature a copy is asked again at: high enough that the second
 /// likeliest path is taken where the first was a near-tie, low enough that
 /// a 1.5B model still writes what it meant.
@@ -930,44 +952,15 @@ impl Turn<'_> {
             Some((other, params)) => (other.as_str(), params),
             None => (tool, params),
         };
-        // The closing brackets that end a piece of code and open nowhere
-        // (`print(total)}`: the JSON object's brace closed inside the string).
-        let cut = self.code_repaired(tool, params, |code| {
-            seam_pylex::stray_closers_at_end(code).map(|end| code[..end].to_owned())
-        });
-        if cut.is_some() {
-            p.correct(
-                "code-stray-closer-cut",
-                json!({"tool": tool}),
-                self.trace,
-                on,
-            );
+        let mut repaired: Option<Map<String, Value>> = None;
+        for &(name, repair) in CODE_REPAIRS {
+            let mended = self.code_repaired(tool, repaired.as_ref().unwrap_or(params), repair);
+            if mended.is_some() {
+                p.correct(name, json!({"tool": tool}), self.trace, on);
+                repaired = mended;
+            }
         }
-        let params = cut.as_ref().unwrap_or(params);
-        // A line break inside a one-line string literal, where the model
-        // meant the escape (`split('\n')` written with JSON's `\n`).
-        let escaped = self.code_repaired(tool, params, seam_pylex::newlines_in_strings_escaped);
-        if escaped.is_some() {
-            p.correct(
-                "code-newline-escaped",
-                json!({"tool": tool}),
-                self.trace,
-                on,
-            );
-        }
-        let params = escaped.as_ref().unwrap_or(params);
-        // A string in an f-string's field quoted like the f-string
-        // (`f'{row['km']}'`): Python reads it only from 3.12 on.
-        let requoted = self.code_repaired(tool, params, seam_pylex::fstring_quotes_swapped);
-        if requoted.is_some() {
-            p.correct(
-                "code-fstring-requoted",
-                json!({"tool": tool}),
-                self.trace,
-                on,
-            );
-        }
-        let params = requoted.as_ref().unwrap_or(params);
+        let params = repaired.as_ref().unwrap_or(params);
         let asked = self.uses_query_added(p, tool, params);
         if let Some(q) = &asked {
             p.correct(
@@ -1352,7 +1345,7 @@ impl Turn<'_> {
         &self,
         tool: &str,
         params: &Map<String, Value>,
-        repair: fn(&str) -> Option<String>,
+        repair: CodeRepair,
     ) -> Option<Map<String, Value>> {
         let mut out = None;
         for name in self.code_places(tool) {

@@ -610,7 +610,7 @@ mod tests {
                     .zip(swapped.chars())
                     .filter(|(a, b)| a != b)
                     .collect();
-                proptest::prop_assert!(!changed.is_empty() && changed.len() % 2 == 0);
+                proptest::prop_assert!(!changed.is_empty() && changed.len().is_multiple_of(2));
                 for (a, b) in changed {
                     proptest::prop_assert!(
                         (a == '\'' && b == '"') || (a == '"' && b == '\''),
