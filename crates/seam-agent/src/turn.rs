@@ -420,6 +420,8 @@ struct Progress {
     call_next: bool,
     /// Calls made before this step's reply was acted on.
     calls_before_reply: u32,
+    /// The model had been told it repeats a call before this step's reply.
+    warned_before_reply: bool,
     /// This step's reply is dropped and the next request asks for a sampled
     /// reply in its place (`copy-resampled`).
     resample_next: bool,
@@ -648,6 +650,7 @@ impl Turn<'_> {
             repeats_sent_back: 0,
             call_next: false,
             calls_before_reply: 0,
+            warned_before_reply: false,
             resample_next: false,
             resamples: 0,
             resampled_last: false,
@@ -796,6 +799,7 @@ impl Turn<'_> {
             p.copied = p.repeats(&reply.text);
             let calls_before = p.report.calls;
             p.calls_before_reply = calls_before;
+            p.warned_before_reply = p.warned;
             if p.forced && has_calls {
                 return Ok(self.stop(
                     p,
@@ -1095,7 +1099,7 @@ impl Turn<'_> {
         }
         let key = format!("{tool}\u{0}{}", Value::Object(params.clone()));
         if p.seen.contains(&key)
-            && p.warned
+            && p.warned_before_reply
             && p.report.calls == p.calls_before_reply
             && p.resample_copy(self.options.copy_resamples)
         {

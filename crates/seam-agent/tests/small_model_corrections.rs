@@ -1640,6 +1640,29 @@ fn a_call_repeated_after_the_model_was_told_is_dropped_and_asked_for_again_sampl
 }
 
 #[test]
+fn a_plan_that_repeats_two_calls_is_told_before_it_is_resampled() {
+    // The warning about the first step is said in the same step as the
+    // second step's repeat: the model has not read it, so the second is no
+    // copy that words failed to stop.
+    let plan = json!({"mode":"plan","steps":[
+        {"actor":"python.run","params":{"code":"print(1)"}},
+        {"actor":"facts.get","params":{"fact":"os"}}
+    ]})
+    .to_string();
+    let (report, model, _) = run_with(
+        TASK,
+        &[plan.clone(), plan, respond()],
+        TurnOptions::default(),
+    );
+    assert_eq!(report.corrections.get("copy-resampled"), None);
+    assert_eq!(report.corrections.get("repeat-warned"), Some(&1));
+    // The repeat checks act as they did: the second repeat stops the calls.
+    assert_eq!(report.corrections.get("repeat-stopped"), Some(&1));
+    assert!(sampled(&model, 2).is_none());
+    assert!(model.told(2).starts_with("Stop calling tools"));
+}
+
+#[test]
 fn a_resampled_copy_that_copies_again_is_left_to_the_repeat_checks() {
     let same = python("fail()");
     let (report, model, calls) = run_with(
