@@ -10,7 +10,6 @@
 //! never prints: the binary's output module does.
 
 pub mod config;
-pub mod dates;
 pub mod dispatch;
 #[cfg(feature = "embedded")]
 pub mod embedded;

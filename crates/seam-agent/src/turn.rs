@@ -28,9 +28,7 @@
 //! when something of the reply ran),
 //! `code-stray-closer-cut` (closing brackets at the end of a program that
 //! open nowhere are cut before it runs, when the rest then balances),
-//! `task-date-placed` (a file read for a task that names a day without a
-//! year is followed by that day's full date, weekday and the file's dates
-//! around it, see `dates`), `code-newline-escaped` (a line break inside a one-line string literal of
+//! `code-newline-escaped` (a line break inside a one-line string literal of
 //! a program, a syntax error in Python, is written as the escape `\n` the
 //! model meant, see `seam_pylex::newlines_in_strings_escaped`),
 //! `code-fstring-requoted` (a string in an f-string's field quoted like the
@@ -1797,20 +1795,7 @@ impl Turn<'_> {
                              that exactly: they are written like {example:?}, {fix}"
                         )))
                     }
-                    _ => match v
-                        .get("text")
-                        .and_then(Value::as_str)
-                        .filter(|_| tool == READER)
-                    {
-                        Some(text)
-                            if let Some(placed) =
-                                crate::dates::placed(&p.report.info.task, text) =>
-                        {
-                            p.correct("task-date-placed", Value::Null, self.trace, on);
-                            Some(std::borrow::Cow::Owned(format!("{placed}\n\n{line}")))
-                        }
-                        _ => Some(line),
-                    },
+                    _ => Some(line),
                 }
             }
             CallResult::Refused { code, .. }

@@ -26,11 +26,6 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
             RefusalCode::NotFound,
             "notes/missing.json does not exist",
         )),
-        "files.read" if params["path"] == "notes/pager.md" => Ok(json!({
-            "path": params["path"],
-            "text": "| week of | primary |\n| 2027-04-12 | Priya |\n| 2027-04-19 | Tomasz |\n| 2027-04-26 | Lars |\n",
-            "next_offset": null
-        })),
         "files.read" if params["path"] == "notes/short.md" => Ok(json!({
             "path": params["path"], "text": "1. Tag.\n2. Push.\n", "next_offset": null
         })),
@@ -1716,26 +1711,4 @@ fn a_copied_answer_with_its_mistake_is_resampled_before_it_is_sent_back_again() 
     let (report, model, _) = run_with(TASK, &[respond()], TurnOptions::default());
     assert_eq!(report.corrections.get("copy-resampled"), None);
     assert_eq!(sampled(&model, 0), None);
-}
-
-#[test]
-fn a_day_the_task_names_is_placed_among_the_dates_of_the_file_read() {
-    let task = "who has the pager on thursday 22 april? the rota is notes/pager.md";
-    let (report, model, _) = run_task(task, &[read("notes/pager.md"), respond()]);
-    assert_eq!(report.corrections.get("task-date-placed"), Some(&1));
-    let shown = model.told(1);
-    assert!(
-        shown.contains(
-            "22 April of the task is Thursday 2027-04-22 (the year of this file's dates); the \
-             file's dates on either side of it are 2027-04-19 and 2027-04-26."
-        ),
-        "{shown}"
-    );
-    // A task that names no day is told nothing of dates.
-    let (report, model, _) = run_task(
-        "who is primary on the rota? notes/pager.md",
-        &[read("notes/pager.md"), respond()],
-    );
-    assert_eq!(report.corrections.get("task-date-placed"), None);
-    assert!(!model.told(1).contains("of the task is"));
 }
