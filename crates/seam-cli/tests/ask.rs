@@ -168,7 +168,10 @@ fn the_model_sees_the_output_not_the_envelope() {
 fn a_model_that_loops_is_stopped_and_made_to_answer() {
     let owner = owner_with_notes();
     let call = "{\"mode\":\"action\",\"tool\":\"files.read\",\"params\":{\"path\":\"notes.md\"}}";
+    // The second copy, made after the model was told, is asked for again
+    // at a temperature (copy-resampled); the sampled reply copies again.
     let server = ReplayServer::start(vec![
+        Reply::Text(call),
         Reply::Text(call),
         Reply::Text(call),
         Reply::Text(call),
@@ -177,8 +180,24 @@ fn a_model_that_loops_is_stopped_and_made_to_answer() {
     let a = ask(&owner, &server, "Read notes.md", &[]);
     assert_eq!(a.code, 0, "stderr: {}", a.stderr);
     assert_eq!(a.stdout.trim(), "Thursday, with the blue folder.");
+    let sampled: Vec<(f64, Option<u64>)> = server
+        .requests()
+        .iter()
+        .map(|r| (r["temperature"].as_f64().unwrap(), r["seed"].as_u64()))
+        .collect();
+    assert_eq!(sampled.len(), 5);
+    assert!((sampled[3].0 - 0.7).abs() < 1e-6, "{sampled:?}");
+    assert_eq!(sampled[3].1, Some(4), "seeded by its step");
+    for (n, (t, seed)) in sampled.iter().enumerate().filter(|(n, _)| *n != 3) {
+        assert_eq!((*t, *seed), (0.0, None), "request {n} is greedy");
+    }
     let fixes = corrections(&a.events);
-    for want in ["repeat-warned", "repeat-stopped", "final-answer-forced"] {
+    for want in [
+        "repeat-warned",
+        "copy-resampled",
+        "repeat-stopped",
+        "final-answer-forced",
+    ] {
         assert!(
             fixes.contains(&want.to_owned()),
             "{want} missing from {fixes:?}"
