@@ -699,9 +699,10 @@ impl Turn<'_> {
             p.report.steps += 1;
             let step = p.report.steps;
             // A copy's request again, sampled: the seed is the step's, so a
-            // turn run again asks for the same replies.
-            let sampled =
-                std::mem::take(&mut p.resample_next).then_some((RESAMPLE_TEMPERATURE, step));
+            // turn run again asks for the same replies. A forced answer (the
+            // budget ran out on the copy) is asked for greedy, as always.
+            let sampled = (std::mem::take(&mut p.resample_next) && !p.forced)
+                .then_some((RESAMPLE_TEMPERATURE, step));
             p.resampled_last = sampled.is_some();
             let request = ChatRequest {
                 messages: messages.clone(),

@@ -1658,6 +1658,28 @@ fn a_plan_that_repeats_two_calls_is_told_before_it_is_resampled() {
 }
 
 #[test]
+fn a_copy_on_the_turns_last_step_is_not_resampled_into_the_forced_answer() {
+    let same = python("fail()");
+    let (report, model, _) = run_with(
+        TASK,
+        &[same.clone(), same.clone(), same.clone(), respond()],
+        TurnOptions {
+            max_steps: 3,
+            ..TurnOptions::default()
+        },
+    );
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
+    assert!(
+        matches!(report.end, TurnEnd::ForcedAnswer { .. }),
+        "{:?}",
+        report.end
+    );
+    assert_eq!(sampled(&model, 3), None, "the forced answer is greedy");
+    assert_eq!(report.answer, "8.5 km");
+}
+
+#[test]
 fn a_resampled_copy_that_copies_again_is_left_to_the_repeat_checks() {
     let same = python("fail()");
     let (report, model, calls) = run_with(
