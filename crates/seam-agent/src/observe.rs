@@ -316,8 +316,7 @@ pub fn unseen_numbers(answer: &str, task: &str, shown: &[String]) -> Vec<String>
     // A time of day is a figure too, whatever its digits: asked when a
     // flight home left, qwen2.5-coder-1.5b answered "20:00" from a note
     // that held 20:05 (the flight out) and 06:50 (the flight home).
-    let seen_times: Vec<(u32, u32)> = std::iter::once(task)
-        .chain(shown.iter().map(String::as_str))
+    let seen_times: Vec<(u32, u32)> = seen_texts(task, shown)
         .flat_map(|t| clock_times(t, true))
         .map(|(_, hm)| hm)
         .collect();
@@ -329,12 +328,14 @@ pub fn unseen_numbers(answer: &str, task: &str, shown: &[String]) -> Vec<String>
     out
 }
 
+/// The texts an answer may take its figures from: the task and every result shown.
+fn seen_texts<'a>(task: &'a str, shown: &'a [String]) -> impl Iterator<Item = &'a str> {
+    std::iter::once(task).chain(shown.iter().map(String::as_str))
+}
+
 /// The figures the task and every result shown hold: what an answer may state.
 fn seen_figures(task: &str, shown: &[String]) -> Vec<String> {
-    std::iter::once(task)
-        .chain(shown.iter().map(String::as_str))
-        .flat_map(figures)
-        .collect()
+    seen_texts(task, shown).flat_map(figures).collect()
 }
 
 /// The times of day in `text` (`6:50`, `06:50`, `20:05`), as written and as
