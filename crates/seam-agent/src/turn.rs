@@ -416,15 +416,23 @@ struct Progress {
     /// The next reply must call a tool: its grammar has no answer form
     /// (`reply-repeated`).
     call_next: bool,
+    /// What `copy-resampled` keeps (see [`Progress::resample_copy`]).
+    copies: Copies,
+}
+
+/// What the turn keeps to tell a copy that words failed to stop, and to ask
+/// for it again, sampled (`copy-resampled`).
+#[derive(Default)]
+struct Copies {
     /// Calls made before this step's reply was acted on.
     calls_before_reply: u32,
     /// The model had been told it repeats a call before this step's reply.
     warned_before_reply: bool,
     /// This step's reply is dropped and the next request asks for a sampled
-    /// reply in its place (`copy-resampled`).
+    /// reply in its place.
     resample_next: bool,
     /// Copies resampled so far in the turn.
-    resamples: u32,
+    resampled: u32,
     /// This step's request was a resample: a copy again is not resampled.
     resampled_last: bool,
 }
@@ -468,10 +476,11 @@ impl Progress {
     /// the model mostly answers from the result it has (a trip note read
     /// twice); resampled, it wrote the same program three times at 0.7.
     fn resample_copy(&mut self, most: u32) -> bool {
-        let resample = !self.forced && !self.resampled_last && self.resamples < most;
+        let c = &mut self.copies;
+        let resample = !self.forced && !c.resampled_last && c.resampled < most;
         if resample {
-            self.resamples += 1;
-            self.resample_next = true;
+            c.resampled += 1;
+            c.resample_next = true;
         }
         resample
     }
@@ -647,11 +656,7 @@ impl Turn<'_> {
             copied: false,
             repeats_sent_back: 0,
             call_next: false,
-            calls_before_reply: 0,
-            warned_before_reply: false,
-            resample_next: false,
-            resamples: 0,
-            resampled_last: false,
+            copies: Copies::default(),
         };
 
         loop {
@@ -701,9 +706,9 @@ impl Turn<'_> {
             // A copy's request again, sampled: the seed is the step's, so a
             // turn run again asks for the same replies. A forced answer (the
             // budget ran out on the copy) is asked for greedy, as always.
-            let sampled = (std::mem::take(&mut p.resample_next) && !p.forced)
+            let sampled = (std::mem::take(&mut p.copies.resample_next) && !p.forced)
                 .then_some((RESAMPLE_TEMPERATURE, step));
-            p.resampled_last = sampled.is_some();
+            p.copies.resampled_last = sampled.is_some();
             let request = ChatRequest {
                 messages: messages.clone(),
                 max_tokens: self.options.reply_tokens.min(remaining.max(64)),
@@ -797,8 +802,8 @@ impl Turn<'_> {
             let has_calls = reading.steps.iter().any(|s| matches!(s, Step::Call { .. }));
             p.copied = p.repeats(&reply.text);
             let calls_before = p.report.calls;
-            p.calls_before_reply = calls_before;
-            p.warned_before_reply = p.warned;
+            p.copies.calls_before_reply = calls_before;
+            p.copies.warned_before_reply = p.warned;
             if p.forced && has_calls {
                 return Ok(self.stop(
                     p,
@@ -816,7 +821,6 @@ impl Turn<'_> {
                         .count()
                 })
                 .collect();
-            let mut resample = false;
             let walk = self.plan_walk(&steps);
             if !walk.is_empty() {
                 p.correct(
@@ -836,10 +840,8 @@ impl Turn<'_> {
                             && let Some(send) = self.check_answer(&mut p, &text, &messages, on) =>
                     {
                         match send {
-                            answer::SendBack::Resample => {
-                                resample = true;
-                                break;
-                            }
+                            // resample_copy marked the next request
+                            answer::SendBack::Resample => break,
                             answer::SendBack::Say(o) => observations.push(o),
                             answer::SendBack::Force(reason) => p.force = Some(reason),
                             answer::SendBack::Stop(reason) => {
@@ -876,7 +878,7 @@ impl Turn<'_> {
                         if let Some(o) = self.call(&mut p, step, &tool, &params, on).await? {
                             observations.push(o);
                         }
-                        if p.force.is_some() || p.resample_next {
+                        if p.force.is_some() || p.copies.resample_next {
                             break;
                         }
                         let left = calls_after[i];
@@ -899,7 +901,7 @@ impl Turn<'_> {
                     }
                 }
             }
-            if resample || p.resample_next {
+            if p.copies.resample_next {
                 // The copy leaves no trace in the conversation: the same
                 // messages are asked again.
                 messages.pop();
@@ -1098,8 +1100,8 @@ impl Turn<'_> {
         }
         let key = format!("{tool}\u{0}{}", Value::Object(params.clone()));
         if p.seen.contains(&key)
-            && p.warned_before_reply
-            && p.report.calls == p.calls_before_reply
+            && p.copies.warned_before_reply
+            && p.report.calls == p.copies.calls_before_reply
             && p.resample_copy(self.options.copy_resamples)
         {
             p.correct(
