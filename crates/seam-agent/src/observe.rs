@@ -426,6 +426,138 @@ fn same_figure(given: &str, shown: &str) -> bool {
     }
 }
 
+/// A figure an answer took from a line that is about something else (see
+/// [`figure_off_task`]): the figure as the answer wrote it, the file, and
+/// the line.
+#[derive(Debug, PartialEq, Eq)]
+pub struct OffTask<'a> {
+    pub figure: String,
+    pub path: &'a str,
+    pub line: &'a str,
+}
+
+/// The first figure of `answer` (a time of day, or a number of three digits
+/// or more) that the files the turn read (`files`: path, text) hold only in
+/// lines about something else: no line holding it, nor the heading it sits
+/// under, nor the header of its table, shares a word with the task. Asked
+/// when a flight home left, qwen2.5-coder-1.5b under llama-server answered
+/// "20:00", a note's dinner booking (`- Sat 22: … dinner at … (booked
+/// 20:00)`), where the line under `## Flights` held 06:50. A figure the task
+/// gives, or another result (`others`: a program's output) holds, is not
+/// judged here, nor one no file holds (see [`unseen_numbers`]).
+///
+/// Words are compared by their English stem ("flights" is "flight"), two
+/// letters or more (a column named `km`), less the words any question is
+/// made of ([`NO_TOPIC`]).
+/// One shared word is enough: this is about a line that names nothing the
+/// task asks about, not about the best line.
+pub fn figure_off_task<'a>(
+    answer: &str,
+    task: &str,
+    files: &'a [(String, String)],
+    others: &[&str],
+) -> Option<OffTask<'a>> {
+    const MIN_DIGITS: usize = 3;
+    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
+    let topic = |text: &str| -> HashSet<String> {
+        text.split(|c: char| !c.is_alphabetic())
+            .map(str::to_lowercase)
+            .filter(|w| w.chars().count() >= 2 && !NO_TOPIC.contains(&w.as_str()))
+            .map(|w| stemmer.stem(&w).into_owned())
+            .collect()
+    };
+    let asked = topic(task);
+    // What in `text` is the figure: a time of day by its (hour, minute), a
+    // number as [`same_figure`] compares them.
+    enum Figure {
+        Time((u32, u32)),
+        Number(String),
+    }
+    let holds = |text: &str, f: &Figure| match f {
+        Figure::Time(hm) => clock_times(text, true).iter().any(|(_, t)| t == hm),
+        Figure::Number(n) => figures(text).iter().any(|s| same_figure(n, s)),
+    };
+    let given = clock_times(answer, false)
+        .into_iter()
+        .map(|(w, hm)| (w, Figure::Time(hm)))
+        .chain(
+            figures(answer)
+                .into_iter()
+                .filter(|n| n.chars().filter(char::is_ascii_digit).count() >= MIN_DIGITS)
+                .map(|n| (n.clone(), Figure::Number(n))),
+        );
+    for (written, figure) in given {
+        if holds(task, &figure) || others.iter().any(|o| holds(o, &figure)) {
+            continue;
+        }
+        let mut first: Option<(&str, &str)> = None;
+        let mut about_the_task = false;
+        for (path, text) in files {
+            let table = is_data_table(path, text);
+            let lines: Vec<&str> = text.lines().collect();
+            for (i, line) in lines.iter().enumerate() {
+                if !holds(line, &figure) {
+                    continue;
+                }
+                first.get_or_insert((path.as_str(), line.trim()));
+                let mut context = topic(line);
+                context.extend(line_context(&lines, i, table).flat_map(|l| topic(l)));
+                // A line of bare figures (a data row) names nothing: it
+                // may be about anything, so it is not judged.
+                if context.is_empty() || !context.is_disjoint(&asked) {
+                    about_the_task = true;
+                }
+            }
+        }
+        if let (Some((path, line)), false) = (first, about_the_task) {
+            return Some(OffTask {
+                figure: written,
+                path,
+                line,
+            });
+        }
+    }
+    None
+}
+
+/// The lines that say what line `i` of `lines` is about: the markdown
+/// heading it sits under, and the header of its table (a markdown table's
+/// first row, or a data file's first line when `table`).
+fn line_context<'a>(lines: &[&'a str], i: usize, table: bool) -> impl Iterator<Item = &'a str> {
+    let heading = lines[..i]
+        .iter()
+        .rev()
+        .find(|l| l.trim_start().starts_with('#'))
+        .copied();
+    let in_markdown_table = |l: &str| l.trim_start().starts_with('|');
+    let header = if in_markdown_table(lines[i]) {
+        let start = lines[..i]
+            .iter()
+            .rposition(|l| !in_markdown_table(l))
+            .map_or(0, |j| j + 1);
+        Some(lines[start])
+    } else if table {
+        lines.first().copied()
+    } else {
+        None
+    };
+    heading.into_iter().chain(header)
+}
+
+/// Words any question or line is made of, that say nothing of what it is
+/// about ([`figure_off_task`]). A short list, kept here: the general stop
+/// lists hold words ("home", "first", "back") that are a topic here.
+const NO_TOPIC: &[&str] = &[
+    "a", "an", "as", "at", "be", "by", "do", "if", "in", "is", "it", "my", "no", "of", "on", "or",
+    "so", "to", "up", "us", "we", "am", "pm", "the", "and", "for", "from", "with", "that", "this",
+    "what", "which", "who", "whom", "when", "where", "how", "why", "does", "did", "was", "were",
+    "are", "our", "your", "you", "his", "her", "its", "their", "they", "them", "she", "him", "has",
+    "have", "had", "can", "could", "would", "should", "will", "shall", "may", "might", "must",
+    "not", "but", "into", "onto", "about", "there", "here", "then", "than", "also", "just", "all",
+    "any", "some", "one", "two", "me", "tell", "give", "please", "need", "want", "know", "say",
+    "says",
+];
+
 /// When a program printed a column of numbers (`stdout`: three lines or more, each one
 /// number) and `answer` gives three or more of them back: how many it printed. A task that
 /// asks for one quantity answered with the parts of it (qwen2.5-coder-1.5b printed each
@@ -733,6 +865,61 @@ mod tests {
         assert_eq!(unseen("9241, that is 9241 EUR."), ["9241"]);
         // A comma that is no thousands separator splits two figures.
         assert_eq!(unseen("Runs 135,1000"), ["1000"]);
+    }
+
+    #[test]
+    fn a_figure_from_a_line_about_something_else_is_off_the_task() {
+        let note = "# Lisbon offsite, 3-5 June\n\n## Trains\n\
+                    - Out: Alfa Pendular 121, Tue 3 June, Porto 07:39 -> Lisbon 10:28\n\
+                    - Back: Alfa Pendular 134, Thu 5 June, Lisbon 17:00 -> Porto 19:49\n\n\
+                    ## Agenda\n\
+                    - Wed 4: workshop 09:30, team dinner at Cervejaria Ramiro (booked 20:30)\n\n\
+                    | room | guests | nightly rate |\n|---|---|---|\n| Hotel Avenida | 12 | 145 |\n";
+        let files = vec![("notes/offsite.md".to_owned(), note.to_owned())];
+        let task = "When does our train back to Porto leave? It's in notes/offsite.md.";
+        let off = |a: &str, task: &str, others: &[&str]| figure_off_task(a, task, &files, others);
+        // The dinner's time, for a train: its line and heading name no word of the task.
+        let got = off("The train leaves at 20:30.", task, &[]).expect("off the task");
+        assert_eq!(got.figure, "20:30");
+        assert_eq!(got.path, "notes/offsite.md");
+        assert!(got.line.contains("booked 20:30"), "{}", got.line);
+        // The train's times: their lines name Porto, their heading trains ("train").
+        assert_eq!(
+            off("It leaves at 17:00 and is in at 19:49.", task, &[]),
+            None
+        );
+        // A table's figure is about its row and its header: "rate" is asked.
+        let rate = "What is the nightly rate at the hotel?";
+        assert_eq!(off("EUR 145 a night.", rate, &[]), None);
+        let cost = "How much does the workshop cost?";
+        assert_eq!(
+            off("The workshop costs 145.", cost, &[]).map(|o| o.figure),
+            Some("145".to_owned())
+        );
+        // Not judged: a figure the task gives, one a program printed, one no
+        // file holds (answer-figure-unseen's), and small figures.
+        assert_eq!(off("20:30, as you said.", "Is dinner at 20:30?", &[]), None);
+        assert_eq!(off("It is 145.", cost, &["stdout:\n145\n"]), None);
+        assert_eq!(off("At 23:15.", task, &[]), None);
+        assert_eq!(off("On 12 June.", task, &[]), None);
+        // A line of bare figures names nothing, so says nothing of its topic.
+        let rows = vec![("data/x.csv".to_owned(), "date,km\n2027-04-02,8.5\n".to_owned())];
+        assert_eq!(figure_off_task("On 2027-04-02.", task, &rows, &[]), None);
+        // A figure held by one line about the task and one that is not is fine.
+        let both = vec![(
+            "notes/b.md".to_owned(),
+            "## Dinner\nbooked 20:30\n## Trains\nthe train back leaves 20:30\n".to_owned(),
+        )];
+        assert_eq!(figure_off_task("At 20:30.", task, &both, &[]), None);
+        // A data file's rows are about its first line's columns.
+        let csv = vec![(
+            "data/runs.csv".to_owned(),
+            "date,km,shoe\n2027-03-02,8.4,Novablast 4\n2027-03-05,12.5,Pegasus\n\
+             2027-03-09,10.0,Novablast 4\n2027-03-12,6.1,Pegasus\n"
+                .to_owned(),
+        )];
+        let km = "How many km did I run on 5 March? data/runs.csv";
+        assert_eq!(figure_off_task("12.5 km", km, &csv, &[]), None);
     }
 
     #[test]

@@ -29,6 +29,11 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
         "files.read" if params["path"] == "notes/short.md" => Ok(json!({
             "path": params["path"], "text": "1. Tag.\n2. Push.\n", "next_offset": null
         })),
+        "files.read" if params["path"] == "notes/offsite.md" => Ok(json!({
+            "path": params["path"],
+            "text": "# Lisbon offsite\n\n## Trains\n- Back: Thu 5 June, Lisbon 17:00 -> Porto 19:49\n\n## Agenda\n- Wed 4: team dinner at Cervejaria Ramiro (booked 20:30)\n",
+            "next_offset": null
+        })),
         "files.read" if params["path"] == "data/log.csv" => Ok(json!({
             "path": params["path"],
             "text": "date,km,shoes\n2027-03-02,6.42,A\n2027-03-04,7.07,B\n2027-03-09,6.06,A\n2027-03-14,20.48,A\n",
@@ -1506,6 +1511,47 @@ fn an_answer_with_a_figure_nothing_showed_is_sent_back_once() {
     let (report, _, _) = run(&[made_up.clone(), made_up, respond()]);
     assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&1));
     assert_eq!(report.answer, "8.5 km");
+}
+
+#[test]
+fn an_answer_with_a_figure_from_a_line_about_something_else_is_sent_back_once_with_the_line() {
+    let task = "When does our train back to Porto leave? It's in notes/offsite.md.";
+    let dinner = json!({"mode":"respond","text":"The train back leaves at 20:30."}).to_string();
+    let train = json!({"mode":"respond","text":"It leaves Lisbon at 17:00."}).to_string();
+    let (report, model, calls) = run_task(task, &[read("notes/offsite.md"), dinner.clone(), train]);
+    assert_eq!(report.corrections.get("answer-figure-off-task"), Some(&1));
+    let told = model.told(2);
+    assert!(
+        told.starts_with("Your answer gives 20:30, which notes/offsite.md holds only in this line")
+            && told.contains("\"- Wed 4: team dinner at Cervejaria Ramiro (booked 20:30)\"")
+            && told.ends_with(&format!("The operator's task was: {task}")),
+        "{told}"
+    );
+    assert_eq!(report.answer, "It leaves Lisbon at 17:00.");
+    assert_eq!(calls.len(), 1, "a correction calls nothing");
+
+    // A figure from the line about the task is an answer.
+    let (report, _, _) = run_task(
+        task,
+        &[
+            read("notes/offsite.md"),
+            json!({"mode":"respond","text":"At 17:00."}).to_string(),
+        ],
+    );
+    assert_eq!(report.corrections.get("answer-figure-off-task"), None);
+    assert_eq!(report.answer, "At 17:00.");
+
+    // Its mistake is likely, not certain: the same answer again stands, and
+    // is neither sampled again nor sent back as a repeat.
+    let (report, _, _) = run_with(
+        task,
+        &[read("notes/offsite.md"), dinner.clone(), dinner],
+        TurnOptions::default(),
+    );
+    assert_eq!(report.corrections.get("answer-figure-off-task"), Some(&1));
+    assert_eq!(report.corrections.get("copy-resampled"), None);
+    assert_eq!(report.corrections.get("reply-repeated"), None);
+    assert_eq!(report.answer, "The train back leaves at 20:30.");
 }
 
 /// Whether request `n`'s grammar admits an answer, and the tools it admits

@@ -18,7 +18,7 @@
 
 use serde_json::{Value, json};
 
-use super::{BUILDER, Progress, Turn, asks_for_a_branch, how_to_change, seams_words};
+use super::{BUILDER, Progress, READER, Turn, asks_for_a_branch, how_to_change, seams_words};
 use crate::model::ChatMessage;
 
 /// What a check does with an answer it sends back.
@@ -109,6 +109,13 @@ const CHECKS: &[Check] = &[
         once: true,
         again_on_copy: true,
         run: figure_unseen,
+    },
+    Check {
+        name: "answer-figure-off-task",
+        when_forced: false,
+        once: true,
+        again_on_copy: false,
+        run: figure_off_task,
     },
     Check {
         name: "quantity-not-worked-out",
@@ -329,6 +336,39 @@ fn figure_unseen(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, S
     );
     Some((json!({"figures": unseen}), with_task(p, &said)))
 }
+
+/// Asked when a flight home left, qwen2.5-coder-1.5b (under llama-server)
+/// answered with a time the note it had read held only in a dinner booking
+/// of another day. A figure taken from a line that names nothing the task
+/// asks about is sent back once, with the line, to answer from the line that
+/// does (see [`crate::observe::figure_off_task`]). Its mistake is likely,
+/// not certain: the same answer given again stands.
+fn figure_off_task(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
+    // Results other than a file's lines (a program's output) may hold the
+    // figure worked out; those are not judged.
+    let read = format!("{READER} returned:");
+    let others: Vec<&str> = p
+        .shown
+        .iter()
+        .filter(|s| !s.starts_with(&read))
+        .map(String::as_str)
+        .collect();
+    let off = crate::observe::figure_off_task(a.text, &p.report.info.task, &p.file_texts, &others)?;
+    let said = format!(
+        "Your answer gives {}, which {} holds only in this line, and it names nothing the task \
+         asks about: \"{}\". Find the line that is about what the task asks, and answer from it.",
+        off.figure,
+        off.path,
+        seam_term::clip(off.line, LINE_SHOWN, "…")
+    );
+    Some((
+        json!({"figure": off.figure, "path": off.path}),
+        with_task(p, &said),
+    ))
+}
+
+/// At most this many characters of a line quoted back to the model.
+const LINE_SHOWN: usize = 200;
 
 /// Asked how many km were on a pair of shoes, from a starting figure in the
 /// operator's notes and the runs in a CSV file, qwen2.5-coder-1.5b read both
