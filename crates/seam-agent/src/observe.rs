@@ -903,7 +903,10 @@ mod tests {
         assert_eq!(off("At 23:15.", task, &[]), None);
         assert_eq!(off("On 12 June.", task, &[]), None);
         // A line of bare figures names nothing, so says nothing of its topic.
-        let rows = vec![("data/x.csv".to_owned(), "date,km\n2027-04-02,8.5\n".to_owned())];
+        let rows = vec![(
+            "data/x.csv".to_owned(),
+            "date,km\n2027-04-02,8.5\n".to_owned(),
+        )];
         assert_eq!(figure_off_task("On 2027-04-02.", task, &rows, &[]), None);
         // A figure held by one line about the task and one that is not is fine.
         let both = vec![(

@@ -11,7 +11,7 @@
 
 use std::fmt::Write as _;
 
-use serde_json::Value;
+use serde_json::{Map, Value};
 
 use crate::registry::Registry;
 
@@ -118,6 +118,59 @@ pub fn example_echoed(registry: &Registry, answer: &str, task: &str) -> Option<&
                 .windows(RUN)
                 .any(|run| has(&answer, run) && !has(&task, run))
         })
+}
+
+/// The example task of the system prompt (see [`EXAMPLES`]) whose reply is
+/// the call of `tool` with `params`, param for param, when the operator's
+/// `task` has none of that call's own paths and figures: the model copied
+/// the example, it did not make the call for the task. Asked to quote a
+/// runbook, qwen2.5-coder-0.5b's first reply was the builder example's
+/// `replace` in `src/client.py`, twice; smollm2-135m read the files.read
+/// example's `docs/setup.md` in two of four tasks. Run, such a call reads or
+/// changes a file of the owner's that nobody asked about (`src/client.py`
+/// could be there). A task that names the example's path or numbers (the
+/// operator's own `docs/setup.md`) gets its call run.
+pub fn example_call_copied(
+    registry: &Registry,
+    tool: &str,
+    params: &Map<String, Value>,
+    task: &str,
+) -> Option<&'static str> {
+    let task_plain = task.replace(',', "");
+    EXAMPLES
+        .iter()
+        .filter(|(t, _, _)| *t == tool && registry.get(t).is_some())
+        .find(|(_, _, reply)| {
+            let example: Value = serde_json::from_str(reply).unwrap_or_default();
+            let Some(example) = example.get("params").and_then(Value::as_object) else {
+                return false;
+            };
+            example == params
+                && !own_words(example)
+                    .iter()
+                    .any(|w| task.contains(w.as_str()) || task_plain.contains(w.as_str()))
+        })
+        .map(|(_, example, _)| *example)
+}
+
+/// The words of a call's string params that belong to its task: paths and
+/// file names (with a `/` or a `.`) and figures of three digits or more.
+fn own_words(params: &Map<String, Value>) -> Vec<String> {
+    params
+        .values()
+        .filter_map(Value::as_str)
+        .flat_map(|s| {
+            s.split(|c: char| !(c.is_alphanumeric() || matches!(c, '/' | '.' | '_' | '-')))
+        })
+        .map(|w| w.trim_matches('.'))
+        .filter(|w| {
+            let digits = w.chars().filter(char::is_ascii_digit).count();
+            w.contains('/')
+                || (w.contains('.') && w.chars().any(char::is_alphabetic))
+                || (digits >= 3 && digits == w.len())
+        })
+        .map(str::to_owned)
+        .collect()
 }
 
 /// `{a, b?:int, op:"x"|"y"}`: a schema's properties, flattened for the prompt.
@@ -227,14 +280,18 @@ mod tests {
     use seam_protocol::ToolSpec;
     use serde_json::json;
 
-    #[test]
-    fn an_answer_about_an_example_task_is_found() {
-        let spec = |name: &str| ToolSpec {
+    /// A tool with one string param, `path`.
+    fn spec(name: &str) -> ToolSpec {
+        ToolSpec {
             name: name.into(),
             version: "1".into(),
             description: "d".into(),
             input_schema: json!({"type":"object","properties":{"path":{"type":"string"}}}),
-        };
+        }
+    }
+
+    #[test]
+    fn an_answer_about_an_example_task_is_found() {
         let r = Registry::new(vec![spec("files.read")], vec![spec("builder")]).unwrap();
         let echo = "The task is to make the client give up after 5 retries instead of 3.";
         let task = "Make shelf show 25 books per page by default instead of 10.";
@@ -252,6 +309,38 @@ mod tests {
         // An example the prompt does not show (no python.run here) is no echo.
         let compound = "the compound interest on 1,000 at 2% a year over 5 years is 104.08";
         assert_eq!(example_echoed(&r, compound, task), None);
+    }
+
+    #[test]
+    fn a_call_copied_from_an_example_is_found_unless_the_task_names_its_words() {
+        let r = Registry::new(vec![spec("files.read"), spec("python.run")], vec![]).unwrap();
+        let params = |v: Value| v.as_object().unwrap().clone();
+        let setup = params(json!({"path": "docs/setup.md"}));
+        let task = "Quote step 2 of notes/release-runbook.md.";
+        assert_eq!(
+            example_call_copied(&r, "files.read", &setup, task),
+            Some("What does docs/setup.md say to do first?")
+        );
+        // The operator's own docs/setup.md is read.
+        let own = "What does docs/setup.md say about proxies?";
+        assert_eq!(example_call_copied(&r, "files.read", &setup, own), None);
+        // Another path, or the same params for another tool, is no copy.
+        let other = params(json!({"path": "docs/setup.txt"}));
+        assert_eq!(example_call_copied(&r, "files.read", &other, task), None);
+        assert_eq!(example_call_copied(&r, "python.run", &setup, task), None);
+        // The Python example's code, in a task without its figures, is a
+        // copy (qwen2.5-coder-0.5b ran it and answered 104.08 to a task
+        // about 7**23); in a task that gives them (1,000), it is the task's.
+        let code = params(json!({
+            "code": "p = 1000\nfor year in range(5):\n    p *= 1.02\nprint(round(p - 1000, 2))"
+        }));
+        assert!(example_call_copied(&r, "python.run", &code, "Print 7**23.").is_some());
+        let interest = "Compound interest on 1,000 at 2% over 5 years?";
+        assert_eq!(example_call_copied(&r, "python.run", &code, interest), None);
+        // An example whose tool the registry lacks (no builder here) is none.
+        let replace = params(json!({"op": "replace", "path": "src/client.py",
+            "old": "MAX_RETRIES = 3", "new": "MAX_RETRIES = 5"}));
+        assert_eq!(example_call_copied(&r, "builder", &replace, task), None);
     }
 
     #[test]
@@ -295,12 +384,6 @@ mod tests {
 
     #[test]
     fn examples_show_only_tools_the_registry_has_and_are_valid_actions() {
-        let spec = |n: &str| ToolSpec {
-            name: n.into(),
-            version: "1".into(),
-            description: n.into(),
-            input_schema: json!({"type":"object","properties":{"path":{"type":"string"}}}),
-        };
         let r = Registry::new(vec![], vec![spec("files.read")]).unwrap();
         let p = system_prompt(&r);
         assert!(

@@ -60,6 +60,11 @@
 //! `answer-figure-unseen` (an answer that states a figure of three digits or
 //! more that neither the task nor any tool result holds made it up: it is
 //! sent back once, to answer from the results or call the tool that has it),
+//! `answer-figure-off-task` (a time or figure the files read hold only in
+//! lines that share no word with the task is sent back once, with the line),
+//! `example-call-not-run` (a call that is one of the prompt's example calls,
+//! in a task without its paths and figures, is not run; a second one asks
+//! for the answer),
 //! `uses-query-added` and `uses-search-told` (in a task that asks where a
 //! name in code is used, a code-index outline is given the name as its
 //! query, a search below a directory, and a tree is followed by the search
@@ -418,6 +423,9 @@ struct Progress {
     call_next: bool,
     /// What `copy-resampled` keeps (see [`Progress::resample_copy`]).
     copies: Copies,
+    /// A call copied from the prompt's examples was not run
+    /// (`example-call-not-run`); the next such copy ends the calls.
+    example_copied: bool,
 }
 
 /// What the turn keeps to tell a copy that words failed to stop, and to ask
@@ -657,6 +665,7 @@ impl Turn<'_> {
             repeats_sent_back: 0,
             call_next: false,
             copies: Copies::default(),
+            example_copied: false,
         };
 
         loop {
@@ -976,6 +985,34 @@ impl Turn<'_> {
             );
         }
         let params = asked.as_ref().unwrap_or(params);
+        if let Some(example) =
+            crate::prompt::example_call_copied(self.registry, tool, params, &p.report.info.task)
+        {
+            p.correct(
+                "example-call-not-run",
+                json!({"tool": tool, "example": example}),
+                self.trace,
+                on,
+            );
+            if std::mem::replace(&mut p.example_copied, true) {
+                p.force = Some(format!(
+                    "the {tool} call of the instructions' example was made again"
+                ));
+                return Ok(None);
+            }
+            let said = format!(
+                "That {tool} call is the example in your instructions (for \"{example}\"), not \
+                 a step of the operator's task, so it was not run."
+            );
+            return Ok(Some(match self.unread(p, on) {
+                Some(hint) => format!("{said} {hint}"),
+                None => format!(
+                    "{said} Call what the task needs, with its own paths and values, or answer. \
+                     The operator's task was: {}",
+                    p.report.info.task.trim()
+                ),
+            }));
+        }
         if tool == READER
             && let Some(path) = params.get("path").and_then(Value::as_str)
         {

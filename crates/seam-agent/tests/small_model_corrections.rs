@@ -1554,6 +1554,53 @@ fn an_answer_with_a_figure_from_a_line_about_something_else_is_sent_back_once_wi
     assert_eq!(report.answer, "The train back leaves at 20:30.");
 }
 
+#[test]
+fn a_call_copied_from_the_prompts_example_is_not_run_and_the_task_file_is_pointed_to() {
+    // The files.read example of the system prompt (see prompt::EXAMPLES).
+    let task = "Quote step 2 of notes/short.md for me.";
+    let quoted = json!({"mode":"respond","text":"2. Push."}).to_string();
+    let (report, model, calls) = run_task(
+        task,
+        &[
+            read("docs/setup.md"),
+            read("notes/short.md"),
+            quoted.clone(),
+        ],
+    );
+    assert_eq!(report.corrections.get("example-call-not-run"), Some(&1));
+    let told = model.told(1);
+    assert!(
+        told.starts_with("That files.read call is the example in your instructions")
+            && told.contains("The task names notes/short.md"),
+        "{told}"
+    );
+    assert_eq!(
+        calls,
+        [("files.read".to_owned(), json!({"path": "notes/short.md"}))],
+        "the example's call never reached a tool"
+    );
+    assert_eq!(report.answer, "2. Push.");
+
+    // Copied again, the turn asks for its answer: no call is run.
+    let (report, _, calls) = run_task(
+        task,
+        &[read("docs/setup.md"), read("docs/setup.md"), quoted],
+    );
+    assert_eq!(report.corrections.get("example-call-not-run"), Some(&2));
+    assert!(calls.is_empty(), "{calls:?}");
+    assert!(
+        matches!(report.end, TurnEnd::ForcedAnswer { .. }),
+        "{:?}",
+        report.end
+    );
+
+    // The operator's own docs/setup.md is read.
+    let own = "What does docs/setup.md say about proxies?";
+    let (report, _, calls) = run_task(own, &[read("docs/setup.md"), respond()]);
+    assert_eq!(report.corrections.get("example-call-not-run"), None);
+    assert_eq!(calls.len(), 1);
+}
+
 /// Whether request `n`'s grammar admits an answer, and the tools it admits
 /// as calls.
 fn admits(model: &Scripted, n: usize) -> (bool, Vec<String>) {
