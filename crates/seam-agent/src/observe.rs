@@ -727,6 +727,12 @@ fn missing_module(stderr: &str) -> Option<&str> {
     ident.then_some(top)
 }
 
+/// Fields of a result that are for the operator's trace, never the model:
+/// `wall_ms`, how long a program took, which differs run to run and answers
+/// nothing a task asks (a program that times itself prints it). Shown, it
+/// made two runs of one build on one task part ways at the next reply.
+const NOT_FOR_THE_MODEL: &[&str] = &["wall_ms"];
+
 /// `value` as the model reads it.
 pub fn render(value: &Value) -> String {
     let Value::Object(fields) = value else {
@@ -738,6 +744,9 @@ pub fn render(value: &Value) -> String {
     let mut short = String::new();
     let mut texts = String::new();
     for (key, v) in fields {
+        if NOT_FOR_THE_MODEL.contains(&key.as_str()) {
+            continue;
+        }
         match v {
             Value::Null | Value::Bool(false) => {}
             Value::Array(a) if a.is_empty() => {}
@@ -1011,6 +1020,11 @@ mod tests {
         );
         // A flag that is set is said.
         assert_eq!(render(&json!({"truncated": true})), "truncated: true");
+        // A program's run time is the trace's, not the model's.
+        assert_eq!(
+            render(&json!({"exit_code": 0, "wall_ms": 46, "stdout": "8\n"})),
+            "exit_code: 0\nstdout:\n8"
+        );
     }
 
     #[test]
