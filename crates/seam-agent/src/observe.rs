@@ -501,7 +501,7 @@ pub fn figure_off_task<'a>(
                 }
                 first.get_or_insert((path.as_str(), line.trim()));
                 let mut context = topic(line);
-                context.extend(line_context(&lines, i, table).flat_map(|l| topic(l)));
+                context.extend(line_context(&lines, i, table).flat_map(&topic));
                 // A line of bare figures (a data row) names nothing: it
                 // may be about anything, so it is not judged.
                 if context.is_empty() || !context.is_disjoint(&asked) {
