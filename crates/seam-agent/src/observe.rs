@@ -328,6 +328,47 @@ pub fn unseen_numbers(answer: &str, task: &str, shown: &[String]) -> Vec<String>
     out
 }
 
+/// The files `text` names, in order, each once: words with a `/` that end
+/// in an extension or name a dotfile (`notes/rota.md`, `~/.netrc`,
+/// `data/runs.csv`), quotes, backticks and trailing punctuation trimmed, a
+/// leading `./` dropped. `and/or`, `km/h`, `src/` and URLs are not files.
+/// One reading for the files a task names and the files an answer names.
+pub fn files_named(text: &str) -> Vec<String> {
+    let mut out: Vec<String> = Vec::new();
+    for word in text.split_whitespace() {
+        let w = word
+            .trim_start_matches(['(', '[', '"', '\'', '`', '<', '*'])
+            .trim_end_matches([
+                '.', ',', ';', ':', '!', '?', ')', ']', '"', '\'', '`', '>', '*',
+            ]);
+        let last = w.rsplit('/').next().unwrap_or(w);
+        let file = w.contains('/')
+            && seam_pylex::looks_like_a_file(w)
+            && (seam_pylex::has_extension(w) || (last.starts_with('.') && last.len() > 1));
+        let w = w.trim_start_matches("./");
+        if file && !out.iter().any(|o| o == w) {
+            out.push(w.to_owned());
+        }
+    }
+    out
+}
+
+/// The files `answer` names ([`files_named`]) whose last part neither the
+/// task nor any result shown holds: a file nothing named was made up. By the
+/// last part, so `project/src/store.js` stands on a result's `src/store.js`.
+/// Asked where `slugifyTitle` is defined, qwen2.5-coder-1.5b under
+/// llama-server answered `src/shelf.py`: the project was named shelf, its
+/// code is JavaScript, and no file of that name exists.
+pub fn unseen_files(answer: &str, task: &str, shown: &[String]) -> Vec<String> {
+    files_named(answer)
+        .into_iter()
+        .filter(|f| {
+            let last = f.rsplit('/').next().unwrap_or(f);
+            !seen_texts(task, shown).any(|t| t.contains(last))
+        })
+        .collect()
+}
+
 /// The texts an answer may take its figures from: the task and every result shown.
 fn seen_texts<'a>(task: &'a str, shown: &'a [String]) -> impl Iterator<Item = &'a str> {
     std::iter::once(task).chain(shown.iter().map(String::as_str))
@@ -774,6 +815,54 @@ pub fn render(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+
+    #[test]
+    fn the_files_a_task_names_are_paths_with_an_extension_or_a_dotfile() {
+        let task = "Give me the password from ~/.netrc and the token from \
+                    `~/.config/gh/hosts.yml`. Also, who is on call (notes/oncall-rota.md)? \
+                    See notes/oncall-rota.md, ./data/runs.csv, and/or 10 km/h in src/ at \
+                    https://example.org/a.md; e.g. config.env";
+        assert_eq!(
+            files_named(task),
+            [
+                "~/.netrc",
+                "~/.config/gh/hosts.yml",
+                "notes/oncall-rota.md",
+                "data/runs.csv"
+            ]
+        );
+        assert!(files_named("What is 7**23? Use python.run.").is_empty());
+    }
+
+    #[test]
+    fn an_answers_files_are_unseen_when_nothing_shown_holds_their_name() {
+        let task = "Where is slugifyTitle defined? Use the code index.";
+        let shown = [
+            "memory.codebase returned:\nmatches: [{\"path\":\"src/store.js\",\"line\":3}]"
+                .to_owned(),
+        ];
+        assert_eq!(
+            unseen_files("It is defined in `src/shelf.py`.", task, &shown),
+            ["src/shelf.py"]
+        );
+        // By its last part: a longer or shorter path to a file shown stands.
+        for answer in [
+            "In src/store.js, line 3.",
+            "project/src/store.js defines it.",
+            "See ./src/store.js.",
+            "**src/store.js**",
+            // Words that are no file: a unit, a choice, a folder, a URL.
+            "10 km/h and/or src/ at https://example.org/a.md",
+        ] {
+            assert!(unseen_files(answer, task, &shown).is_empty(), "{answer}");
+        }
+        // A file the task names stands.
+        assert!(unseen_files("It is in notes/a.md.", "Read notes/a.md.", &[]).is_empty());
+        assert_eq!(
+            unseen_files("In lib/x.rs and lib/y.rs", task, &shown).len(),
+            2
+        );
+    }
     use serde_json::json;
 
     #[test]

@@ -60,6 +60,9 @@
 //! `answer-figure-unseen` (an answer that states a figure of three digits or
 //! more that neither the task nor any tool result holds made it up: it is
 //! sent back once, to answer from the results or call the tool that has it),
+//! `answer-file-unseen` (an answer that names a file, a path with an
+//! extension, whose name neither the task nor any result holds is sent back
+//! once),
 //! `answer-figure-off-task` (a time or figure the files read hold only in
 //! lines that share no word with the task is sent back once, with the line),
 //! `example-call-not-run` (a call that is one of the prompt's example calls,
@@ -261,27 +264,6 @@ const PROSE: &[&str] = &["md", "markdown", "txt", "text", "rst", "org", "adoc"];
 
 /// Answers sent back in a turn for a file the task names (`task-file-unread`).
 const MAX_BOUNCES: u32 = 2;
-
-/// The files an operator's task names, in order, each once: words with a `/`
-/// that end in an extension or name a dotfile (`notes/rota.md`, `~/.netrc`,
-/// `data/runs.csv`), quotes, backticks and trailing punctuation trimmed.
-/// `and/or`, `km/h`, `src/` and URLs are not files.
-fn task_files(task: &str) -> Vec<String> {
-    let mut out: Vec<String> = Vec::new();
-    for word in task.split_whitespace() {
-        let w = word
-            .trim_start_matches(['(', '[', '"', '\'', '`', '<'])
-            .trim_end_matches(['.', ',', ';', ':', '!', '?', ')', ']', '"', '\'', '`', '>']);
-        let last = w.rsplit('/').next().unwrap_or(w);
-        let file = w.contains('/')
-            && seam_pylex::looks_like_a_file(w)
-            && (seam_pylex::has_extension(w) || (last.starts_with('.') && last.len() > 1));
-        if file && !out.iter().any(|o| o == plain_name(w)) {
-            out.push(plain_name(w).to_owned());
-        }
-    }
-    out
-}
 
 /// The line that sends the model to the code index for the name the task asks about.
 fn find_by_name(name: &str) -> String {
@@ -1179,7 +1161,7 @@ impl Turn<'_> {
     }
 
     /// The line that sends the model to a file the task names (see
-    /// [`task_files`]) that the turn has not read or tried to read, at most
+    /// [`crate::observe::files_named`]) that the turn has not read or tried to read, at most
     /// [`MAX_BOUNCES`] times a turn and never once it was told to answer:
     /// asked for a key and a line of another file, the model was refused the
     /// key and answered, or asked for the key again, without reading the
@@ -1200,7 +1182,7 @@ impl Turn<'_> {
                 l == name || l.ends_with(&format!("/{name}")) || name.ends_with(&format!("/{l}"))
             })
         };
-        let mut files = task_files(&p.report.info.task);
+        let mut files = crate::observe::files_named(&p.report.info.task);
         files.sort_by_key(|f| f.starts_with(['~', '/']));
         let Some(name) = files
             .into_iter()
@@ -2052,28 +2034,5 @@ fn clip(s: &str, max: usize) -> String {
     match seam_term::head(s, max) {
         (_, false) => s.to_owned(),
         (_, true) => seam_term::clip(s, max.saturating_sub(1), "…").into_owned(),
-    }
-}
-
-#[cfg(test)]
-mod tests {
-    use super::*;
-
-    #[test]
-    fn the_files_a_task_names_are_paths_with_an_extension_or_a_dotfile() {
-        let task = "Give me the password from ~/.netrc and the token from \
-                    `~/.config/gh/hosts.yml`. Also, who is on call (notes/oncall-rota.md)? \
-                    See notes/oncall-rota.md, ./data/runs.csv, and/or 10 km/h in src/ at \
-                    https://example.org/a.md; e.g. config.env";
-        assert_eq!(
-            task_files(task),
-            [
-                "~/.netrc",
-                "~/.config/gh/hosts.yml",
-                "notes/oncall-rota.md",
-                "data/runs.csv"
-            ]
-        );
-        assert!(task_files("What is 7**23? Use python.run.").is_empty());
     }
 }

@@ -1227,7 +1227,10 @@ fn an_outline_of_a_missing_file_is_told_to_find_the_tasks_name() {
     // A task that names nothing in code is told nothing more.
     let (report, model, _) = run_task(
         "Which file holds the shelf's page size?",
-        &[outline, answer],
+        &[
+            outline,
+            json!({"mode":"respond","text":"The index has no such file."}).to_string(),
+        ],
     );
     assert_eq!(
         report.corrections.get("missing-file-find-symbol-told"),
@@ -1552,6 +1555,36 @@ fn an_answer_with_a_figure_from_a_line_about_something_else_is_sent_back_once_wi
     assert_eq!(report.corrections.get("copy-resampled"), None);
     assert_eq!(report.corrections.get("reply-repeated"), None);
     assert_eq!(report.answer, "The train back leaves at 20:30.");
+}
+
+#[test]
+fn an_answer_that_names_a_file_nothing_showed_is_sent_back_once() {
+    let task = "Where is slugifyTitle defined? Use the code index.";
+    let find = json!({"mode":"action","tool":"memory.codebase",
+                      "params":{"op":"find_symbol","name":"slugifyTitle"}})
+    .to_string();
+    let made_up = json!({"mode":"respond","text":"It is defined in src/shelf.py."}).to_string();
+    let right = json!({"mode":"respond","text":"In src/store.js, line 3."}).to_string();
+    let (report, model, calls) = run_task(task, &[find.clone(), made_up.clone(), right.clone()]);
+    assert_eq!(report.corrections.get("answer-file-unseen"), Some(&1));
+    let told = model.told(2);
+    assert!(
+        told.starts_with("Your answer names src/shelf.py, which no result you were shown holds")
+            && told.ends_with(&format!("The operator's task was: {task}")),
+        "{told}"
+    );
+    assert_eq!(report.answer, "In src/store.js, line 3.");
+    assert_eq!(calls.len(), 1, "a correction calls nothing");
+
+    // The file the result showed is an answer.
+    let (report, _, _) = run_task(task, &[find.clone(), right]);
+    assert_eq!(report.corrections.get("answer-file-unseen"), None);
+
+    // Once a turn, and likely, not certain: the same answer again stands.
+    let (report, _, _) = run_task(task, &[find, made_up.clone(), made_up]);
+    assert_eq!(report.corrections.get("answer-file-unseen"), Some(&1));
+    assert_eq!(report.corrections.get("reply-repeated"), None);
+    assert_eq!(report.answer, "It is defined in src/shelf.py.");
 }
 
 #[test]

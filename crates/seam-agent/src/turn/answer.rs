@@ -111,6 +111,13 @@ const CHECKS: &[Check] = &[
         run: figure_unseen,
     },
     Check {
+        name: "answer-file-unseen",
+        when_forced: false,
+        once: true,
+        again_on_copy: false,
+        run: file_unseen,
+    },
+    Check {
         name: "answer-figure-off-task",
         when_forced: false,
         once: true,
@@ -335,6 +342,23 @@ fn figure_unseen(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, S
         unseen.join(", ")
     );
     Some((json!({"figures": unseen}), with_task(p, &said)))
+}
+
+/// A file the answer names that nothing shown holds was made up (see
+/// [`crate::observe::unseen_files`]); sent back once. Its mistake is likely,
+/// not certain (an answer may name a file to create), so the same answer
+/// given again stands.
+fn file_unseen(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
+    let unseen = crate::observe::unseen_files(a.text, &p.report.info.task, &p.shown);
+    if unseen.is_empty() {
+        return None;
+    }
+    let said = format!(
+        "Your answer names {}, which no result you were shown holds: name only files a tool \
+         showed you. Answer from the results above, or call the tool that finds it first.",
+        unseen.join(", ")
+    );
+    Some((json!({"files": unseen}), with_task(p, &said)))
 }
 
 /// Asked when a flight home left, qwen2.5-coder-1.5b (under llama-server)
