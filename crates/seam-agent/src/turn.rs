@@ -6,8 +6,8 @@
 //! `output` only), `refusal-as-sentence`, `unknown-tool-listed`,
 //! `reprompted` (a reply with no readable action is answered with the
 //! reason), `repeat-warned` / `repeat-stopped` (a call identical to an
-//! earlier one in the turn is not run again: the model is told once, then a
-//! final answer is forced), `answer-after-calls-dropped` (an answer written
+//! earlier one in the turn is not run again: the model is told, and a
+//! repeat after it read that forces a final answer), `answer-after-calls-dropped` (an answer written
 //! in the same reply as calls, before their results), `final-answer-forced`
 //! (a budget ran out or the model looped; the task is said again with it),
 //! `task-file-unread` (an answer or a repeated call, while a file the task
@@ -1136,7 +1136,13 @@ impl Turn<'_> {
                 "You already called {tool} with these params; its result is above and will not \
                  change."
             );
-            if p.warned {
+            // Stopped only once the model has read a warning: a reply that
+            // repeats two calls is warned of both. Given a plan of an `ls`
+            // in Python and a builder edit of a made-up file a second time,
+            // qwen2.5-coder-1.5b was warned of the first and told to answer
+            // at the second, before it could read the warning or have the
+            // copy asked for again (`copy-resampled`).
+            if p.copies.warned_before_reply {
                 p.correct("repeat-stopped", json!({"tool": tool}), self.trace, on);
                 if let Some(hint) = self.unread(p, on) {
                     return Ok(Some(format!("{repeat} {hint}")));

@@ -1761,26 +1761,44 @@ fn a_call_repeated_after_the_model_was_told_is_dropped_and_asked_for_again_sampl
 }
 
 #[test]
-fn a_plan_that_repeats_two_calls_is_told_before_it_is_resampled() {
+fn a_plan_that_repeats_two_calls_is_told_of_both_before_it_is_stopped_or_resampled() {
     // The warning about the first step is said in the same step as the
     // second step's repeat: the model has not read it, so the second is no
-    // copy that words failed to stop.
+    // copy that words failed to stop, and no reason to stop the calls.
     let plan = json!({"mode":"plan","steps":[
         {"actor":"python.run","params":{"code":"print(1)"}},
         {"actor":"facts.get","params":{"fact":"os"}}
     ]})
     .to_string();
-    let (report, model, _) = run_with(
+    let (report, model, calls) = run_with(
         TASK,
-        &[plan.clone(), plan, respond()],
+        &[plan.clone(), plan.clone(), respond()],
         TurnOptions::default(),
     );
     assert_eq!(report.corrections.get("copy-resampled"), None);
-    assert_eq!(report.corrections.get("repeat-warned"), Some(&1));
-    // The repeat checks act as they did: the second repeat stops the calls.
-    assert_eq!(report.corrections.get("repeat-stopped"), Some(&1));
+    assert_eq!(report.corrections.get("repeat-warned"), Some(&2));
+    assert_eq!(report.corrections.get("repeat-stopped"), None);
+    assert_eq!(report.corrections.get("final-answer-forced"), None);
     assert!(sampled(&model, 2).is_none());
-    assert!(model.told(2).starts_with("Stop calling tools"));
+    let told = model.told(2);
+    assert!(
+        told.contains("You already called python.run with these params")
+            && told.contains("You already called facts.get with these params"),
+        "{told}"
+    );
+    assert_eq!(calls.len(), 2, "a repeat never runs");
+    assert_eq!(report.answer, "8.5 km");
+
+    // The same plan once more, after the warning was read, is a copy words
+    // did not stop: asked for again, sampled.
+    let (report, model, _) = run_with(
+        TASK,
+        &[plan.clone(), plan.clone(), plan, respond()],
+        TurnOptions::default(),
+    );
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert!(sampled(&model, 3).is_some());
+    assert_eq!(report.answer, "8.5 km");
 }
 
 #[test]
