@@ -162,6 +162,24 @@ pub fn code_name_in(task: &str) -> Option<&str> {
         })
 }
 
+/// Where a code-index outline (of a directory: `files`, each with its
+/// `symbols`; or of one file: `path` and `symbols`) lists a definition named
+/// `name`: its file and line.
+pub fn symbol_in_outline<'a>(outline: &'a Value, name: &str) -> Option<(&'a str, u64)> {
+    let files: Vec<&Value> = match outline.get("files").and_then(Value::as_array) {
+        Some(files) => files.iter().collect(),
+        None => vec![outline],
+    };
+    files.into_iter().find_map(|f| {
+        let path = f.get("path")?.as_str()?;
+        f.get("symbols")?
+            .as_array()?
+            .iter()
+            .find(|s| s.get("name").and_then(Value::as_str) == Some(name))
+            .map(|s| (path, s.get("line").and_then(Value::as_u64).unwrap_or(0)))
+    })
+}
+
 /// The name in code (see [`code_name_in`]) whose uses `task` asks about:
 /// `Some` when the task names one and says a word of using it (call, caller,
 /// use, reference, invoke, depend, in any of their forms). "Which functions
@@ -832,6 +850,33 @@ mod tests {
             ]
         );
         assert!(files_named("What is 7**23? Use python.run.").is_empty());
+    }
+
+    #[test]
+    fn a_definition_is_found_in_an_outline_of_a_directory_or_a_file() {
+        let dir = serde_json::json!({"op": "outline", "path": ".", "kind": "dir", "files": [
+            {"path": "README.md", "symbols": []},
+            {"path": "src/cli.js", "symbols": [{"name": "cmdList", "kind": "function", "line": 28}]},
+            {"path": "src/store.js", "symbols": [{"name": "slugifyTitle", "kind": "function", "line": 12}]}]});
+        assert_eq!(
+            symbol_in_outline(&dir, "slugifyTitle"),
+            Some(("src/store.js", 12))
+        );
+        assert_eq!(
+            symbol_in_outline(&dir, "slugify"),
+            None,
+            "a name, not a part of one"
+        );
+        let file = serde_json::json!({"op": "outline", "path": "src/cli.js", "kind": "file",
+            "symbols": [{"name": "cmdList", "line": 28}]});
+        assert_eq!(
+            symbol_in_outline(&file, "cmdList"),
+            Some(("src/cli.js", 28))
+        );
+        assert_eq!(
+            symbol_in_outline(&serde_json::json!({"op": "tree"}), "cmdList"),
+            None
+        );
     }
 
     #[test]

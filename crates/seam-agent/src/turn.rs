@@ -73,7 +73,9 @@
 //! query, a search below a directory, and a tree is followed by the search
 //! for its uses), `code-is-a-tool-call` (python.run code that is one call
 //! of another tool and nothing more is that tool's call),
-//! `missing-file-find-symbol-told` and `other-name-find-symbol-told` (a code
+//! `outline-definition-named` (a code-index outline that lists the name in
+//! code the task asks about is followed by the file and line it lists it
+//! at), `missing-file-find-symbol-told` and `other-name-find-symbol-told` (a code
 //! index outline of a missing file, or a definition looked up under another
 //! name than the task's that found none, is told to look the task's name up),
 //! `copy-resampled` (a copy the model was told of and made again, a call
@@ -1742,6 +1744,31 @@ impl Turn<'_> {
                              To find where {name} is used, and in which function each use \
                              is, search the code index for it: \
                              {{\"op\":\"search\",\"query\":\"{name}\"}}."
+                        ))),
+                    ));
+                }
+                if tool == CODE_INDEX
+                    && v.get("op").and_then(Value::as_str) == Some("outline")
+                    && let Some(name) =
+                        crate::observe::code_name_in(&p.report.info.task).map(str::to_owned)
+                    && let Some((path, line)) = crate::observe::symbol_in_outline(v, &name)
+                {
+                    // Asked which file defines slugifyTitle, qwen2.5-coder-1.5b
+                    // (under llama-server) took the outline of the whole
+                    // project, which listed slugifyTitle under src/store.js
+                    // among 14 names in 9 files, and answered `src/shelf.py`.
+                    let path = path.to_owned();
+                    p.correct(
+                        "outline-definition-named",
+                        json!({"name": name, "path": path}),
+                        self.trace,
+                        on,
+                    );
+                    return Ok((
+                        shown,
+                        Some(std::borrow::Cow::Owned(format!(
+                            "This outline lists {name}, the name the task asks about, as \
+                             defined in {path} (line {line})."
                         ))),
                     ));
                 }

@@ -1588,6 +1588,38 @@ fn an_answer_that_names_a_file_nothing_showed_is_sent_back_once() {
 }
 
 #[test]
+fn an_outline_that_lists_the_tasks_name_is_followed_by_where_it_lists_it() {
+    let task = "Which file defines cmdList? Look it up in the code index.";
+    let outline =
+        json!({"mode":"action","tool":"memory.codebase","params":{"op":"outline","path":"src"}})
+            .to_string();
+    let answer = json!({"mode":"respond","text":"src/cli.js"}).to_string();
+    let (report, model, calls) = run_task(task, &[outline.clone(), answer.clone()]);
+    assert_eq!(report.corrections.get("outline-definition-named"), Some(&1));
+    let told = model.told(1);
+    assert!(
+        told.starts_with("memory.codebase returned:")
+            && told.ends_with(
+                "This outline lists cmdList, the name the task asks about, as defined in \
+                 src/cli.js (line 28)."
+            ),
+        "{told}"
+    );
+    assert_eq!(calls.len(), 1, "a correction calls nothing");
+    assert_eq!(report.answer, "src/cli.js");
+
+    // A name the outline does not list, or a task that names none, is told nothing.
+    for task in [
+        "Which file defines slugifyTitle? Look it up in the code index.",
+        "What is in src?",
+    ] {
+        let (report, model, _) = run_task(task, &[outline.clone(), answer.clone()]);
+        assert_eq!(report.corrections.get("outline-definition-named"), None);
+        assert!(!model.told(1).contains("the name the task asks about"));
+    }
+}
+
+#[test]
 fn a_call_copied_from_the_prompts_example_is_not_run_and_the_task_file_is_pointed_to() {
     // The files.read example of the system prompt (see prompt::EXAMPLES).
     let task = "Quote step 2 of notes/short.md for me.";
