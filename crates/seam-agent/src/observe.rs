@@ -319,14 +319,10 @@ pub fn only_figures_shown(answer: &str, task: &str, shown: &[String]) -> bool {
 /// Python example); asked for a SKU, "12345". The prompt already says never
 /// to invent a tool's result; this is where the code holds it to that.
 pub fn unseen_numbers(answer: &str, task: &str, shown: &[String]) -> Vec<String> {
-    const MIN_DIGITS: usize = 3;
     let seen = seen_figures(task, shown);
     let mut out: Vec<String> = Vec::new();
     for n in figures(answer) {
-        if n.chars().filter(char::is_ascii_digit).count() < MIN_DIGITS
-            || out.contains(&n)
-            || seen.iter().any(|s| same_figure(&n, s))
-        {
+        if !judged(&n) || out.contains(&n) || seen.iter().any(|s| same_figure(&n, s)) {
             continue;
         }
         out.push(n);
@@ -385,6 +381,13 @@ pub fn unseen_files(answer: &str, task: &str, shown: &[String]) -> Vec<String> {
             !seen_texts(task, shown).any(|t| t.contains(last))
         })
         .collect()
+}
+
+/// Whether an answer's number is judged against the texts it may come from
+/// ([`unseen_numbers`], [`figure_off_task`]): three digits or more (`1000`,
+/// `12.5`, `1,247.02`; not a day, an hour or a `5`).
+fn judged(figure: &str) -> bool {
+    figure.chars().filter(char::is_ascii_digit).count() >= 3
 }
 
 /// The texts an answer may take its figures from: the task and every result shown.
@@ -516,7 +519,6 @@ pub fn figure_off_task<'a>(
     files: &'a [(String, String)],
     others: &[&str],
 ) -> Option<OffTask<'a>> {
-    const MIN_DIGITS: usize = 3;
     let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
     let topic = |text: &str| -> HashSet<String> {
         text.split(|c: char| !c.is_alphabetic())
@@ -542,7 +544,7 @@ pub fn figure_off_task<'a>(
         .chain(
             figures(answer)
                 .into_iter()
-                .filter(|n| n.chars().filter(char::is_ascii_digit).count() >= MIN_DIGITS)
+                .filter(|n| judged(n))
                 .map(|n| (n.clone(), Figure::Number(n))),
         );
     for (written, figure) in given {
@@ -833,6 +835,7 @@ pub fn render(value: &Value) -> String {
 #[cfg(test)]
 mod tests {
     use super::*;
+    use serde_json::json;
 
     #[test]
     fn the_files_a_task_names_are_paths_with_an_extension_or_a_dotfile() {
@@ -854,7 +857,7 @@ mod tests {
 
     #[test]
     fn a_definition_is_found_in_an_outline_of_a_directory_or_a_file() {
-        let dir = serde_json::json!({"op": "outline", "path": ".", "kind": "dir", "files": [
+        let dir = json!({"op": "outline", "path": ".", "kind": "dir", "files": [
             {"path": "README.md", "symbols": []},
             {"path": "src/cli.js", "symbols": [{"name": "cmdList", "kind": "function", "line": 28}]},
             {"path": "src/store.js", "symbols": [{"name": "slugifyTitle", "kind": "function", "line": 12}]}]});
@@ -867,16 +870,13 @@ mod tests {
             None,
             "a name, not a part of one"
         );
-        let file = serde_json::json!({"op": "outline", "path": "src/cli.js", "kind": "file",
+        let file = json!({"op": "outline", "path": "src/cli.js", "kind": "file",
             "symbols": [{"name": "cmdList", "line": 28}]});
         assert_eq!(
             symbol_in_outline(&file, "cmdList"),
             Some(("src/cli.js", 28))
         );
-        assert_eq!(
-            symbol_in_outline(&serde_json::json!({"op": "tree"}), "cmdList"),
-            None
-        );
+        assert_eq!(symbol_in_outline(&json!({"op": "tree"}), "cmdList"), None);
     }
 
     #[test]
@@ -908,7 +908,6 @@ mod tests {
             2
         );
     }
-    use serde_json::json;
 
     #[test]
     fn a_time_of_day_nothing_showed_is_unseen() {

@@ -7,7 +7,8 @@
 //! `reprompted` (a reply with no readable action is answered with the
 //! reason), `repeat-warned` / `repeat-stopped` (a call identical to an
 //! earlier one in the turn is not run again: the model is told, and a
-//! repeat after it read that forces a final answer), `answer-after-calls-dropped` (an answer written
+//! repeat after it read that forces a final answer),
+//! `answer-after-calls-dropped` (an answer written
 //! in the same reply as calls, before their results), `final-answer-forced`
 //! (a budget ran out or the model looped; the task is said again with it),
 //! `task-file-unread` (an answer or a repeated call, while a file the task
@@ -75,8 +76,8 @@
 //! of another tool and nothing more is that tool's call),
 //! `outline-definition-named` (a code-index outline that lists the name in
 //! code the task asks about is followed by the file and line it lists it
-//! at), `missing-file-find-symbol-told` and `other-name-find-symbol-told` (a code
-//! index outline of a missing file, or a definition looked up under another
+//! at), `missing-file-find-symbol-told` and `other-name-find-symbol-told`
+//! (a code index outline of a missing file, or a definition looked up under another
 //! name than the task's that found none, is told to look the task's name up),
 //! `copy-resampled` (a copy the model was told of and made again, a call
 //! repeated after `repeat-warned` or an answer with the mistake a check sent
@@ -1169,8 +1170,8 @@ impl Turn<'_> {
     }
 
     /// The line that sends the model to a file the task names (see
-    /// [`crate::observe::files_named`]) that the turn has not read or tried to read, at most
-    /// [`MAX_BOUNCES`] times a turn and never once it was told to answer:
+    /// [`crate::observe::files_named`]) that the turn has not read or tried
+    /// to read, at most [`MAX_BOUNCES`] times a turn and never once it was told to answer:
     /// asked for a key and a line of another file, the model was refused the
     /// key and answered, or asked for the key again, without reading the
     /// other. Said in place of accepting an answer and of stopping a repeat.
