@@ -180,6 +180,42 @@ pub fn symbol_in_outline<'a>(outline: &'a Value, name: &str) -> Option<(&'a str,
     })
 }
 
+/// The definitions that the lines of a code-index search's `hits` using
+/// `name` lie in, each with the file and line of its first such use, in the
+/// order the search gave them: "function cmdList", `src/cli.js`, 31. A line
+/// uses `name` when it holds it as a whole word; one inside the definition
+/// of `name` itself (`function paginate` for `paginate`) is not a use, and a
+/// line at the top level of its file (an import) names no definition. The
+/// hits are read as the type the gate wrote them from
+/// ([`seam_memory::SearchHit`]); an answer of another shape has none.
+pub fn uses_within(search: &Value, name: &str) -> Vec<(String, String, u64)> {
+    let Some(hits) = search
+        .get("hits")
+        .and_then(|h| serde_json::from_value::<Vec<seam_memory::SearchHit>>(h.clone()).ok())
+    else {
+        return Vec::new();
+    };
+    let mut found: Vec<(String, String, u64)> = Vec::new();
+    for hit in hits {
+        for line in hit.lines {
+            let Some(within) = line.within else { continue };
+            let uses = line
+                .text
+                .split(|c: char| !(c.is_alphanumeric() || c == '_' || c == '$'))
+                .any(|w| w == name);
+            // "function paginate", "method Store.paginate": the definition itself.
+            let itself = within
+                .rsplit(|c: char| c.is_whitespace() || c == '.')
+                .next()
+                .is_some_and(|last| last == name);
+            if uses && !itself && !found.iter().any(|(w, p, _)| *w == within && *p == hit.path) {
+                found.push((within, hit.path.clone(), line.line));
+            }
+        }
+    }
+    found
+}
+
 /// The name in code (see [`code_name_in`]) whose uses `task` asks about:
 /// `Some` when the task names one and says a word of using it (call, caller,
 /// use, reference, invoke, depend, in any of their forms). "Which functions
@@ -877,6 +913,36 @@ mod tests {
             Some(("src/cli.js", 28))
         );
         assert_eq!(symbol_in_outline(&json!({"op": "tree"}), "cmdList"), None);
+    }
+
+    #[test]
+    fn the_definitions_a_searchs_uses_lie_in_are_named_once_each() {
+        // The shape memory.codebase's search answers with (seam_memory::SearchHit).
+        let search = json!({"op": "search", "query": "paginate", "hits": [
+            {"path": "src/paginate.js", "language": "javascript", "more_lines": 0, "lines": [
+                {"line": 9, "text": "function paginate(items, page, pageSize) {", "in": "function paginate"},
+                {"line": 22, "text": "module.exports = { paginate, pageCount };"}]},
+            {"path": "src/cli.js", "language": "javascript", "more_lines": 0, "lines": [
+                {"line": 7, "text": "const { paginate } = require('./paginate');"},
+                {"line": 31, "text": "  printPage(paginate(books, opts.page, SIZE));", "in": "function cmdList"},
+                {"line": 35, "text": "  return paginate(rest, 1, SIZE);", "in": "function cmdList"},
+                {"line": 39, "text": "  printPage(paginate(found, opts.page, SIZE));", "in": "function cmdSearch"},
+                {"line": 44, "text": "  const pages = paginateAll(books);", "in": "function cmdAll"},
+                {"line": 50, "text": "  this.paginate(x);", "in": "method Store.paginate"}]}]});
+        assert_eq!(
+            uses_within(&search, "paginate"),
+            [
+                ("function cmdList".to_owned(), "src/cli.js".to_owned(), 31),
+                ("function cmdSearch".to_owned(), "src/cli.js".to_owned(), 39),
+            ],
+            "once a definition, at its first use; not the definition itself, not paginateAll"
+        );
+        assert!(
+            uses_within(&search, "pageCount").is_empty(),
+            "a top-level line is in nothing"
+        );
+        assert!(uses_within(&json!({"op": "search", "hits": "none"}), "paginate").is_empty());
+        assert!(uses_within(&json!({"op": "tree"}), "paginate").is_empty());
     }
 
     #[test]

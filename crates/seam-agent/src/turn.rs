@@ -76,7 +76,9 @@
 //! of another tool and nothing more is that tool's call),
 //! `outline-definition-named` (a code-index outline that lists the name in
 //! code the task asks about is followed by the file and line it lists it
-//! at), `missing-file-find-symbol-told` and `other-name-find-symbol-told`
+//! at), `uses-enclosing-named` (a code-index search in a task that asks
+//! where a name is used is followed by the definitions its uses lie in),
+//! `missing-file-find-symbol-told` and `other-name-find-symbol-told`
 //! (a code index outline of a missing file, or a definition looked up under another
 //! name than the task's that found none, is told to look the task's name up),
 //! `copy-resampled` (a copy the model was told of and made again, a call
@@ -1770,6 +1772,35 @@ impl Turn<'_> {
                         Some(std::borrow::Cow::Owned(format!(
                             "This outline lists {name}, the name the task asks about, as \
                              defined in {path} (line {line})."
+                        ))),
+                    ));
+                }
+                if tool == CODE_INDEX
+                    && v.get("op").and_then(Value::as_str) == Some("search")
+                    && let Some(name) =
+                        crate::observe::uses_asked_in(&p.report.info.task).map(str::to_owned)
+                    && let uses = crate::observe::uses_within(v, &name)
+                    && !uses.is_empty()
+                {
+                    // Asked which functions in src/ call paginate(), qwen2.5-coder-1.5b
+                    // (under llama-server) was shown the search whose hits said
+                    // `"in":"function cmdList"` and `"in":"function cmdSearch"`,
+                    // two levels down, and answered with the files.
+                    let named: Vec<String> = uses
+                        .iter()
+                        .map(|(within, path, line)| format!("{within} ({path}, line {line})"))
+                        .collect();
+                    p.correct(
+                        "uses-enclosing-named",
+                        json!({"name": name, "within": uses.iter().map(|u| &u.0).collect::<Vec<_>>()}),
+                        self.trace,
+                        on,
+                    );
+                    return Ok((
+                        shown,
+                        Some(std::borrow::Cow::Owned(format!(
+                            "The lines that use {name} lie in these definitions: {}.\n\n{line}",
+                            named.join(", ")
                         ))),
                     ));
                 }

@@ -84,10 +84,7 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
         {
             // What the index answers: an outline of a directory with a
             // query is a search below it.
-            Ok(
-                json!({"op": "search", "hits": [{"path": "src/cli.js", "lines": [
-                    {"line": 31, "text": "printPage(paginate(books));", "within": "function cmdList"}]}]}),
-            )
+            Ok(json!({"op": "search", "hits": paginate_hits()}))
         }
         "memory.codebase" if params["op"] == "outline" && params["path"] == "src" => Ok(
             json!({"op": "outline", "path": "src", "kind": "dir", "files": [
@@ -102,9 +99,9 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
         }
         "memory.operator" => Ok(json!({"op": "search", "notes": [
                 {"id": 1, "text": "Shoe log: the Novablast 4 had 312.6 km before 2 March."}]})),
-        "memory.codebase" if params["op"] == "search" => Ok(json!({"op": "search", "hits": [
-                {"path": "src/cli.js", "lines": [
-                    {"line": 31, "text": "printPage(paginate(books));", "within": "function cmdList"}]}]})),
+        "memory.codebase" if params["op"] == "search" => {
+            Ok(json!({"op": "search", "hits": paginate_hits()}))
+        }
         "memory.codebase" => Err(LocalRefusal::new(
             RefusalCode::NotFound,
             "src/shelf.py does not exist",
@@ -190,6 +187,46 @@ const TASK: &str = "How many km did I run in April?";
 
 fn run(replies: &[String]) -> (TurnReport, Scripted, Vec<(String, Value)>) {
     run_task(TASK, replies)
+}
+
+/// A code-index search's hits for `paginate`, written from the type the gate
+/// writes them from, so the double answers in the real shape.
+fn paginate_hits() -> Value {
+    let line = |line: u64, text: &str, within: Option<&str>| seam_memory::LineHit {
+        line,
+        text: text.to_owned(),
+        within: within.map(str::to_owned),
+    };
+    let hit = |path: &str, lines| seam_memory::SearchHit {
+        path: path.to_owned(),
+        language: Some("javascript".to_owned()),
+        lines,
+        more_lines: 0,
+        snippet: None,
+    };
+    serde_json::to_value([
+        hit(
+            "src/paginate.js",
+            vec![line(
+                9,
+                "function paginate(items, page) {",
+                Some("function paginate"),
+            )],
+        ),
+        hit(
+            "src/cli.js",
+            vec![
+                line(7, "const { paginate } = require('./paginate');", None),
+                line(31, "printPage(paginate(books));", Some("function cmdList")),
+                line(
+                    39,
+                    "printPage(paginate(found));",
+                    Some("function cmdSearch"),
+                ),
+            ],
+        ),
+    ])
+    .unwrap()
 }
 
 fn run_task(task: &str, replies: &[String]) -> (TurnReport, Scripted, Vec<(String, Value)>) {
@@ -1325,6 +1362,15 @@ fn an_outline_in_a_task_about_uses_searches_for_the_name() {
     let told = model.told(1);
     assert!(told.contains("function cmdList"), "{told}");
     assert_eq!(report.corrections.get("uses-search-told"), None);
+    // The search's uses are named after it, in the words of its hits.
+    assert_eq!(report.corrections.get("uses-enclosing-named"), Some(&1));
+    assert!(
+        told.contains(
+            "The lines that use paginate lie in these definitions: function cmdList \
+             (src/cli.js, line 31), function cmdSearch (src/cli.js, line 39).\n\nIf this tells you"
+        ),
+        "{told}"
+    );
 
     // A tree: the search is told after it, in place of "if this tells you
     // the answer".
@@ -1340,7 +1386,22 @@ fn an_outline_in_a_task_about_uses_searches_for_the_name() {
     );
     assert!(!told.contains("If this tells you the answer"), "{told}");
 
+    // The model's own search is followed by the same line.
+    let search = json!({"mode":"action","tool":"memory.codebase","params":{
+        "op":"search","query":"paginate"}})
+    .to_string();
+    let (report, model, calls) = run_task(task, &[search.clone(), answer.clone()]);
+    assert_eq!(report.corrections.get("uses-enclosing-named"), Some(&1));
+    assert!(
+        model
+            .told(1)
+            .contains("function cmdSearch (src/cli.js, line 39)")
+    );
+    assert_eq!(calls.len(), 1, "a correction calls nothing");
+
     // A task that asks what a name is, not where it is used, is left as it is.
+    let (report, _, _) = run_task("What does paginate() return?", &[search, answer.clone()]);
+    assert_eq!(report.corrections.get("uses-enclosing-named"), None);
     let (report, model, calls) = run_task("What does paginate() return?", &[outline, tree, answer]);
     assert_eq!(report.corrections.get("uses-query-added"), None);
     assert_eq!(report.corrections.get("uses-search-told"), None);
