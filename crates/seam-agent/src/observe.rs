@@ -18,6 +18,7 @@ use std::collections::HashSet;
 use std::fmt::Write as _;
 
 use seam_protocol::RefusalCode;
+use seam_protocol::codebase::{FileOutline, SearchHit};
 use serde_json::Value;
 
 /// The line after every result the model is shown. Shown a file's lines or a
@@ -164,19 +165,16 @@ pub fn code_name_in(task: &str) -> Option<&str> {
 
 /// Where a code-index outline (of a directory: `files`, each with its
 /// `symbols`; or of one file: `path` and `symbols`) lists a definition named
-/// `name`: its file and line.
-pub fn symbol_in_outline<'a>(outline: &'a Value, name: &str) -> Option<(&'a str, u64)> {
-    let files: Vec<&Value> = match outline.get("files").and_then(Value::as_array) {
-        Some(files) => files.iter().collect(),
-        None => vec![outline],
+/// `name`: its file and line. The outline is read as the type the gate
+/// wrote it from ([`FileOutline`]); an answer of another shape lists nothing.
+pub fn symbol_in_outline(outline: &Value, name: &str) -> Option<(String, u64)> {
+    let files: Vec<FileOutline> = match outline.get("files") {
+        Some(files) => serde_json::from_value(files.clone()).ok()?,
+        None => vec![serde_json::from_value(outline.clone()).ok()?],
     };
     files.into_iter().find_map(|f| {
-        let path = f.get("path")?.as_str()?;
-        f.get("symbols")?
-            .as_array()?
-            .iter()
-            .find(|s| s.get("name").and_then(Value::as_str) == Some(name))
-            .map(|s| (path, s.get("line").and_then(Value::as_u64).unwrap_or(0)))
+        let line = f.symbols.iter().find(|s| s.name == name)?.line;
+        Some((f.path, line))
     })
 }
 
@@ -186,12 +184,12 @@ pub fn symbol_in_outline<'a>(outline: &'a Value, name: &str) -> Option<(&'a str,
 /// uses `name` when it holds it as a whole word; one inside the definition
 /// of `name` itself (`function paginate` for `paginate`) is not a use, and a
 /// line at the top level of its file (an import) names no definition. The
-/// hits are read as the type the gate wrote them from
-/// ([`seam_memory::SearchHit`]); an answer of another shape has none.
+/// hits are read as the type the gate wrote them from ([`SearchHit`]); an
+/// answer of another shape has none.
 pub fn uses_within(search: &Value, name: &str) -> Vec<(String, String, u64)> {
     let Some(hits) = search
         .get("hits")
-        .and_then(|h| serde_json::from_value::<Vec<seam_memory::SearchHit>>(h.clone()).ok())
+        .and_then(|h| serde_json::from_value::<Vec<SearchHit>>(h.clone()).ok())
     else {
         return Vec::new();
     };
@@ -921,25 +919,27 @@ mod tests {
             {"path": "src/store.js", "symbols": [{"name": "slugifyTitle", "kind": "function", "line": 12}]}]});
         assert_eq!(
             symbol_in_outline(&dir, "slugifyTitle"),
-            Some(("src/store.js", 12))
+            Some(("src/store.js".to_owned(), 12))
         );
         assert_eq!(
             symbol_in_outline(&dir, "slugify"),
             None,
             "a name, not a part of one"
         );
-        let file = json!({"op": "outline", "path": "src/cli.js", "kind": "file",
-            "symbols": [{"name": "cmdList", "line": 28}]});
+        // The outline of one file lists whole symbols; they read the same.
+        let file = json!({"op": "outline", "path": "src/cli.js", "indexed": true,
+            "symbols": [{"name": "cmdList", "kind": "function", "line": 28, "end_line": 40,
+                         "signature": "function cmdList(opts)"}]});
         assert_eq!(
             symbol_in_outline(&file, "cmdList"),
-            Some(("src/cli.js", 28))
+            Some(("src/cli.js".to_owned(), 28))
         );
         assert_eq!(symbol_in_outline(&json!({"op": "tree"}), "cmdList"), None);
     }
 
     #[test]
     fn the_definitions_a_searchs_uses_lie_in_are_named_once_each() {
-        // The shape memory.codebase's search answers with (seam_memory::SearchHit).
+        // The shape memory.codebase's search answers with (codebase::SearchHit).
         let search = json!({"op": "search", "query": "paginate", "hits": [
             {"path": "src/paginate.js", "language": "javascript", "more_lines": 0, "lines": [
                 {"line": 9, "text": "function paginate(items, page, pageSize) {", "in": "function paginate"},

@@ -1761,7 +1761,6 @@ impl Turn<'_> {
                     // (under llama-server) took the outline of the whole
                     // project, which listed slugifyTitle under src/store.js
                     // among 14 names in 9 files, and answered `src/shelf.py`.
-                    let path = path.to_owned();
                     p.correct(
                         "outline-definition-named",
                         json!({"name": name, "path": path}),

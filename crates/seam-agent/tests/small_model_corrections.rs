@@ -88,8 +88,8 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
         }
         "memory.codebase" if params["op"] == "outline" && params["path"] == "src" => Ok(
             json!({"op": "outline", "path": "src", "kind": "dir", "files": [
-                    {"path": "src/paginate.js", "symbols": [{"name": "paginate", "line": 9}]},
-                    {"path": "src/cli.js", "symbols": [{"name": "cmdList", "line": 28}]}]}),
+                    {"path": "src/paginate.js", "symbols": [{"name": "paginate", "kind": "function", "line": 9}]},
+                    {"path": "src/cli.js", "symbols": [{"name": "cmdList", "kind": "function", "line": 28}]}]}),
         ),
         "memory.codebase" if params.get("query") == Some(&json!("mileage")) => {
             Ok(json!({"op": "search",
@@ -192,12 +192,12 @@ fn run(replies: &[String]) -> (TurnReport, Scripted, Vec<(String, Value)>) {
 /// A code-index search's hits for `paginate`, written from the type the gate
 /// writes them from, so the double answers in the real shape.
 fn paginate_hits() -> Value {
-    let line = |line: u64, text: &str, within: Option<&str>| seam_memory::LineHit {
+    let line = |line: u64, text: &str, within: Option<&str>| seam_protocol::codebase::LineHit {
         line,
         text: text.to_owned(),
         within: within.map(str::to_owned),
     };
-    let hit = |path: &str, lines| seam_memory::SearchHit {
+    let hit = |path: &str, lines| seam_protocol::codebase::SearchHit {
         path: path.to_owned(),
         language: Some("javascript".to_owned()),
         lines,

@@ -534,6 +534,11 @@ fn outline_of_a_directory_lists_its_files_and_their_top_symbols() {
             .collect();
         assert_eq!(symbols, [("Config", "struct"), ("Config", "impl")]);
         assert_eq!(e.output["files"][0]["symbols"][0]["name"], "deep_fn");
+        // The agent reads the files back as the type they were written from.
+        let typed: Vec<seam_protocol::codebase::FileOutline> =
+            serde_json::from_value(e.output["files"].clone()).unwrap();
+        assert_eq!(typed[1].symbols[0].name, "Config");
+        assert_eq!(typed[1].path, "src/lib.rs");
         let note = e.output["note"].as_str().unwrap();
         assert!(note.starts_with("src is a directory"), "{note}");
         assert_eq!(e.output["truncated"], false);
@@ -593,6 +598,14 @@ fn an_outline_given_a_query_searches_for_it_below_its_directory() {
     assert!(paths.iter().all(|p| p.starts_with("many/")), "{paths:?}");
     // Each line found names the function it is in.
     assert_eq!(e.output["hits"][0]["lines"][0]["in"], "function config_0");
+    // The agent reads the hits back as the type they were written from.
+    let typed: Vec<seam_protocol::codebase::SearchHit> =
+        serde_json::from_value(e.output["hits"].clone()).unwrap();
+    assert_eq!(typed.len(), 5);
+    assert_eq!(
+        typed[0].lines[0].within.as_deref(),
+        Some("function config_0")
+    );
     let note = e.output["note"].as_str().unwrap();
     assert!(note.contains("op=outline takes no query"), "{note}");
     // A path outside the workspace is refused before any search, as for every outline.

@@ -3,7 +3,9 @@
 //! This crate owns the JSON shapes that cross between the agent and the gate:
 //! [`ToolSpec`] (what `GET /v1/tools` lists), [`Envelope`] (an admitted call's
 //! answer), [`Refusal`] (a refused call's answer) and the [`RefusalCode`]s a
-//! refusal can carry, and the model's [`Action`]s. The shapes are exactly those of DESIGN.md:
+//! refusal can carry, the model's [`Action`]s, and what the code index answers
+//! that the agent reads back ([`codebase`]). The shapes are exactly those of
+//! DESIGN.md:
 //!
 //! ```text
 //! envelope: {"invocation_id","tool","version","output":{…},"tainted":bool,"scrubbed":[shape ids]}
@@ -17,6 +19,7 @@
 use serde::{Deserialize, Serialize};
 
 pub mod action;
+pub mod codebase;
 pub mod wire;
 pub use action::{Action, PlanStep};
 

@@ -27,6 +27,7 @@ use seam_memory::{
 };
 use seam_policy::{Access, Capability, Policy};
 use seam_protocol::RefusalCode;
+use seam_protocol::codebase::{FileOutline, LineHit, SearchHit, SymbolAt};
 use serde::Deserialize;
 use serde_json::{Value, json};
 
@@ -407,23 +408,23 @@ impl MemoryCodebase {
             });
             let take = top.len().min(DIR_OUTLINE_SYMBOLS).min(left);
             left -= take;
-            let symbols: Vec<Value> = top
+            let symbols = top
                 .into_iter()
                 .take(take)
-                .map(|s| json!({"name": s.name, "kind": s.kind, "line": s.line}))
+                .map(|s| SymbolAt {
+                    name: s.name,
+                    kind: s.kind,
+                    line: s.line.into(),
+                })
                 .collect();
-            let mut entry = json!({"path": self.shown(&f.path), "symbols": symbols});
-            if let Some(l) = &f.language {
-                entry["language"] = json!(l);
-            }
-            if let Some(l) = f.lines {
-                entry["lines"] = json!(l);
-            }
-            if total > take {
-                entry["more_symbols"] = json!(total - take);
-                cut = true;
-            }
-            out.push(entry);
+            cut |= total > take;
+            out.push(FileOutline {
+                path: self.shown(&f.path),
+                symbols,
+                language: f.language.clone(),
+                lines: f.lines,
+                more_symbols: (total > take).then(|| total - take),
+            });
         }
         if files.is_empty() {
             notes.push(format!(
@@ -514,12 +515,24 @@ impl MemoryCodebase {
         if found.matched == seam_memory::Matched::Some {
             notes.push(super::memory_store::SOME_WORDS.to_owned());
         }
-        let hits: Vec<Value> = found
+        // The wire's hits (what the agent reads back), with paths as shown.
+        let hits: Vec<SearchHit> = found
             .hits
             .into_iter()
-            .map(|mut h| {
-                h.path = self.shown(&h.path);
-                serde_json::to_value(h).unwrap_or(Value::Null)
+            .map(|h| SearchHit {
+                path: self.shown(&h.path),
+                language: h.language,
+                lines: h
+                    .lines
+                    .into_iter()
+                    .map(|l| LineHit {
+                        line: l.line,
+                        text: l.text,
+                        within: l.within,
+                    })
+                    .collect(),
+                more_lines: h.more_lines,
+                snippet: h.snippet,
             })
             .collect();
         Ok(json!({

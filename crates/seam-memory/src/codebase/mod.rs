@@ -22,7 +22,7 @@ use std::path::{Path, PathBuf};
 use std::time::Instant;
 
 use rusqlite::{Connection, Transaction, TransactionBehavior, params};
-use serde::{Deserialize, Serialize};
+use serde::Serialize;
 
 use crate::bound::Limit;
 use crate::fts::Matched;
@@ -234,10 +234,8 @@ pub struct SymbolMatches {
     pub truncated: bool,
 }
 
-/// A matching line of a file. `Deserialize` too: the agent reads the hits of
-/// a search the gate answered as this type, not as loose JSON, so the two ends
-/// agree on one shape.
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+/// A matching line of a file.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct LineHit {
     pub line: u64,
     pub text: String,
@@ -248,8 +246,8 @@ pub struct LineHit {
     pub within: Option<String>,
 }
 
-/// A file that matches a full-text search (read back by the agent, as [`LineHit`]).
-#[derive(Debug, Clone, Serialize, Deserialize, PartialEq, Eq)]
+/// A file that matches a full-text search.
+#[derive(Debug, Clone, Serialize, PartialEq, Eq)]
 pub struct SearchHit {
     pub path: String,
     #[serde(skip_serializing_if = "Option::is_none")]
