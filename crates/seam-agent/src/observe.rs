@@ -530,14 +530,7 @@ pub struct OffTask<'a> {
     pub figure: String,
     pub path: &'a str,
     pub line: &'a str,
-    /// The lines of the files read that hold a figure of the same kind (a
-    /// time of day, or a number) and do share a word with the task, in file
-    /// order, at most [`ON_TASK_LINES`]: where the answer is likelier to be.
-    pub on_task: Vec<&'a str>,
 }
-
-/// At most this many lines are named as about the task ([`OffTask::on_task`]).
-pub const ON_TASK_LINES: usize = 4;
 
 /// The first figure of `answer` (a time of day, or a number of three digits
 /// or more) that the files the turn read (`files`: path, text) hold only in
@@ -579,11 +572,6 @@ pub fn figure_off_task<'a>(
         Figure::Time(hm) => clock_times(text, true).iter().any(|(_, t)| t == hm),
         Figure::Number(n) => figures(text).iter().any(|s| same_figure(n, s)),
     };
-    // Whether `text` holds any figure of `f`'s kind.
-    let holds_kind = |text: &str, f: &Figure| match f {
-        Figure::Time(_) => !clock_times(text, true).is_empty(),
-        Figure::Number(_) => figures(text).iter().any(|n| judged(n)),
-    };
     let given = clock_times(answer, false)
         .into_iter()
         .map(|(w, hm)| (w, Figure::Time(hm)))
@@ -599,28 +587,19 @@ pub fn figure_off_task<'a>(
         }
         let mut first: Option<(&str, &str)> = None;
         let mut about_the_task = false;
-        let mut on_task: Vec<&str> = Vec::new();
         for (path, text) in files {
             let table = is_data_table(path, text);
             let lines: Vec<&str> = text.lines().collect();
             for (i, line) in lines.iter().enumerate() {
-                let this = holds(line, &figure);
-                if !this && !holds_kind(line, &figure) {
-                    continue;
-                }
-                let mut context = topic(line);
-                context.extend(line_context(&lines, i, table).flat_map(&topic));
-                let shares = !context.is_disjoint(&asked);
-                if !this {
-                    if shares && on_task.len() < ON_TASK_LINES {
-                        on_task.push(line.trim());
-                    }
+                if !holds(line, &figure) {
                     continue;
                 }
                 first.get_or_insert((path.as_str(), line.trim()));
+                let mut context = topic(line);
+                context.extend(line_context(&lines, i, table).flat_map(&topic));
                 // A line of bare figures (a data row) names nothing: it
                 // may be about anything, so it is not judged.
-                if context.is_empty() || shares {
+                if context.is_empty() || !context.is_disjoint(&asked) {
                     about_the_task = true;
                 }
             }
@@ -630,7 +609,6 @@ pub fn figure_off_task<'a>(
                 figure: written,
                 path,
                 line,
-                on_task,
             });
         }
     }
@@ -1113,16 +1091,6 @@ mod tests {
         assert_eq!(got.figure, "20:30");
         assert_eq!(got.path, "notes/offsite.md");
         assert!(got.line.contains("booked 20:30"), "{}", got.line);
-        // The lines with a time that do share a word with the task: the
-        // trains (the heading), not the workshop (its line and heading name
-        // nothing asked).
-        assert_eq!(
-            got.on_task,
-            [
-                "- Out: Alfa Pendular 121, Tue 3 June, Porto 07:39 -> Lisbon 10:28",
-                "- Back: Alfa Pendular 134, Thu 5 June, Lisbon 17:00 -> Porto 19:49"
-            ]
-        );
         // The train's times: their lines name Porto, their heading trains ("train").
         assert_eq!(
             off("It leaves at 17:00 and is in at 19:49.", task, &[]),
@@ -1132,11 +1100,10 @@ mod tests {
         let rate = "What is the nightly rate at the hotel?";
         assert_eq!(off("EUR 145 a night.", rate, &[]), None);
         let cost = "How much does the workshop cost?";
-        let got = off("The workshop costs 145.", cost, &[]).expect("off the task");
-        assert_eq!(got.figure, "145");
-        // No other line with a number of three digits or more names the
-        // workshop or a cost (09:30 is a time, not a number), so none is named.
-        assert!(got.on_task.is_empty(), "{:?}", got.on_task);
+        assert_eq!(
+            off("The workshop costs 145.", cost, &[]).map(|o| o.figure),
+            Some("145".to_owned())
+        );
         // Not judged: a figure the task gives, one a program printed, one no
         // file holds (answer-figure-unseen's), and small figures.
         assert_eq!(off("20:30, as you said.", "Is dinner at 20:30?", &[]), None);

@@ -65,8 +65,7 @@
 //! extension, whose name neither the task nor any result holds is sent back
 //! once),
 //! `answer-figure-off-task` (a time or figure the files read hold only in
-//! lines that share no word with the task is sent back once, with the line
-//! and the lines holding a figure of its kind that do),
+//! lines that share no word with the task is sent back once, with the line),
 //! `example-call-not-run` (a call that is one of the prompt's example calls,
 //! in a task without its paths and figures, is not run; a second one asks
 //! for the answer),

@@ -1588,11 +1588,6 @@ fn an_answer_with_a_figure_from_a_line_about_something_else_is_sent_back_once_wi
     assert!(
         told.starts_with("Your answer gives 20:30, which notes/offsite.md holds only in this line")
             && told.contains("\"- Wed 4: team dinner at Cervejaria Ramiro (booked 20:30)\"")
-            && told.contains(
-                "These lines of the files you read name what the task asks about:\n\
-                 - Back: Thu 5 June, Lisbon 17:00 -> Porto 19:49\n\
-                 Answer from the one that is about what the task asks."
-            )
             && told.ends_with(&format!("The operator's task was: {task}")),
         "{told}"
     );

@@ -16,8 +16,6 @@
 //! once more, and the reply after it may not answer (`reply-repeated`);
 //! which tool it calls is still the model's choice.
 
-use std::fmt::Write as _;
-
 use serde_json::{Value, json};
 
 use super::{BUILDER, Progress, READER, Turn, asks_for_a_branch, how_to_change, seams_words};
@@ -380,25 +378,13 @@ fn figure_off_task(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value,
         .map(String::as_str)
         .collect();
     let off = crate::observe::figure_off_task(a.text, &p.report.info.task, &p.file_texts, &others)?;
-    let mut said = format!(
+    let said = format!(
         "Your answer gives {}, which {} holds only in this line, and it names nothing the task \
-         asks about: \"{}\". ",
+         asks about: \"{}\". Find the line that is about what the task asks, and answer from it.",
         off.figure,
         off.path,
         seam_term::clip(off.line, LINE_SHOWN, "…")
     );
-    if off.on_task.is_empty() {
-        said.push_str("Find the line that is about what the task asks, and answer from it.");
-    } else {
-        // Under llama-server, told only to find the line, qwen2.5-coder-1.5b
-        // gave the dinner's 20:00 again; the lines that name the task's words
-        // (the flights, under `## Flights`) are where it looks next.
-        said.push_str("These lines of the files you read name what the task asks about:\n");
-        for line in &off.on_task {
-            let _ = writeln!(said, "{}", seam_term::clip(line, LINE_SHOWN, "…"));
-        }
-        said.push_str("Answer from the one that is about what the task asks.");
-    }
     Some((
         json!({"figure": off.figure, "path": off.path}),
         with_task(p, &said),
