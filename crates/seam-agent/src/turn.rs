@@ -278,6 +278,104 @@ fn find_by_name(name: &str) -> String {
     )
 }
 
+/// What follows a code-index result in a task about a name in code: the
+/// correction counted, its detail, the line told in place of `after` (the
+/// line every result gets), and whether the result found nothing (a plan's
+/// later steps are then not run). The four cases are decided here, in order.
+fn code_index_next(v: &Value, task: &str, after: &str) -> Option<CodeIndexNext> {
+    let op = v.get("op").and_then(Value::as_str)?;
+    let next = |correction, detail, line| {
+        Some(CodeIndexNext {
+            correction,
+            detail,
+            line,
+            found_nothing: false,
+        })
+    };
+    // `uses-search-told`: asked which functions call paginate(),
+    // qwen2.5-coder-1.5b took the outline of src/ and answered what paginate is.
+    if matches!(op, "outline" | "tree")
+        && let Some(name) = crate::observe::uses_asked_in(task)
+    {
+        return next(
+            "uses-search-told",
+            json!({"name": name}),
+            format!(
+                "This lists where things are defined, not where they are used. To find where \
+                 {name} is used, and in which function each use is, search the code index for \
+                 it: {{\"op\":\"search\",\"query\":\"{name}\"}}."
+            ),
+        );
+    }
+    // `outline-definition-named`: asked which file defines slugifyTitle,
+    // qwen2.5-coder-1.5b (under llama-server) took the outline of the whole
+    // project, which listed slugifyTitle under src/store.js among 14 names in
+    // 9 files, and answered `src/shelf.py`.
+    if op == "outline"
+        && let Some(name) = crate::observe::code_name_in(task)
+        && let Some((path, line)) = crate::observe::symbol_in_outline(v, name)
+    {
+        let told = format!(
+            "This outline lists {name}, the name the task asks about, as defined in {path} \
+             (line {line})."
+        );
+        return next(
+            "outline-definition-named",
+            json!({"name": name, "path": path}),
+            told,
+        );
+    }
+    // `uses-enclosing-named`: asked which functions in src/ call paginate(),
+    // qwen2.5-coder-1.5b (under llama-server) was shown the search whose hits
+    // said `"in":"function cmdList"` and `"in":"function cmdSearch"`, two
+    // levels down, and answered with the files.
+    if op == "search"
+        && let Some(name) = crate::observe::uses_asked_in(task)
+        && let uses = crate::observe::uses_within(v, name)
+        && !uses.is_empty()
+    {
+        let named: Vec<String> = uses
+            .iter()
+            .map(|(within, path, line)| format!("{within} ({path}, line {line})"))
+            .collect();
+        let within: Vec<&String> = uses.iter().map(|u| &u.0).collect();
+        return next(
+            "uses-enclosing-named",
+            json!({"name": name, "within": within}),
+            format!(
+                "The lines that use {name} lie in these definitions: {}.\n\n{after}",
+                named.join(", ")
+            ),
+        );
+    }
+    // `other-name-find-symbol-told`: asked which file of the shelf project
+    // defines slugifyTitle, qwen2.5-coder-1.5b (under llama-server) looked up
+    // `shelf`, found nothing, and made a file up.
+    if op == "find_symbol"
+        && v.get("matches")
+            .and_then(Value::as_array)
+            .is_some_and(Vec::is_empty)
+        && let Some(name) = crate::observe::code_name_in(task)
+        && v.get("name").and_then(Value::as_str) != Some(name)
+    {
+        return Some(CodeIndexNext {
+            correction: "other-name-find-symbol-told",
+            detail: json!({"name": name}),
+            line: find_by_name(name),
+            found_nothing: true,
+        });
+    }
+    None
+}
+
+/// See [`code_index_next`].
+struct CodeIndexNext {
+    correction: &'static str,
+    detail: Value,
+    line: String,
+    found_nothing: bool,
+}
+
 /// The local tool that changes code on the turn's branch.
 const BUILDER: &str = "builder";
 
@@ -1730,101 +1828,13 @@ impl Turn<'_> {
                     p.correct(hint, json!({"tool": tool}), self.trace, on);
                 }
                 if tool == CODE_INDEX
-                    && matches!(
-                        v.get("op").and_then(Value::as_str),
-                        Some("outline" | "tree")
-                    )
-                    && let Some(name) =
-                        crate::observe::uses_asked_in(&p.report.info.task).map(str::to_owned)
+                    && let Some(next) = code_index_next(v, &p.report.info.task, &line)
                 {
-                    // Asked which functions call paginate(), qwen2.5-coder-1.5b
-                    // took the outline of src/ and answered what paginate is.
-                    p.correct("uses-search-told", json!({"name": name}), self.trace, on);
-                    return Ok((
-                        shown,
-                        Some(std::borrow::Cow::Owned(format!(
-                            "This lists where things are defined, not where they are used. \
-                             To find where {name} is used, and in which function each use \
-                             is, search the code index for it: \
-                             {{\"op\":\"search\",\"query\":\"{name}\"}}."
-                        ))),
-                    ));
-                }
-                if tool == CODE_INDEX
-                    && v.get("op").and_then(Value::as_str) == Some("outline")
-                    && let Some(name) =
-                        crate::observe::code_name_in(&p.report.info.task).map(str::to_owned)
-                    && let Some((path, line)) = crate::observe::symbol_in_outline(v, &name)
-                {
-                    // Asked which file defines slugifyTitle, qwen2.5-coder-1.5b
-                    // (under llama-server) took the outline of the whole
-                    // project, which listed slugifyTitle under src/store.js
-                    // among 14 names in 9 files, and answered `src/shelf.py`.
-                    p.correct(
-                        "outline-definition-named",
-                        json!({"name": name, "path": path}),
-                        self.trace,
-                        on,
-                    );
-                    return Ok((
-                        shown,
-                        Some(std::borrow::Cow::Owned(format!(
-                            "This outline lists {name}, the name the task asks about, as \
-                             defined in {path} (line {line})."
-                        ))),
-                    ));
-                }
-                if tool == CODE_INDEX
-                    && v.get("op").and_then(Value::as_str) == Some("search")
-                    && let Some(name) =
-                        crate::observe::uses_asked_in(&p.report.info.task).map(str::to_owned)
-                    && let uses = crate::observe::uses_within(v, &name)
-                    && !uses.is_empty()
-                {
-                    // Asked which functions in src/ call paginate(), qwen2.5-coder-1.5b
-                    // (under llama-server) was shown the search whose hits said
-                    // `"in":"function cmdList"` and `"in":"function cmdSearch"`,
-                    // two levels down, and answered with the files.
-                    let named: Vec<String> = uses
-                        .iter()
-                        .map(|(within, path, line)| format!("{within} ({path}, line {line})"))
-                        .collect();
-                    p.correct(
-                        "uses-enclosing-named",
-                        json!({"name": name, "within": uses.iter().map(|u| &u.0).collect::<Vec<_>>()}),
-                        self.trace,
-                        on,
-                    );
-                    return Ok((
-                        shown,
-                        Some(std::borrow::Cow::Owned(format!(
-                            "The lines that use {name} lie in these definitions: {}.\n\n{line}",
-                            named.join(", ")
-                        ))),
-                    ));
-                }
-                if tool == CODE_INDEX
-                    && v.get("op").and_then(Value::as_str) == Some("find_symbol")
-                    && v.get("matches")
-                        .and_then(Value::as_array)
-                        .is_some_and(Vec::is_empty)
-                    && let Some(name) =
-                        crate::observe::code_name_in(&p.report.info.task).map(str::to_owned)
-                    && v.get("name").and_then(Value::as_str) != Some(name.as_str())
-                {
-                    // Asked which file of the shelf project defines
-                    // slugifyTitle, qwen2.5-coder-1.5b (under llama-server)
-                    // looked up `shelf`, found nothing, and made a file up.
-                    p.correct(
-                        "other-name-find-symbol-told",
-                        json!({"name": name}),
-                        self.trace,
-                        on,
-                    );
+                    p.correct(next.correction, next.detail, self.trace, on);
                     // Found nothing: a plan's later steps, written before
                     // it ran, are not run (it went on to `from shelf import`).
-                    p.last_failed = true;
-                    return Ok((shown, Some(std::borrow::Cow::Owned(find_by_name(&name)))));
+                    p.last_failed |= next.found_nothing;
+                    return Ok((shown, Some(std::borrow::Cow::Owned(next.line))));
                 }
                 let printed_nothing = line == crate::observe::AFTER_NOTHING_PRINTED;
                 if let Some((key, path, columns)) = self.missing_column(p, tool, params, v) {
