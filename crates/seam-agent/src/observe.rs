@@ -57,6 +57,7 @@ pub const AGENT_OPENINGS: &[&str] = &[
     "A file your code names was not made available",
     "That stays refused however it is asked",
     "The task names ",
+    "The task asks what time",
     "You already called ",
     "Your python.run code ",
     "The plan's ",
@@ -299,17 +300,24 @@ const ERROR_WORDS: &[&str] = &["error", "traceback", "exception", "syntax"];
 /// Does `task` ask for one quantity ("how many km…", "how much…", "the total…", "the sum
 /// of…", "…altogether", "…in all")? Words, lower-cased, as whole words.
 pub fn asks_for_a_quantity(task: &str) -> bool {
-    let lower = task.to_lowercase();
-    let words: Vec<&str> = lower
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| !w.is_empty())
-        .collect();
+    let words = lower_words(task);
+    let words: Vec<&str> = words.iter().map(String::as_str).collect();
     words
         .windows(2)
         .any(|w| matches!(w, ["how", "many" | "much"] | ["in", "all"]))
         || words
             .iter()
             .any(|w| matches!(*w, "total" | "sum" | "altogether"))
+}
+
+/// The words of `text`, lower-cased: what the questions of a task are read
+/// from ([`asks_for_a_quantity`], [`asks_what_time`]).
+fn lower_words(text: &str) -> Vec<String> {
+    text.to_lowercase()
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| !w.is_empty())
+        .map(str::to_owned)
+        .collect()
 }
 
 /// Is the file at `path`, whose text is `text`, a table of data of four
@@ -553,14 +561,8 @@ pub fn figure_off_task<'a>(
     files: &'a [(String, String)],
     others: &[&str],
 ) -> Option<OffTask<'a>> {
-    let stemmer = rust_stemmers::Stemmer::create(rust_stemmers::Algorithm::English);
-    let topic = |text: &str| -> HashSet<String> {
-        text.split(|c: char| !c.is_alphabetic())
-            .map(str::to_lowercase)
-            .filter(|w| w.chars().count() >= 2 && !NO_TOPIC.contains(&w.as_str()))
-            .map(|w| stemmer.stem(&w).into_owned())
-            .collect()
-    };
+    let topic = Topic::new();
+    let topic = |text: &str| topic.words(text);
     let asked = topic(task);
     // What in `text` is the figure: a time of day by its (hour, minute), a
     // number as [`same_figure`] compares them.
@@ -613,6 +615,79 @@ pub fn figure_off_task<'a>(
         }
     }
     None
+}
+
+/// What a text is about, for [`figure_off_task`] and [`time_lines`]: its
+/// words by their English stem ("flights" is "flight"), two letters or more
+/// (a column named `km`), less the words any question is made of
+/// ([`NO_TOPIC`]).
+struct Topic(rust_stemmers::Stemmer);
+
+impl Topic {
+    fn new() -> Self {
+        Self(rust_stemmers::Stemmer::create(
+            rust_stemmers::Algorithm::English,
+        ))
+    }
+
+    fn words(&self, text: &str) -> HashSet<String> {
+        text.split(|c: char| !c.is_alphabetic())
+            .map(str::to_lowercase)
+            .filter(|w| w.chars().count() >= 2 && !NO_TOPIC.contains(&w.as_str()))
+            .map(|w| self.0.stem(&w).into_owned())
+            .collect()
+    }
+}
+
+/// True when `task` asks for a time of day: "what time", "which time", "at
+/// what hour". Only the question's words count; a task that speaks of time
+/// ("it is time to …") asks nothing.
+pub fn asks_what_time(task: &str) -> bool {
+    lower_words(task).windows(2).any(|w| {
+        matches!(w[0].as_str(), "what" | "which")
+            && matches!(w[1].as_str(), "time" | "times" | "hour")
+    })
+}
+
+/// True when `text` states a time of day (`6:50`, `20:05`).
+pub fn gives_a_time(text: &str) -> bool {
+    !clock_times(text, false).is_empty()
+}
+
+/// The lines of the files read (`files`: path, text) that hold a time of day
+/// and speak of what `task` asks about: the line, the heading it sits under
+/// or the header of its table shares a word with the task (as
+/// [`figure_off_task`] judges a line). In file order, at most `max`, each as
+/// (path, trimmed line). Asked what time a flight home left, with the trip
+/// note read, qwen2.5-coder-0.5b answered with the trip's dates and
+/// smollm2-135m with the day it was booked; the note's times were in the
+/// two lines under `## Flights`.
+pub fn time_lines<'a>(
+    task: &str,
+    files: &'a [(String, String)],
+    max: usize,
+) -> Vec<(&'a str, &'a str)> {
+    let topic = Topic::new();
+    let asked = topic.words(task);
+    let mut out = Vec::new();
+    for (path, text) in files {
+        let table = is_data_table(path, text);
+        let lines: Vec<&str> = text.lines().collect();
+        for (i, line) in lines.iter().enumerate() {
+            if !gives_a_time(line) {
+                continue;
+            }
+            let mut context = topic.words(line);
+            context.extend(line_context(&lines, i, table).flat_map(|l| topic.words(l)));
+            if !context.is_disjoint(&asked) {
+                out.push((path.as_str(), line.trim()));
+                if out.len() == max {
+                    return out;
+                }
+            }
+        }
+    }
+    out
 }
 
 /// The lines that say what line `i` of `lines` is about: the markdown
@@ -1131,6 +1206,60 @@ mod tests {
         )];
         let km = "How many km did I run on 5 March? data/runs.csv";
         assert_eq!(figure_off_task("12.5 km", km, &csv, &[]), None);
+    }
+
+    #[test]
+    fn a_question_for_a_time_and_the_lines_that_give_one() {
+        assert!(asks_what_time("What time does the train back leave?"));
+        assert!(asks_what_time(
+            "At which hour is the handover, per notes/rota.md?"
+        ));
+        assert!(asks_what_time("Tell me what times the boats run."));
+        assert!(!asks_what_time(
+            "It is time to renew: which plan did we buy?"
+        ));
+        assert!(!asks_what_time("When did I first run 10 km?"));
+        assert!(gives_a_time("It leaves at 7:39."));
+        assert!(!gives_a_time("It leaves on 3 June, at seven."));
+        // A run of three is a duration, no time of day.
+        assert!(!gives_a_time("I ran it in 1:57:59."));
+
+        let note = "# Lisbon offsite, 3-5 June\n\n## Trains\n\
+                    - Out: Alfa Pendular 121, Tue 3 June, Porto 07:39 -> Lisbon 10:28\n\
+                    - Back: Alfa Pendular 134, Thu 5 June, Lisbon 17:00 -> Porto 19:49\n\n\
+                    ## Agenda\n\
+                    - Wed 4: workshop 09:30, team dinner at Cervejaria Ramiro (booked 20:30)\n\
+                    | slot | room |\n|---|---|\n| 14:00 | Sala Tejo |\n";
+        let files = vec![
+            ("notes/offsite.md".to_owned(), note.to_owned()),
+            ("notes/empty.md".to_owned(), "no times here\n".to_owned()),
+        ];
+        let task = "What time is our train back from Lisbon? See notes/offsite.md.";
+        let lines = time_lines(task, &files, 4);
+        // The two lines under `## Trains` (heading "trains", line "Lisbon"),
+        // not the dinner's nor the table's, which share no word with it.
+        assert_eq!(
+            lines,
+            [
+                (
+                    "notes/offsite.md",
+                    "- Out: Alfa Pendular 121, Tue 3 June, Porto 07:39 -> Lisbon 10:28"
+                ),
+                (
+                    "notes/offsite.md",
+                    "- Back: Alfa Pendular 134, Thu 5 June, Lisbon 17:00 -> Porto 19:49"
+                ),
+            ]
+        );
+        assert_eq!(time_lines(task, &files, 1).len(), 1);
+        // A table's row is about its header: "room" is asked.
+        let room = "What time is the room free?";
+        assert_eq!(
+            time_lines(room, &files, 4),
+            [("notes/offsite.md", "| 14:00 | Sala Tejo |")]
+        );
+        // Nothing about the task, nothing shown.
+        assert!(time_lines("What time does the bakery open?", &files, 4).is_empty());
     }
 
     #[test]

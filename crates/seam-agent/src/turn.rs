@@ -64,6 +64,9 @@
 //! `answer-file-unseen` (an answer that names a file, a path with an
 //! extension, whose name neither the task nor any result holds is sent back
 //! once),
+//! `time-not-given` (a task that asks what time, answered with no time of
+//! day, is sent back once with the lines read that give one and speak of
+//! what the task asks, also once the turn told the model to answer),
 //! `answer-figure-off-task` (a time or figure the files read hold only in
 //! lines that share no word with the task is sent back once, with the line),
 //! `example-call-not-run` (a call that is one of the prompt's example calls,
@@ -511,6 +514,9 @@ struct Progress {
     /// A call copied from the prompt's examples was not run
     /// (`example-call-not-run`); the next such copy ends the calls.
     example_copied: bool,
+    /// A final answer asked for (`forced`) was sent back by a check made
+    /// then too: the next reply is asked for without the turn stopping.
+    forced_sent_back: bool,
 }
 
 /// What the turn keeps to tell a copy that words failed to stop, and to ask
@@ -751,6 +757,7 @@ impl Turn<'_> {
             call_next: false,
             copies: Copies::default(),
             example_copied: false,
+            forced_sent_back: false,
         };
 
         loop {
@@ -759,24 +766,27 @@ impl Turn<'_> {
             }
             let mut schema = action_schema.clone();
             if let Some(reason) = p.force.clone() {
-                if p.forced {
+                if std::mem::take(&mut p.forced_sent_back) {
+                    schema = JsonSchema::new(Registry::respond_schema());
+                } else if p.forced {
                     return Ok(self.stop(p, &reason, started));
-                }
-                p.forced = true;
-                p.correct("final-answer-forced", json!(reason), self.trace, on);
-                // The task again, last: a small model answers what it read
-                // most recently (qwen2.5-coder-1.5b, told to answer after a
-                // loop, gave a dinner's time for a flight's from the file it
-                // had read).
-                let m = ChatMessage::user(format!(
-                    "Stop calling tools ({reason}). The operator's task was: {}\n\nGive your \
+                } else {
+                    p.forced = true;
+                    p.correct("final-answer-forced", json!(reason), self.trace, on);
+                    // The task again, last: a small model answers what it read
+                    // most recently (qwen2.5-coder-1.5b, told to answer after a
+                    // loop, gave a dinner's time for a flight's from the file it
+                    // had read).
+                    let m = ChatMessage::user(format!(
+                        "Stop calling tools ({reason}). The operator's task was: {}\n\nGive your \
                      final answer to it now, from the results above, as \
                      {{\"mode\":\"respond\",\"text\":\"...\"}}.",
-                    p.report.info.task.trim()
-                ));
-                self.trace.record("message", &m);
-                messages.push(m);
-                schema = JsonSchema::new(Registry::respond_schema());
+                        p.report.info.task.trim()
+                    ));
+                    self.trace.record("message", &m);
+                    messages.push(m);
+                    schema = JsonSchema::new(Registry::respond_schema());
+                }
             }
             if std::mem::take(&mut p.call_next) && p.force.is_none() {
                 schema = JsonSchema::new(self.registry.call_schema());
@@ -936,7 +946,12 @@ impl Turn<'_> {
                         match send {
                             // resample_copy marked the next request
                             answer::SendBack::Resample => break,
-                            answer::SendBack::Say(o) => observations.push(o),
+                            answer::SendBack::Say(o) => {
+                                // Sent back once told to answer: the reply to
+                                // it is an answer too, asked for as one.
+                                p.forced_sent_back = p.forced;
+                                observations.push(o);
+                            }
                             answer::SendBack::Force(reason) => p.force = Some(reason),
                             answer::SendBack::Stop(reason) => {
                                 return Ok(self.stop(p, reason, started));
@@ -1015,6 +1030,20 @@ impl Turn<'_> {
             }
             if p.report.calls == calls_before {
                 p.sent_back_whole.push(reply.text.trim().to_owned());
+                // A reply of which nothing ran leaves no trace in the
+                // conversation: the model is told why, and is not shown its
+                // own reply to copy. Sent back to read a file the task named,
+                // or told its call was the prompt's example, qwen2.5-coder-0.5b
+                // and smollm2-135m wrote their last reply again, word for
+                // word, in three tasks of four (and qwen2.5-coder-1.5b in
+                // four of the dev suite's); replayed without that reply in
+                // the conversation, qwen2.5-coder-0.5b read the file named
+                // greedily at both steps, and in 5 of 8 samples at 0.7,
+                // against 0 of 2 and 2 of 8 with it.
+                if messages.last().is_some_and(|m| m.role == "assistant") {
+                    messages.pop();
+                    p.correct("unrun-reply-unsaid", Value::Null, self.trace, on);
+                }
             }
             if !observations.is_empty() {
                 let m = ChatMessage::user(observations.join("\n\n"));
@@ -1303,9 +1332,14 @@ impl Turn<'_> {
         p.correct("task-file-unread", json!({"path": name}), self.trace, on);
         // Named once: the turn is not sent to the same file twice.
         p.looked_at.insert(name.clone());
+        // The call is written out whole: told only to read another file,
+        // qwen2.5-coder-0.5b and smollm2-135m made their last call again,
+        // word for word, in three tasks of four; the last JSON they are
+        // shown is the one they copy.
+        let call = json!({"mode": "action", "tool": READER, "params": {"path": name}});
         Some(format!(
             "The task names {name}, and this turn has not read it: read it with {READER} if \
-             it bears on the task, then answer."
+             it bears on the task, then answer. That call is: {call}"
         ))
     }
 

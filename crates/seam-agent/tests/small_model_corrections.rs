@@ -429,6 +429,12 @@ fn an_answer_that_leaves_a_file_the_task_names_unread_is_sent_back_naming_it() {
         told.contains("The task names notes/rota.md, and this turn has not read it"),
         "{told}"
     );
+    // The call is written out, to be copied: the last JSON a small model
+    // is shown is the one it writes.
+    assert!(
+        told.ends_with(&format!("That call is: {}", read("notes/rota.md"))),
+        "{told}"
+    );
     assert_eq!(report.answer, "8.5 km");
 }
 
@@ -1970,4 +1976,102 @@ fn a_copied_answer_with_its_mistake_is_resampled_before_it_is_sent_back_again() 
     let (report, model, _) = run_with(TASK, &[respond()], TurnOptions::default());
     assert_eq!(report.corrections.get("copy-resampled"), None);
     assert_eq!(sampled(&model, 0), None);
+}
+
+fn say(text: &str) -> String {
+    json!({"mode":"respond","text": text}).to_string()
+}
+
+#[test]
+fn a_task_asking_what_time_answered_with_no_time_is_shown_the_lines_that_give_one() {
+    let task = "What time is our train back from Lisbon? See notes/offsite.md.";
+    let (report, model, _) = run_task(
+        task,
+        &[
+            read("notes/offsite.md"),
+            say("It is on Thursday 5 June."),
+            say("At 17:00."),
+        ],
+    );
+    assert_eq!(report.corrections.get("time-not-given"), Some(&1));
+    let told = model.told(2);
+    assert!(
+        told.starts_with("The task asks what time, and your answer gives no time."),
+        "{told}"
+    );
+    // The train's line (its heading and its words are the task's), not the
+    // dinner's, which names nothing the task asks about.
+    assert!(
+        told.contains("- notes/offsite.md: - Back: Thu 5 June, Lisbon 17:00 -> Porto 19:49"),
+        "{told}"
+    );
+    assert!(!told.contains("20:30"), "{told}");
+    assert_eq!(report.answer, "At 17:00.");
+
+    // An answer with a time, or a task that asks none, is not sent back.
+    let (report, _, _) = run_task(task, &[read("notes/offsite.md"), say("At 19:49.")]);
+    assert_eq!(report.corrections.get("time-not-given"), None);
+    let (report, _, _) = run_task(
+        "Which day is our train back? See notes/offsite.md.",
+        &[read("notes/offsite.md"), say("Thursday.")],
+    );
+    assert_eq!(report.corrections.get("time-not-given"), None);
+}
+
+#[test]
+fn an_answer_sent_back_once_the_turn_told_the_model_to_answer_is_asked_for_again() {
+    // Told to answer after a loop, the model answers with no time: sent back
+    // with the lines, its next reply is the turn's answer (the turn does not
+    // stop on the first).
+    let task = "What time is our train back from Lisbon? See notes/offsite.md.";
+    let again = read("notes/offsite.md");
+    let (report, model, calls) = run_task(
+        task,
+        &[
+            again.clone(),
+            again.clone(),
+            again,
+            say("It is on Thursday."),
+            say("At 17:00, from Lisbon."),
+        ],
+    );
+    assert_eq!(calls.len(), 1);
+    assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
+    assert_eq!(report.corrections.get("time-not-given"), Some(&1));
+    assert!(
+        matches!(report.end, TurnEnd::ForcedAnswer { .. }),
+        "{:?}",
+        report.end
+    );
+    assert_eq!(report.answer, "At 17:00, from Lisbon.");
+    // The last request still asks for an answer only.
+    assert!(model.told(4).starts_with("The task asks what time"));
+}
+
+#[test]
+fn a_reply_of_which_nothing_ran_is_not_kept_in_the_conversation() {
+    let task = "Who is on call? See notes/rota.md.";
+    let (report, model, _) = run_task(task, &[say("Lars."), read("notes/rota.md"), respond()]);
+    // The answer sent back (the file was unread) is not in the next request:
+    // the model is told why, and has no reply of its own there to copy.
+    let next = &model.seen[1].messages;
+    assert!(
+        next.iter().all(|m| m.role != "assistant"),
+        "{:?}",
+        next.iter().map(|m| &m.role).collect::<Vec<_>>()
+    );
+    assert!(
+        next.last()
+            .unwrap()
+            .content
+            .starts_with("The task names notes/rota.md")
+    );
+    assert_eq!(report.corrections.get("unrun-reply-unsaid"), Some(&1));
+    // A call that ran stays the model's own, its result after it.
+    let last = &model.seen[2].messages;
+    let n = last.len();
+    assert_eq!(last[n - 2].role, "assistant");
+    assert_eq!(last[n - 2].content, read("notes/rota.md"));
+    assert!(last[n - 1].content.starts_with("files.read returned:"));
+    assert_eq!(report.answer, "8.5 km");
 }

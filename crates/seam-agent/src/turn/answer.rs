@@ -76,6 +76,13 @@ const CHECKS: &[Check] = &[
         run: only_refusal,
     },
     Check {
+        name: "time-not-given",
+        when_forced: true,
+        once: true,
+        again_on_copy: false,
+        run: time_not_given,
+    },
+    Check {
         name: "total-not-added",
         when_forced: false,
         once: true,
@@ -248,6 +255,42 @@ fn only_refusal(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Se
         )
     })
 }
+
+/// Asked what time a flight home left, with the trip note read,
+/// qwen2.5-coder-0.5b answered "The flight home from Porto is on 21 May
+/// 2027." and smollm2-135m gave the day the trip was booked: no time at
+/// all, where two lines under the note's `## Flights` held four. A task
+/// that asks what time (see [`crate::observe::asks_what_time`]) answered
+/// with no time of day is sent back once with the lines of the files read
+/// that hold one and speak of what the task asks (see
+/// [`crate::observe::time_lines`]); with none, the answer stands (the files
+/// may not say). Made once the turn has told the model to answer too: the
+/// small models that make this mistake are the ones told to.
+fn time_not_given(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
+    let task = &p.report.info.task;
+    if !crate::observe::asks_what_time(task) || crate::observe::gives_a_time(a.text) {
+        return None;
+    }
+    let lines = crate::observe::time_lines(task, &p.file_texts, TIME_LINES_SHOWN);
+    if lines.is_empty() {
+        return None;
+    }
+    let mut said = String::from(
+        "The task asks what time, and your answer gives no time. These lines of what you read \
+         give a time and speak of what the task asks:",
+    );
+    for (path, line) in &lines {
+        said.push_str(&format!(
+            "\n- {path}: {}",
+            seam_term::clip(line, LINE_SHOWN, "…")
+        ));
+    }
+    said.push_str("\nAnswer with the time from the line about what the task asks.");
+    Some((json!({"lines": lines.len()}), with_task(p, &said)))
+}
+
+/// At most this many lines are shown by `time-not-given`.
+const TIME_LINES_SHOWN: usize = 4;
 
 /// A task that asks for one quantity answered with the parts of it: see
 /// [`crate::observe::lists_printed_numbers`].
