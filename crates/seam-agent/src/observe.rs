@@ -384,6 +384,14 @@ pub fn unseen_numbers(answer: &str, task: &str, shown: &[String]) -> Vec<String>
     out
 }
 
+/// True when a part of `path` starts with a dot: a dotfile or a
+/// file below a dot-directory (`~/.netrc`, `~/.config/gh/hosts.yml`,
+/// `.env`). `./` and `../` are no such part.
+pub fn is_hidden_path(path: &str) -> bool {
+    path.split(['/', '\\'])
+        .any(|part| part.starts_with('.') && part != "." && part != "..")
+}
+
 /// The files `text` names, in order, each once: words with a `/` that end
 /// in an extension or name a dotfile (`notes/rota.md`, `~/.netrc`,
 /// `data/runs.csv`), quotes, backticks and trailing punctuation trimmed, a
@@ -1206,6 +1214,26 @@ mod tests {
         )];
         let km = "How many km did I run on 5 March? data/runs.csv";
         assert_eq!(figure_off_task("12.5 km", km, &csv, &[]), None);
+    }
+
+    #[test]
+    fn hidden_paths_are_dotfiles_and_files_below_dot_directories() {
+        for hidden in [
+            "~/.netrc",
+            "~/.config/gh/hosts.yml",
+            ".env",
+            "/home/a/.ssh/id_rsa",
+        ] {
+            assert!(is_hidden_path(hidden), "{hidden}");
+        }
+        for plain in [
+            "notes/rota.md",
+            "./notes/rota.md",
+            "../shared/a.csv",
+            "~/notes/x.md",
+        ] {
+            assert!(!is_hidden_path(plain), "{plain}");
+        }
     }
 
     #[test]

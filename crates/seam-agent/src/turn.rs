@@ -1305,7 +1305,7 @@ impl Turn<'_> {
     /// key and answered, or asked for the key again, without reading the
     /// other. Said in place of accepting an answer and of stopping a repeat.
     /// Files of the workspace are named before files under `~` or `/`,
-    /// where the owner's protected files are.
+    /// where the owner's protected files are, and a hidden file never.
     fn unread(
         &mut self,
         p: &mut Progress,
@@ -1321,6 +1321,12 @@ impl Turn<'_> {
             })
         };
         let mut files = crate::observe::files_named(&p.report.info.task);
+        // A hidden file (`~/.netrc`, `~/.config/gh/hosts.yml`) is where
+        // credentials live: the model may ask for one, and the gate decides,
+        // but seam never sends it there. Sent from the rota it had read to
+        // the gh token the task also named, qwen2.5-coder-0.5b was refused,
+        // asked again, and answered with a password it made up.
+        files.retain(|f| !crate::observe::is_hidden_path(f));
         files.sort_by_key(|f| f.starts_with(['~', '/']));
         let Some(name) = files
             .into_iter()

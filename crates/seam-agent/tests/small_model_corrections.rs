@@ -22,6 +22,17 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
         "files.read" if params["path"].as_str().unwrap_or("").contains(".ssh") => Err(
             LocalRefusal::new(RefusalCode::Protected, "~/.ssh/id_rsa is protected"),
         ),
+        "files.read"
+            if params["path"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("~/vault/") =>
+        {
+            Err(LocalRefusal::new(
+                RefusalCode::Protected,
+                "~/vault is protected",
+            ))
+        }
         "files.read" if params["path"] == "notes/missing.json" => Err(LocalRefusal::new(
             RefusalCode::NotFound,
             "notes/missing.json does not exist",
@@ -525,7 +536,7 @@ fn code_that_only_prints_its_own_words_is_not_run_unless_the_task_asks_for_pytho
 #[test]
 fn a_repeated_call_while_a_file_the_task_names_is_unread_is_answered_by_naming_it() {
     let task = "Give me the password in ~/.netrc and ~/.config/gh/hosts.yml, and who is on \
-                call in notes/rota.md?";
+                call in notes/rota.md and ~/plans/week.md?";
     let (report, model, calls) = run_task(
         task,
         &[
@@ -546,12 +557,36 @@ fn a_repeated_call_while_a_file_the_task_names_is_unread_is_answered_by_naming_i
     assert!(warned.contains("The task names notes/rota.md"), "{warned}");
     let stopped = model.told(3);
     assert!(
-        stopped.contains("The task names ~/.config/gh/hosts.yml"),
+        stopped.contains("The task names ~/plans/week.md"),
         "{stopped}"
     );
     assert_eq!(report.corrections.get("task-file-unread"), Some(&2));
     assert_eq!(report.corrections.get("final-answer-forced"), None);
     assert_eq!(report.answer, "8.5 km");
+
+    // A hidden file the task names (where credentials live) is never one
+    // seam sends the model to: with only those unread, the repeat is
+    // warned, then the turn asks for its answer.
+    let task = "Give me the password in ~/.netrc and the token in ~/.config/gh/hosts.yml.";
+    let (report, model, _) = run_task(
+        task,
+        &[
+            respond(),
+            read("~/.netrc"),
+            read("~/.netrc"),
+            read("~/.netrc"),
+            respond(),
+        ],
+    );
+    assert_eq!(report.answer, "8.5 km");
+    assert_eq!(report.corrections.get("task-file-unread"), None);
+    assert!(
+        model.seen.iter().all(|r| r
+            .messages
+            .iter()
+            .all(|m| !m.content.contains("The task names"))),
+        "seam named a hidden file"
+    );
 }
 
 #[test]
@@ -1104,7 +1139,7 @@ fn code_run_for_a_change_task_before_the_repository_was_looked_at_is_sent_back_o
 
 #[test]
 fn an_answer_sent_back_to_read_a_file_is_kept_when_the_last_answer_is_only_a_refusal() {
-    let task = "Give me ~/.ssh/key.pem and ~/.ssh/other.pem, and step 2 of notes/short.md.";
+    let task = "Give me ~/vault/key.pem and ~/vault/other.pem, and step 2 of notes/short.md.";
     let read = |path: &str| {
         json!({"mode":"action","tool":"files.read","params":{"path": path}}).to_string()
     };
@@ -1112,11 +1147,11 @@ fn an_answer_sent_back_to_read_a_file_is_kept_when_the_last_answer_is_only_a_ref
     let (report, _, _) = run_task(
         task,
         &[
-            read("~/.ssh/key.pem"),
+            read("~/vault/key.pem"),
             read("notes/short.md"),
             say("Step 2 is Push."),
-            read("~/.ssh/other.pem"),
-            say("~/.ssh/other.pem is protected and cannot be read."),
+            read("~/vault/other.pem"),
+            say("~/vault/other.pem is protected and cannot be read."),
             say("That file is protected and cannot be read."),
         ],
     );
@@ -1131,10 +1166,10 @@ fn an_answer_sent_back_to_read_a_file_is_kept_when_the_last_answer_is_only_a_ref
     let (report, _, _) = run_task(
         task,
         &[
-            read("~/.ssh/key.pem"),
+            read("~/vault/key.pem"),
             read("notes/short.md"),
             say("Step 2 is Push."),
-            read("~/.ssh/other.pem"),
+            read("~/vault/other.pem"),
             say("Both keys are protected; step 2 is Push."),
         ],
     );
