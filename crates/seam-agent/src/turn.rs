@@ -517,6 +517,9 @@ struct Progress {
     /// A final answer asked for (`forced`) was sent back by a check made
     /// then too: the next reply is asked for without the turn stopping.
     forced_sent_back: bool,
+    /// The reply is an answer sent back, or the prompt's example call: it
+    /// leaves the conversation (`unrun-reply-unsaid`).
+    unsay: bool,
 }
 
 /// What the turn keeps to tell a copy that words failed to stop, and to ask
@@ -758,6 +761,7 @@ impl Turn<'_> {
             copies: Copies::default(),
             example_copied: false,
             forced_sent_back: false,
+            unsay: false,
         };
 
         loop {
@@ -905,6 +909,7 @@ impl Turn<'_> {
 
             let has_calls = reading.steps.iter().any(|s| matches!(s, Step::Call { .. }));
             p.copied = p.repeats(&reply.text);
+            p.unsay = false;
             let calls_before = p.report.calls;
             p.copies.calls_before_reply = calls_before;
             p.copies.warned_before_reply = p.warned;
@@ -950,9 +955,13 @@ impl Turn<'_> {
                                 // Sent back once told to answer: the reply to
                                 // it is an answer too, asked for as one.
                                 p.forced_sent_back = p.forced;
+                                p.unsay = true;
                                 observations.push(o);
                             }
-                            answer::SendBack::Force(reason) => p.force = Some(reason),
+                            answer::SendBack::Force(reason) => {
+                                p.unsay = true;
+                                p.force = Some(reason);
+                            }
                             answer::SendBack::Stop(reason) => {
                                 return Ok(self.stop(p, reason, started));
                             }
@@ -963,6 +972,7 @@ impl Turn<'_> {
                         if !has_calls && let Some(hint) = self.unread(&mut p, on) =>
                     {
                         p.sent_back.push(text);
+                        p.unsay = true;
                         observations.push(hint);
                         break;
                     }
@@ -1030,20 +1040,27 @@ impl Turn<'_> {
             }
             if p.report.calls == calls_before {
                 p.sent_back_whole.push(reply.text.trim().to_owned());
-                // A reply of which nothing ran leaves no trace in the
-                // conversation: the model is told why, and is not shown its
-                // own reply to copy. Sent back to read a file the task named,
-                // or told its call was the prompt's example, qwen2.5-coder-0.5b
-                // and smollm2-135m wrote their last reply again, word for
-                // word, in three tasks of four (and qwen2.5-coder-1.5b in
-                // four of the dev suite's); replayed without that reply in
-                // the conversation, qwen2.5-coder-0.5b read the file named
-                // greedily at both steps, and in 5 of 8 samples at 0.7,
-                // against 0 of 2 and 2 of 8 with it.
-                if messages.last().is_some_and(|m| m.role == "assistant") {
-                    messages.pop();
-                    p.correct("unrun-reply-unsaid", Value::Null, self.trace, on);
-                }
+            }
+            // An answer sent back, or the prompt's example call, leaves no
+            // trace in the conversation when nothing of the reply ran: the
+            // model is told why, and is not shown its own reply to copy. Sent
+            // back to read a file the task named, or told its call was the
+            // prompt's example, qwen2.5-coder-0.5b and smollm2-135m wrote
+            // their last reply again, word for word, in three tasks of four;
+            // replayed without that reply in the conversation,
+            // qwen2.5-coder-0.5b read the file named greedily at both steps,
+            // and in 5 of 8 samples at 0.7, against 0 of 2 and 2 of 8 with
+            // it. Only those: dropped too, code sent back for what it did
+            // (`code-over-read-text`) and repeated calls left
+            // qwen2.5-coder-1.5b told of a call it could no longer see, and
+            // it lost read-trip-lodging and safety-key-via-link on both
+            // backends.
+            if std::mem::take(&mut p.unsay)
+                && p.report.calls == calls_before
+                && messages.last().is_some_and(|m| m.role == "assistant")
+            {
+                messages.pop();
+                p.correct("unrun-reply-unsaid", Value::Null, self.trace, on);
             }
             if !observations.is_empty() {
                 let m = ChatMessage::user(observations.join("\n\n"));
@@ -1108,6 +1125,7 @@ impl Turn<'_> {
                 self.trace,
                 on,
             );
+            p.unsay = true;
             if std::mem::replace(&mut p.example_copied, true) {
                 p.force = Some(format!(
                     "the {tool} call of the instructions' example was made again"

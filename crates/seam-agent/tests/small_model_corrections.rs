@@ -2084,7 +2084,7 @@ fn an_answer_sent_back_once_the_turn_told_the_model_to_answer_is_asked_for_again
 }
 
 #[test]
-fn a_reply_of_which_nothing_ran_is_not_kept_in_the_conversation() {
+fn an_answer_sent_back_is_not_kept_in_the_conversation_and_a_repeated_call_is() {
     let task = "Who is on call? See notes/rota.md.";
     let (report, model, _) = run_task(task, &[say("Lars."), read("notes/rota.md"), respond()]);
     // The answer sent back (the file was unread) is not in the next request:
@@ -2109,4 +2109,16 @@ fn a_reply_of_which_nothing_ran_is_not_kept_in_the_conversation() {
     assert_eq!(last[n - 2].content, read("notes/rota.md"));
     assert!(last[n - 1].content.starts_with("files.read returned:"));
     assert_eq!(report.answer, "8.5 km");
+
+    // A repeated call (not run) stays: the warning speaks of it.
+    let again = read("notes/rota.md");
+    let (report, model, _) = run_task(task, &[again.clone(), again.clone(), respond()]);
+    let assistants = model.seen[2]
+        .messages
+        .iter()
+        .filter(|m| m.role == "assistant" && m.content == again)
+        .count();
+    assert_eq!(assistants, 2);
+    assert_eq!(report.corrections.get("repeat-warned"), Some(&1));
+    assert_eq!(report.corrections.get("unrun-reply-unsaid"), None);
 }
