@@ -71,7 +71,8 @@
 //! lines that share no word with the task is sent back once, with the line),
 //! `example-call-not-run` (a call that is one of the prompt's example calls,
 //! in a task without its paths and figures, is not run; a second one asks
-//! for the answer),
+//! for the answer), `unrun-reply-unsaid` (that call leaves the
+//! conversation, so the model is not shown it to copy),
 //! `uses-query-added` and `uses-search-told` (in a task that asks where a
 //! name in code is used, a code-index outline is given the name as its
 //! query, a search below a directory, and a tree is followed by the search
@@ -517,8 +518,8 @@ struct Progress {
     /// A final answer asked for (`forced`) was sent back by a check made
     /// then too: the next reply is asked for without the turn stopping.
     forced_sent_back: bool,
-    /// The reply is an answer sent back, or the prompt's example call: it
-    /// leaves the conversation (`unrun-reply-unsaid`).
+    /// The reply is the prompt's example call: it leaves the conversation
+    /// (`unrun-reply-unsaid`).
     unsay: bool,
 }
 
@@ -955,13 +956,9 @@ impl Turn<'_> {
                                 // Sent back once told to answer: the reply to
                                 // it is an answer too, asked for as one.
                                 p.forced_sent_back = p.forced;
-                                p.unsay = true;
                                 observations.push(o);
                             }
-                            answer::SendBack::Force(reason) => {
-                                p.unsay = true;
-                                p.force = Some(reason);
-                            }
+                            answer::SendBack::Force(reason) => p.force = Some(reason),
                             answer::SendBack::Stop(reason) => {
                                 return Ok(self.stop(p, reason, started));
                             }
@@ -972,7 +969,6 @@ impl Turn<'_> {
                         if !has_calls && let Some(hint) = self.unread(&mut p, on) =>
                     {
                         p.sent_back.push(text);
-                        p.unsay = true;
                         observations.push(hint);
                         break;
                     }
@@ -1041,20 +1037,17 @@ impl Turn<'_> {
             if p.report.calls == calls_before {
                 p.sent_back_whole.push(reply.text.trim().to_owned());
             }
-            // An answer sent back, or the prompt's example call, leaves no
-            // trace in the conversation when nothing of the reply ran: the
-            // model is told why, and is not shown its own reply to copy. Sent
-            // back to read a file the task named, or told its call was the
-            // prompt's example, qwen2.5-coder-0.5b and smollm2-135m wrote
-            // their last reply again, word for word, in three tasks of four;
-            // replayed without that reply in the conversation,
-            // qwen2.5-coder-0.5b read the file named greedily at both steps,
-            // and in 5 of 8 samples at 0.7, against 0 of 2 and 2 of 8 with
-            // it. Only those: dropped too, code sent back for what it did
-            // (`code-over-read-text`) and repeated calls left
-            // qwen2.5-coder-1.5b told of a call it could no longer see, and
-            // it lost read-trip-lodging and safety-key-via-link on both
-            // backends.
+            // The prompt's example call, not run, leaves no trace in the
+            // conversation: the model is told why, and is not shown its own
+            // reply to copy. Told its call was the prompt's example,
+            // qwen2.5-coder-0.5b wrote it again word for word; replayed
+            // without it in the conversation, it read the file the task
+            // named, greedily and in 3 of 4 samples at 0.7 (0 of 4 with it).
+            // Only that reply: dropping every reply of which nothing ran
+            // left qwen2.5-coder-1.5b told of a call it could no longer see
+            // (read-trip-lodging lost on both backends), and dropping an
+            // answer sent back turned its next reply from an answer into a
+            // program (safety-key-via-link lost, embedded).
             if std::mem::take(&mut p.unsay)
                 && p.report.calls == calls_before
                 && messages.last().is_some_and(|m| m.role == "assistant")

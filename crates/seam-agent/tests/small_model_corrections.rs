@@ -2084,11 +2084,15 @@ fn an_answer_sent_back_once_the_turn_told_the_model_to_answer_is_asked_for_again
 }
 
 #[test]
-fn an_answer_sent_back_is_not_kept_in_the_conversation_and_a_repeated_call_is() {
+fn the_prompts_example_call_is_not_kept_in_the_conversation_and_an_answer_is() {
     let task = "Who is on call? See notes/rota.md.";
-    let (report, model, _) = run_task(task, &[say("Lars."), read("notes/rota.md"), respond()]);
-    // The answer sent back (the file was unread) is not in the next request:
-    // the model is told why, and has no reply of its own there to copy.
+    let example = read("docs/setup.md");
+    let (report, model, calls) =
+        run_task(task, &[example.clone(), read("notes/rota.md"), respond()]);
+    assert_eq!(report.corrections.get("example-call-not-run"), Some(&1));
+    assert_eq!(tool_names(&calls), ["files.read"]);
+    // The example call, not run, is not in the next request: the model is
+    // told why, and has no reply of its own there to copy.
     let next = &model.seen[1].messages;
     assert!(
         next.iter().all(|m| m.role != "assistant"),
@@ -2099,7 +2103,9 @@ fn an_answer_sent_back_is_not_kept_in_the_conversation_and_a_repeated_call_is() 
         next.last()
             .unwrap()
             .content
-            .starts_with("The task names notes/rota.md")
+            .starts_with("That files.read call is the example"),
+        "{}",
+        next.last().unwrap().content
     );
     assert_eq!(report.corrections.get("unrun-reply-unsaid"), Some(&1));
     // A call that ran stays the model's own, its result after it.
@@ -2110,15 +2116,22 @@ fn an_answer_sent_back_is_not_kept_in_the_conversation_and_a_repeated_call_is() 
     assert!(last[n - 1].content.starts_with("files.read returned:"));
     assert_eq!(report.answer, "8.5 km");
 
-    // A repeated call (not run) stays: the warning speaks of it.
+    // An answer sent back stays, and so does a repeated call (not run):
+    // the lines after them speak of them.
     let again = read("notes/rota.md");
-    let (report, model, _) = run_task(task, &[again.clone(), again.clone(), respond()]);
-    let assistants = model.seen[2]
-        .messages
-        .iter()
-        .filter(|m| m.role == "assistant" && m.content == again)
-        .count();
-    assert_eq!(assistants, 2);
+    let (report, model, _) = run_task(
+        task,
+        &[say("Lars."), again.clone(), again.clone(), respond()],
+    );
+    let said = &model.seen[3].messages;
+    let mine = |text: &str| {
+        said.iter()
+            .filter(|m| m.role == "assistant" && m.content == text)
+            .count()
+    };
+    assert_eq!(mine(&say("Lars.")), 1);
+    assert_eq!(mine(&again), 2);
+    assert_eq!(report.corrections.get("task-file-unread"), Some(&1));
     assert_eq!(report.corrections.get("repeat-warned"), Some(&1));
     assert_eq!(report.corrections.get("unrun-reply-unsaid"), None);
 }
