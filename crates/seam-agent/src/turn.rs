@@ -373,6 +373,12 @@ fn code_index_next(v: &Value, task: &str, after: &str) -> Option<CodeIndexNext> 
 }
 
 /// See [`code_index_next`].
+/// The text of a call of `tool` with `params`, as the model writes one:
+/// what a line that names the call to make shows it, to be copied.
+fn action_text(tool: &str, params: Value) -> String {
+    json!({"mode": "action", "tool": tool, "params": params}).to_string()
+}
+
 struct CodeIndexNext {
     correction: &'static str,
     detail: Value,
@@ -688,7 +694,7 @@ impl Turn<'_> {
             } else {
                 json!({"query": query})
             };
-            Some(json!({"mode": "action", "tool": name, "params": params}).to_string())
+            Some(action_text(name, params))
         })
     }
 
@@ -1353,7 +1359,7 @@ impl Turn<'_> {
         // qwen2.5-coder-0.5b and smollm2-135m made their last call again,
         // word for word, in three tasks of four; the last JSON they are
         // shown is the one they copy.
-        let call = json!({"mode": "action", "tool": READER, "params": {"path": name}});
+        let call = action_text(READER, json!({"path": name}));
         Some(format!(
             "The task names {name}, and this turn has not read it: read it with {READER} if \
              it bears on the task, then answer. That call is: {call}"
