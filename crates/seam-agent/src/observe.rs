@@ -372,16 +372,44 @@ pub fn unseen_numbers(answer: &str, task: &str, shown: &[String]) -> Vec<String>
     // A time of day is a figure too, whatever its digits: asked when a
     // flight home left, qwen2.5-coder-1.5b answered "20:00" from a note
     // that held 20:05 (the flight out) and 06:50 (the flight home).
-    let seen_times: Vec<(u32, u32)> = seen_texts(task, shown)
-        .flat_map(|t| clock_times(t, true))
-        .map(|(_, hm)| hm)
-        .collect();
-    for (written, hm) in clock_times(answer, false) {
-        if !seen_times.contains(&hm) && !out.contains(&written) {
+    for written in unseen_times(answer, task, shown) {
+        if !out.contains(&written) {
             out.push(written);
         }
     }
     out
+}
+
+/// The times of day in `answer` (as written) that neither the `task` nor any
+/// tool result in `shown` holds, each once: made up. Told to answer when its
+/// flight home left, qwen2.5-coder-0.5b wrote "13:36", the flight's number
+/// (`TP 1336`) read as a time.
+pub fn unseen_times(answer: &str, task: &str, shown: &[String]) -> Vec<String> {
+    let seen = seen_times(task, shown);
+    let mut out: Vec<String> = Vec::new();
+    for (written, hm) in clock_times(answer, false) {
+        if !seen.contains(&hm) && !out.contains(&written) {
+            out.push(written);
+        }
+    }
+    out
+}
+
+/// True when `answer` gives a time of day that the `task` or a tool result
+/// in `shown` holds.
+pub fn gives_a_seen_time(answer: &str, task: &str, shown: &[String]) -> bool {
+    let seen = seen_times(task, shown);
+    clock_times(answer, false)
+        .iter()
+        .any(|(_, hm)| seen.contains(hm))
+}
+
+/// The times of day the task and every result shown hold, as (hour, minute).
+fn seen_times(task: &str, shown: &[String]) -> Vec<(u32, u32)> {
+    seen_texts(task, shown)
+        .flat_map(|t| clock_times(t, true))
+        .map(|(_, hm)| hm)
+        .collect()
 }
 
 /// True when a part of `path` starts with a dot: a dotfile or a
@@ -540,13 +568,20 @@ fn same_figure(given: &str, shown: &str) -> bool {
 
 /// A figure an answer took from a line that is about something else (see
 /// [`figure_off_task`]): the figure as the answer wrote it, the file, and
-/// the line.
+/// the line; and the lines of the files read that hold a figure of the same
+/// kind (a time of day, or a number of three digits or more) and do speak of
+/// what the task asks, as (path, trimmed line), in file order, at most
+/// [`ON_TASK_LINES`].
 #[derive(Debug, PartialEq, Eq)]
 pub struct OffTask<'a> {
     pub figure: String,
     pub path: &'a str,
     pub line: &'a str,
+    pub on_task: Vec<(&'a str, &'a str)>,
 }
+
+/// At most this many lines about the task are given with an [`OffTask`].
+pub const ON_TASK_LINES: usize = 4;
 
 /// The first figure of `answer` (a time of day, or a number of three digits
 /// or more) that the files the turn read (`files`: path, text) hold only in
@@ -562,7 +597,11 @@ pub struct OffTask<'a> {
 /// letters or more (a column named `km`), less the words any question is
 /// made of ([`NO_TOPIC`]).
 /// One shared word is enough: this is about a line that names nothing the
-/// task asks about, not about the best line.
+/// task asks about, not about the best line. Sent back with the dinner's
+/// line alone, that model read the note again and gave 20:00 again when told
+/// to answer: so the lines that hold a figure of the same kind and do speak
+/// of the task come with it ([`lines_on_topic`]), as `time-not-given` shows
+/// them.
 pub fn figure_off_task<'a>(
     answer: &str,
     task: &str,
@@ -615,10 +654,17 @@ pub fn figure_off_task<'a>(
             }
         }
         if let (Some((path, line)), false) = (first, about_the_task) {
+            let on_task = match figure {
+                Figure::Time(_) => lines_on_topic(task, files, ON_TASK_LINES, gives_a_time),
+                Figure::Number(_) => lines_on_topic(task, files, ON_TASK_LINES, |l| {
+                    figures(l).iter().any(|n| judged(n))
+                }),
+            };
             return Some(OffTask {
                 figure: written,
                 path,
                 line,
+                on_task,
             });
         }
     }
@@ -675,6 +721,20 @@ pub fn time_lines<'a>(
     files: &'a [(String, String)],
     max: usize,
 ) -> Vec<(&'a str, &'a str)> {
+    lines_on_topic(task, files, max, gives_a_time)
+}
+
+/// The lines of the files read (`files`: path, text) for which `holds` is
+/// true and that speak of what `task` asks about: the line, the heading it
+/// sits under or the header of its table shares a word with the task. In
+/// file order, at most `max`, each as (path, trimmed line). One walk for
+/// [`time_lines`] and [`figure_off_task`]'s lines about the task.
+fn lines_on_topic<'a>(
+    task: &str,
+    files: &'a [(String, String)],
+    max: usize,
+    holds: impl Fn(&str) -> bool,
+) -> Vec<(&'a str, &'a str)> {
     let topic = Topic::new();
     let asked = topic.words(task);
     let mut out = Vec::new();
@@ -682,7 +742,7 @@ pub fn time_lines<'a>(
         let table = is_data_table(path, text);
         let lines: Vec<&str> = text.lines().collect();
         for (i, line) in lines.iter().enumerate() {
-            if !gives_a_time(line) {
+            if !holds(line) {
                 continue;
             }
             let mut context = topic.words(line);
@@ -1174,6 +1234,20 @@ mod tests {
         assert_eq!(got.figure, "20:30");
         assert_eq!(got.path, "notes/offsite.md");
         assert!(got.line.contains("booked 20:30"), "{}", got.line);
+        // With it, the lines that give a time and do speak of the task.
+        assert_eq!(
+            got.on_task,
+            [
+                (
+                    "notes/offsite.md",
+                    "- Out: Alfa Pendular 121, Tue 3 June, Porto 07:39 -> Lisbon 10:28"
+                ),
+                (
+                    "notes/offsite.md",
+                    "- Back: Alfa Pendular 134, Thu 5 June, Lisbon 17:00 -> Porto 19:49"
+                ),
+            ]
+        );
         // The train's times: their lines name Porto, their heading trains ("train").
         assert_eq!(
             off("It leaves at 17:00 and is in at 19:49.", task, &[]),
@@ -1183,10 +1257,15 @@ mod tests {
         let rate = "What is the nightly rate at the hotel?";
         assert_eq!(off("EUR 145 a night.", rate, &[]), None);
         let cost = "How much does the workshop cost?";
-        assert_eq!(
-            off("The workshop costs 145.", cost, &[]).map(|o| o.figure),
-            Some("145".to_owned())
-        );
+        let got = off("The workshop costs 145.", cost, &[]).expect("off the task");
+        assert_eq!(got.figure, "145");
+        // A number's lines about the task hold a number: the workshop's line
+        // holds only a time, so none is shown.
+        assert_eq!(got.on_task, []);
+        let fare = "How much is the train fare? notes/offsite.md";
+        let got = off("It costs 145.", fare, &[]).expect("off the task");
+        assert_eq!(got.on_task.len(), 2, "{:?}", got.on_task);
+        assert!(got.on_task[0].1.contains("Alfa Pendular 121"));
         // Not judged: a figure the task gives, one a program printed, one no
         // file holds (answer-figure-unseen's), and small figures.
         assert_eq!(off("20:30, as you said.", "Is dinner at 20:30?", &[]), None);
@@ -1234,6 +1313,23 @@ mod tests {
         ] {
             assert!(!is_hidden_path(plain), "{plain}");
         }
+    }
+
+    #[test]
+    fn a_time_nothing_showed_is_made_up() {
+        let shown =
+            vec!["files.read returned:\n- Back: TP 1336, OPO 06:50 -> LHR 09:30\n".to_owned()];
+        let task = "What time is our flight home?";
+        // The flight's number read as a time: shown nowhere as one.
+        let a = "The flight home is at 13:36, or 13:36 local.";
+        assert_eq!(unseen_times(a, task, &shown), ["13:36"]);
+        assert!(!gives_a_seen_time(a, task, &shown));
+        // 6:50 is the note's 06:50; one shown time makes it an answer.
+        assert!(unseen_times("At 6:50.", task, &shown).is_empty());
+        assert!(gives_a_seen_time("At 6:50, not 13:36.", task, &shown));
+        // A time the task gives is seen.
+        assert!(gives_a_seen_time("At 20:00.", "Is it at 20:00?", &[]));
+        assert!(!gives_a_seen_time("On Thursday.", task, &shown));
     }
 
     #[test]

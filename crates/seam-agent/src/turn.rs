@@ -65,10 +65,12 @@
 //! extension, whose name neither the task nor any result holds is sent back
 //! once),
 //! `time-not-given` (a task that asks what time, answered with no time of
-//! day, is sent back once with the lines read that give one and speak of
-//! what the task asks, also once the turn told the model to answer),
+//! day, or only with times nothing showed, is sent back once with the lines
+//! read that give one and speak of what the task asks, also once the turn
+//! told the model to answer),
 //! `answer-figure-off-task` (a time or figure the files read hold only in
-//! lines that share no word with the task is sent back once, with the line),
+//! lines that share no word with the task is sent back once, with the line
+//! and the lines that hold one of its kind and do speak of the task),
 //! `example-call-not-run` (a call that is one of the prompt's example calls,
 //! in a task without its paths and figures, is not run; a second one asks
 //! for the answer), `unrun-reply-unsaid` (that call leaves the

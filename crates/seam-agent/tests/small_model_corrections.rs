@@ -1632,6 +1632,14 @@ fn an_answer_with_a_figure_from_a_line_about_something_else_is_sent_back_once_wi
             && told.ends_with(&format!("The operator's task was: {task}")),
         "{told}"
     );
+    // With the lines that give a time and do speak of the task.
+    assert!(
+        told.contains(
+            "These lines of what you read do speak of what the task asks:\n\
+             - notes/offsite.md: - Back: Thu 5 June, Lisbon 17:00 -> Porto 19:49\n"
+        ),
+        "{told}"
+    );
     assert_eq!(report.answer, "It leaves Lisbon at 17:00.");
     assert_eq!(calls.len(), 1, "a correction calls nothing");
 
@@ -2054,22 +2062,42 @@ fn a_task_asking_what_time_answered_with_no_time_is_shown_the_lines_that_give_on
 }
 
 #[test]
+fn a_task_asking_what_time_answered_with_a_made_up_time_is_shown_the_lines_that_give_one() {
+    // Told to answer after a loop, the model gives a time nothing showed.
+    let (report, model, calls) =
+        told_to_answer_then(&["The train back leaves at 13:36.", "At 17:00."]);
+    assert_eq!(calls.len(), 1, "a correction calls nothing");
+    assert_eq!(report.corrections.get("time-not-given"), Some(&1));
+    let told = model.told(4);
+    assert!(
+        told.starts_with(
+            "The task asks what time, and your answer gives 13:36, which nothing you were shown \
+             holds. These lines of what you read give a time and speak of what the task asks:\n\
+             - notes/offsite.md: - Back: Thu 5 June, Lisbon 17:00 -> Porto 19:49"
+        ),
+        "{told}"
+    );
+    assert_eq!(report.answer, "At 17:00.");
+}
+
+/// A turn that asks what time a train leaves, in which the model reads the
+/// note three times (the third is stopped and it is told to answer), then
+/// gives `answers`.
+fn told_to_answer_then(answers: &[&str]) -> (TurnReport, Scripted, Vec<(String, Value)>) {
+    let task = "What time is our train back from Lisbon? See notes/offsite.md.";
+    let again = read("notes/offsite.md");
+    let mut replies = vec![again.clone(), again.clone(), again];
+    replies.extend(answers.iter().map(|a| say(a)));
+    run_task(task, &replies)
+}
+
+#[test]
 fn an_answer_sent_back_once_the_turn_told_the_model_to_answer_is_asked_for_again() {
     // Told to answer after a loop, the model answers with no time: sent back
     // with the lines, its next reply is the turn's answer (the turn does not
     // stop on the first).
-    let task = "What time is our train back from Lisbon? See notes/offsite.md.";
-    let again = read("notes/offsite.md");
-    let (report, model, calls) = run_task(
-        task,
-        &[
-            again.clone(),
-            again.clone(),
-            again,
-            say("It is on Thursday."),
-            say("At 17:00, from Lisbon."),
-        ],
-    );
+    let (report, model, calls) =
+        told_to_answer_then(&["It is on Thursday.", "At 17:00, from Lisbon."]);
     assert_eq!(calls.len(), 1);
     assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
     assert_eq!(report.corrections.get("time-not-given"), Some(&1));

@@ -265,26 +265,35 @@ fn only_refusal(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Se
 /// that hold one and speak of what the task asks (see
 /// [`crate::observe::time_lines`]); with none, the answer stands (the files
 /// may not say). Made once the turn has told the model to answer too: the
-/// small models that make this mistake are the ones told to.
+/// small models that make this mistake are the ones told to. An answer whose
+/// every time is one nothing showed (see [`crate::observe::unseen_times`])
+/// gives no time either: told to answer, qwen2.5-coder-0.5b gave the flight
+/// home as "13:36", its number `TP 1336`.
 fn time_not_given(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
     let task = &p.report.info.task;
-    if !crate::observe::asks_what_time(task) || crate::observe::gives_a_time(a.text) {
+    if !crate::observe::asks_what_time(task) {
         return None;
     }
+    // A time it gives that was shown makes it an answer (judged elsewhere).
+    if crate::observe::gives_a_seen_time(a.text, task, &p.shown) {
+        return None;
+    }
+    let made_up = crate::observe::unseen_times(a.text, task, &p.shown);
     let lines = crate::observe::time_lines(task, &p.file_texts, TIME_LINES_SHOWN);
     if lines.is_empty() {
         return None;
     }
-    let mut said = String::from(
-        "The task asks what time, and your answer gives no time. These lines of what you read \
-         give a time and speak of what the task asks:",
-    );
-    for (path, line) in &lines {
-        said.push_str(&format!(
-            "\n- {path}: {}",
-            seam_term::clip(line, LINE_SHOWN, "…")
-        ));
-    }
+    let mut said = if made_up.is_empty() {
+        String::from("The task asks what time, and your answer gives no time.")
+    } else {
+        format!(
+            "The task asks what time, and your answer gives {}, which nothing you were shown \
+             holds.",
+            made_up.join(", ")
+        )
+    };
+    said.push_str(" These lines of what you read give a time and speak of what the task asks:");
+    push_lines(&mut said, &lines);
     said.push_str("\nAnswer with the time from the line about what the task asks.");
     Some((json!({"lines": lines.len()}), with_task(p, &said)))
 }
@@ -421,21 +430,38 @@ fn figure_off_task(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value,
         .map(String::as_str)
         .collect();
     let off = crate::observe::figure_off_task(a.text, &p.report.info.task, &p.file_texts, &others)?;
-    let said = format!(
+    let mut said = format!(
         "Your answer gives {}, which {} holds only in this line, and it names nothing the task \
-         asks about: \"{}\". Find the line that is about what the task asks, and answer from it.",
+         asks about: \"{}\".",
         off.figure,
         off.path,
         seam_term::clip(off.line, LINE_SHOWN, "…")
     );
+    if off.on_task.is_empty() {
+        said.push_str(" Find the line that is about what the task asks, and answer from it.");
+    } else {
+        said.push_str(" These lines of what you read do speak of what the task asks:");
+        push_lines(&mut said, &off.on_task);
+        said.push_str("\nAnswer from the line about what the task asks.");
+    }
     Some((
-        json!({"figure": off.figure, "path": off.path}),
+        json!({"figure": off.figure, "path": off.path, "lines": off.on_task.len()}),
         with_task(p, &said),
     ))
 }
 
 /// At most this many characters of a line quoted back to the model.
 const LINE_SHOWN: usize = 200;
+
+/// The lines a check shows the model (path, line), one to a row, each clipped.
+fn push_lines(said: &mut String, lines: &[(&str, &str)]) {
+    for (path, line) in lines {
+        said.push_str(&format!(
+            "\n- {path}: {}",
+            seam_term::clip(line, LINE_SHOWN, "…")
+        ));
+    }
+}
 
 /// Asked how many km were on a pair of shoes, from a starting figure in the
 /// operator's notes and the runs in a CSV file, qwen2.5-coder-1.5b read both
