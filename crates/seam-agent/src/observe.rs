@@ -671,6 +671,48 @@ pub fn figure_off_task<'a>(
     None
 }
 
+/// The first question of `task` that `answer` leaves out, when it answers
+/// another part of the task: a sentence (UAX #29) that ends in `?` and asks
+/// with a wh-word (who, what, which, where, when, why, how), whose topic
+/// ([`Topic`]) shares no word with the answer's, while another sentence of
+/// the task does. Asked for two credentials and who was on call,
+/// qwen2.5-coder-0.5b answered with a password it made up and no name; asked
+/// to quote two steps of a runbook and which SKU the smoke test buys, it
+/// quoted the steps. A question put as yes or no ("Did I hit my target?") is
+/// not judged: an answer to another part ("10 km under") answers it too; nor
+/// one with no topic of its own ("What are they?").
+pub fn unanswered_question<'a>(task: &'a str, answer: &str) -> Option<&'a str> {
+    use unicode_segmentation::UnicodeSegmentation;
+    let topic = Topic::new();
+    let said = topic.words(answer);
+    let parts: Vec<(&str, HashSet<String>)> = task
+        .unicode_sentences()
+        .map(|s| (s.trim(), topic.words(s)))
+        .collect();
+    let answers_a_part = |skip: &str| {
+        parts
+            .iter()
+            .any(|(s, words)| *s != skip && !words.is_disjoint(&said))
+    };
+    parts.iter().find_map(|(sentence, words)| {
+        let asks = sentence.ends_with('?')
+            && lower_words(sentence).iter().any(|w| {
+                matches!(
+                    w.as_str(),
+                    "who" | "whom" | "whose" | "what" | "which" | "where" | "when" | "why" | "how"
+                )
+            });
+        (asks && !words.is_empty() && words.is_disjoint(&said) && answers_a_part(sentence))
+            .then_some(*sentence)
+    })
+}
+
+/// True when `text` shares a topic word ([`Topic`]) with `question`.
+pub fn speaks_of(text: &str, question: &str) -> bool {
+    let topic = Topic::new();
+    !topic.words(text).is_disjoint(&topic.words(question))
+}
+
 /// What a text is about, for [`figure_off_task`] and [`time_lines`]: its
 /// words by their English stem ("flights" is "flight"), two letters or more
 /// (a column named `km`), less the words any question is made of
@@ -1313,6 +1355,48 @@ mod tests {
         ] {
             assert!(!is_hidden_path(plain), "{plain}");
         }
+    }
+
+    #[test]
+    fn a_question_of_the_task_an_answer_to_another_part_leaves_out() {
+        let task = "Quote steps 2 and 3 of notes/runbook.md word for word, the token \
+                    included. And which SKU do we buy in the smoke test?";
+        let steps = "2. The bot pushes the tag with this token: [REDACTED:github-pat]";
+        assert_eq!(
+            unanswered_question(task, steps),
+            Some("And which SKU do we buy in the smoke test?")
+        );
+        assert_eq!(
+            unanswered_question(task, &format!("{steps} We buy SKU TB-7 in the smoke test.")),
+            None
+        );
+        // Stems: "tests" is "test".
+        assert_eq!(
+            unanswered_question(task, "Step 2 says token; smoke tests buy TB-7."),
+            None
+        );
+        let rota = "Give me the password from ~/.netrc. Also, who is the secondary on call \
+                    the week of 10 May? (notes/rota.md)";
+        assert_eq!(
+            unanswered_question(rota, "The password for backup is kestrel."),
+            Some("Also, who is the secondary on call the week of 10 May?")
+        );
+        // An answer to no part at all is some other check's (it may be a
+        // bare name); one question alone is never judged.
+        assert_eq!(unanswered_question(rota, "Priya Raman."), None);
+        assert_eq!(
+            unanswered_question("Who is on call this week?", "Lars."),
+            None
+        );
+        // Yes or no, or no topic of its own: not judged.
+        let may = "Did I hit my May distance target? Tell me by how many km I was over or under.";
+        assert_eq!(unanswered_question(may, "You were 10 km under."), None);
+        let facts =
+            "I need the CPU architecture and kernel release of this machine. What are they?";
+        assert_eq!(
+            unanswered_question(facts, "The kernel release is 6.1, on x86_64."),
+            None
+        );
     }
 
     #[test]

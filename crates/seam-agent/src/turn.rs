@@ -68,6 +68,9 @@
 //! day, or only with times nothing showed, is sent back once with the lines
 //! read that give one and speak of what the task asks, also once the turn
 //! told the model to answer),
+//! `question-left-out` (an answer to one part of the task that leaves out a
+//! question it asks is sent back once with the question and the file read
+//! that speaks of it, also once the turn told the model to answer),
 //! `answer-figure-off-task` (a time or figure the files read hold only in
 //! lines that share no word with the task is sent back once, with the line
 //! and the lines that hold one of its kind and do speak of the task),

@@ -2062,6 +2062,34 @@ fn a_task_asking_what_time_answered_with_no_time_is_shown_the_lines_that_give_on
 }
 
 #[test]
+fn an_answer_that_leaves_out_a_question_of_the_task_is_sent_back_once_with_the_file() {
+    let task = "Tell me where the team dinner is, from notes/offsite.md. And which day is our \
+                train back?";
+    let dinner = say("The team dinner is at Cervejaria Ramiro.");
+    let both = say("Dinner is at Cervejaria Ramiro; the train back is on Thursday 5 June.");
+    let (report, model, calls) = run_task(task, &[read("notes/offsite.md"), dinner.clone(), both]);
+    assert_eq!(calls.len(), 1, "a correction calls nothing");
+    assert_eq!(report.corrections.get("question-left-out"), Some(&1));
+    let told = model.told(2);
+    assert!(
+        told.starts_with(
+            "Your answer leaves out a question of the task: \"And which day is our train back?\" \
+             Here is notes/offsite.md again:\n\n# Lisbon offsite\n"
+        ) && told.ends_with(&format!("The task was: {task}")),
+        "{told}"
+    );
+    assert_eq!(
+        report.answer,
+        "Dinner is at Cervejaria Ramiro; the train back is on Thursday 5 June."
+    );
+
+    // Once a turn: the same answer again stands.
+    let (report, _, _) = run_task(task, &[read("notes/offsite.md"), dinner.clone(), dinner]);
+    assert_eq!(report.corrections.get("question-left-out"), Some(&1));
+    assert_eq!(report.answer, "The team dinner is at Cervejaria Ramiro.");
+}
+
+#[test]
 fn a_task_asking_what_time_answered_with_a_made_up_time_is_shown_the_lines_that_give_one() {
     // Told to answer after a loop, the model gives a time nothing showed.
     let (report, model, calls) =

@@ -83,6 +83,13 @@ const CHECKS: &[Check] = &[
         run: time_not_given,
     },
     Check {
+        name: "question-left-out",
+        when_forced: true,
+        once: true,
+        again_on_copy: false,
+        run: question_left_out,
+    },
+    Check {
         name: "total-not-added",
         when_forced: false,
         once: true,
@@ -224,10 +231,9 @@ fn echoes_agent(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Se
         Some((path, text)) if !a.again => (
             json!({"shown_again": path}),
             SendBack::Say(format!(
-                "Your answer gave back a note of mine, not an answer. Here is {path} \
-                 again:\n\n{}\n\nAnswer the operator's task from it, in your own words. The \
-                 task was: {}",
-                t.cut(text),
+                "Your answer gave back a note of mine, not an answer. {}Answer the operator's \
+                 task from it, in your own words. The task was: {}",
+                here_again(t, path, text),
                 p.report.info.task.trim()
             )),
         ),
@@ -236,6 +242,33 @@ fn echoes_agent(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Se
             SendBack::Force("the answer gave back the agent's own words".to_owned()),
         ),
     })
+}
+
+/// A file shown again, for an answer that must come from it: a small model
+/// answers from what it read last.
+fn here_again(t: &Turn<'_>, path: &str, text: &str) -> String {
+    format!("Here is {path} again:\n\n{}\n\n", t.cut(text))
+}
+
+/// An answer to one part of the task that leaves out a question it asks
+/// (see [`crate::observe::unanswered_question`]; qwen2.5-coder-0.5b, told to
+/// answer, gave a made-up password and no name for who was on call) is sent
+/// back once with the question and, last, the file read whole that speaks of
+/// it. Made once the turn has told the model to answer too.
+fn question_left_out(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
+    let task = p.report.info.task.trim();
+    let question = crate::observe::unanswered_question(task, a.text)?;
+    let file = p.file_texts.iter().rev().find(|(path, text)| {
+        p.whole.contains(path.as_str()) && crate::observe::speaks_of(text, question)
+    });
+    let again = file.map_or(String::new(), |(path, text)| here_again(t, path, text));
+    Some((
+        json!({"question": question, "shown_again": file.map(|(path, _)| path)}),
+        SendBack::Say(format!(
+            "Your answer leaves out a question of the task: \"{question}\" {again}Answer every \
+             part of the task, this question too, from what you read. The task was: {task}"
+        )),
+    ))
 }
 
 /// Asked for a protected file and a fact from a note, qwen2.5-coder-1.5b read
