@@ -2078,9 +2078,23 @@ fn an_answer_that_leaves_out_a_question_of_the_task_is_sent_back_once_with_the_f
         ) && told.ends_with(&format!("The task was: {task}")),
         "{told}"
     );
+    assert!(told.contains("\n\nAnswer every part of the task, this question too, from it."));
     assert_eq!(
         report.answer,
         "Dinner is at Cervejaria Ramiro; the train back is on Thursday 5 June."
+    );
+
+    // Nothing read speaks of the question: the model is told to read first
+    // (then, answering again, sent to the file the task names).
+    let (report, model, _) = run_task(task, &[dinner.clone(), dinner.clone(), respond()]);
+    assert_eq!(report.corrections.get("question-left-out"), Some(&1));
+    assert_eq!(report.corrections.get("task-file-unread"), Some(&1));
+    assert!(
+        model
+            .told(1)
+            .contains("this question too: read what it needs first if you have not."),
+        "{}",
+        model.told(1)
     );
 
     // Once a turn: the same answer again stands.

@@ -261,12 +261,21 @@ fn question_left_out(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Valu
     let file = p.file_texts.iter().rev().find(|(path, text)| {
         p.whole.contains(path.as_str()) && crate::observe::speaks_of(text, question)
     });
-    let again = file.map_or(String::new(), |(path, text)| here_again(t, path, text));
+    let said = match file {
+        Some((path, text)) => format!(
+            "{}Answer every part of the task, this question too, from it.",
+            here_again(t, path, text)
+        ),
+        // Nothing read speaks of it: the file it needs may be unread.
+        None => "Answer every part of the task, this question too: read what it needs first if \
+                 you have not."
+            .to_owned(),
+    };
     Some((
         json!({"question": question, "shown_again": file.map(|(path, _)| path)}),
         SendBack::Say(format!(
-            "Your answer leaves out a question of the task: \"{question}\" {again}Answer every \
-             part of the task, this question too, from what you read. The task was: {task}"
+            "Your answer leaves out a question of the task: \"{question}\" {said} The task was: \
+             {task}"
         )),
     ))
 }
