@@ -2097,6 +2097,23 @@ fn an_answer_that_leaves_out_a_question_of_the_task_is_sent_back_once_with_the_f
         model.told(1)
     );
 
+    // Told to answer, with nothing read about the question, it is asked
+    // from what was read: the model may call nothing more.
+    let code = python("import os\nprint(len(os.listdir('.')))");
+    let (report, model, _) = run_task(
+        task,
+        &[code.clone(), code.clone(), code, dinner.clone(), respond()],
+    );
+    assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
+    assert_eq!(report.corrections.get("question-left-out"), Some(&1));
+    assert!(
+        model
+            .told(4)
+            .contains("this question too, from what you read. The task was:"),
+        "{}",
+        model.told(4)
+    );
+
     // Once a turn: the same answer again stands.
     let (report, _, _) = run_task(task, &[read("notes/offsite.md"), dinner.clone(), dinner]);
     assert_eq!(report.corrections.get("question-left-out"), Some(&1));

@@ -266,6 +266,10 @@ fn question_left_out(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Valu
             "{}Answer every part of the task, this question too, from it.",
             here_again(t, path, text)
         ),
+        // Told to answer, the model may call nothing more.
+        None if p.forced => {
+            "Answer every part of the task, this question too, from what you read.".to_owned()
+        }
         // Nothing read speaks of it: the file it needs may be unread.
         None => "Answer every part of the task, this question too: read what it needs first if \
                  you have not."
