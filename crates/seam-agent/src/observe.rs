@@ -672,40 +672,99 @@ pub fn figure_off_task<'a>(
 }
 
 /// The first question of `task` that `answer` leaves out, when it answers
-/// another part of the task: a sentence (UAX #29) that ends in `?` and asks
-/// with a wh-word (who, what, which, where, when, why, how), whose topic
-/// ([`Topic`]) shares no word with the answer's, while another sentence of
-/// the task does. Asked for two credentials and who was on call,
-/// qwen2.5-coder-0.5b answered with a password it made up and no name; asked
-/// to quote two steps of a runbook and which SKU the smoke test buys, it
-/// quoted the steps. A question put as yes or no ("Did I hit my target?") is
-/// not judged: an answer to another part ("10 km under") answers it too; nor
-/// one with no topic of its own ("What are they?").
+/// another request of the task: a sentence (UAX #29) that ends in `?` and
+/// asks with a wh-word (who, what, which, where, when, why, how), whose topic
+/// ([`Topic`]) shares no word with the answer's, while another request (a
+/// question, or a sentence that opens with a verb of [`REQUEST_VERBS`]) does.
+/// Asked for two credentials and who was on call, qwen2.5-coder-0.5b answered
+/// with a password it made up and no name; asked to quote two steps of a
+/// runbook and which SKU the smoke test buys, it quoted the steps. A question
+/// put as yes or no ("Did I hit my target?") is not judged: an answer to
+/// another part ("10 km under") answers it too; nor one with no topic of its
+/// own ("What are they?"). A task of one request is never judged: its answer
+/// may say it in other words ("where we sleep" answered as "the hotel we stay
+/// at", qwen2.5-coder-1.5b under llama-server), and only words shared with
+/// another request show the answer was about something else.
 pub fn unanswered_question<'a>(task: &'a str, answer: &str) -> Option<&'a str> {
     use unicode_segmentation::UnicodeSegmentation;
     let topic = Topic::new();
     let said = topic.words(answer);
-    let parts: Vec<(&str, HashSet<String>)> = task
+    // The requests of the task: (sentence, its topic, a wh-question).
+    let requests: Vec<(&str, HashSet<String>, bool)> = task
         .unicode_sentences()
-        .map(|s| (s.trim(), topic.words(s)))
+        .map(str::trim)
+        .filter_map(|s| {
+            let words = lower_words(s);
+            let question = s.ends_with('?');
+            let verb = words
+                .iter()
+                .find(|w| !LEAD_WORDS.contains(&w.as_str()))
+                .is_some_and(|w| REQUEST_VERBS.contains(&w.as_str()));
+            let wh = question && words.iter().any(|w| WH_WORDS.contains(&w.as_str()));
+            (question || verb).then(|| (s, topic.words(s), wh))
+        })
         .collect();
-    let answers_a_part = |skip: &str| {
-        parts
+    let answers_another = |skip: &str| {
+        requests
             .iter()
-            .any(|(s, words)| *s != skip && !words.is_disjoint(&said))
+            .any(|(s, words, _)| *s != skip && !words.is_disjoint(&said))
     };
-    parts.iter().find_map(|(sentence, words)| {
-        let asks = sentence.ends_with('?')
-            && lower_words(sentence).iter().any(|w| {
-                matches!(
-                    w.as_str(),
-                    "who" | "whom" | "whose" | "what" | "which" | "where" | "when" | "why" | "how"
-                )
-            });
-        (asks && !words.is_empty() && words.is_disjoint(&said) && answers_a_part(sentence))
+    requests.iter().find_map(|(sentence, words, wh)| {
+        (*wh && !words.is_empty() && words.is_disjoint(&said) && answers_another(sentence))
             .then_some(*sentence)
     })
 }
+
+/// The words that ask a question for [`unanswered_question`].
+const WH_WORDS: &[&str] = &[
+    "who", "whom", "whose", "what", "which", "where", "when", "why", "how",
+];
+
+/// Words that may open a request before its verb ("And quote …", "Also,
+/// please give …").
+const LEAD_WORDS: &[&str] = &["and", "also", "then", "please", "now", "so", "but", "just"];
+
+/// Verbs an operator's request opens with, in the imperative: a sentence
+/// that opens with one asks for something ([`unanswered_question`]).
+const REQUEST_VERBS: &[&str] = &[
+    "give",
+    "tell",
+    "print",
+    "quote",
+    "show",
+    "list",
+    "write",
+    "run",
+    "find",
+    "fix",
+    "make",
+    "add",
+    "read",
+    "copy",
+    "send",
+    "compute",
+    "calculate",
+    "work",
+    "check",
+    "count",
+    "look",
+    "summarise",
+    "summarize",
+    "explain",
+    "say",
+    "name",
+    "put",
+    "change",
+    "create",
+    "update",
+    "remove",
+    "delete",
+    "rename",
+    "get",
+    "fetch",
+    "search",
+    "use",
+];
 
 /// True when `text` shares a topic word ([`Topic`]) with `question`.
 pub fn speaks_of(text: &str, question: &str) -> bool {
@@ -1382,8 +1441,15 @@ mod tests {
             Some("Also, who is the secondary on call the week of 10 May?")
         );
         // An answer to no part at all is some other check's (it may be a
-        // bare name); one question alone is never judged.
+        // bare name); one request alone is never judged, whatever else the
+        // task says (where to look is no request).
         assert_eq!(unanswered_question(rota, "Priya Raman."), None);
+        let trip = "Where are we sleeping on the night of 25 May? It's in my Porto trip \
+                    notes, notes/trip.md.";
+        assert_eq!(
+            unanswered_question(trip, "In notes/trip.md the hotel we stay at is in Porto."),
+            None
+        );
         assert_eq!(
             unanswered_question("Who is on call this week?", "Lars."),
             None

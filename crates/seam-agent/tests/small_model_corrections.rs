@@ -2067,7 +2067,10 @@ fn an_answer_that_leaves_out_a_question_of_the_task_is_sent_back_once_with_the_f
                 train back?";
     let dinner = say("The team dinner is at Cervejaria Ramiro.");
     let both = say("Dinner is at Cervejaria Ramiro; the train back is on Thursday 5 June.");
-    let (report, model, calls) = run_task(task, &[read("notes/offsite.md"), dinner.clone(), both]);
+    let (report, model, calls) = run_task(
+        task,
+        &[read("notes/offsite.md"), dinner.clone(), both.clone()],
+    );
     assert_eq!(calls.len(), 1, "a correction calls nothing");
     assert_eq!(report.corrections.get("question-left-out"), Some(&1));
     let told = model.told(2);
@@ -2086,7 +2089,7 @@ fn an_answer_that_leaves_out_a_question_of_the_task_is_sent_back_once_with_the_f
 
     // Nothing read speaks of the question: the model is told to read first
     // (then, answering again, sent to the file the task names).
-    let (report, model, _) = run_task(task, &[dinner.clone(), dinner.clone(), respond()]);
+    let (report, model, _) = run_task(task, &[dinner.clone(), both.clone(), both.clone()]);
     assert_eq!(report.corrections.get("question-left-out"), Some(&1));
     assert_eq!(report.corrections.get("task-file-unread"), Some(&1));
     assert!(
@@ -2114,10 +2117,34 @@ fn an_answer_that_leaves_out_a_question_of_the_task_is_sent_back_once_with_the_f
         model.told(4)
     );
 
-    // Once a turn: the same answer again stands.
-    let (report, _, _) = run_task(task, &[read("notes/offsite.md"), dinner.clone(), dinner]);
+    // Its mistake is certain: the same answer given again word for word is
+    // asked for again, sampled (qwen2.5-coder-0.5b gave its steps of a
+    // runbook again, with no SKU).
+    let (report, _, _) = run_with(
+        task,
+        &[
+            read("notes/offsite.md"),
+            dinner.clone(),
+            dinner.clone(),
+            both,
+        ],
+        TurnOptions::default(),
+    );
     assert_eq!(report.corrections.get("question-left-out"), Some(&1));
-    assert_eq!(report.answer, "The team dinner is at Cervejaria Ramiro.");
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert_eq!(
+        report.answer,
+        "Dinner is at Cervejaria Ramiro; the train back is on Thursday 5 June."
+    );
+
+    // Once a turn: another answer that leaves it out stands.
+    let other = say("Dinner: Cervejaria Ramiro, booked for the team.");
+    let (report, _, _) = run_task(task, &[read("notes/offsite.md"), dinner, other]);
+    assert_eq!(report.corrections.get("question-left-out"), Some(&1));
+    assert_eq!(
+        report.answer,
+        "Dinner: Cervejaria Ramiro, booked for the team."
+    );
 }
 
 #[test]

@@ -86,7 +86,7 @@ const CHECKS: &[Check] = &[
         name: "question-left-out",
         when_forced: true,
         once: true,
-        again_on_copy: false,
+        again_on_copy: true,
         run: question_left_out,
     },
     Check {
@@ -254,7 +254,9 @@ fn here_again(t: &Turn<'_>, path: &str, text: &str) -> String {
 /// (see [`crate::observe::unanswered_question`]; qwen2.5-coder-0.5b, told to
 /// answer, gave a made-up password and no name for who was on call) is sent
 /// back once with the question and, last, the file read whole that speaks of
-/// it. Made once the turn has told the model to answer too.
+/// it. Made once the turn has told the model to answer too. Its mistake is
+/// certain (no word of the question is in the answer): the same answer given
+/// again is asked for again, sampled.
 fn question_left_out(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
     let task = p.report.info.task.trim();
     let question = crate::observe::unanswered_question(task, a.text)?;
