@@ -91,8 +91,8 @@
 //! (a code index outline of a missing file, or a definition looked up under another
 //! name than the task's that found none, is told to look the task's name up),
 //! `copy-resampled` (a copy the model was told of and made again, a call
-//! repeated after `repeat-warned` or an answer with the mistake a check sent
-//! it back for, is dropped and the same request asked again with a
+//! repeated after `repeat-warned` or `code-over-read-text`, or an answer with
+//! the mistake a check sent it back for, is dropped and the same request asked again with a
 //! temperature, a few times a turn: see `Progress::resample_copy`),
 //! `reply-repeated` (past those, an answer given again word for word with the
 //! mistake a check sent it back for is sent back once more, and the next
@@ -278,6 +278,11 @@ const PROSE: &[&str] = &["md", "markdown", "txt", "text", "rst", "org", "adoc"];
 
 /// Answers sent back in a turn for a file the task names (`task-file-unread`).
 const MAX_BOUNCES: u32 = 2;
+
+/// A call as the turn compares calls: the tool and its params, written out.
+fn call_key(tool: &str, params: &Map<String, Value>) -> String {
+    format!("{tool}\u{0}{}", Value::Object(params.clone()))
+}
 
 /// The line that sends the model to the code index for the name the task asks about.
 fn find_by_name(name: &str) -> String {
@@ -488,8 +493,8 @@ struct Progress {
     /// The paths (as shown) of the files the turn was shown whole.
     whole: HashSet<String>,
     /// Code that looked through a text the turn had read whole was sent back
-    /// once (`code-over-read-text`).
-    sent_back_to_text: bool,
+    /// once (`code-over-read-text`): that call, as [`call_key`] writes it.
+    sent_back_to_text: Option<String>,
     /// Times the model was sent to a file the task names that the turn had
     /// not read (`task-file-unread`).
     bounced: u32,
@@ -758,7 +763,7 @@ impl Turn<'_> {
             last_output: None,
             file_texts: Vec::new(),
             whole: HashSet::new(),
-            sent_back_to_text: false,
+            sent_back_to_text: None,
             refused_for_good: false,
             changed: false,
             sent_to_the_code: false,
@@ -1196,7 +1201,7 @@ impl Turn<'_> {
             // a thousand tokens; asked to quote a runbook it had read, it
             // wrote Python that printed the lines and never closed a string.
             // The answer was in the text it had been shown.
-            p.sent_back_to_text = true;
+            p.sent_back_to_text = Some(call_key(tool, params));
             p.correct(
                 "code-over-read-text",
                 json!({"tool": tool, "path": path}),
@@ -1271,12 +1276,16 @@ impl Turn<'_> {
             ));
             return Ok(None);
         }
-        let key = format!("{tool}\u{0}{}", Value::Object(params.clone()));
-        if p.seen.contains(&key)
+        let key = call_key(tool, params);
+        // A copy of a call the model was told of: a repeat it was warned of,
+        // or code sent back for looking through a text it had read (under
+        // llama-server, qwen2.5-coder-1.5b sent the same search of a trip
+        // note again, which then ran, failed, and was answered wrongly).
+        let told_of = (p.seen.contains(&key)
             && p.copies.warned_before_reply
-            && p.report.calls == p.copies.calls_before_reply
-            && p.resample_copy(self.options.copy_resamples)
-        {
+            && p.report.calls == p.copies.calls_before_reply)
+            || p.sent_back_to_text.as_ref() == Some(&key);
+        if told_of && p.resample_copy(self.options.copy_resamples) {
             p.correct(
                 "copy-resampled",
                 json!({"of": "call", "tool": tool}),
@@ -1590,7 +1599,7 @@ impl Turn<'_> {
         tool: &str,
         params: &Map<String, Value>,
     ) -> Option<(String, String)> {
-        if p.sent_back_to_text || p.report.info.task.to_lowercase().contains("python") {
+        if p.sent_back_to_text.is_some() || p.report.info.task.to_lowercase().contains("python") {
             return None;
         }
         let names: Vec<String> = self

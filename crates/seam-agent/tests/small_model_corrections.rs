@@ -1066,6 +1066,32 @@ fn code_that_looks_through_a_text_read_whole_is_sent_back_once_with_the_text() {
     assert!(told.contains("1. Tag.\n2. Push."), "{told}");
     assert!(told.ends_with(&format!("The task was: {task}")), "{told}");
 
+    // With copies asked for again (the default), the same code sent back is
+    // a copy the model was told of: dropped, and the request made again,
+    // sampled; it runs only if it comes again after that.
+    let (report, model, calls) = run_with(
+        task,
+        &[read.to_owned(), python(code), python(code), respond()],
+        TurnOptions::default(),
+    );
+    assert_eq!(tool_names(&calls), ["files.read"]);
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert_eq!(sampled(&model, 2), None);
+    assert!(sampled(&model, 3).is_some());
+    assert_eq!(report.answer, "8.5 km");
+    let (_, _, calls) = run_with(
+        task,
+        &[
+            read.to_owned(),
+            python(code),
+            python(code),
+            python(code),
+            respond(),
+        ],
+        TurnOptions::default(),
+    );
+    assert_eq!(tool_names(&calls), ["files.read", "python.run"]);
+
     // A task that asks for Python gets it at once.
     let (report, _, calls) = run_task(
         "Use Python to pull step 2 out of notes/short.md.",
