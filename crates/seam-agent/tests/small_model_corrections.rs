@@ -1680,15 +1680,22 @@ fn an_answer_with_a_figure_from_a_line_about_something_else_is_sent_back_once_wi
     assert_eq!(report.corrections.get("answer-figure-off-task"), None);
     assert_eq!(report.answer, "At 17:00.");
 
-    // Its mistake is likely, not certain: the same answer again stands, and
-    // is neither sampled again nor sent back as a repeat.
-    let (report, _, _) = run_with(
+    // Its mistake is likely, not certain: the same answer again is asked for
+    // again, sampled, once; a copy past that stands, and is not sent back as
+    // a repeat.
+    let (report, model, _) = run_with(
         task,
-        &[read("notes/offsite.md"), dinner.clone(), dinner],
+        &[
+            read("notes/offsite.md"),
+            dinner.clone(),
+            dinner.clone(),
+            dinner,
+        ],
         TurnOptions::default(),
     );
     assert_eq!(report.corrections.get("answer-figure-off-task"), Some(&1));
-    assert_eq!(report.corrections.get("copy-resampled"), None);
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert!(sampled(&model, 3).is_some());
     assert_eq!(report.corrections.get("reply-repeated"), None);
     assert_eq!(report.answer, "The train back leaves at 20:30.");
 }
@@ -2143,9 +2150,8 @@ fn an_answer_that_leaves_out_a_question_of_the_task_is_sent_back_once_with_the_f
         model.told(4)
     );
 
-    // Its mistake is certain: the same answer given again word for word is
-    // asked for again, sampled (qwen2.5-coder-0.5b gave its steps of a
-    // runbook again, with no SKU).
+    // The same answer given again word for word is asked for again, sampled
+    // (qwen2.5-coder-0.5b gave its steps of a runbook again, with no SKU).
     let (report, _, _) = run_with(
         task,
         &[

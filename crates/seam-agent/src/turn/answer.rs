@@ -12,9 +12,10 @@
 //! A check must never make the agent call a tool: it says what to do, and
 //! the model decides. The one exception to "once": an answer the model gives
 //! again word for word, with the same mistake, is first asked for again,
-//! sampled (`copy-resampled`, a few times a turn); past that it is sent back
-//! once more, and the reply after it may not answer (`reply-repeated`);
-//! which tool it calls is still the model's choice.
+//! sampled (`copy-resampled`, a few times a turn); past that, when the
+//! mistake is certain, it is sent back once more, and the reply after it may
+//! not answer (`reply-repeated`); which tool it calls is still the model's
+//! choice. What each check does with a copy is its [`OnCopy`].
 
 use serde_json::{Value, json};
 
@@ -53,10 +54,29 @@ struct Check {
     when_forced: bool,
     /// Sends an answer back at most once a turn.
     once: bool,
-    /// Its mistake is certain, not likely: an answer given again word for
-    /// word with it is sent back once more (`reply-repeated`).
-    again_on_copy: bool,
+    /// What becomes of an answer given again word for word, with the
+    /// mistake this check sent it back for.
+    on_copy: OnCopy,
     run: Run,
+}
+
+/// What a check does with a copy of an answer it sent back, the mistake
+/// still in it.
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum OnCopy {
+    /// The copy stands: the mistake was likely, not certain, and the model
+    /// has said it twice.
+    Stands,
+    /// The copy is asked for again, sampled (`copy-resampled`, a few times a
+    /// turn); a copy past that stands. For a likely mistake the model was
+    /// shown the way out of: told that its 20:00 came from a dinner booking
+    /// and shown the lines about flights, qwen2.5-coder-1.5b under
+    /// llama-server gave 20:00 again word for word, greedy.
+    Resampled,
+    /// The mistake is certain: the copy is asked for again, sampled, and
+    /// past that sent back once more, and the reply after it must call a
+    /// tool (`reply-repeated`).
+    SentBack,
 }
 
 /// The checks, in the order they are made.
@@ -65,91 +85,91 @@ const CHECKS: &[Check] = &[
         name: "answer-echoes-agent",
         when_forced: true,
         once: false,
-        again_on_copy: true,
+        on_copy: OnCopy::SentBack,
         run: echoes_agent,
     },
     Check {
         name: "answer-only-refusal",
         when_forced: true,
         once: true,
-        again_on_copy: true,
+        on_copy: OnCopy::SentBack,
         run: only_refusal,
     },
     Check {
         name: "time-not-given",
         when_forced: true,
         once: true,
-        again_on_copy: false,
+        on_copy: OnCopy::Stands,
         run: time_not_given,
     },
     Check {
         name: "question-left-out",
         when_forced: true,
         once: true,
-        again_on_copy: true,
+        on_copy: OnCopy::Resampled,
         run: question_left_out,
     },
     Check {
         name: "total-not-added",
         when_forced: false,
         once: true,
-        again_on_copy: true,
+        on_copy: OnCopy::SentBack,
         run: total_not_added,
     },
     Check {
         name: "answer-echoes-example",
         when_forced: false,
         once: true,
-        again_on_copy: true,
+        on_copy: OnCopy::SentBack,
         run: echoes_example,
     },
     Check {
         name: "pointed-tool-not-called",
         when_forced: false,
         once: true,
-        again_on_copy: true,
+        on_copy: OnCopy::SentBack,
         run: pointed_tool_not_called,
     },
     Check {
         name: "answer-about-own-failure",
         when_forced: false,
         once: true,
-        again_on_copy: true,
+        on_copy: OnCopy::SentBack,
         run: about_own_failure,
     },
     Check {
         name: "answer-figure-unseen",
         when_forced: false,
         once: true,
-        again_on_copy: true,
+        on_copy: OnCopy::SentBack,
         run: figure_unseen,
     },
     Check {
         name: "answer-file-unseen",
         when_forced: false,
         once: true,
-        again_on_copy: false,
+        on_copy: OnCopy::Stands,
         run: file_unseen,
     },
     Check {
         name: "answer-figure-off-task",
         when_forced: false,
         once: true,
-        again_on_copy: false,
+        on_copy: OnCopy::Resampled,
         run: figure_off_task,
     },
     Check {
         name: "quantity-not-worked-out",
         when_forced: false,
         once: true,
-        again_on_copy: false,
+        on_copy: OnCopy::Stands,
         run: quantity_not_worked_out,
     },
     Check {
         name: "change-not-made",
         when_forced: false,
         once: true,
-        again_on_copy: false,
+        on_copy: OnCopy::Stands,
         run: change_not_made,
     },
 ];
@@ -169,8 +189,12 @@ impl Turn<'_> {
             // A check that has had its once is made again only on a copy of
             // an answer sent back before (`reply-repeated`).
             let repeat = c.once && again;
-            let copy_again =
-                c.again_on_copy && p.copied && p.repeats_sent_back < MAX_REPEATS_SENT_BACK;
+            let copy_again = p.copied
+                && match c.on_copy {
+                    OnCopy::Stands => false,
+                    OnCopy::Resampled => true,
+                    OnCopy::SentBack => p.repeats_sent_back < MAX_REPEATS_SENT_BACK,
+                };
             if (p.forced && !c.when_forced) || (repeat && !copy_again) {
                 continue;
             }
@@ -189,6 +213,9 @@ impl Turn<'_> {
                             on,
                         );
                         return Some(SendBack::Resample);
+                    }
+                    if c.on_copy == OnCopy::Resampled {
+                        continue;
                     }
                     p.repeats_sent_back += 1;
                     p.correct("reply-repeated", json!({"check": c.name}), self.trace, on);
@@ -254,9 +281,9 @@ fn here_again(t: &Turn<'_>, path: &str, text: &str) -> String {
 /// (see [`crate::observe::unanswered_question`]; qwen2.5-coder-0.5b, told to
 /// answer, gave a made-up password and no name for who was on call) is sent
 /// back once with the question and, last, the file read whole that speaks of
-/// it. Made once the turn has told the model to answer too. Its mistake is
-/// certain (no word of the question is in the answer): the same answer given
-/// again is asked for again, sampled.
+/// it. Made once the turn has told the model to answer too. The same answer
+/// given again word for word is asked for again, sampled: qwen2.5-coder-0.5b
+/// gave its runbook quote with no SKU twice, greedy.
 fn question_left_out(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
     let task = p.report.info.task.trim();
     let question = crate::observe::unanswered_question(task, a.text)?;
@@ -465,8 +492,9 @@ fn file_unseen(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Sen
 /// answered with a time the note it had read held only in a dinner booking
 /// of another day. A figure taken from a line that names nothing the task
 /// asks about is sent back once, with the line, to answer from the line that
-/// does (see [`crate::observe::figure_off_task`]). Its mistake is likely,
-/// not certain: the same answer given again stands.
+/// does (see [`crate::observe::figure_off_task`]), and the lines that do.
+/// Its mistake is likely, not certain: the same answer given again is asked
+/// for again, sampled, once, and a copy past that stands.
 fn figure_off_task(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
     // Results other than a file's lines (a program's output) may hold the
     // figure worked out; those are not judged.
