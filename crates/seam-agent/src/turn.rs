@@ -279,9 +279,16 @@ const PROSE: &[&str] = &["md", "markdown", "txt", "text", "rst", "org", "adoc"];
 /// Answers sent back in a turn for a file the task names (`task-file-unread`).
 const MAX_BOUNCES: u32 = 2;
 
-/// A call as the turn compares calls: the tool and its params, written out.
+/// The text of a call of `tool` with `params`, as the model writes one:
+/// what a line that names the call to make shows it, to be copied.
+fn action_text(tool: &str, params: Value) -> String {
+    json!({"mode": "action", "tool": tool, "params": params}).to_string()
+}
+
+/// A call as the turn compares calls: its text ([`action_text`]), which
+/// holds the tool and every param.
 fn call_key(tool: &str, params: &Map<String, Value>) -> String {
-    format!("{tool}\u{0}{}", Value::Object(params.clone()))
+    action_text(tool, Value::Object(params.clone()))
 }
 
 /// The line that sends the model to the code index for the name the task asks about.
@@ -383,12 +390,6 @@ fn code_index_next(v: &Value, task: &str, after: &str) -> Option<CodeIndexNext> 
 }
 
 /// See [`code_index_next`].
-/// The text of a call of `tool` with `params`, as the model writes one:
-/// what a line that names the call to make shows it, to be copied.
-fn action_text(tool: &str, params: Value) -> String {
-    json!({"mode": "action", "tool": tool, "params": params}).to_string()
-}
-
 struct CodeIndexNext {
     correction: &'static str,
     detail: Value,
