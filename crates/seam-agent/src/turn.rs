@@ -7,7 +7,8 @@
 //! `reprompted` (a reply with no readable action is answered with the
 //! reason), `repeat-warned` / `repeat-stopped` (a call identical to an
 //! earlier one in the turn is not run again: the model is told, and a
-//! repeat after it read that forces a final answer),
+//! repeat after it read that forces a final answer; so does code that only
+//! prints, sent again after it was sent back and resampled),
 //! `answer-after-calls-dropped` (an answer written
 //! in the same reply as calls, before their results), `final-answer-forced`
 //! (a budget ran out or the model looped; the task is said again with it),
@@ -91,8 +92,10 @@
 //! (a code index outline of a missing file, or a definition looked up under another
 //! name than the task's that found none, is told to look the task's name up),
 //! `copy-resampled` (a copy the model was told of and made again, a call
-//! repeated after `repeat-warned` or `code-over-read-text`, or an answer with
-//! the mistake a check sent it back for, is dropped and the same request asked again with a
+//! repeated after `repeat-warned` or after a call check sent it back unrun
+//! (`code-over-read-text`, `print-only-code-not-run`,
+//! `change-task-code-not-run`), or an answer, forced too, with the mistake a
+//! check sent it back for, is dropped and the same request asked again with a
 //! temperature, a few times a turn: see `Progress::resample_copy`),
 //! `reply-repeated` (past those, an answer given again word for word with the
 //! mistake a check sent it back for is sent back once more, and the next
@@ -494,8 +497,14 @@ struct Progress {
     /// The paths (as shown) of the files the turn was shown whole.
     whole: HashSet<String>,
     /// Code that looked through a text the turn had read whole was sent back
-    /// once (`code-over-read-text`): that call, as [`call_key`] writes it.
-    sent_back_to_text: Option<String>,
+    /// once (`code-over-read-text`).
+    sent_back_to_text: bool,
+    /// The calls a call check sent back unrun, with a line that says why
+    /// (`print-only-code-not-run`, `change-task-code-not-run`,
+    /// `code-over-read-text`), as [`call_key`] writes them: the same call
+    /// again is a copy the model was told of (see [`Turn::call`]). A plan
+    /// that holds one call twice is read as one (`duplicate-call-dropped`).
+    sent_back_unrun: HashSet<String>,
     /// Times the model was sent to a file the task names that the turn had
     /// not read (`task-file-unread`).
     bounced: u32,
@@ -559,11 +568,11 @@ struct Copies {
 
 impl Progress {
     /// Whether `reply` is, word for word, a reply of this turn that was sent
-    /// back whole (no call of it ran, and it did not end the turn), outside a
-    /// forced answer: the model is copying its own words over what it was
-    /// told since. An answer copied with the mistake a check sent it back
+    /// back whole (no call of it ran, and it did not end the turn): the model
+    /// is copying its own words over what it was told since. An answer copied with the mistake a check sent it back
     /// for is sent back once more, and the reply after it must call a tool,
-    /// which one being the model's choice (`reply-repeated`, see `answer`).
+    /// which one being the model's choice (`reply-repeated`, see `answer`);
+    /// once the model was told to answer, it is only resampled.
     /// Sent back for a figure it made up, qwen2.5-coder-1.5b gave the same
     /// answer ("1000 km") three times, the last after reading the notes that
     /// held the real ones. A copied call is left to the repeat checks (which
@@ -572,16 +581,20 @@ impl Progress {
     /// a web.fetch of example.com in a task about a file.
     fn repeats(&self, reply: &str) -> bool {
         let reply = reply.trim();
-        !self.forced && self.sent_back_whole.iter().any(|r| r == reply)
+        self.sent_back_whole.iter().any(|r| r == reply)
     }
 
     /// Whether this step's reply, a copy that words have already failed to
-    /// stop, is dropped and asked for again, sampled: outside a forced
-    /// answer, not when this reply was itself a resample, and while the turn
-    /// has resampled fewer than `most` copies ([`TurnOptions::copy_resamples`]).
+    /// stop, is dropped and asked for again, sampled: not when this reply was
+    /// itself a resample, and while the turn has resampled fewer than `most`
+    /// copies ([`TurnOptions::copy_resamples`]). A forced answer's copy too:
+    /// told to answer, qwen2.5-coder-0.5b was sent back for quoting two
+    /// runbook steps without the SKU the task asked for, and quoted them
+    /// again word for word; greedy, the copy stood.
     /// When it is, the next request is marked to be sampled. The copies: a
     /// call the turn already made, as the reply's first, after the model was
-    /// told once that it repeats itself (`repeat-warned`), and an answer
+    /// told once that it repeats itself (`repeat-warned`), a call a check
+    /// sent back unrun, saying why, in an earlier step, and an answer
     /// given again word for word with the mistake a check sent it back for
     /// (see `answer`).
     ///
@@ -597,7 +610,7 @@ impl Progress {
     /// twice); resampled, it wrote the same program three times at 0.7.
     fn resample_copy(&mut self, most: u32) -> bool {
         let c = &mut self.copies;
-        let resample = !self.forced && !c.resampled_last && c.resampled < most;
+        let resample = !c.resampled_last && c.resampled < most;
         if resample {
             c.resampled += 1;
             c.resample_next = true;
@@ -764,7 +777,8 @@ impl Turn<'_> {
             last_output: None,
             file_texts: Vec::new(),
             whole: HashSet::new(),
-            sent_back_to_text: None,
+            sent_back_to_text: false,
+            sent_back_unrun: HashSet::new(),
             refused_for_good: false,
             changed: false,
             sent_to_the_code: false,
@@ -794,6 +808,9 @@ impl Turn<'_> {
                     return Ok(self.stop(p, &reason, started));
                 } else {
                     p.forced = true;
+                    // A call's copy marked for resampling on the turn's last
+                    // step: the answer asked for is greedy, as always.
+                    p.copies.resample_next = false;
                     p.correct("final-answer-forced", json!(reason), self.trace, on);
                     // The task again, last: a small model answers what it read
                     // most recently (qwen2.5-coder-1.5b, told to answer after a
@@ -830,10 +847,9 @@ impl Turn<'_> {
             p.report.steps += 1;
             let step = p.report.steps;
             // A copy's request again, sampled: the seed is the step's, so a
-            // turn run again asks for the same replies. A forced answer (the
-            // budget ran out on the copy) is asked for greedy, as always.
-            let sampled = (std::mem::take(&mut p.copies.resample_next) && !p.forced)
-                .then_some((RESAMPLE_TEMPERATURE, step));
+            // turn run again asks for the same replies.
+            let sampled =
+                std::mem::take(&mut p.copies.resample_next).then_some((RESAMPLE_TEMPERATURE, step));
             p.copies.resampled_last = sampled.is_some();
             let request = ChatRequest {
                 messages: messages.clone(),
@@ -967,8 +983,9 @@ impl Turn<'_> {
                             && let Some(send) = self.check_answer(&mut p, &text, &messages, on) =>
                     {
                         match send {
-                            // resample_copy marked the next request
-                            answer::SendBack::Resample => break,
+                            // resample_copy marked the next request; a
+                            // forced answer's copy is asked for as an answer.
+                            answer::SendBack::Resample => p.forced_sent_back = p.forced,
                             answer::SendBack::Say(o) => {
                                 // Sent back once told to answer: the reply to
                                 // it is an answer too, asked for as one.
@@ -1160,11 +1177,47 @@ impl Turn<'_> {
         {
             p.looked_at.insert(plain_name(path).to_owned());
         }
+        let key = call_key(tool, params);
+        // A copy of a call the model was told of: a repeat it was warned of,
+        // or a call a check sent back unrun in an earlier step (under
+        // llama-server, qwen2.5-coder-1.5b sent the same search of a trip
+        // note again, which then ran, failed, and was answered wrongly; it
+        // printed its own refusal twelve times, told each time that code
+        // which only prints is not run, until its steps ran out).
+        let unrun_copy = p.sent_back_unrun.contains(&key);
+        let told_of = (p.seen.contains(&key)
+            && p.copies.warned_before_reply
+            && p.report.calls == p.copies.calls_before_reply)
+            || unrun_copy;
+        if told_of && p.resample_copy(self.options.copy_resamples) {
+            p.correct(
+                "copy-resampled",
+                json!({"of": "call", "tool": tool}),
+                self.trace,
+                on,
+            );
+            return Ok(None);
+        }
         if self.speaks_through_code(p, tool, params) {
             // Code that only prints words the model wrote is the model talking:
             // qwen2.5-coder-1.5b "said" a refusal with print('The path is
             // protected…'), then, told to answer, gave that line as its answer
             // to a task whose other half it had read the answer to.
+            if unrun_copy {
+                // Sent back, resampled where it could be, and written again:
+                // the model means to say it. The calls end as a repeat's do
+                // (`repeat-stopped`), and the words go in the answer.
+                p.correct("repeat-stopped", json!({"tool": tool}), self.trace, on);
+                if let Some(hint) = self.unread(p, on) {
+                    return Ok(Some(format!(
+                        "Your {tool} code only prints words you wrote, again, so it was not \
+                         run. {hint}"
+                    )));
+                }
+                p.force = Some(format!("{tool} code that only prints was sent again"));
+                return Ok(None);
+            }
+            p.sent_back_unrun.insert(key);
             p.correct(
                 "print-only-code-not-run",
                 json!({"tool": tool}),
@@ -1182,6 +1235,7 @@ impl Turn<'_> {
             // first move was Python that fetched pages from a made-up web
             // API, then the same again; it never looked at the repository.
             p.sent_to_the_code = true;
+            p.sent_back_unrun.insert(key);
             p.correct(
                 "change-task-code-not-run",
                 json!({"tool": tool}),
@@ -1202,7 +1256,8 @@ impl Turn<'_> {
             // a thousand tokens; asked to quote a runbook it had read, it
             // wrote Python that printed the lines and never closed a string.
             // The answer was in the text it had been shown.
-            p.sent_back_to_text = Some(call_key(tool, params));
+            p.sent_back_to_text = true;
+            p.sent_back_unrun.insert(key);
             p.correct(
                 "code-over-read-text",
                 json!({"tool": tool, "path": path}),
@@ -1275,24 +1330,6 @@ impl Turn<'_> {
             p.force = Some(format!(
                 "{tool} was called with one value after another of its list"
             ));
-            return Ok(None);
-        }
-        let key = call_key(tool, params);
-        // A copy of a call the model was told of: a repeat it was warned of,
-        // or code sent back for looking through a text it had read (under
-        // llama-server, qwen2.5-coder-1.5b sent the same search of a trip
-        // note again, which then ran, failed, and was answered wrongly).
-        let told_of = (p.seen.contains(&key)
-            && p.copies.warned_before_reply
-            && p.report.calls == p.copies.calls_before_reply)
-            || p.sent_back_to_text.as_ref() == Some(&key);
-        if told_of && p.resample_copy(self.options.copy_resamples) {
-            p.correct(
-                "copy-resampled",
-                json!({"of": "call", "tool": tool}),
-                self.trace,
-                on,
-            );
             return Ok(None);
         }
         if !p.seen.insert(key) {
@@ -1600,7 +1637,7 @@ impl Turn<'_> {
         tool: &str,
         params: &Map<String, Value>,
     ) -> Option<(String, String)> {
-        if p.sent_back_to_text.is_some() || p.report.info.task.to_lowercase().contains("python") {
+        if p.sent_back_to_text || p.report.info.task.to_lowercase().contains("python") {
             return None;
         }
         let names: Vec<String> = self

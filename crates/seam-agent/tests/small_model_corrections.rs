@@ -1874,19 +1874,80 @@ fn an_answer_sent_back_and_given_again_word_for_word_is_sent_back_and_the_next_r
 }
 
 #[test]
-fn a_call_sent_back_and_written_again_word_for_word_is_left_to_the_repeat_checks() {
+fn a_call_sent_back_unrun_and_written_again_is_resampled_then_stopped_as_a_repeat() {
     // Code that only prints its own words is sent back whole (not run); the
-    // same reply again is sent back the same way, and the reply after it may
-    // still call any tool or answer: barring the tool made the model call
-    // the next likeliest, whatever it was.
+    // same reply in a later step is a copy the model was told of: asked for
+    // again, sampled, and written again past that, the calls end as a
+    // repeat's do. Under llama-server qwen2.5-coder-1.5b printed its own
+    // refusal twelve times, sent back each time, until its steps ran out.
     let talk = python("print('That file is protected.')");
-    let (report, model, calls) = run(&[talk.clone(), talk.clone(), respond()]);
-    assert_eq!(report.corrections.get("print-only-code-not-run"), Some(&2));
+    let (report, model, calls) = run_with(
+        TASK,
+        &[talk.clone(), talk.clone(), talk.clone(), respond()],
+        TurnOptions::default(),
+    );
+    assert_eq!(report.corrections.get("print-only-code-not-run"), Some(&1));
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert_eq!(report.corrections.get("repeat-stopped"), Some(&1));
+    assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
+    assert_eq!(sampled(&model, 2), Some((0.7, Some(3))));
+    assert_eq!(model.seen[2].messages, model.seen[1].messages);
+    assert!(
+        matches!(report.end, TurnEnd::ForcedAnswer { .. }),
+        "{:?}",
+        report.end
+    );
+    assert!(calls.is_empty(), "a correction calls nothing");
+    assert_eq!(report.answer, "8.5 km");
+
+    // Resampled into other code, the turn goes on.
+    let (report, _, calls) = run_with(
+        TASK,
+        &[talk.clone(), talk.clone(), python("print(8.5)"), respond()],
+        TurnOptions::default(),
+    );
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert_eq!(report.corrections.get("repeat-stopped"), None);
+    assert_eq!(tool_names(&calls), ["python.run"]);
+    assert_eq!(report.end, TurnEnd::Answered);
+
+    // Without resamples the copy is stopped at once; the reply after it may
+    // answer (no tool is barred, none is called for the model).
+    let (report, _, calls) = run(&[talk.clone(), talk.clone(), respond()]);
+    assert_eq!(report.corrections.get("print-only-code-not-run"), Some(&1));
+    assert_eq!(report.corrections.get("repeat-stopped"), Some(&1));
     assert_eq!(report.corrections.get("reply-repeated"), None);
-    assert_eq!(admits(&model, 2), admits(&model, 0));
-    assert!(admits(&model, 2).0);
     assert!(calls.is_empty());
     assert_eq!(report.answer, "8.5 km");
+}
+
+#[test]
+fn code_sent_back_for_a_change_task_and_written_again_is_resampled() {
+    let task = "Page 1 shows the wrong books. Fix it on a branch.";
+    let fetch =
+        python("import requests\nprint(requests.get('https://api.example/books?page=1').json())");
+    let edit = json!({"mode":"action","tool":"builder","params":{
+        "op":"replace","path":"src/paginate.js","old":"page *","new":"(page - 1) *"}})
+    .to_string();
+    let (report, model, calls) = run_with(
+        task,
+        &[
+            fetch.clone(),
+            fetch.clone(),
+            read("src/paginate.js"),
+            edit,
+            respond(),
+        ],
+        TurnOptions::default(),
+    );
+    assert_eq!(report.corrections.get("change-task-code-not-run"), Some(&1));
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert_eq!(sampled(&model, 2), Some((0.7, Some(3))));
+    assert_eq!(
+        tool_names(&calls),
+        ["files.read", "builder"],
+        "the copy did not run"
+    );
 }
 
 /// Whether request `n` asked for a sampled reply, and with which seed.
@@ -2158,7 +2219,7 @@ fn an_answer_that_leaves_out_a_question_of_the_task_is_sent_back_once_with_the_f
             read("notes/offsite.md"),
             dinner.clone(),
             dinner.clone(),
-            both,
+            both.clone(),
         ],
         TurnOptions::default(),
     );
@@ -2168,6 +2229,55 @@ fn an_answer_that_leaves_out_a_question_of_the_task_is_sent_back_once_with_the_f
         report.answer,
         "Dinner is at Cervejaria Ramiro; the train back is on Thursday 5 June."
     );
+
+    // Told to answer, the copy is asked for again too, sampled, as an
+    // answer; past its resamples it stands.
+    let forced = TurnOptions {
+        max_steps: 1,
+        ..TurnOptions::default()
+    };
+    let (report, model, _) = run_with(
+        task,
+        &[
+            read("notes/offsite.md"),
+            dinner.clone(),
+            dinner.clone(),
+            both.clone(),
+        ],
+        forced.clone(),
+    );
+    assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
+    assert_eq!(report.corrections.get("question-left-out"), Some(&1));
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert_eq!(sampled(&model, 2), None, "the forced answer is greedy");
+    assert_eq!(sampled(&model, 3), Some((0.7, Some(4))));
+    assert_eq!(model.seen[3].messages, model.seen[2].messages);
+    assert!(
+        matches!(report.end, TurnEnd::ForcedAnswer { .. }),
+        "{:?}",
+        report.end
+    );
+    assert_eq!(
+        report.answer,
+        "Dinner is at Cervejaria Ramiro; the train back is on Thursday 5 June."
+    );
+    let (report, _, _) = run_with(
+        task,
+        &[
+            read("notes/offsite.md"),
+            dinner.clone(),
+            dinner.clone(),
+            dinner.clone(),
+            both.clone(),
+        ],
+        TurnOptions {
+            copy_resamples: 1,
+            ..forced
+        },
+    );
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert_eq!(report.corrections.get("reply-repeated"), None);
+    assert_eq!(report.answer, "The team dinner is at Cervejaria Ramiro.");
 
     // Once a turn: another answer that leaves it out stands.
     let other = say("Dinner: Cervejaria Ramiro, booked for the team.");

@@ -214,7 +214,9 @@ impl Turn<'_> {
                         );
                         return Some(SendBack::Resample);
                     }
-                    if c.on_copy == OnCopy::Resampled {
+                    // Past its resamples a forced answer's copy stands: the
+                    // turn has no more calls to ask for.
+                    if c.on_copy == OnCopy::Resampled || p.forced {
                         continue;
                     }
                     p.repeats_sent_back += 1;
