@@ -184,7 +184,6 @@ impl ChatModel for EmbeddedModel {
                                 }
                                 .into(),
                             ),
-                            looped: g.finish == seam_engine::Finish::Repetition,
                             constrained: request.json_schema.is_some(),
                             retries: 0,
                             elapsed: started.elapsed(),

@@ -97,8 +97,6 @@
 //! `change-task-code-not-run`), or an answer, forced too, with the mistake a
 //! check sent it back for, is dropped and the same request asked again with a
 //! temperature, a few times a turn: see `Progress::resample_copy`),
-//! `looped-reply-resampled` (a reply the backend cut where it began repeating
-//! itself is dropped and asked for again the same way, from the same budget),
 //! `reply-repeated` (past those, an answer given again word for word with the
 //! mistake a check sent it back for is sent back once more, and the next
 //! reply must call a tool), `quantity-not-worked-out` (a task that asks for a quantity,
@@ -596,8 +594,7 @@ impl Progress {
     /// When it is, the next request is marked to be sampled. The copies: a
     /// call the turn already made, as the reply's first, after the model was
     /// told once that it repeats itself (`repeat-warned`), a call a check
-    /// sent back unrun, saying why, in an earlier step, a reply the backend
-    /// cut where it began repeating itself (`looped-reply-resampled`), and an answer
+    /// sent back unrun, saying why, in an earlier step, and an answer
     /// given again word for word with the mistake a check sent it back for
     /// (see `answer`).
     ///
@@ -895,22 +892,6 @@ impl Turn<'_> {
                     "sampled": sampled.map(|(t, seed)| json!({"temperature": t, "seed": seed})),
                 }),
             );
-            if reply.looped && p.resample_copy(self.options.copy_resamples) {
-                // The backend cut the reply where it began repeating itself:
-                // what it holds is a loop's start, not an action (under both
-                // backends qwen2.5-coder-1.5b wrote `\b` into a regular
-                // expression until it was cut, three steps running, and the
-                // repaired code ran and failed each time). It is asked for
-                // again, sampled, as a copy is; the model is told nothing.
-                p.forced_sent_back = p.forced;
-                p.correct(
-                    "looped-reply-resampled",
-                    json!({"step": step}),
-                    self.trace,
-                    on,
-                );
-                continue;
-            }
             let assistant = ChatMessage::assistant(&reply.text);
             messages.push(assistant);
 

@@ -2089,64 +2089,6 @@ fn a_resampled_copy_that_copies_again_is_left_to_the_repeat_checks() {
 }
 
 #[test]
-fn a_reply_cut_where_it_began_looping_is_asked_for_again_sampled() {
-    // What qwen2.5-coder-1.5b wrote three steps running on both backends,
-    // cut by the backends' loop rule: a regular expression of `\b` over and over.
-    let looped = format!(
-        "{{\"mode\":\"action\",\"tool\":\"python.run\",\"params\":{{\"code\":\"import re\\nprint(re.findall(r'Week of ({}",
-        "\\\\b".repeat(60)
-    );
-    let (report, model, calls) = run_with(
-        TASK,
-        &[looped.clone(), python("print(8.5)"), respond()],
-        TurnOptions::default(),
-    );
-    assert_eq!(report.corrections.get("looped-reply-resampled"), Some(&1));
-    assert_eq!(report.corrections.get("truncated-json"), None, "never read");
-    assert_eq!(tool_names(&calls), ["python.run"]);
-    assert_eq!(calls[0].1["code"], "print(8.5)", "the loop never ran");
-    assert_eq!(sampled(&model, 1), Some((0.7, Some(2))));
-    assert_eq!(
-        model.seen[1].messages, model.seen[0].messages,
-        "the loop is not in the conversation"
-    );
-    assert_eq!(report.answer, "8.5 km");
-
-    // A loop again, from the resampled request, is read as it is (cut by
-    // its budget); so is every loop when the turn resamples nothing.
-    let (report, _, _) = run_with(
-        TASK,
-        &[looped.clone(), looped.clone(), respond()],
-        TurnOptions::default(),
-    );
-    assert_eq!(report.corrections.get("looped-reply-resampled"), Some(&1));
-    let (report, _, _) = run(&[looped, respond()]);
-    assert_eq!(report.corrections.get("looped-reply-resampled"), None);
-
-    // Told to answer, a looped answer is asked for again too, as an answer.
-    let babble = say(&format!("The primary is{}", " the primary".repeat(12)))
-        .trim_end_matches("\"}")
-        .to_owned();
-    let (report, model, _) = run_with(
-        TASK,
-        &[python("print(8.5)"), babble, respond()],
-        TurnOptions {
-            max_steps: 1,
-            ..TurnOptions::default()
-        },
-    );
-    assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
-    assert_eq!(report.corrections.get("looped-reply-resampled"), Some(&1));
-    assert_eq!(sampled(&model, 2), Some((0.7, Some(3))));
-    assert!(
-        matches!(report.end, TurnEnd::ForcedAnswer { .. }),
-        "{:?}",
-        report.end
-    );
-    assert_eq!(report.answer, "8.5 km");
-}
-
-#[test]
 fn a_copied_answer_with_its_mistake_is_resampled_before_it_is_sent_back_again() {
     let made_up = json!({"mode":"respond","text":"You ran 1000 km."}).to_string();
     let (report, model, calls) = run_with(

@@ -74,10 +74,6 @@ pub struct Completion {
     pub completion_tokens: Option<u32>,
     /// `stop`, `length`, … as the server said.
     pub finish_reason: Option<String>,
-    /// The backend cut the reply where it began repeating itself
-    /// (`seam_engine::repetition::looping_tail`, the one rule of both
-    /// backends); `finish_reason` is then `length`.
-    pub looped: bool,
     /// Whether decoding really was constrained to the schema.
     pub constrained: bool,
     /// Requests that were retried (429, 5xx, a dropped connection before the

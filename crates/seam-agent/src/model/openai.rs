@@ -560,7 +560,6 @@ impl OpenAiClient {
                         // running to its token budget. Dropping the response
                         // closes the stream, and the server stops generating.
                         c.finish_reason = Some("length".into());
-                        c.looped = true;
                         c.notes.push(LOOP_CUT_NOTE.to_owned());
                         return Ok(c);
                     }

@@ -53,14 +53,8 @@ impl ChatModel for Scripted {
         Box::pin(async move {
             let text = next.ok_or_else(|| ModelError::Engine("script exhausted".into()))?;
             on_text(&text);
-            // A reply that ends in a loop is cut by it, as both backends
-            // cut one (here on characters, where they cut on tokens).
-            let chars: Vec<char> = text.chars().collect();
-            let looped = seam_engine::repetition::looping_tail(&chars);
             Ok(Completion {
                 text,
-                looped,
-                finish_reason: looped.then(|| "length".into()),
                 completion_tokens: Some(10),
                 ..Completion::default()
             })
