@@ -61,8 +61,9 @@
 //! is sent back once to write the code again or answer from what was read),
 //! `answer-figure-unseen` (an answer that states a figure of three digits or
 //! more that neither the task nor any tool result holds made it up: it is
-//! sent back once, to answer from the results or call the tool that has it),
-//! `answer-file-unseen` (an answer that names a file, a path with an
+//! sent back once, to answer from the results or call the tool that has it;
+//! `made-up-reply-unsaid`: every reply sent back whole that states such a
+//! figure then leaves the conversation), `answer-file-unseen` (an answer that names a file, a path with an
 //! extension, whose name neither the task nor any result holds is sent back
 //! once),
 //! `time-not-given` (a task that asks what time, answered with no time of
@@ -990,6 +991,18 @@ impl Turn<'_> {
                                 // Sent back once told to answer: the reply to
                                 // it is an answer too, asked for as one.
                                 p.forced_sent_back = p.forced;
+                                observations.push(o);
+                            }
+                            answer::SendBack::SayUnsaying(o) => {
+                                p.forced_sent_back = p.forced;
+                                let gone =
+                                    unsay_made_up(&p, &mut messages, &mut results, &reply.text);
+                                p.correct(
+                                    "made-up-reply-unsaid",
+                                    json!({"replies": gone}),
+                                    self.trace,
+                                    on,
+                                );
                                 observations.push(o);
                             }
                             answer::SendBack::Force(reason) => p.force = Some(reason),
@@ -2097,6 +2110,38 @@ fn seams_words(messages: &[ChatMessage]) -> impl Iterator<Item = &str> {
 
 /// The mark an elided result starts with (so it is not elided twice).
 const ELIDED: &str = "(an earlier tool result";
+
+/// Takes out of `messages` every reply of the model that was sent back whole
+/// (see [`Progress::repeats`]), or is this step's `reply`, and states a
+/// figure nothing showed ([`crate::observe::unseen_numbers`], the judgement
+/// of `answer-figure-unseen`); `results` is kept pointing at the same
+/// results. Returns how many left. Only replies of which nothing ran: the
+/// conversation still holds every call the model made and its result.
+fn unsay_made_up(
+    p: &Progress,
+    messages: &mut Vec<ChatMessage>,
+    results: &mut [usize],
+    reply: &str,
+) -> usize {
+    let task = &p.report.info.task;
+    let mut gone = 0;
+    for at in (0..messages.len()).rev() {
+        let m = &messages[at];
+        let text = m.content.trim();
+        let unrun = text == reply.trim() || p.sent_back_whole.iter().any(|r| r == text);
+        if m.role == "assistant"
+            && unrun
+            && !crate::observe::unseen_numbers(text, task, &p.shown).is_empty()
+        {
+            messages.remove(at);
+            for r in results.iter_mut().filter(|r| **r > at) {
+                *r -= 1;
+            }
+            gone += 1;
+        }
+    }
+    gone
+}
 
 /// Replaces the oldest tool results (never the newest) with a line saying
 /// what was left out, until the conversation fits in `budget` bytes or only

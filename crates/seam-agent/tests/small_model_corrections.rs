@@ -2088,6 +2088,75 @@ fn a_resampled_copy_that_copies_again_is_left_to_the_repeat_checks() {
     assert_eq!(report.corrections.get("repeat-stopped"), Some(&1));
 }
 
+/// The model's own replies in request `n`'s conversation.
+fn assistant_of(model: &Scripted, n: usize) -> Vec<String> {
+    model.seen[n]
+        .messages
+        .iter()
+        .filter(|m| m.role == "assistant")
+        .map(|m| m.content.clone())
+        .collect()
+}
+
+#[test]
+fn answers_with_a_made_up_figure_leave_the_conversation_when_it_is_found() {
+    // Sent back for one mistake, then for a figure nothing showed: both
+    // answers that state it are taken out, so the model is not shown its
+    // made-up words to copy (qwen2.5-coder-1.5b gave "1000 km and 5 years"
+    // a third time after reading the notes that held the real figures).
+    let task = "How many km did I run in April? And which shoes did I wear most?";
+    let first = say("You ran 1000 km.");
+    let second = say("You ran 1000 km, in the Novablast 4.");
+    let (report, model, _) = run_task(
+        task,
+        &[
+            first,
+            second,
+            python("print(8.5)"),
+            say("8.5 km, in the Novablast 4."),
+        ],
+    );
+    assert_eq!(report.corrections.get("question-left-out"), Some(&1));
+    assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&1));
+    assert_eq!(report.corrections.get("made-up-reply-unsaid"), Some(&1));
+    let assistant = |n: usize| assistant_of(&model, n);
+    assert_eq!(
+        assistant(1).len(),
+        1,
+        "the first answer, before it was found"
+    );
+    assert!(assistant(2).is_empty(), "{:?}", assistant(2));
+    // What the model was told of each stays, the finding last.
+    let told: Vec<&str> = model.seen[2]
+        .messages
+        .iter()
+        .filter(|m| m.role == "user")
+        .map(|m| m.content.as_str())
+        .collect();
+    assert!(told[told.len() - 2].starts_with("Your answer leaves out a question"));
+    assert!(told[told.len() - 1].starts_with("Your answer gives 1000, which nothing"));
+    // The program the model ran next, and its result, stay.
+    assert_eq!(assistant(3).len(), 1);
+    assert_eq!(report.answer, "8.5 km, in the Novablast 4.");
+
+    // An answer sent back whose figures were all shown stays.
+    let (report, model, _) = run_task(
+        task,
+        &[
+            python("print(8.5)"),
+            say("You ran 8.5 km."),
+            say("8.5 km, in the Novablast 4."),
+        ],
+    );
+    assert_eq!(report.corrections.get("question-left-out"), Some(&1));
+    assert_eq!(report.corrections.get("made-up-reply-unsaid"), None);
+    assert!(
+        assistant_of(&model, 2)
+            .iter()
+            .any(|m| m.contains("You ran 8.5 km."))
+    );
+}
+
 #[test]
 fn a_copied_answer_with_its_mistake_is_resampled_before_it_is_sent_back_again() {
     let made_up = json!({"mode":"respond","text":"You ran 1000 km."}).to_string();

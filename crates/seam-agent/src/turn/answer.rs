@@ -26,6 +26,11 @@ use crate::model::ChatMessage;
 pub(super) enum SendBack {
     /// The model is shown this, and replies again.
     Say(String),
+    /// As `Say`, and the replies of the turn that were sent back whole and
+    /// state a figure nothing showed leave the conversation, this one too
+    /// (`made-up-reply-unsaid`): the model is told what it made up, and is
+    /// not shown its words to copy.
+    SayUnsaying(String),
     /// The turn asks for its final answer, for this reason.
     Force(String),
     /// The turn ends with no answer, for this reason.
@@ -459,7 +464,10 @@ fn about_own_failure(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Valu
 /// Asked for a shoe's mileage kept in the operator's notes,
 /// qwen2.5-coder-1.5b answered "1000 km" without looking, three runs
 /// running; asked for a SKU, "12345". A figure nothing showed was made up
-/// (see [`crate::observe::unseen_numbers`]).
+/// (see [`crate::observe::unseen_numbers`]). The made-up answers leave the
+/// conversation: with its first "1000 km and 5 years" answer still in it,
+/// the model gave those words again after the notes with the real figures
+/// (312.6 km, 700 km) were read, and again after it read the runs.
 fn figure_unseen(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
     let unseen = crate::observe::unseen_numbers(a.text, &p.report.info.task, &p.shown);
     if unseen.is_empty() {
@@ -470,7 +478,10 @@ fn figure_unseen(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, S
          not read or compute. Answer from the results above, or call the tool that has it first.",
         unseen.join(", ")
     );
-    Some((json!({"figures": unseen}), with_task(p, &said)))
+    Some((
+        json!({"figures": unseen}),
+        SendBack::SayUnsaying(task_again(p, &said)),
+    ))
 }
 
 /// A file the answer names that nothing shown holds was made up (see
