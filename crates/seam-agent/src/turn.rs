@@ -94,7 +94,7 @@
 //! name than the task's that found none, is told to look the task's name up),
 //! `copy-resampled` (a copy the model was told of and made again, a call
 //! repeated after `repeat-warned` or after a call check sent it back unrun
-//! (`code-over-read-text`, `print-only-code-not-run`,
+//! (`example-call-not-run`, `code-over-read-text`, `print-only-code-not-run`,
 //! `change-task-code-not-run`), or an answer, forced too, with the mistake a
 //! check sent it back for, is dropped and the same request asked again with a
 //! temperature, a few times a turn: see `Progress::resample_copy`),
@@ -501,8 +501,9 @@ struct Progress {
     /// once (`code-over-read-text`).
     sent_back_to_text: bool,
     /// The calls a call check sent back unrun, with a line that says why
-    /// (`print-only-code-not-run`, `change-task-code-not-run`,
-    /// `code-over-read-text`), as [`call_key`] writes them: the same call
+    /// (`example-call-not-run`, `print-only-code-not-run`,
+    /// `change-task-code-not-run`, `code-over-read-text`), as [`call_key`]
+    /// writes them: the same call
     /// again is a copy the model was told of (see [`Turn::call`]). A plan
     /// that holds one call twice is read as one (`duplicate-call-dropped`).
     sent_back_unrun: HashSet<String>,
@@ -1156,6 +1157,29 @@ impl Turn<'_> {
             );
         }
         let params = asked.as_ref().unwrap_or(params);
+        let key = call_key(tool, params);
+        // A copy of a call the model was told of: a repeat it was warned of,
+        // or a call a check sent back unrun in an earlier step (under
+        // llama-server, qwen2.5-coder-1.5b sent the same search of a trip
+        // note again, which then ran, failed, and was answered wrongly; it
+        // printed its own refusal twelve times, told each time that code
+        // which only prints is not run, until its steps ran out; told its
+        // builder call was the prompt's example, qwen2.5-coder-0.5b read the
+        // file the task named, then made the example call again).
+        let unrun_copy = p.sent_back_unrun.contains(&key);
+        let told_of = (p.seen.contains(&key)
+            && p.copies.warned_before_reply
+            && p.report.calls == p.copies.calls_before_reply)
+            || unrun_copy;
+        if told_of && p.resample_copy(self.options.copy_resamples) {
+            p.correct(
+                "copy-resampled",
+                json!({"of": "call", "tool": tool}),
+                self.trace,
+                on,
+            );
+            return Ok(None);
+        }
         if let Some(example) =
             crate::prompt::example_call_copied(self.registry, tool, params, &p.report.info.task)
         {
@@ -1166,6 +1190,7 @@ impl Turn<'_> {
                 on,
             );
             p.unsay = true;
+            p.sent_back_unrun.insert(key);
             if std::mem::replace(&mut p.example_copied, true) {
                 p.force = Some(format!(
                     "the {tool} call of the instructions' example was made again"
@@ -1189,27 +1214,6 @@ impl Turn<'_> {
             && let Some(path) = params.get("path").and_then(Value::as_str)
         {
             p.looked_at.insert(plain_name(path).to_owned());
-        }
-        let key = call_key(tool, params);
-        // A copy of a call the model was told of: a repeat it was warned of,
-        // or a call a check sent back unrun in an earlier step (under
-        // llama-server, qwen2.5-coder-1.5b sent the same search of a trip
-        // note again, which then ran, failed, and was answered wrongly; it
-        // printed its own refusal twelve times, told each time that code
-        // which only prints is not run, until its steps ran out).
-        let unrun_copy = p.sent_back_unrun.contains(&key);
-        let told_of = (p.seen.contains(&key)
-            && p.copies.warned_before_reply
-            && p.report.calls == p.copies.calls_before_reply)
-            || unrun_copy;
-        if told_of && p.resample_copy(self.options.copy_resamples) {
-            p.correct(
-                "copy-resampled",
-                json!({"of": "call", "tool": tool}),
-                self.trace,
-                on,
-            );
-            return Ok(None);
         }
         if self.speaks_through_code(p, tool, params) {
             // Code that only prints words the model wrote is the model talking:

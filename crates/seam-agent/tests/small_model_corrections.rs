@@ -1802,6 +1802,26 @@ fn a_call_copied_from_the_prompts_example_is_not_run_and_the_task_file_is_pointe
         report.end
     );
 
+    // Where copies are resampled, the copy is asked for again first
+    // (qwen2.5-coder-0.5b read the file the task named, then made the
+    // example call again): a sampled reply that reads the file runs.
+    let (report, model, calls) = run_with(
+        task,
+        &[
+            read("docs/setup.md"),
+            read("docs/setup.md"),
+            read("notes/short.md"),
+            json!({"mode":"respond","text":"2. Push."}).to_string(),
+        ],
+        TurnOptions::default(),
+    );
+    assert_eq!(report.corrections.get("example-call-not-run"), Some(&1));
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert_eq!(sampled(&model, 2), Some((0.7, Some(3))));
+    assert_eq!(tool_names(&calls), ["files.read"]);
+    assert_eq!(calls[0].1, json!({"path": "notes/short.md"}));
+    assert_eq!(report.end, TurnEnd::Answered);
+
     // The operator's own docs/setup.md is read.
     let own = "What does docs/setup.md say about proxies?";
     let (report, _, calls) = run_task(own, &[read("docs/setup.md"), respond()]);
