@@ -701,11 +701,39 @@ fn an_answer_that_gives_back_the_agents_own_line_is_asked_for_again() {
     );
     // Told to answer, an echo is not passed off as the model's answer: the
     // turn stops, and says why.
-    let (report, _, _) = run(&[fact("os"), fact("kernel"), fact("arch"), echo]);
+    let (report, _, _) = run(&[fact("os"), fact("kernel"), fact("arch"), echo.clone()]);
     assert_eq!(
         report.answer,
         "(no answer: the turn stopped because the model gave back seam's own words, not an answer)"
     );
+    assert!(
+        matches!(report.end, TurnEnd::Stopped { .. }),
+        "{:?}",
+        report.end
+    );
+    // Where the turn resamples, the echo is asked for again first, sampled,
+    // as an answer; an echo again from that request stops the turn.
+    let steps = [fact("os"), fact("kernel"), fact("arch")];
+    let resampling = TurnOptions {
+        max_steps: 3,
+        ..TurnOptions::default()
+    };
+    let script = |last: &[String]| [&steps[..], last].concat();
+    let (report, model, _) = run_with(
+        TASK,
+        &script(&[echo.clone(), respond()]),
+        resampling.clone(),
+    );
+    assert_eq!(report.corrections.get("answer-echoes-agent"), Some(&1));
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert_eq!(sampled(&model, 4), Some((0.7, Some(5))));
+    assert!(
+        matches!(report.end, TurnEnd::ForcedAnswer { .. }),
+        "{:?}",
+        report.end
+    );
+    assert_eq!(report.answer, "8.5 km");
+    let (report, _, _) = run_with(TASK, &script(&[echo.clone(), echo]), resampling);
     assert!(
         matches!(report.end, TurnEnd::Stopped { .. }),
         "{:?}",

@@ -209,16 +209,25 @@ impl Turn<'_> {
                 again,
             };
             if let Some((detail, send)) = (c.run)(self, p, &answer) {
-                if repeat {
-                    if p.resample_copy(self.options.copy_resamples) {
-                        p.correct(
-                            "copy-resampled",
-                            json!({"of": "answer", "check": c.name}),
-                            self.trace,
-                            on,
-                        );
-                        return Some(SendBack::Resample);
+                // A copy of the answer this check sent back, or an answer
+                // that would end the turn with none, is asked for again,
+                // sampled, first: told to answer, qwen2.5-coder-0.5b gave
+                // back seam's line that sent it to a file, greedy.
+                let stops = matches!(send, SendBack::Stop(_));
+                if (repeat || stops) && p.resample_copy(self.options.copy_resamples) {
+                    if stops {
+                        p.correct(c.name, detail, self.trace, on);
                     }
+                    let of = if stops { "the agent's words" } else { "answer" };
+                    p.correct(
+                        "copy-resampled",
+                        json!({"of": of, "check": c.name}),
+                        self.trace,
+                        on,
+                    );
+                    return Some(SendBack::Resample);
+                }
+                if repeat {
                     // Past its resamples a forced answer's copy stands: the
                     // turn has no more calls to ask for.
                     if c.on_copy == OnCopy::Resampled || p.forced {
@@ -245,7 +254,8 @@ impl Turn<'_> {
 /// it answered with the line that followed the refusal, and when told to
 /// answer, with it again: the note it had read was five messages back. So
 /// once, the note comes again, last; then the turn asks for its answer, and
-/// an echo of a forced answer ends the turn.
+/// an echo of a forced answer ends the turn, once it was asked for again,
+/// sampled, where the turn can (`copy-resampled`).
 fn echoes_agent(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
     if !crate::observe::says_nothing_new(a.text, seams_words(a.messages), &p.shown) {
         return None;
