@@ -63,9 +63,9 @@
 //! more that neither the task nor any tool result holds made it up: it is
 //! sent back once, to answer from the results or call the tool that has it;
 //! `made-up-reply-unsaid`: every reply sent back whole that states such a
-//! figure then leaves the conversation), `answer-file-unseen` (an answer that names a file, a path with an
-//! extension, whose name neither the task nor any result holds is sent back
-//! once),
+//! figure then leaves the conversation), `answer-file-unseen` (an answer
+//! that names a file, a path with an extension, whose name neither the task
+//! nor any result holds is sent back once),
 //! `time-not-given` (a task that asks what time, answered with no time of
 //! day, or only with times nothing showed, is sent back once with the lines
 //! read that give one and speak of what the task asks, also once the turn
@@ -503,9 +503,9 @@ struct Progress {
     /// The calls a call check sent back unrun, with a line that says why
     /// (`example-call-not-run`, `print-only-code-not-run`,
     /// `change-task-code-not-run`, `code-over-read-text`), as [`call_key`]
-    /// writes them: the same call
-    /// again is a copy the model was told of (see [`Turn::call`]). A plan
-    /// that holds one call twice is read as one (`duplicate-call-dropped`).
+    /// writes them: the same call again is a copy the model was told of
+    /// (see [`Turn::call`]). A plan that holds one call twice is read as one
+    /// (`duplicate-call-dropped`).
     sent_back_unrun: HashSet<String>,
     /// Times the model was sent to a file the task names that the turn had
     /// not read (`task-file-unread`).
@@ -571,10 +571,11 @@ struct Copies {
 impl Progress {
     /// Whether `reply` is, word for word, a reply of this turn that was sent
     /// back whole (no call of it ran, and it did not end the turn): the model
-    /// is copying its own words over what it was told since. An answer copied with the mistake a check sent it back
-    /// for is sent back once more, and the reply after it must call a tool,
-    /// which one being the model's choice (`reply-repeated`, see `answer`);
-    /// once the model was told to answer, it is only resampled.
+    /// is copying its own words over what it was told since. An answer
+    /// copied with the mistake a check sent it back for is sent back once
+    /// more, and the reply after it must call a tool, which one being the
+    /// model's choice (`reply-repeated`, see `answer`); once the model was
+    /// told to answer, it is only resampled.
     /// Sent back for a figure it made up, qwen2.5-coder-1.5b gave the same
     /// answer ("1000 km") three times, the last after reading the notes that
     /// held the real ones. A copied call is left to the repeat checks (which
@@ -589,16 +590,16 @@ impl Progress {
     /// Whether this step's reply, a copy that words have already failed to
     /// stop, is dropped and asked for again, sampled: not when this reply was
     /// itself a resample, and while the turn has resampled fewer than `most`
-    /// copies ([`TurnOptions::copy_resamples`]). A forced answer's copy too:
-    /// told to answer, qwen2.5-coder-0.5b was sent back for quoting two
-    /// runbook steps without the SKU the task asked for, and quoted them
-    /// again word for word; greedy, the copy stood.
-    /// When it is, the next request is marked to be sampled. The copies: a
-    /// call the turn already made, as the reply's first, after the model was
-    /// told once that it repeats itself (`repeat-warned`), a call a check
-    /// sent back unrun, saying why, in an earlier step, and an answer
-    /// given again word for word with the mistake a check sent it back for
-    /// (see `answer`).
+    /// copies ([`TurnOptions::copy_resamples`]). When it is, the next
+    /// request is marked to be sampled. The copies: a call the turn already
+    /// made, as the reply's first, after the model was told once that it
+    /// repeats itself (`repeat-warned`); a call a check sent back unrun,
+    /// saying why, in an earlier step; an answer given again word for word
+    /// with the mistake a check sent it back for, and an answer that would
+    /// end the turn with none (see `answer`). A forced answer's too: told to
+    /// answer, qwen2.5-coder-0.5b was sent back for quoting two runbook steps
+    /// without the SKU the task asked for, and quoted them again word for
+    /// word; greedy, the copy stood.
     ///
     /// Greedy decoding gives the most likely reply every time, and the most
     /// likely reply after a copy was sent back is, for a small model, the
