@@ -985,26 +985,25 @@ impl Turn<'_> {
                         if !has_calls
                             && let Some(send) = self.check_answer(&mut p, &text, &messages, on) =>
                     {
+                        let unsaying = matches!(send, answer::SendBack::SayUnsaying(_));
                         match send {
                             // resample_copy marked the next request; a
                             // forced answer's copy is asked for as an answer.
                             answer::SendBack::Resample => p.forced_sent_back = p.forced,
-                            answer::SendBack::Say(o) => {
+                            answer::SendBack::Say(o) | answer::SendBack::SayUnsaying(o) => {
                                 // Sent back once told to answer: the reply to
                                 // it is an answer too, asked for as one.
                                 p.forced_sent_back = p.forced;
-                                observations.push(o);
-                            }
-                            answer::SendBack::SayUnsaying(o) => {
-                                p.forced_sent_back = p.forced;
-                                let gone =
-                                    unsay_made_up(&p, &mut messages, &mut results, &reply.text);
-                                p.correct(
-                                    "made-up-reply-unsaid",
-                                    json!({"replies": gone}),
-                                    self.trace,
-                                    on,
-                                );
+                                if unsaying {
+                                    let gone =
+                                        unsay_made_up(&p, &mut messages, &mut results, &reply.text);
+                                    p.correct(
+                                        "made-up-reply-unsaid",
+                                        json!({"replies": gone}),
+                                        self.trace,
+                                        on,
+                                    );
+                                }
                                 observations.push(o);
                             }
                             answer::SendBack::Force(reason) => p.force = Some(reason),
@@ -1225,15 +1224,15 @@ impl Turn<'_> {
                 // Sent back, resampled where it could be, and written again:
                 // the model means to say it. The calls end as a repeat's do
                 // (`repeat-stopped`), and the words go in the answer.
-                p.correct("repeat-stopped", json!({"tool": tool}), self.trace, on);
-                if let Some(hint) = self.unread(p, on) {
-                    return Ok(Some(format!(
-                        "Your {tool} code only prints words you wrote, again, so it was not \
-                         run. {hint}"
-                    )));
-                }
-                p.force = Some(format!("{tool} code that only prints was sent again"));
-                return Ok(None);
+                return Ok(self.repeat_stopped(
+                    p,
+                    tool,
+                    format!(
+                        "Your {tool} code only prints words you wrote, again, so it was not run."
+                    ),
+                    format!("{tool} code that only prints was sent again"),
+                    on,
+                ));
             }
             p.sent_back_unrun.insert(key);
             p.correct(
@@ -1362,12 +1361,13 @@ impl Turn<'_> {
             // at the second, before it could read the warning or have the
             // copy asked for again (`copy-resampled`).
             if p.copies.warned_before_reply {
-                p.correct("repeat-stopped", json!({"tool": tool}), self.trace, on);
-                if let Some(hint) = self.unread(p, on) {
-                    return Ok(Some(format!("{repeat} {hint}")));
-                }
-                p.force = Some(format!("{tool} was called again with the same params"));
-                return Ok(None);
+                return Ok(self.repeat_stopped(
+                    p,
+                    tool,
+                    repeat,
+                    format!("{tool} was called again with the same params"),
+                    on,
+                ));
             }
             p.warned = true;
             p.correct("repeat-warned", json!({"tool": tool}), self.trace, on);
@@ -1383,6 +1383,26 @@ impl Turn<'_> {
             Some(line) => format!("{shown}\n\n{line}"),
             None => shown,
         }))
+    }
+
+    /// How a repeat the model was told of ends the calls (`repeat-stopped`):
+    /// `said`, and the file the task names that the turn has not read when
+    /// there is one ([`Turn::unread`]); otherwise the turn asks for its final
+    /// answer, for `reason`, and the model is told nothing here.
+    fn repeat_stopped(
+        &mut self,
+        p: &mut Progress,
+        tool: &str,
+        said: String,
+        reason: String,
+        on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
+    ) -> Option<String> {
+        p.correct("repeat-stopped", json!({"tool": tool}), self.trace, on);
+        if let Some(hint) = self.unread(p, on) {
+            return Some(format!("{said} {hint}"));
+        }
+        p.force = Some(reason);
+        None
     }
 
     /// The line that sends the model to a file the task names (see
