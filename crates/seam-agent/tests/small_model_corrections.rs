@@ -2187,6 +2187,36 @@ fn answers_with_a_made_up_figure_leave_the_conversation_when_it_is_found() {
     assert_eq!(assistant(3).len(), 1);
     assert_eq!(report.answer, "8.5 km, in the Novablast 4.");
 
+    // Results are still found where they are once answers left: with a
+    // history budget that keeps only the newest result whole, what is cut
+    // short is what seam said, never the task or a reply of the model.
+    let (_, model, _) = run_with(
+        task,
+        &[
+            read("notes/offsite.md"),
+            say("You ran 1000 km."),
+            say("You ran 1000 km, in the Novablast 4."),
+            python("print(8.5)"),
+            say("8.5 km, in the Novablast 4."),
+        ],
+        TurnOptions {
+            history_bytes: 1,
+            copy_resamples: 0,
+            ..TurnOptions::default()
+        },
+    );
+    let last = &model.seen[4].messages;
+    assert_eq!(
+        last.iter().filter(|m| m.role == "assistant").count(),
+        2,
+        "the read and the program"
+    );
+    for (at, m) in last.iter().enumerate() {
+        let elided = m.content.starts_with("(an earlier tool result");
+        let seams = m.role == "user" && at > 1 && at + 1 < last.len();
+        assert_eq!(elided, seams, "message {at} ({}): {}", m.role, m.content);
+    }
+
     // An answer sent back whose figures were all shown stays.
     let (report, model, _) = run_task(
         task,
