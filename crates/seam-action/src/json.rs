@@ -55,7 +55,7 @@ pub(crate) fn read_value(src: &str, start: usize, fuel: &mut Fuel) -> Result<Rea
     let mut r = Reader {
         s: src.as_bytes(),
         pos: start,
-        depth: 0,
+        open: Vec::new(),
         fuel,
         repairs: Corrections::default(),
     };
@@ -70,7 +70,9 @@ pub(crate) fn read_value(src: &str, start: usize, fuel: &mut Fuel) -> Result<Rea
 struct Reader<'a, 'f> {
     s: &'a [u8],
     pos: usize,
-    depth: usize,
+    /// The arrays and objects open at the cursor, outermost first (`[` or
+    /// `{`): what may follow a string's closing quote depends on them.
+    open: Vec<u8>,
     fuel: &'f mut Fuel,
     repairs: Corrections,
 }
@@ -221,11 +223,11 @@ impl<'a> Reader<'a, '_> {
         std::str::from_utf8(&self.s[start..end]).unwrap_or("")
     }
 
-    fn enter(&mut self) -> Result<(), JsonError> {
-        self.depth += 1;
-        if self.depth > MAX_DEPTH {
+    fn enter(&mut self, bracket: u8) -> Result<(), JsonError> {
+        if self.open.len() >= MAX_DEPTH {
             return Err(JsonError::TooDeep);
         }
+        self.open.push(bracket);
         Ok(())
     }
 
@@ -243,7 +245,7 @@ impl<'a> Reader<'a, '_> {
     }
 
     fn object(&mut self) -> Result<Value, JsonError> {
-        self.enter()?;
+        self.enter(b'{')?;
         self.pos += 1; // '{'
         let mut map = Map::new();
         let mut expect_member = true; // after '{' or ','
@@ -314,7 +316,7 @@ impl<'a> Reader<'a, '_> {
                 }
             }
         }
-        self.depth -= 1;
+        self.open.pop();
         Ok(Value::Object(map))
     }
 
@@ -356,7 +358,7 @@ impl<'a> Reader<'a, '_> {
     }
 
     fn array(&mut self) -> Result<Value, JsonError> {
-        self.enter()?;
+        self.enter(b'[')?;
         self.pos += 1; // '['
         let mut items = Vec::new();
         let mut expect_item = true;
@@ -389,7 +391,7 @@ impl<'a> Reader<'a, '_> {
             self.ws()?;
             expect_item = self.separator();
         }
-        self.depth -= 1;
+        self.open.pop();
         Ok(Value::Array(items))
     }
 
@@ -433,30 +435,66 @@ impl<'a> Reader<'a, '_> {
         p
     }
 
+    /// Whether the quote at `q` (`len` bytes) ends the string: it does when
+    /// what follows reads on as the JSON around the string, through as many
+    /// closing brackets as follow it, to the end of the outermost value (or
+    /// of the text). A key's quote is followed by its colon.
+    ///
+    /// So a quote inside code is kept as text however it is followed:
+    /// `row["km"])` closes no object (a `)` cannot follow one), nor
+    /// `print("a", x)` (an object's member is a key), nor
+    /// `d = {"a": "b"}\nprint(d)`. This is also what the quote-tolerant
+    /// grammar of the embedded engine allows (`seam_engine::quote_tolerant`):
+    /// under it the model writes such quotes bare, and this reading is the one
+    /// where its next tokens were JSON again. A closing bracket of the other
+    /// kind (`{"a":"b"]`) counts as a close, as the readers of objects and
+    /// arrays repair it ([`Correction::MismatchedBrackets`]).
     fn closes(&self, q: usize, len: usize, is_key: bool) -> bool {
-        let p = self.skip_gap(q + len);
-        let Some(&c) = self.s.get(p) else {
-            return true;
-        };
-        match c {
-            b'}' | b']' => true,
-            b':' => is_key,
-            b',' => !is_key && self.plausible_after_comma(p + 1),
-            b'"' | b'\'' => !is_key && self.key_like(p),
-            _ if self.at_pos(p, FW_COLON) => is_key,
-            _ if self.at_pos(p, FW_COMMA) => !is_key && self.plausible_after_comma(p + 3),
-            _ => false,
+        let mut p = self.skip_gap(q + len);
+        if is_key {
+            return match self.s.get(p) {
+                None | Some(b':' | b'}' | b']') => true,
+                _ => self.at_pos(p, FW_COLON),
+            };
+        }
+        // The containers still open after this string, innermost last.
+        let mut open = self.open.len();
+        loop {
+            let Some(&c) = self.s.get(p) else {
+                return true;
+            };
+            let in_object = open > 0 && self.open[open - 1] == b'{';
+            match c {
+                b'}' | b']' if open > 0 => {
+                    open -= 1;
+                    p = self.skip_gap(p + 1);
+                }
+                // The outermost value is closed: what follows is not ours.
+                _ if open == 0 => return true,
+                b',' => return self.plausible_after_comma(p + 1, in_object),
+                _ if self.at_pos(p, FW_COMMA) => {
+                    return self.plausible_after_comma(p + 3, in_object);
+                }
+                // A member with its comma left out (`"a":"x" "b":1`).
+                b'"' | b'\'' => return self.key_like(p),
+                _ => return false,
+            }
         }
     }
 
-    /// After a comma: does the next thing look like JSON's next member or element?
-    fn plausible_after_comma(&self, p: usize) -> bool {
+    /// After a comma: does the next thing look like JSON's next member (in an
+    /// object: a key, quoted or not, or the object's end after a trailing
+    /// comma) or element (in an array)?
+    fn plausible_after_comma(&self, p: usize, in_object: bool) -> bool {
         let p = self.skip_gap(p);
         let Some(&c) = self.s.get(p) else {
             return true;
         };
         match c {
-            b'"' | b'\'' | b'{' | b'[' | b'}' | b']' | b'0'..=b'9' | b'-' | b'/' => true,
+            b'"' | b'\'' if in_object => self.key_like(p),
+            b'}' | b']' | b'/' => true,
+            b'{' | b'[' | b'0'..=b'9' | b'-' => !in_object,
+            b'"' | b'\'' => true,
             _ if self.at_pos(p, LEFT_DQ) || self.at_pos(p, FW_DQ) => true,
             c if c.is_ascii_alphabetic() || c == b'_' => {
                 // a literal, or an unquoted key followed by ':'
@@ -743,6 +781,52 @@ mod tests {
         let (v, c) = read("{\"key\": \"value, value2\"```");
         assert_eq!(v, json!({"key": "value, value2"}));
         assert!(c.contains(&Correction::TruncatedJson));
+    }
+
+    #[test]
+    fn a_bare_quote_in_code_is_text_unless_the_json_reads_on_after_it() {
+        // What the quote-tolerant grammar lets a model write: code with its
+        // quotes left bare. Each quote that JSON could not go on after is text.
+        for code in [
+            r#"print(row["km"])"#,
+            r#"print("total", x)"#,
+            r#"print("a", "b")"#,
+            r#"d = {"a": "b"}\nprint(d)"#,
+            r#"print(f'{"" if d > 0 else ""}')"#,
+            r#"x = ["a", "b"]"#,
+        ] {
+            for tail in ["}}", r#", "timeout_s": 5}}"#, "}}\n```"] {
+                let reply = format!(
+                    r#"{{"mode":"action","tool":"python.run","params":{{"code":"{code}"{tail}"#
+                );
+                let (v, c) = read(&reply);
+                let want = code.replace("\\n", "\n");
+                assert_eq!(v["params"]["code"], json!(want), "{reply}");
+                assert_eq!(v["tool"], "python.run", "{reply}");
+                assert!(c.contains(&Correction::UnescapedQuotes), "{reply}: {c:?}");
+                if tail.starts_with(',') {
+                    assert_eq!(v["params"]["timeout_s"], 5, "{reply}");
+                }
+            }
+        }
+    }
+
+    #[test]
+    fn a_quote_closes_through_the_brackets_after_it_or_a_next_member() {
+        // In an array a comma may be followed by any value; in an object only
+        // by a key.
+        let (v, c) = read(r#"["a", 1, "b"]"#);
+        assert_eq!(v, json!(["a", 1, "b"]));
+        assert!(c.is_empty(), "{c:?}");
+        let (v, _) = read(r#"{"a": "x", 1)", "b": 2}"#);
+        assert_eq!(v, json!({"a": "x\", 1)", "b": 2}));
+        // A closing bracket of the other kind still closes (and is repaired).
+        let (v, c) = read(r#"{"steps": [{"actor": "x", "params": {"p": "v"]}]}"#);
+        assert_eq!(v["steps"][0]["params"]["p"], "v");
+        assert!(c.contains(&Correction::MismatchedBrackets), "{c:?}");
+        // Prose after the outermost value is not the string's.
+        let (v, _) = read(r#"{"text": "done"} and that is all"#);
+        assert_eq!(v, json!({"text": "done"}));
     }
 
     #[test]

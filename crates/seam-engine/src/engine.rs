@@ -361,6 +361,21 @@ impl Engine {
         Ok(prefix)
     }
 
+    /// Whether the grammar the engine decodes `schema` under admits `reply`
+    /// whole: each of its tokens in turn, then the end of generation. What a
+    /// test, or a replay of a logged reply, asks of the grammar without
+    /// sampling anything.
+    pub fn grammar_admits(&self, schema: &str, reply: &str) -> Result<bool, EngineError> {
+        let mut grammar = grammar_sampler(&self.model, schema)?;
+        let vocab = self.model.vocab();
+        for token in vocab.tokenize(reply.as_bytes(), false, false) {
+            if !grammar_allows(&mut grammar, token, &[]) || grammar.try_accept(token).is_err() {
+                return Ok(false);
+            }
+        }
+        Ok(grammar_allows(&mut grammar, vocab.eos(), &[]))
+    }
+
     fn tokenize(&self, prompt: &str) -> Vec<LlamaToken> {
         let vocab = self.model.vocab();
         let mut tokens = vocab.tokenize(prompt.as_bytes(), false, true);
@@ -1038,12 +1053,68 @@ fn grammar_sampler(model: &LlamaModel, schema: &str) -> Result<LlamaSampler, Eng
 }
 
 /// The llama.cpp grammar (GBNF, root rule `root`) that a JSON schema's text
-/// becomes: what the engine decodes under, made by llama.cpp's own converter.
+/// becomes: what the engine decodes under, made by llama.cpp's own converter,
+/// with one change ([`quote_tolerant`]): a free string may hold a bare `"`.
 /// `seam ask --model-url` sends the same text to a llama.cpp server, whose
 /// chat endpoint would otherwise build its own grammar from the schema, one
 /// that also lets the reply open with a markdown fence.
 pub fn schema_grammar(schema: &str) -> Result<String, EngineError> {
-    llama_cpp_2::json_schema_to_grammar(schema).map_err(|e| EngineError::Schema(e.to_string()))
+    let gbnf = llama_cpp_2::json_schema_to_grammar(schema)
+        .map_err(|e| EngineError::Schema(e.to_string()))?;
+    quote_tolerant(&gbnf)
+}
+
+/// The string character rule of llama.cpp's JSON grammar
+/// (`common/json-schema-to-grammar.cpp`, `PRIMITIVE_RULES["char"]`): any
+/// character but `"`, `\` and controls, or an escape.
+const JSON_CHAR_RULE: &str =
+    r#"char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})"#;
+
+/// `gbnf` with a bare `"` allowed inside a free string (one whose text the
+/// schema does not fix: code, a path, an answer), as well as at its end.
+///
+/// Why: a model writes the code or the prose it means, and a small one does
+/// not always escape the quotes in it. Strict JSON ends the string at the
+/// first bare `"`, so the grammar then forced the model on as if it had
+/// closed it: qwen2.5-coder-1.5b, writing `{'' if d > 0 else ""}` in a
+/// python.run f-string, had its code cut at `else ` and the call closed by
+/// force, three times in a row (dev suite, multi-may-target); `row["km"]`
+/// and `print("a", x)` meet the same wall. With the quote allowed either
+/// way, the grammar keeps both readings and the model's next token decides:
+/// `"}` or `", "key"` of the schema ends the string, `"km"]` or `"a", x)`
+/// goes on with it. The reply is then not strict JSON, and seam's tolerant
+/// reader (`seam_action`, `Correction::UnescapedQuotes`, counted) takes such
+/// a quote as text wherever what follows cannot follow a value there. Keys,
+/// `const` and `enum` values are literals in the grammar and stay exact.
+///
+/// The rule is found by its text, so a llama.cpp whose converter writes it
+/// otherwise is refused here, naming it, rather than left strict unseen.
+pub fn quote_tolerant(gbnf: &str) -> Result<String, EngineError> {
+    let mut found = 0;
+    let out: Vec<String> = gbnf
+        .lines()
+        .map(|line| {
+            if line.trim_end() == JSON_CHAR_RULE {
+                found += 1;
+                format!(r#"{} | ["]"#, line.trim_end())
+            } else {
+                line.to_owned()
+            }
+        })
+        .collect();
+    // A schema without a free string has no `char` rule, and nothing to change.
+    let uses_char = gbnf.lines().any(|l| l.starts_with("char ::="));
+    if uses_char && found != 1 {
+        return Err(EngineError::Schema(format!(
+            "llama.cpp's JSON grammar no longer writes its string rule as `{JSON_CHAR_RULE}`: \
+             seam-engine's quote_tolerant must be brought up to date"
+        )));
+    }
+    let mut text = out.join("\n");
+    if gbnf.ends_with('\n') {
+        text.push('\n');
+    }
+    Ok(text)
 }
 
 /// Tokens that may follow `tokens`, guessed from the conversation itself: what
@@ -1135,7 +1206,9 @@ fn argmax(items: impl Iterator<Item = (usize, f32)>) -> LlamaToken {
 
 #[cfg(test)]
 mod tests {
-    use super::{busy_cores, draft_after, threads_for};
+    use super::{
+        JSON_CHAR_RULE, busy_cores, draft_after, quote_tolerant, schema_grammar, threads_for,
+    };
     use llama_cpp_2::token::LlamaToken;
 
     fn toks(ids: &[i32]) -> Vec<LlamaToken> {
@@ -1168,6 +1241,38 @@ mod tests {
         // Too short to hold a match, and the tail never matches itself.
         assert_eq!(draft_after(&toks(&[1, 2]), 8), toks(&[]));
         assert_eq!(draft_after(&toks(&[4, 4, 4]), 8), toks(&[4]));
+    }
+
+    #[test]
+    fn a_free_string_may_hold_a_bare_quote_and_literals_stay_exact() {
+        let schema = r#"{"type":"object","properties":{"mode":{"const":"action"},"code":{"type":"string"}},"required":["mode","code"]}"#;
+        let strict = llama_cpp_2::json_schema_to_grammar(schema).unwrap();
+        assert!(
+            strict.lines().any(|l| l == JSON_CHAR_RULE),
+            "llama.cpp's converter writes the rule this crate looks for: {strict}"
+        );
+        let g = schema_grammar(schema).unwrap();
+        let char_rules: Vec<&str> = g.lines().filter(|l| l.starts_with("char ::=")).collect();
+        assert_eq!(char_rules, [format!(r#"{JSON_CHAR_RULE} | ["]"#)]);
+        // Every other line is llama.cpp's, the const among them.
+        let others = |t: &str| -> Vec<String> {
+            t.lines()
+                .filter(|l| !l.starts_with("char ::="))
+                .map(str::to_owned)
+                .collect()
+        };
+        assert_eq!(others(&g), others(&strict));
+        assert!(g.contains(r#""\"action\"""#), "{g}");
+    }
+
+    #[test]
+    fn a_grammar_without_free_strings_is_left_alone_and_a_changed_rule_is_refused() {
+        let schema = r#"{"type":"object","properties":{"n":{"type":"integer"}},"required":["n"]}"#;
+        let strict = llama_cpp_2::json_schema_to_grammar(schema).unwrap();
+        assert_eq!(quote_tolerant(&strict).unwrap(), strict);
+        let changed = "root ::= string\nstring ::= \"\\\"\" char* \"\\\"\"\nchar ::= [^\"]\n";
+        let err = quote_tolerant(changed).unwrap_err().to_string();
+        assert!(err.contains("quote_tolerant"), "{err}");
     }
 
     #[test]

@@ -711,3 +711,48 @@ fn a_request_samples_with_its_own_seed_on_a_greedy_engine() {
     // Temperature 0 through generate_with is greedy, whatever the seed.
     assert_eq!(sample(0.0, 9), greedy.text);
 }
+
+/// The schema of a call with one free string, as the agent writes it.
+const CODE_SCHEMA: &str = r#"{"type":"object","properties":{"mode":{"const":"action"},"tool":{"const":"python.run"},"params":{"type":"object","properties":{"code":{"type":"string"},"timeout_s":{"type":"number"}},"required":["code"],"additionalProperties":false}},"required":["mode","tool","params"],"additionalProperties":false}"#;
+
+#[test]
+fn the_grammar_lets_code_hold_a_bare_quote_and_keeps_keys_and_consts_exact() {
+    if skip("the_grammar_lets_code_hold_a_bare_quote_and_keeps_keys_and_consts_exact") {
+        return;
+    }
+    let admits = |reply: &str| engine().grammar_admits(CODE_SCHEMA, reply).unwrap();
+    // Strict JSON, as before.
+    assert!(admits(
+        r#"{"mode":"action","tool":"python.run","params":{"code":"print(\"hi\")"}}"#
+    ));
+    // Quotes a small model leaves unescaped in its code: a subscript, a call
+    // with more arguments, an f-string's empty literal. Under strict JSON the
+    // first bare quote ended the code.
+    for code in [
+        r#"print(row["km"])"#,
+        r#"print("total", x)"#,
+        r#"print(f'{"" if d > 0 else ""}')"#,
+    ] {
+        let reply =
+            format!(r#"{{"mode":"action","tool":"python.run","params":{{"code":"{code}"}}}}"#);
+        assert!(admits(&reply), "{reply}");
+        let with_timeout = format!(
+            r#"{{"mode":"action","tool":"python.run","params":{{"code":"{code}", "timeout_s": 5}}}}"#
+        );
+        assert!(admits(&with_timeout), "{with_timeout}");
+    }
+    // Keys and consts are literals: a quote, or anything else, in them is refused.
+    assert!(!admits(
+        r#"{"mode":"act"ion","tool":"python.run","params":{"code":"x"}}"#
+    ));
+    assert!(!admits(
+        r#"{"mode":"action","tool":"python.run","params":{"co"de":"x"}}"#
+    ));
+    assert!(!admits(
+        r#"{"mode":"action","tool":"python.run","params":{"code":"x","timeout":1}}"#
+    ));
+    // And the reply must still be whole.
+    assert!(!admits(
+        r#"{"mode":"action","tool":"python.run","params":{"code":"print(row["km"])"}"#
+    ));
+}
