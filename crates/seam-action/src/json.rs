@@ -443,12 +443,13 @@ impl<'a> Reader<'a, '_> {
     /// So a quote inside code is kept as text however it is followed:
     /// `row["km"])` closes no object (a `)` cannot follow one), nor
     /// `print("a", x)` (an object's member is a key), nor
-    /// `d = {"a": "b"}\nprint(d)`. This is also what the quote-tolerant
-    /// grammar of the embedded engine allows (`seam_engine::quote_tolerant`):
-    /// under it the model writes such quotes bare, and this reading is the one
-    /// where its next tokens were JSON again. A closing bracket of the other
-    /// kind (`{"a":"b"]`) counts as a close, as the readers of objects and
-    /// arrays repair it ([`Correction::MismatchedBrackets`]).
+    /// `d = {"a": "b"}\nprint(d)`, nor `f'{row["km"]}'` (a `]` closes no
+    /// object). The quote-tolerant grammar of the embedded engine
+    /// (`seam_engine::quote_tolerant`) lets a model write only quotes that
+    /// this reads as text. A closing bracket of the other kind (`{"a":"b"]`)
+    /// is no close here; when nothing else closes the string, the text's end
+    /// does, at the last quote kept as text, and the readers of objects and
+    /// arrays repair the bracket ([`Correction::MismatchedBrackets`]).
     fn closes(&self, q: usize, len: usize, is_key: bool) -> bool {
         let mut p = self.skip_gap(q + len);
         if is_key {
@@ -465,7 +466,8 @@ impl<'a> Reader<'a, '_> {
             };
             let in_object = open > 0 && self.open[open - 1] == b'{';
             match c {
-                b'}' | b']' if open > 0 => {
+                // The bracket that closes the innermost open container.
+                b'}' | b']' if open > 0 && self.open[open - 1] == opener(c) => {
                     open -= 1;
                     p = self.skip_gap(p + 1);
                 }
@@ -663,6 +665,11 @@ impl<'a> Reader<'a, '_> {
     }
 }
 
+/// The bracket that `closer` closes.
+fn opener(closer: u8) -> u8 {
+    if closer == b'}' { b'{' } else { b'[' }
+}
+
 /// A string cut off by the end of the reply may end in a code fence that was
 /// meant to close the block: drop it.
 fn trim_trailing_fence(out: &mut Vec<u8>) {
@@ -794,6 +801,8 @@ mod tests {
             r#"d = {"a": "b"}\nprint(d)"#,
             r#"print(f'{"" if d > 0 else ""}')"#,
             r#"x = ["a", "b"]"#,
+            r#"print(f'{row["km"]} km')"#,
+            r#"print(f"{"" if d > 0 else "under"} the target")"#,
         ] {
             for tail in ["}}", r#", "timeout_s": 5}}"#, "}}\n```"] {
                 let reply = format!(

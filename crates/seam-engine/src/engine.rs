@@ -1054,7 +1054,8 @@ fn grammar_sampler(model: &LlamaModel, schema: &str) -> Result<LlamaSampler, Eng
 
 /// The llama.cpp grammar (GBNF, root rule `root`) that a JSON schema's text
 /// becomes: what the engine decodes under, made by llama.cpp's own converter,
-/// with one change ([`quote_tolerant`]): a free string may hold a bare `"`.
+/// with one change ([`quote_tolerant`]): a free string may hold a bare `"`
+/// where what follows shows it is not the string's end.
 /// `seam ask --model-url` sends the same text to a llama.cpp server, whose
 /// chat endpoint would otherwise build its own grammar from the schema, one
 /// that also lets the reply open with a markdown fence.
@@ -1070,33 +1071,47 @@ pub fn schema_grammar(schema: &str) -> Result<String, EngineError> {
 const JSON_CHAR_RULE: &str =
     r#"char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})"#;
 
-/// `gbnf` with a bare `"` allowed inside a free string (one whose text the
-/// schema does not fix: code, a path, an answer), as well as at its end.
+/// The rule [`quote_tolerant`] adds: a run of bare quotes inside a free
+/// string, with the character after it, which must be one that cannot follow
+/// a string's end in compact JSON (`,`, `}`, or a quote), or be `}` or `,`
+/// followed by one that cannot follow *them* (no `,`, `}`, `]`, or quote).
+const BARE_QUOTES_RULE: &str = r#"seam-bare-quotes ::= ["]+ ([^"\\\x7F\x00-\x1F,}] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4}) | "}" [^"\\\x7F\x00-\x1F,}\]] | "," " "? [^"\\\x7F\x00-\x1F ,}\]])"#;
+
+/// `gbnf` with bare `"` allowed inside a free string (one whose text the
+/// schema does not fix: code, a path, an answer) where what follows shows it
+/// is not the string's end.
 ///
 /// Why: a model writes the code or the prose it means, and a small one does
 /// not always escape the quotes in it. Strict JSON ends the string at the
 /// first bare `"`, so the grammar then forced the model on as if it had
-/// closed it: qwen2.5-coder-1.5b, writing `{'' if d > 0 else ""}` in a
+/// closed it: qwen2.5-coder-1.5b, writing `{'' if d > 0 else "under"}` in a
 /// python.run f-string, had its code cut at `else ` and the call closed by
 /// force, three times in a row (dev suite, multi-may-target); `row["km"]`
-/// and `print("a", x)` meet the same wall. With the quote allowed either
-/// way, the grammar keeps both readings and the model's next token decides:
-/// `"}` or `", "key"` of the schema ends the string, `"km"]` or `"a", x)`
-/// goes on with it. The reply is then not strict JSON, and seam's tolerant
-/// reader (`seam_action`, `Correction::UnescapedQuotes`, counted) takes such
-/// a quote as text wherever what follows cannot follow a value there. Keys,
-/// `const` and `enum` values are literals in the grammar and stay exact.
+/// and `print("total", x)` meet the same wall.
+///
+/// Where the quote is allowed ([`BARE_QUOTES_RULE`]): when the character
+/// after it cannot follow a string's end (`"km`, `")`, `"]`, `""`), or is a
+/// `}` or `,` not followed by more JSON (`"} the`, `", x`). Not when JSON
+/// could go on: `"},{"actor"` or `", "key"` stay a close, so the grammar
+/// still forces the structure when a model slips right after a string (a
+/// step's `}` left out; a key the schema does not have). A fully tolerant
+/// string, tried first, let such a slip run on as text. Keys, `const` and
+/// `enum` values are literals in the grammar and stay exact.
+///
+/// The reply is then not strict JSON, and seam's tolerant reader
+/// (`seam_action`, `Correction::UnescapedQuotes`, counted) keeps such a
+/// quote as text, since what follows cannot continue the JSON around it.
 ///
 /// The rule is found by its text, so a llama.cpp whose converter writes it
 /// otherwise is refused here, naming it, rather than left strict unseen.
 pub fn quote_tolerant(gbnf: &str) -> Result<String, EngineError> {
     let mut found = 0;
-    let out: Vec<String> = gbnf
+    let mut out: Vec<String> = gbnf
         .lines()
         .map(|line| {
             if line.trim_end() == JSON_CHAR_RULE {
                 found += 1;
-                format!(r#"{} | ["]"#, line.trim_end())
+                format!("{} | seam-bare-quotes", line.trim_end())
             } else {
                 line.to_owned()
             }
@@ -1109,6 +1124,9 @@ pub fn quote_tolerant(gbnf: &str) -> Result<String, EngineError> {
             "llama.cpp's JSON grammar no longer writes its string rule as `{JSON_CHAR_RULE}`: \
              seam-engine's quote_tolerant must be brought up to date"
         )));
+    }
+    if found == 1 {
+        out.push(BARE_QUOTES_RULE.to_owned());
     }
     let mut text = out.join("\n");
     if gbnf.ends_with('\n') {
@@ -1207,7 +1225,8 @@ fn argmax(items: impl Iterator<Item = (usize, f32)>) -> LlamaToken {
 #[cfg(test)]
 mod tests {
     use super::{
-        JSON_CHAR_RULE, busy_cores, draft_after, quote_tolerant, schema_grammar, threads_for,
+        BARE_QUOTES_RULE, JSON_CHAR_RULE, busy_cores, draft_after, quote_tolerant, schema_grammar,
+        threads_for,
     };
     use llama_cpp_2::token::LlamaToken;
 
@@ -1253,11 +1272,12 @@ mod tests {
         );
         let g = schema_grammar(schema).unwrap();
         let char_rules: Vec<&str> = g.lines().filter(|l| l.starts_with("char ::=")).collect();
-        assert_eq!(char_rules, [format!(r#"{JSON_CHAR_RULE} | ["]"#)]);
+        assert_eq!(char_rules, [format!("{JSON_CHAR_RULE} | seam-bare-quotes")]);
+        assert_eq!(g.lines().filter(|l| *l == BARE_QUOTES_RULE).count(), 1);
         // Every other line is llama.cpp's, the const among them.
         let others = |t: &str| -> Vec<String> {
             t.lines()
-                .filter(|l| !l.starts_with("char ::="))
+                .filter(|l| !l.starts_with("char ::=") && *l != BARE_QUOTES_RULE)
                 .map(str::to_owned)
                 .collect()
         };

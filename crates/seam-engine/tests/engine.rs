@@ -731,7 +731,9 @@ fn the_grammar_lets_code_hold_a_bare_quote_and_keeps_keys_and_consts_exact() {
     for code in [
         r#"print(row["km"])"#,
         r#"print("total", x)"#,
-        r#"print(f'{"" if d > 0 else ""}')"#,
+        r#"print(f'{"" if d > 0 else "under"} the target')"#,
+        r#"d = {"a": 1}\nprint(d)"#,
+        r#"print("Total:", round(x, 2))"#,
     ] {
         let reply =
             format!(r#"{{"mode":"action","tool":"python.run","params":{{"code":"{code}"}}}}"#);
@@ -750,6 +752,23 @@ fn the_grammar_lets_code_hold_a_bare_quote_and_keeps_keys_and_consts_exact() {
     ));
     assert!(!admits(
         r#"{"mode":"action","tool":"python.run","params":{"code":"x","timeout":1}}"#
+    ));
+    // A slip right after a string's end is still forced back into the
+    // schema's structure: a `}` too many and a member the object cannot have,
+    // a key the schema does not have.
+    assert!(!admits(
+        r#"{"mode":"action","tool":"python.run","params":{"code":"x"},"extra":1}"#
+    ));
+    assert!(!admits(
+        r#"{"mode":"action","tool":"python.run","params":{"code":"x", "limit": 1}}"#
+    ));
+    assert!(!admits(
+        r#"{"mode":"action","tool":"python.run","params":{"code":"x"}]}"#
+    ));
+    // The limit of that: a bare `", "` reads as the next member's start, and
+    // the text after it must then be a key.
+    assert!(!admits(
+        r#"{"mode":"action","tool":"python.run","params":{"code":"print(", ".join(x))"}}"#
     ));
     // And the reply must still be whole.
     assert!(!admits(
