@@ -1072,10 +1072,14 @@ const JSON_CHAR_RULE: &str =
     r#"char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})"#;
 
 /// The rule [`quote_tolerant`] adds: a run of bare quotes inside a free
-/// string, with the character after it, which must be one that cannot follow
-/// a string's end in compact JSON (`,`, `}`, or a quote), or be `}` or `,`
-/// followed by one that cannot follow *them* (no `,`, `}`, `]`, or quote).
-const BARE_QUOTES_RULE: &str = r#"seam-bare-quotes ::= ["]+ ([^"\\\x7F\x00-\x1F,}] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4}) | "}" [^"\\\x7F\x00-\x1F,}\]] | "," " "? [^"\\\x7F\x00-\x1F ,}\]])"#;
+/// string, with what follows it, which must show that the run is not the
+/// string's end: a character that cannot follow a string's end in JSON (not
+/// a space, `,`, `}` or a quote), or an escape, or spaces, `}` or `,` (with
+/// any spaces after them) followed by a character that cannot continue JSON
+/// there (not `,`, `}`, `]` or a quote). `seam_action`'s reader closes a
+/// string where this rule does not let it go on (its test
+/// `what_the_grammar_admits_bare_is_read_back_whole` holds the two together).
+const BARE_QUOTES_RULE: &str = r#"seam-bare-quotes ::= ["]+ ([^"\\\x7F\x00-\x1F,} ] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4}) | " "+ [^"\\\x7F\x00-\x1F ,}\]] | "}" " "* ([^"\\\x7F\x00-\x1F ,}\]] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})) | "," " "* [^"\\\x7F\x00-\x1F ,}\]])"#;
 
 /// `gbnf` with bare `"` allowed inside a free string (one whose text the
 /// schema does not fix: code, a path, an answer) where what follows shows it

@@ -734,6 +734,7 @@ fn the_grammar_lets_code_hold_a_bare_quote_and_keeps_keys_and_consts_exact() {
         r#"print(f'{"" if d > 0 else "under"} the target')"#,
         r#"d = {"a": 1}\nprint(d)"#,
         r#"print("Total:", round(x, 2))"#,
+        r#"x = {"a": "b"}\nprint(x["a"] + "c")"#,
     ] {
         let reply =
             format!(r#"{{"mode":"action","tool":"python.run","params":{{"code":"{code}"}}}}"#);
@@ -764,6 +765,9 @@ fn the_grammar_lets_code_hold_a_bare_quote_and_keeps_keys_and_consts_exact() {
     ));
     assert!(!admits(
         r#"{"mode":"action","tool":"python.run","params":{"code":"x"}]}"#
+    ));
+    assert!(!admits(
+        r#"{"mode":"action","tool":"python.run","params":{"code":"x" }, "y"}"#
     ));
     // The limit of that: a bare `", "` reads as the next member's start, and
     // the text after it must then be a key.
