@@ -40,8 +40,9 @@
 //! column of numbers the code printed: sent back once, to add them up in
 //! code), `answer-echoes-agent` (an answer that gives back one of the agent's own
 //! lines is no answer: the first time, in a turn that read a file whole, that
-//! file is shown again with the task; else, or again, one is asked for, with
-//! the task said again),
+//! file is shown again with the task and the echo leaves the conversation,
+//! `echo-reply-unsaid`; else, or again, one is asked for, with the task said
+//! again),
 //! `answer-only-refusal` (in a turn where a call was refused for good and a
 //! file was read, an answer that speaks only of the refusal, taking nothing
 //! from the files read, is asked once for the rest of the task),
@@ -986,11 +987,14 @@ impl Turn<'_> {
                             && let Some(send) = self.check_answer(&mut p, &text, &messages, on) =>
                     {
                         let unsaying = matches!(send, answer::SendBack::SayUnsaying(_));
+                        let dropping = matches!(send, answer::SendBack::SayDropping(_));
                         match send {
                             // resample_copy marked the next request; a
                             // forced answer's copy is asked for as an answer.
                             answer::SendBack::Resample => p.forced_sent_back = p.forced,
-                            answer::SendBack::Say(o) | answer::SendBack::SayUnsaying(o) => {
+                            answer::SendBack::Say(o)
+                            | answer::SendBack::SayUnsaying(o)
+                            | answer::SendBack::SayDropping(o) => {
                                 // Sent back once told to answer: the reply to
                                 // it is an answer too, asked for as one.
                                 p.forced_sent_back = p.forced;
@@ -1003,6 +1007,10 @@ impl Turn<'_> {
                                         self.trace,
                                         on,
                                     );
+                                }
+                                if dropping && unsay_reply(&mut messages, &mut results, &reply.text)
+                                {
+                                    p.correct("echo-reply-unsaid", Value::Null, self.trace, on);
                                 }
                                 observations.push(o);
                             }
@@ -2166,6 +2174,22 @@ fn unsay_made_up(
         }
     }
     gone
+}
+
+/// Takes this step's `reply` out of `messages` (its last copy there), and
+/// keeps `results` pointing at the same results. False if it is not there.
+fn unsay_reply(messages: &mut Vec<ChatMessage>, results: &mut [usize], reply: &str) -> bool {
+    let Some(at) = messages
+        .iter()
+        .rposition(|m| m.role == "assistant" && m.content.trim() == reply.trim())
+    else {
+        return false;
+    };
+    messages.remove(at);
+    for r in results.iter_mut().filter(|r| **r > at) {
+        *r -= 1;
+    }
+    true
 }
 
 /// Replaces the oldest tool results (never the newest) with a line saying

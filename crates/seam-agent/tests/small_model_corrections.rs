@@ -699,6 +699,7 @@ fn an_answer_that_gives_back_the_agents_own_line_is_asked_for_again() {
         told.contains("The operator's task was: Who is on call?"),
         "{told}"
     );
+
     // Told to answer, an echo is not passed off as the model's answer: the
     // turn stops, and says why.
     let (report, _, _) = run(&[fact("os"), fact("kernel"), fact("arch"), echo.clone()]);
@@ -808,6 +809,10 @@ fn an_echo_after_a_file_read_whole_is_shown_the_file_again_once_then_forced() {
         "{told}"
     );
     assert!(told.ends_with(task), "{told}");
+    // And the echo leaves the conversation: the model is not shown seam's
+    // words as its own to copy again. Its read stays.
+    assert_eq!(report.corrections.get("echo-reply-unsaid"), Some(&1));
+    assert_eq!(assistant_of(&model, 2), [read("notes/short.md")]);
     // Then, as before: an answer is forced.
     assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
     assert_eq!(report.answer, "8.5 km");

@@ -31,6 +31,11 @@ pub(super) enum SendBack {
     /// (`made-up-reply-unsaid`): the model is told what it made up, and is
     /// not shown its words to copy.
     SayUnsaying(String),
+    /// As `Say`, and this reply leaves the conversation
+    /// (`echo-reply-unsaid`): it gave back seam's own words, which say
+    /// nothing of the model's, and a small model shown its copy of them
+    /// copies again. What the model is told names what it gave back.
+    SayDropping(String),
     /// The turn asks for its final answer, for this reason.
     Force(String),
     /// The turn ends with no answer, for this reason.
@@ -274,7 +279,7 @@ fn echoes_agent(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Se
     Some(match shown {
         Some((path, text)) if !a.again => (
             json!({"shown_again": path}),
-            SendBack::Say(format!(
+            SendBack::SayDropping(format!(
                 "Your answer gave back a note of mine, not an answer. {}Answer the operator's \
                  task from it, in your own words. The task was: {}",
                 here_again(t, path, text),
