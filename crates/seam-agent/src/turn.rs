@@ -2166,10 +2166,7 @@ fn unsay_made_up(
             && unrun
             && !crate::observe::unseen_numbers(text, task, &p.shown).is_empty()
         {
-            messages.remove(at);
-            for r in results.iter_mut().filter(|r| **r > at) {
-                *r -= 1;
-            }
+            remove_message(messages, results, at);
             gone += 1;
         }
     }
@@ -2185,11 +2182,17 @@ fn unsay_reply(messages: &mut Vec<ChatMessage>, results: &mut [usize], reply: &s
     else {
         return false;
     };
+    remove_message(messages, results, at);
+    true
+}
+
+/// Takes message `at` out of `messages`, keeping `results` (indexes into
+/// `messages`) pointing at the same results.
+fn remove_message(messages: &mut Vec<ChatMessage>, results: &mut [usize], at: usize) {
     messages.remove(at);
     for r in results.iter_mut().filter(|r| **r > at) {
         *r -= 1;
     }
-    true
 }
 
 /// Replaces the oldest tool results (never the newest) with a line saying

@@ -699,7 +699,6 @@ fn an_answer_that_gives_back_the_agents_own_line_is_asked_for_again() {
         told.contains("The operator's task was: Who is on call?"),
         "{told}"
     );
-
     // Told to answer, an echo is not passed off as the model's answer: the
     // turn stops, and says why.
     let (report, _, _) = run(&[fact("os"), fact("kernel"), fact("arch"), echo.clone()]);
