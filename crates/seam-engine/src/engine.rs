@@ -1079,7 +1079,11 @@ const JSON_CHAR_RULE: &str =
 /// there (not `,`, `}`, `]` or a quote). `seam_action`'s reader closes a
 /// string where this rule does not let it go on (its test
 /// `what_the_grammar_admits_bare_is_read_back_whole` holds the two together).
-const BARE_QUOTES_RULE: &str = r#"seam-bare-quotes ::= ["]+ ([^"\\\x7F\x00-\x1F,} ] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4}) | " "+ [^"\\\x7F\x00-\x1F ,}\]] | "}" " "* ([^"\\\x7F\x00-\x1F ,}\]] | [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})) | "," " "* [^"\\\x7F\x00-\x1F ,}\]])"#;
+const BARE_QUOTES_RULE: &str = r#"seam-bare-quotes ::= ["]+ ([^"\\\x7F\x00-\x1F,} ] | seam-escape | " "+ [^"\\\x7F\x00-\x1F ,}\]] | "}" " "* ([^"\\\x7F\x00-\x1F ,}\]] | seam-escape) | "," " "* [^"\\\x7F\x00-\x1F ,}\]])"#;
+
+/// A JSON escape, as llama.cpp's `char` rule writes it ([`JSON_CHAR_RULE`]):
+/// a character after a bare quote may be one.
+const ESCAPE_RULE: &str = r#"seam-escape ::= [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})"#;
 
 /// `gbnf` with bare `"` allowed inside a free string (one whose text the
 /// schema does not fix: code, a path, an answer) where what follows shows it
@@ -1131,6 +1135,7 @@ pub fn quote_tolerant(gbnf: &str) -> Result<String, EngineError> {
     }
     if found == 1 {
         out.push(BARE_QUOTES_RULE.to_owned());
+        out.push(ESCAPE_RULE.to_owned());
     }
     let mut text = out.join("\n");
     if gbnf.ends_with('\n') {
@@ -1229,8 +1234,8 @@ fn argmax(items: impl Iterator<Item = (usize, f32)>) -> LlamaToken {
 #[cfg(test)]
 mod tests {
     use super::{
-        BARE_QUOTES_RULE, JSON_CHAR_RULE, busy_cores, draft_after, quote_tolerant, schema_grammar,
-        threads_for,
+        BARE_QUOTES_RULE, ESCAPE_RULE, JSON_CHAR_RULE, busy_cores, draft_after, quote_tolerant,
+        schema_grammar, threads_for,
     };
     use llama_cpp_2::token::LlamaToken;
 
@@ -1278,10 +1283,13 @@ mod tests {
         let char_rules: Vec<&str> = g.lines().filter(|l| l.starts_with("char ::=")).collect();
         assert_eq!(char_rules, [format!("{JSON_CHAR_RULE} | seam-bare-quotes")]);
         assert_eq!(g.lines().filter(|l| *l == BARE_QUOTES_RULE).count(), 1);
+        assert_eq!(g.lines().filter(|l| *l == ESCAPE_RULE).count(), 1);
         // Every other line is llama.cpp's, the const among them.
         let others = |t: &str| -> Vec<String> {
             t.lines()
-                .filter(|l| !l.starts_with("char ::=") && *l != BARE_QUOTES_RULE)
+                .filter(|l| {
+                    !l.starts_with("char ::=") && *l != BARE_QUOTES_RULE && *l != ESCAPE_RULE
+                })
                 .map(str::to_owned)
                 .collect()
         };
