@@ -76,7 +76,8 @@
 //! that speaks of it, also once the turn told the model to answer),
 //! `answer-figure-off-task` (a time or figure the files read hold only in
 //! lines that share no word with the task is sent back once, with the line
-//! and the lines that hold one of its kind and do speak of the task),
+//! and the lines that hold one of its kind and do speak of the task; the
+//! answer leaves the conversation, `off-task-reply-unsaid`),
 //! `example-call-not-run` (a call that is one of the prompt's example calls,
 //! in a task without its paths and figures, is not run; a second one asks
 //! for the answer), `unrun-reply-unsaid` (that call leaves the
@@ -986,32 +987,35 @@ impl Turn<'_> {
                         if !has_calls
                             && let Some(send) = self.check_answer(&mut p, &text, &messages, on) =>
                     {
-                        let unsaying = matches!(send, answer::SendBack::SayUnsaying(_));
-                        let dropping = matches!(send, answer::SendBack::SayDropping(_));
+                        // What the model is not shown again leaves first.
+                        match &send {
+                            answer::SendBack::SayUnsaying(_) => {
+                                let gone =
+                                    unsay_made_up(&p, &mut messages, &mut results, &reply.text);
+                                p.correct(
+                                    "made-up-reply-unsaid",
+                                    json!({"replies": gone}),
+                                    self.trace,
+                                    on,
+                                );
+                            }
+                            answer::SendBack::SayDropping { unsaid, .. } => {
+                                if unsay_reply(&mut messages, &mut results, &reply.text) {
+                                    p.correct(unsaid, Value::Null, self.trace, on);
+                                }
+                            }
+                            _ => {}
+                        }
                         match send {
                             // resample_copy marked the next request; a
                             // forced answer's copy is asked for as an answer.
                             answer::SendBack::Resample => p.forced_sent_back = p.forced,
                             answer::SendBack::Say(o)
                             | answer::SendBack::SayUnsaying(o)
-                            | answer::SendBack::SayDropping(o) => {
+                            | answer::SendBack::SayDropping { said: o, .. } => {
                                 // Sent back once told to answer: the reply to
                                 // it is an answer too, asked for as one.
                                 p.forced_sent_back = p.forced;
-                                if unsaying {
-                                    let gone =
-                                        unsay_made_up(&p, &mut messages, &mut results, &reply.text);
-                                    p.correct(
-                                        "made-up-reply-unsaid",
-                                        json!({"replies": gone}),
-                                        self.trace,
-                                        on,
-                                    );
-                                }
-                                if dropping && unsay_reply(&mut messages, &mut results, &reply.text)
-                                {
-                                    p.correct("echo-reply-unsaid", Value::Null, self.trace, on);
-                                }
                                 observations.push(o);
                             }
                             answer::SendBack::Force(reason) => p.force = Some(reason),

@@ -1685,9 +1685,15 @@ fn an_answer_with_a_figure_from_a_line_about_something_else_is_sent_back_once_wi
     assert_eq!(report.corrections.get("answer-figure-off-task"), Some(&1));
     let told = model.told(2);
     assert!(
-        told.starts_with("Your answer gives 20:30, which notes/offsite.md holds only in this line")
-            && told.contains("\"- Wed 4: team dinner at Cervejaria Ramiro (booked 20:30)\"")
-            && told.ends_with(&format!("The operator's task was: {task}")),
+        told.starts_with(
+            "Your answer takes its figure from a line of notes/offsite.md that names nothing \
+             the task asks about."
+        ) && told.ends_with(&format!("The operator's task was: {task}")),
+        "{told}"
+    );
+    // Neither the figure nor its line is quoted back, to be copied.
+    assert!(
+        !told.contains("20:30") && !told.contains("dinner"),
         "{told}"
     );
     // With the lines that give a time and do speak of the task.
@@ -1700,6 +1706,11 @@ fn an_answer_with_a_figure_from_a_line_about_something_else_is_sent_back_once_wi
     );
     assert_eq!(report.answer, "It leaves Lisbon at 17:00.");
     assert_eq!(calls.len(), 1, "a correction calls nothing");
+    // And the answer leaves the conversation: the model is not shown its
+    // 20:30 to copy under the words that say where it came from. Its read
+    // stays.
+    assert_eq!(report.corrections.get("off-task-reply-unsaid"), Some(&1));
+    assert_eq!(assistant_of(&model, 2), [read("notes/offsite.md")]);
 
     // A figure from the line about the task is an answer.
     let (report, _, _) = run_task(

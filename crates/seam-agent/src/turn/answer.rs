@@ -31,11 +31,15 @@ pub(super) enum SendBack {
     /// (`made-up-reply-unsaid`): the model is told what it made up, and is
     /// not shown its words to copy.
     SayUnsaying(String),
-    /// As `Say`, and this reply leaves the conversation
-    /// (`echo-reply-unsaid`): it gave back seam's own words, which say
-    /// nothing of the model's, and a small model shown its copy of them
-    /// copies again. What the model is told names what it gave back.
-    SayDropping(String),
+    /// As `Say`, and this reply leaves the conversation, counted as
+    /// `unsaid`: a small model shown its own wrong answer copies it, whatever
+    /// it is told after it. What the model is told names what it gave back.
+    /// `echo-reply-unsaid`: it gave back seam's own words, which say nothing
+    /// of the model's. `off-task-reply-unsaid`: its figure came from a line
+    /// about something else; told so, and shown the lines about the task,
+    /// qwen2.5-coder-1.5b gave its "20:00" again word for word, greedy and
+    /// sampled, with its answer above the words that told it.
+    SayDropping { said: String, unsaid: &'static str },
     /// The turn asks for its final answer, for this reason.
     Force(String),
     /// The turn ends with no answer, for this reason.
@@ -279,12 +283,15 @@ fn echoes_agent(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Se
     Some(match shown {
         Some((path, text)) if !a.again => (
             json!({"shown_again": path}),
-            SendBack::SayDropping(format!(
-                "Your answer gave back a note of mine, not an answer. {}Answer the operator's \
-                 task from it, in your own words. The task was: {}",
-                here_again(t, path, text),
-                p.report.info.task.trim()
-            )),
+            SendBack::SayDropping {
+                said: format!(
+                    "Your answer gave back a note of mine, not an answer. {}Answer the \
+                     operator's task from it, in your own words. The task was: {}",
+                    here_again(t, path, text),
+                    p.report.info.task.trim()
+                ),
+                unsaid: "echo-reply-unsaid",
+            },
         ),
         _ => (
             Value::Null,
@@ -519,10 +526,11 @@ fn file_unseen(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Sen
 /// Asked when a flight home left, qwen2.5-coder-1.5b (under llama-server)
 /// answered with a time the note it had read held only in a dinner booking
 /// of another day. A figure taken from a line that names nothing the task
-/// asks about is sent back once, with the line, to answer from the line that
-/// does (see [`crate::observe::figure_off_task`]), and the lines that do.
-/// Its mistake is likely, not certain: the same answer given again is asked
-/// for again, sampled, once, and a copy past that stands.
+/// asks about is sent back once, to answer from the line that does (see
+/// [`crate::observe::figure_off_task`]), with the lines that do;
+/// the answer leaves the conversation (`off-task-reply-unsaid`). Its mistake
+/// is likely, not certain: the same answer given again is asked for again,
+/// sampled, once, and a copy past that stands.
 fn figure_off_task(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
     // Results other than a file's lines (a program's output) may hold the
     // figure worked out; those are not judged.
@@ -534,12 +542,13 @@ fn figure_off_task(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value,
         .map(String::as_str)
         .collect();
     let off = crate::observe::figure_off_task(a.text, &p.report.info.task, &p.file_texts, &others)?;
+    // The figure and its line are not quoted back: a small model copies what
+    // it read last. Told "Your answer gives 20:00, which the note holds only
+    // in this line: …dinner … (booked 20:00)", and shown the lines about
+    // flights, qwen2.5-coder-1.5b answered "The time is 20:00."
     let mut said = format!(
-        "Your answer gives {}, which {} holds only in this line, and it names nothing the task \
-         asks about: \"{}\".",
-        off.figure,
-        off.path,
-        seam_term::clip(off.line, LINE_SHOWN, "…")
+        "Your answer takes its figure from a line of {} that names nothing the task asks about.",
+        off.path
     );
     if off.on_task.is_empty() {
         said.push_str(" Find the line that is about what the task asks, and answer from it.");
@@ -549,8 +558,11 @@ fn figure_off_task(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value,
         said.push_str("\nAnswer from the line about what the task asks.");
     }
     Some((
-        json!({"figure": off.figure, "path": off.path, "lines": off.on_task.len()}),
-        with_task(p, &said),
+        json!({"figure": off.figure, "path": off.path, "line": seam_term::clip(off.line, LINE_SHOWN, "…"), "lines": off.on_task.len()}),
+        SendBack::SayDropping {
+            said: task_again(p, &said),
+            unsaid: "off-task-reply-unsaid",
+        },
     ))
 }
 
