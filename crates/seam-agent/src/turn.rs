@@ -999,10 +999,10 @@ impl Turn<'_> {
                                     on,
                                 );
                             }
-                            answer::SendBack::SayDropping { unsaid, .. } => {
-                                if unsay_reply(&mut messages, &mut results, &reply.text) {
-                                    p.correct(unsaid, Value::Null, self.trace, on);
-                                }
+                            answer::SendBack::SayDropping { unsaid, .. }
+                                if unsay_reply(&mut messages, &mut results, &reply.text) =>
+                            {
+                                p.correct(unsaid, Value::Null, self.trace, on);
                             }
                             _ => {}
                         }
