@@ -341,6 +341,88 @@ pub fn is_data_table(path: &str, text: &str) -> bool {
     delimited && lines.count() >= MIN_ROWS
 }
 
+/// A value of a column of a data table that the task names and a program
+/// over the table does not: see [`rows_the_task_names`].
+#[derive(Debug, Clone, PartialEq, Eq)]
+pub struct NamedRows {
+    /// The value, as the table writes it.
+    pub value: String,
+    /// The column that holds it.
+    pub column: String,
+    /// How many rows hold it, of how many.
+    pub rows: usize,
+    pub of: usize,
+}
+
+/// Asked how many km were on one pair of shoes, from a CSV of runs with a
+/// `shoes` column, qwen2.5-coder-1.5b summed the distance of every run and
+/// answered with that. The format: a table of data whose rows are of several
+/// kinds, a task that names one kind (a value of a column), and a program
+/// that opens the table and never names it: it worked over every row where
+/// the task asks of some. Returns the value the task names (the longest,
+/// when several), when `text`, the table at `path`, is a data table (see
+/// [`is_data_table`]), the value holds a letter and at least three
+/// characters (not a number, not a date), some rows do not hold it, the task
+/// has it as whole words (case aside), and `code` has it nowhere (case
+/// aside). The table is read as CSV with the delimiter its header uses most
+/// (comma, tab, semicolon), quoted fields and all.
+pub fn rows_the_task_names(task: &str, code: &str, path: &str, text: &str) -> Option<NamedRows> {
+    if !is_data_table(path, text) {
+        return None;
+    }
+    let header = text.lines().find(|l| !l.trim().is_empty())?;
+    let delimiter = [b',', b'\t', b';']
+        .into_iter()
+        .max_by_key(|d| header.bytes().filter(|b| b == d).count())?;
+    let mut reader = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let columns: Vec<String> = reader
+        .headers()
+        .ok()?
+        .iter()
+        .map(|c| c.trim().to_owned())
+        .collect();
+    // (column, value) -> rows holding it
+    let mut counts: std::collections::BTreeMap<(usize, String), usize> = Default::default();
+    let mut of = 0;
+    for record in reader.records() {
+        let Ok(record) = record else { continue };
+        of += 1;
+        for (i, cell) in record.iter().enumerate().take(columns.len()) {
+            let cell = cell.trim();
+            if cell.chars().count() >= 3 && cell.chars().any(char::is_alphabetic) {
+                *counts.entry((i, cell.to_owned())).or_default() += 1;
+            }
+        }
+    }
+    let task = task.to_lowercase();
+    let code = code.to_lowercase();
+    counts
+        .into_iter()
+        .filter(|((_, value), rows)| {
+            let lower = value.to_lowercase();
+            *rows < of && has_phrase(&task, &lower) && !code.contains(&lower)
+        })
+        .max_by_key(|((_, value), _)| value.chars().count())
+        .map(|((column, value), rows)| NamedRows {
+            value,
+            column: columns[column].clone(),
+            rows,
+            of,
+        })
+}
+
+/// Does `text` hold `phrase` with no letter or digit right before or after
+/// it (both lower-cased)?
+fn has_phrase(text: &str, phrase: &str) -> bool {
+    let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
+    text.match_indices(phrase).any(|(at, _)| {
+        !word(text[..at].chars().next_back()) && !word(text[at + phrase.len()..].chars().next())
+    })
+}
+
 /// Is every figure of `answer` one the turn was shown (or the task gave)?
 /// True of an answer with no figure: either way, it worked nothing out.
 pub fn only_figures_shown(answer: &str, task: &str, shown: &[String]) -> bool {
@@ -1114,6 +1196,83 @@ pub fn render(value: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    const RUNS: &str = "date,distance_km,duration,route,shoes,notes\n\
+        2027-03-02,6.42,40:03,park laps,Novablast 4,easy\n\
+        2027-03-04,7.07,40:45,track,Endorphin Speed 3,6 x 400m\n\
+        2027-03-07,17.95,1:57:59,\"long run, coast path\",Pegasus 41,\"calf tight\"\n\
+        2027-03-09,6.06,34:26,park laps,Novablast 4,\n\
+        2027-03-11,8.10,45:02,river,Novablast 4,easy\n";
+
+    #[test]
+    fn a_value_the_task_names_and_the_code_leaves_out_is_found_in_its_column() {
+        let task = "How many km are on my Novablast 4 now? The runs are in data/runs.csv.";
+        let all = "import csv\nrows = csv.DictReader(open('data/runs.csv'))\n\
+                   print(sum(float(r['distance_km']) for r in rows))";
+        let named = rows_the_task_names(task, all, "data/runs.csv", RUNS).unwrap();
+        assert_eq!(
+            named,
+            NamedRows {
+                value: "Novablast 4".to_owned(),
+                column: "shoes".to_owned(),
+                rows: 3,
+                of: 5
+            }
+        );
+        // Code that names it, in any case, filters on it.
+        let kept = "import csv\nrows = [r for r in csv.DictReader(open('data/runs.csv')) \
+                    if r['shoes'] == 'novablast 4']\nprint(sum(float(r['distance_km']) for r in rows))";
+        assert_eq!(rows_the_task_names(task, kept, "data/runs.csv", RUNS), None);
+        // A quoted field with a comma is one value: "long run, coast path".
+        let named = rows_the_task_names(
+            "How far was my long run, coast path, in all?",
+            all,
+            "data/runs.csv",
+            RUNS,
+        )
+        .unwrap();
+        assert_eq!(
+            (named.value.as_str(), named.column.as_str()),
+            ("long run, coast path", "route")
+        );
+    }
+
+    #[test]
+    fn no_value_is_found_where_the_task_names_none_or_every_row_holds_it() {
+        let all = "print(1)";
+        // The task names no value of the table.
+        assert_eq!(
+            rows_the_task_names("How far did I run in March?", all, "data/runs.csv", RUNS),
+            None
+        );
+        // Only as part of a word: "track" in "tracking".
+        assert_eq!(
+            rows_the_task_names("Is my tracking right?", all, "data/runs.csv", RUNS),
+            None
+        );
+        // Numbers and short cells are no kind of row: "6.42", "40:03".
+        assert_eq!(
+            rows_the_task_names(
+                "Which run took 40:03 over 6.42 km?",
+                all,
+                "data/runs.csv",
+                RUNS
+            ),
+            None
+        );
+        // A value every row holds filters nothing.
+        let one_kind =
+            "date,km,shoes\n1,2,Novablast 4\n2,3,Novablast 4\n3,4,Novablast 4\n4,5,Novablast 4\n";
+        assert_eq!(
+            rows_the_task_names("km on my Novablast 4?", all, "data/runs.csv", one_kind),
+            None
+        );
+        // A table in a note is prose's, not data.
+        assert_eq!(
+            rows_the_task_names("km on my Novablast 4?", all, "notes/runs.md", RUNS),
+            None
+        );
+    }
 
     #[test]
     fn the_files_a_task_names_are_paths_with_an_extension_or_a_dotfile() {

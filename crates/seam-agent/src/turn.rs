@@ -50,6 +50,9 @@
 //! builder changed anything, is sent back once with how code is changed),
 //! `missing-column-told` (a program that failed on a `KeyError` for a name
 //! that is no column of the delimited file its code opens is told the columns),
+//! `rows-unfiltered-told` (a program that ran over a data table the turn read,
+//! in a task that names a value only some of its rows hold, and that names it
+//! nowhere, is told the value and its column, once a turn),
 //! `change-task-code-not-run` (code for a task that asks for a change on a
 //! branch, run before the repository was looked at, is sent back once with
 //! how code is changed), `code-over-read-text` (code that only looks through
@@ -1770,6 +1773,35 @@ impl Turn<'_> {
         })
     }
 
+    /// A program that ran and printed, over a data table the turn read, in a
+    /// task that names a value only some of its rows hold, where the code
+    /// does not name it (see [`crate::observe::rows_the_task_names`]): the
+    /// table and the value, once a turn. A hint, not a refusal: the program
+    /// ran, and the model decides whether the task is about those rows.
+    fn rows_unfiltered(
+        &self,
+        p: &Progress,
+        tool: &str,
+        params: &Map<String, Value>,
+        v: &Value,
+    ) -> Option<(String, crate::observe::NamedRows)> {
+        let ran = v.get("exit_code").and_then(Value::as_i64) == Some(0)
+            && v.get("stdout")
+                .and_then(Value::as_str)
+                .is_some_and(|o| !o.trim().is_empty());
+        if !ran || p.report.corrections.contains_key("rows-unfiltered-told") {
+            return None;
+        }
+        let code = self.code_of(tool, params).join("\n");
+        p.file_texts.iter().rev().find_map(|(path, text)| {
+            if !code.contains(path.as_str()) {
+                return None;
+            }
+            crate::observe::rows_the_task_names(&p.report.info.task, &code, path, text)
+                .map(|rows| (path.clone(), rows))
+        })
+    }
+
     fn exact_match_missed(
         &self,
         p: &Progress,
@@ -2010,6 +2042,24 @@ impl Turn<'_> {
                              names; a value that is in none of them is not in {path}, so look \
                              for it where the task says it is.",
                             columns.join(", ")
+                        ))),
+                    ));
+                }
+                if let Some((path, rows)) = self.rows_unfiltered(p, tool, params, v) {
+                    p.correct(
+                        "rows-unfiltered-told",
+                        json!({"path": path, "value": rows.value, "column": rows.column}),
+                        self.trace,
+                        on,
+                    );
+                    return Ok((
+                        shown,
+                        Some(std::borrow::Cow::Owned(format!(
+                            "Your code worked over every row of {path}, and the task names {:?}, \
+                             which only {} of its {} rows hold (column {:?}). If the task is \
+                             about those rows only, keep the rows whose {} is {:?} and run it \
+                             again; if not, answer from what it printed.",
+                            rows.value, rows.rows, rows.of, rows.column, rows.column, rows.value
                         ))),
                     ));
                 }

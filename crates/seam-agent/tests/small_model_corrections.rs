@@ -50,6 +50,11 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
             "text": "date,km,shoes\n2027-03-02,6.42,A\n2027-03-04,7.07,B\n2027-03-09,6.06,A\n2027-03-14,20.48,A\n",
             "next_offset": null
         })),
+        "files.read" if params["path"] == "data/shoes.csv" => Ok(json!({
+            "path": params["path"],
+            "text": "date,km,shoes\n2027-03-02,6.42,Novablast 4\n2027-03-04,7.07,Pegasus 41\n2027-03-09,6.06,Novablast 4\n2027-03-14,20.48,Pegasus 41\n",
+            "next_offset": null
+        })),
         "files.read" => Ok(json!({
             "path": params["path"], "text": "date,km\n2027-04-02,8.5\n", "next_offset": 13
         })),
@@ -949,6 +954,58 @@ fn an_answer_to_a_task_that_asks_for_a_branch_before_any_change_is_sent_back_onc
     // A task that asks for no branch is answered.
     let (report, _, _) = run(&[respond()]);
     assert_eq!(report.corrections.get("change-not-made"), None);
+}
+
+#[test]
+fn a_program_over_every_row_of_a_table_is_told_once_of_the_rows_the_task_names() {
+    let task = "How many km are on my Novablast 4? The runs are in data/shoes.csv.";
+    let all =
+        "import csv\nprint(sum(float(r['km']) for r in csv.DictReader(open('data/shoes.csv'))))";
+    let kept = "import csv\nrows = csv.DictReader(open('data/shoes.csv'))\n\
+                print(sum(float(r['km']) for r in rows if r['shoes'] == 'Novablast 4'))";
+    let (report, model, calls) = run_task(
+        task,
+        &[read("data/shoes.csv"), python(all), python(kept), respond()],
+    );
+    assert_eq!(report.corrections.get("rows-unfiltered-told"), Some(&1));
+    let told = model.told(2);
+    assert!(
+        told.contains(
+            "Your code worked over every row of data/shoes.csv, and the task names \
+             \"Novablast 4\", which only 2 of its 4 rows hold (column \"shoes\"). If the task \
+             is about those rows only, keep the rows whose shoes is \"Novablast 4\" and run it \
+             again; if not, answer from what it printed."
+        ),
+        "{told}"
+    );
+    // A hint: the program ran, and nothing is called for the model.
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    assert!(told.contains("8.5"), "its output is shown: {told}");
+    // The program that keeps those rows is not told.
+    assert!(!model.told(3).contains("every row"), "{}", model.told(3));
+
+    // Once a turn: a second program over every row is not told again.
+    let again = format!("{all}\n# again");
+    let (report, model, _) = run_task(
+        task,
+        &[
+            read("data/shoes.csv"),
+            python(all),
+            python(&again),
+            respond(),
+        ],
+    );
+    assert_eq!(report.corrections.get("rows-unfiltered-told"), Some(&1));
+    assert!(!model.told(3).contains("every row"), "{}", model.told(3));
+
+    // A task that names no value of the table, or a table not read: not told.
+    let (report, _, _) = run_task(
+        "How many km did I run in all? The runs are in data/shoes.csv.",
+        &[read("data/shoes.csv"), python(all), respond()],
+    );
+    assert_eq!(report.corrections.get("rows-unfiltered-told"), None);
+    let (report, _, _) = run_task(task, &[python(all), respond()]);
+    assert_eq!(report.corrections.get("rows-unfiltered-told"), None);
 }
 
 #[test]
