@@ -331,14 +331,24 @@ pub fn is_data_table(path: &str, text: &str) -> bool {
         return false;
     }
     let mut lines = text.lines().filter(|l| !l.trim().is_empty());
-    let Some(header) = lines.next() else {
+    if lines.next().is_none() {
         return false;
-    };
-    let delimited = matches!(ext.as_deref(), Some("csv" | "tsv"))
-        || [',', '\t', ';']
-            .iter()
-            .any(|sep| header.matches(*sep).count() >= 2);
+    }
+    let delimited = matches!(ext.as_deref(), Some("csv" | "tsv")) || has_delimited_header(text);
     delimited && lines.count() >= MIN_ROWS
+}
+
+/// Does the first line of `text` that is not blank hold two or more commas,
+/// tabs or semicolons: a header of delimited values, whatever the file's
+/// name says?
+pub fn has_delimited_header(text: &str) -> bool {
+    text.lines()
+        .find(|l| !l.trim().is_empty())
+        .is_some_and(|header| {
+            [',', '\t', ';']
+                .iter()
+                .any(|sep| header.matches(*sep).count() >= 2)
+        })
 }
 
 /// A value of a column of a data table that the task names and a program

@@ -50,7 +50,9 @@
 //! builder changed anything, is sent back once with how code is changed),
 //! `missing-column-told` (a program that failed on a `KeyError` for a name
 //! that is no column of the delimited file its code opens is told the columns),
-//! `rows-unfiltered-told` (a program that ran over a data table the turn read,
+//! `note-read-as-table` (code that hands a note, a file of prose, to a table
+//! reader such as `read_csv` is not run: the note is shown, to take its
+//! figures into the code as numbers), `rows-unfiltered-told` (a program that ran over a data table the turn read,
 //! in a task that names a value only some of its rows hold, and that names it
 //! nowhere, is told the value and its column, once a turn),
 //! `change-task-code-not-run` (code for a task that asks for a change on a
@@ -1304,6 +1306,40 @@ impl Turn<'_> {
                 p.report.info.task.trim()
             )));
         }
+        if let Some(path) = self.note_read_as_table(p, tool, params) {
+            // Asked whether a month's distance target was met, the target in
+            // a markdown note and the runs in a CSV, qwen2.5-coder-1.5b wrote
+            // pd.read_csv('notes/training-plan.md'), then the same with
+            // csv.DictReader, four steps running, and answered with the
+            // target itself. The figure was in the note, read.
+            p.sent_back_unrun.insert(key);
+            p.correct(
+                "note-read-as-table",
+                json!({"tool": tool, "path": path}),
+                self.trace,
+                on,
+            );
+            let known = p
+                .file_texts
+                .iter()
+                .rev()
+                .find(|(f, _)| plain_name(f) == path && p.whole.contains(path.as_str()))
+                .map(|(_, text)| text.clone());
+            let note = match known {
+                Some(text) => format!("Here is {path} again:\n\n{}", self.cut(&text)),
+                None => {
+                    p.looked_at.insert(path.clone());
+                    let read = Map::from_iter([("path".to_owned(), json!(path))]);
+                    self.run_call(p, step, READER, &read, on).await?.0
+                }
+            };
+            return Ok(Some(format!(
+                "Your {tool} code reads {path} as a table of delimited rows, but {path} is a \
+                 note, not a data file, so the code was not run.\n\n{note}\n\nTake the \
+                 figures the task needs from the note and write them into the code as \
+                 numbers; in code, open only the data files."
+            )));
+        }
         if let Some(path) = self.unread_file_of_code(p, tool, params) {
             // The code opens a file the turn has not seen: show its first
             // lines, and let the model write the call again (it is not
@@ -1875,6 +1911,45 @@ impl Turn<'_> {
             }
         }
         None
+    }
+
+    /// A note (a file of prose, see [`PROSE`]) that the code of this call hands
+    /// a table reader (see [`seam_pylex::files_read_as_tables`]): a `.md`,
+    /// `.rst`, `.org` or `.adoc` file, or one of the turn has read whose first
+    /// line is no header of delimited values. Code that names `|` as a
+    /// delimiter reads a markdown table on purpose, and is let be.
+    fn note_read_as_table(
+        &self,
+        p: &Progress,
+        tool: &str,
+        params: &Map<String, Value>,
+    ) -> Option<String> {
+        self.registry.get(READER)?;
+        let code = self.code_of(tool, params).join("\n");
+        if code.contains("'|'") || code.contains("\"|\"") {
+            return None;
+        }
+        seam_pylex::files_read_as_tables(&code)
+            .into_iter()
+            .map(|f| plain_name(&f).to_owned())
+            .find(|f| {
+                let Some((_, ext)) = f.rsplit_once('.') else {
+                    return false;
+                };
+                let ext = ext.to_ascii_lowercase();
+                if !PROSE.contains(&ext.as_str()) {
+                    return false;
+                }
+                match p
+                    .file_texts
+                    .iter()
+                    .rev()
+                    .find(|(path, _)| plain_name(path) == f)
+                {
+                    Some((_, text)) => !crate::observe::has_delimited_header(text),
+                    None => matches!(ext.as_str(), "md" | "markdown" | "rst" | "org" | "adoc"),
+                }
+            })
     }
 
     /// A file that `params` of `tool`, a tool that runs code, opens by name

@@ -50,6 +50,11 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
             "text": "date,km,shoes\n2027-03-02,6.42,A\n2027-03-04,7.07,B\n2027-03-09,6.06,A\n2027-03-14,20.48,A\n",
             "next_offset": null
         })),
+        "files.read" if params["path"] == "notes/plan.md" => Ok(json!({
+            "path": params["path"],
+            "text": "# Plan\n\n| month | target |\n|---|---|\n| April | 125 km |\n| May | 135 km |\n",
+            "next_offset": null
+        })),
         "files.read" if params["path"] == "data/shoes.csv" => Ok(json!({
             "path": params["path"],
             "text": "date,km,shoes\n2027-03-02,6.42,Novablast 4\n2027-03-04,7.07,Pegasus 41\n2027-03-09,6.06,Novablast 4\n2027-03-14,20.48,Pegasus 41\n",
@@ -954,6 +959,68 @@ fn an_answer_to_a_task_that_asks_for_a_branch_before_any_change_is_sent_back_onc
     // A task that asks for no branch is answered.
     let (report, _, _) = run(&[respond()]);
     assert_eq!(report.corrections.get("change-not-made"), None);
+}
+
+#[test]
+fn code_that_reads_a_note_as_a_table_is_not_run_and_the_note_is_shown() {
+    let task = "What is my May target? It is in notes/plan.md.";
+    let answer = json!({"mode":"respond","text":"135 km"}).to_string();
+    let code = "import pandas as pd\nplan = pd.read_csv('notes/plan.md')\nprint(plan)";
+    let (report, model, calls) = run_task(task, &[python(code), answer.clone()]);
+    assert_eq!(report.corrections.get("note-read-as-table"), Some(&1));
+    // The code did not run; the note its code named was read for the model.
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["files.read"], "{calls:?}");
+    let told = model.told(1);
+    assert!(
+        told.starts_with(
+            "Your python.run code reads notes/plan.md as a table of delimited rows, but \
+             notes/plan.md is a note, not a data file, so the code was not run."
+        ) && told.contains("| May | 135 km |"),
+        "{told}"
+    );
+
+    // A note the turn read whole is shown again: nothing is called. (In a
+    // task that does not ask for Python, code-over-read-text takes it first.)
+    let python_task = "What is my May target? It is in notes/plan.md. Use Python.";
+    let (report, model, calls) = run_task(
+        python_task,
+        &[read("notes/plan.md"), python(code), answer.clone()],
+    );
+    assert_eq!(report.corrections.get("note-read-as-table"), Some(&1));
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert!(
+        model
+            .told(2)
+            .contains("Here is notes/plan.md again:\n\n# Plan")
+    );
+
+    // The same code again is a copy of a call sent back unrun.
+    let (report, _, calls) = run_with(
+        task,
+        &[python(code), python(code), answer.clone()],
+        TurnOptions::default(),
+    );
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert!(calls.iter().all(|(t, _)| t != "python.run"), "{calls:?}");
+
+    // A markdown table read with its pipes, and a CSV file, are let be.
+    for code in [
+        "import pandas as pd\nplan = pd.read_csv('notes/plan.md', sep='|')\nprint(plan)",
+        "import csv\nprint(list(csv.DictReader(open('data/log.csv'))))",
+    ] {
+        let (report, _, calls) = run_task(
+            python_task,
+            &[
+                read("notes/plan.md"),
+                read("data/log.csv"),
+                python(code),
+                answer.clone(),
+            ],
+        );
+        assert_eq!(report.corrections.get("note-read-as-table"), None, "{code}");
+        assert_eq!(calls[2].0, "python.run", "{calls:?}");
+    }
 }
 
 #[test]

@@ -8,7 +8,8 @@
 //! the code is written against the file's real columns). They must agree on
 //! what "a file the code names" is, so the answer lives here, once.
 //!
-//! Owns: a scan of Python's string literals, the rule for a file name, what code that
+//! Owns: a scan of Python's string literals, the rule for a file name, which files code
+//! hands a table reader (`read_csv`, `csv.DictReader`), what code that
 //! only prints literals prints, whether its brackets balance once stray closers at its
 //! end are cut, where a line break inside a one-line literal stands for its escape, and
 //! which literals in an f-string's fields need the other quote before Python 3.12.
@@ -18,8 +19,8 @@
 mod literals;
 
 pub use literals::{
-    compared_literals, fstring_quotes_swapped, newlines_in_strings_escaped, printed_words, shape,
-    stray_closers_at_end, string_literals,
+    compared_literals, files_read_as_tables, fstring_quotes_swapped, newlines_in_strings_escaped,
+    printed_words, shape, stray_closers_at_end, string_literals,
 };
 
 /// The literals of `code` that look like a file's name (see
@@ -124,6 +125,11 @@ mod tests {
             for name in file_names(&code) {
                 proptest::prop_assert!(lits.contains(&name));
                 proptest::prop_assert!(looks_like_a_file(&name));
+            }
+            // A file read as a table is one of the file names.
+            let names = file_names(&code);
+            for name in files_read_as_tables(&code) {
+                proptest::prop_assert!(names.contains(&name));
             }
         }
 

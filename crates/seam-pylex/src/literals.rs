@@ -250,6 +250,59 @@ pub fn compared_literals(code: &str) -> Vec<String> {
     out
 }
 
+/// The calls that read a file as a table of delimited rows: pandas'
+/// `read_csv`/`read_table`/`read_fwf`, the `csv` module's `reader` and
+/// `DictReader`, numpy's `loadtxt`/`genfromtxt`.
+const TABLE_READERS: &[&[u8]] = &[
+    b"read_csv",
+    b"read_table",
+    b"read_fwf",
+    b"reader",
+    b"DictReader",
+    b"loadtxt",
+    b"genfromtxt",
+];
+
+/// The file names (see [`crate::looks_like_a_file`]) that `code` hands a
+/// table reader as its first argument, directly (`pd.read_csv('a.csv')`) or
+/// opened (`csv.DictReader(open('a.csv'))`), in order, each once: the files
+/// the code reads as rows of delimited values. A file opened into a name
+/// first (`f = open(…)`, then `csv.reader(f)`) is not followed.
+pub fn files_read_as_tables(code: &str) -> Vec<String> {
+    let b = code.as_bytes();
+    let mut scan = Scan::new(code);
+    let mut out: Vec<String> = Vec::new();
+    while let Some(found) = scan.next_literal() {
+        let Some(v) = found else { continue };
+        if out.contains(&v) || !crate::looks_like_a_file(&v) {
+            continue;
+        }
+        let Some(mut before) = b[..scan.start].trim_ascii_end().strip_suffix(b"(") else {
+            continue;
+        };
+        before = before.trim_ascii_end();
+        if let Some(rest) = name_before(before, b"open")
+            && let Some(rest) = rest.trim_ascii_end().strip_suffix(b"(")
+        {
+            before = rest.trim_ascii_end();
+        }
+        if TABLE_READERS
+            .iter()
+            .any(|r| name_before(before, r).is_some())
+        {
+            out.push(v);
+        }
+    }
+    out
+}
+
+/// `code` without `name` at its end, when it ends in that whole name (no
+/// identifier character before it).
+fn name_before<'a>(code: &'a [u8], name: &[u8]) -> Option<&'a [u8]> {
+    let rest = code.strip_suffix(name)?;
+    (!rest.last().is_some_and(|&c| is_ident(c))).then_some(rest)
+}
+
 struct Scan<'a> {
     s: &'a [u8],
     i: usize,
@@ -531,9 +584,29 @@ impl<'a> Scan<'a> {
 #[cfg(test)]
 mod tests {
     use super::{
-        balanced, compared_literals, fstring_quotes_swapped, newlines_in_strings_escaped,
-        printed_words, shape, stray_closers_at_end, string_literals,
+        balanced, compared_literals, files_read_as_tables, fstring_quotes_swapped,
+        newlines_in_strings_escaped, printed_words, shape, stray_closers_at_end, string_literals,
     };
+
+    #[test]
+    fn the_files_a_table_reader_is_handed_are_found() {
+        let code = "import pandas as pd, csv\n\
+                    plan = pd.read_csv('notes/plan.md')\n\
+                    runs = csv.DictReader(open( \"data/runs.csv\" , 'r'))\n\
+                    rows = list(csv.reader (open('data/b.tsv')))\n\
+                    text = open('notes/a.md').read()\n\
+                    x = my_reader('data/c.csv')\n\
+                    pd.read_csv(f'{d}/x.csv')";
+        assert_eq!(
+            files_read_as_tables(code),
+            ["notes/plan.md", "data/runs.csv", "data/b.tsv"]
+        );
+        // A name between the open and the reader is not followed; a string
+        // that is no file name is no file.
+        assert!(files_read_as_tables("f = open('a.csv')\nrows = csv.reader(f)").is_empty());
+        assert!(files_read_as_tables("csv.reader(io.StringIO('a,b'))").is_empty());
+        assert!(files_read_as_tables("pd.read_csv('2027-04')").is_empty());
+    }
 
     #[test]
     fn a_stray_closer_left_by_json_at_the_end_is_found() {
