@@ -1249,39 +1249,26 @@ mod tests {
 
     #[test]
     fn no_value_is_found_where_the_task_names_none_or_every_row_holds_it() {
-        let all = "print(1)";
-        // The task names no value of the table.
-        assert_eq!(
-            rows_the_task_names("How far did I run in March?", all, "data/runs.csv", RUNS),
-            None
-        );
-        // Only as part of a word: "track" in "tracking".
-        assert_eq!(
-            rows_the_task_names("Is my tracking right?", all, "data/runs.csv", RUNS),
-            None
-        );
-        // Numbers and short cells are no kind of row: "6.42", "40:03".
-        assert_eq!(
-            rows_the_task_names(
-                "Which run took 40:03 over 6.42 km?",
-                all,
-                "data/runs.csv",
-                RUNS
-            ),
-            None
-        );
-        // A value every row holds filters nothing.
         let one_kind =
             "date,km,shoes\n1,2,Novablast 4\n2,3,Novablast 4\n3,4,Novablast 4\n4,5,Novablast 4\n";
-        assert_eq!(
-            rows_the_task_names("km on my Novablast 4?", all, "data/runs.csv", one_kind),
-            None
-        );
-        // A table in a note is prose's, not data.
-        assert_eq!(
-            rows_the_task_names("km on my Novablast 4?", all, "notes/runs.md", RUNS),
-            None
-        );
+        for (task, path, table) in [
+            // The task names no value of the table.
+            ("How far did I run in March?", "data/runs.csv", RUNS),
+            // Only as part of a word: "track" in "tracking".
+            ("Is my tracking right?", "data/runs.csv", RUNS),
+            // Numbers and short cells are no kind of row: "6.42", "40:03".
+            ("Which run took 40:03 over 6.42 km?", "data/runs.csv", RUNS),
+            // A value every row holds filters nothing.
+            ("km on my Novablast 4?", "data/runs.csv", one_kind),
+            // A table in a note is prose's, not data.
+            ("km on my Novablast 4?", "notes/runs.md", RUNS),
+        ] {
+            assert_eq!(
+                rows_the_task_names(task, "print(1)", path, table),
+                None,
+                "{task}"
+            );
+        }
     }
 
     #[test]
