@@ -964,6 +964,7 @@ fn an_answer_to_a_task_that_asks_for_a_branch_before_any_change_is_sent_back_onc
 #[test]
 fn code_that_reads_a_note_as_a_table_is_not_run_and_the_note_is_shown() {
     let task = "What is my May target? It is in notes/plan.md.";
+    let python_task = "What is my May target? It is in notes/plan.md. Use Python.";
     let answer = json!({"mode":"respond","text":"135 km"}).to_string();
     let code = "import pandas as pd\nplan = pd.read_csv('notes/plan.md')\nprint(plan)";
     let (report, model, calls) = run_task(task, &[python(code), answer.clone()]);
@@ -982,7 +983,6 @@ fn code_that_reads_a_note_as_a_table_is_not_run_and_the_note_is_shown() {
 
     // A note the turn read whole is shown again: nothing is called. (In a
     // task that does not ask for Python, code-over-read-text takes it first.)
-    let python_task = "What is my May target? It is in notes/plan.md. Use Python.";
     let (report, model, calls) = run_task(
         python_task,
         &[read("notes/plan.md"), python(code), answer.clone()],
@@ -995,14 +995,18 @@ fn code_that_reads_a_note_as_a_table_is_not_run_and_the_note_is_shown() {
             .contains("Here is notes/plan.md again:\n\n# Plan")
     );
 
-    // The same code again is a copy of a call sent back unrun.
+    // The same code again is a copy of a call sent back unrun: asked for
+    // again, sampled. Once a turn: other code that reads it so runs.
+    let other = format!("{code}\nprint(1)");
     let (report, _, calls) = run_with(
-        task,
-        &[python(code), python(code), answer.clone()],
+        python_task,
+        &[python(code), python(code), python(&other), answer.clone()],
         TurnOptions::default(),
     );
     assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
-    assert!(calls.iter().all(|(t, _)| t != "python.run"), "{calls:?}");
+    assert_eq!(report.corrections.get("note-read-as-table"), Some(&1));
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["files.read", "python.run"], "{calls:?}");
 
     // A markdown table read with its pipes, and a CSV file, are let be.
     for code in [
