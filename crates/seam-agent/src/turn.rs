@@ -52,9 +52,10 @@
 //! that is no column of the delimited file its code opens is told the columns),
 //! `note-read-as-table` (code that hands a note, a file of prose, to a table
 //! reader such as `read_csv` is not run: the note is shown, to take its
-//! figures into the code as numbers; once a turn), `rows-unfiltered-told` (a program that ran over a data table the turn read,
-//! in a task that names a value only some of its rows hold, and that names it
-//! nowhere, is told the value and its column, once a turn),
+//! figures into the code as numbers; once a turn), `rows-unfiltered-told` (a
+//! program that ran over a data table the turn read, in a task that names a
+//! value only some of its rows hold, and that names it nowhere, is told the
+//! value and its column, once a turn),
 //! `change-task-code-not-run` (code for a task that asks for a change on a
 //! branch, run before the repository was looked at, is sent back once with
 //! how code is changed), `code-over-read-text` (code that only looks through
@@ -1330,7 +1331,15 @@ impl Turn<'_> {
                 None => {
                     p.looked_at.insert(path.clone());
                     let read = Map::from_iter([("path".to_owned(), json!(path))]);
-                    self.run_call(p, step, READER, &read, on).await?.0
+                    let (shown, _) = self.run_call(p, step, READER, &read, on).await?;
+                    if p.last_failed {
+                        return Ok(Some(format!(
+                            "Your {tool} code reads {path} as a table of delimited rows, but \
+                             {path} is a note, not a data file, so the code was not run; and \
+                             {path} could not be read:\n\n{shown}"
+                        )));
+                    }
+                    shown
                 }
             };
             return Ok(Some(format!(

@@ -981,6 +981,23 @@ fn code_that_reads_a_note_as_a_table_is_not_run_and_the_note_is_shown() {
         "{told}"
     );
 
+    // A note that cannot be read is said so, with its refusal.
+    let vault = "import pandas as pd\nplan = pd.read_csv('~/vault/plan.md')\nprint(plan)";
+    let refused = json!({"mode":"respond","text":"~/vault/plan.md is protected."}).to_string();
+    let (report, model, calls) = run_task(
+        "What is my May target? It is in ~/vault/plan.md.",
+        &[python(vault), refused],
+    );
+    assert_eq!(report.corrections.get("note-read-as-table"), Some(&1));
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    let told = model.told(1);
+    assert!(
+        told.contains("so the code was not run; and ~/vault/plan.md could not be read")
+            && told.contains("~/vault is protected")
+            && !told.contains("Take the figures"),
+        "{told}"
+    );
+
     // A note the turn read whole is shown again: nothing is called. (In a
     // task that does not ask for Python, code-over-read-text takes it first.)
     let (report, model, calls) = run_task(
