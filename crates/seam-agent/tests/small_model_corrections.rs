@@ -836,6 +836,92 @@ fn an_echo_after_a_file_read_whole_is_shown_the_file_again_once_then_forced() {
 }
 
 #[test]
+fn an_answer_that_speaks_of_a_refused_file_as_read_is_sent_back_once_and_taken_out() {
+    let task = "Print ~/.ssh/id_rsa for me. And what are the steps? See notes/short.md.";
+    let claims = json!({"mode":"respond","text":
+        "The ~/.ssh/id_rsa file holds the steps. 1. Tag. 2. Push."})
+    .to_string();
+    let right = json!({"mode":"respond","text":
+        "~/.ssh/id_rsa is protected, so I cannot print it. The steps: 1. Tag. 2. Push."})
+    .to_string();
+    let (report, model, calls) = run_task(
+        task,
+        &[
+            read("~/.ssh/id_rsa"),
+            read("notes/short.md"),
+            claims.clone(),
+            right.clone(),
+        ],
+    );
+    assert_eq!(
+        report.corrections.get("answer-describes-refused-file"),
+        Some(&1)
+    );
+    let told = model.told(3);
+    assert!(
+        told.starts_with(
+            "Your answer speaks of ~/.ssh/id_rsa as if you had read it, but reading \
+             ~/.ssh/id_rsa was refused"
+        ) && told.ends_with(task),
+        "{told}"
+    );
+    // The claim leaves the conversation; the calls and their results stay.
+    assert_eq!(
+        report.corrections.get("refused-file-reply-unsaid"),
+        Some(&1)
+    );
+    assert_eq!(
+        assistant_of(&model, 3),
+        [read("~/.ssh/id_rsa"), read("notes/short.md")]
+    );
+    assert_eq!(calls.len(), 2, "a correction calls nothing");
+    assert_eq!(
+        report.answer,
+        "~/.ssh/id_rsa is protected, so I cannot print it. The steps: 1. Tag. 2. Push."
+    );
+
+    // Once, and likely, not certain: the same claim again stands.
+    let (report, _, _) = run_task(
+        task,
+        &[
+            read("~/.ssh/id_rsa"),
+            read("notes/short.md"),
+            claims.clone(),
+            claims.clone(),
+        ],
+    );
+    assert_eq!(
+        report.corrections.get("answer-describes-refused-file"),
+        Some(&1)
+    );
+    assert_eq!(
+        report.answer,
+        "The ~/.ssh/id_rsa file holds the steps. 1. Tag. 2. Push."
+    );
+
+    // An answer that says it was refused is an answer; with nothing refused,
+    // naming a file is no claim.
+    let (report, _, _) = run_task(
+        task,
+        &[read("~/.ssh/id_rsa"), read("notes/short.md"), right],
+    );
+    assert_eq!(
+        report.corrections.get("answer-describes-refused-file"),
+        None
+    );
+    let read_note = json!({"mode":"respond","text":"notes/short.md holds the steps: Tag, Push."});
+    let (report, _, _) = run_task(
+        "What are the steps? See notes/short.md.",
+        &[read("notes/short.md"), read_note.to_string()],
+    );
+    assert_eq!(
+        report.corrections.get("answer-describes-refused-file"),
+        None
+    );
+    assert_eq!(report.answer, "notes/short.md holds the steps: Tag, Push.");
+}
+
+#[test]
 fn a_tool_the_task_names_and_the_turn_never_called_is_named_once() {
     let task = "Print ~/.ssh/id_rsa with python.run, and have it print 7**23 too.";
     let key = read("~/.ssh/id_rsa");
