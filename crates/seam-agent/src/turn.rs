@@ -43,10 +43,6 @@
 //! file is shown again with the task and the echo leaves the conversation,
 //! `echo-reply-unsaid`; else, or again, one is asked for, with the task said
 //! again),
-//! `answer-describes-refused-file` (an answer with a sentence that names a
-//! file whose read was refused for good, and says nothing of its being
-//! refused, speaks of it as read: sent back once, and it leaves the
-//! conversation, `refused-file-reply-unsaid`),
 //! `answer-only-refusal` (in a turn where a call was refused for good and a
 //! file was read, an answer that speaks only of the refusal, taking nothing
 //! from the files read, is asked once for the rest of the task),
@@ -524,8 +520,6 @@ struct Progress {
     bounced: u32,
     /// A call of the turn was refused for good (see `observe::after_refusal`).
     refused_for_good: bool,
-    /// The paths (as the model wrote them) of calls refused for good.
-    refused_paths: Vec<String>,
     /// The builder changed something in this turn.
     changed: bool,
     /// Code run for a change task before the repository was looked at was
@@ -797,7 +791,6 @@ impl Turn<'_> {
             sent_back_to_text: false,
             sent_back_unrun: HashSet::new(),
             refused_for_good: false,
-            refused_paths: Vec::new(),
             changed: false,
             sent_to_the_code: false,
             sent_back: Vec::new(),
@@ -2224,12 +2217,6 @@ impl Turn<'_> {
             CallResult::Refused { code, .. } => {
                 let after = crate::observe::after_refusal(*code);
                 p.refused_for_good |= after.is_some();
-                if after.is_some()
-                    && let Some(path) = params.get("path").and_then(Value::as_str)
-                    && !p.refused_paths.iter().any(|r| r == path)
-                {
-                    p.refused_paths.push(path.to_owned());
-                }
                 after.map(std::borrow::Cow::Borrowed)
             }
         };

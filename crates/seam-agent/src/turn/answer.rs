@@ -103,13 +103,6 @@ const CHECKS: &[Check] = &[
         run: echoes_agent,
     },
     Check {
-        name: "answer-describes-refused-file",
-        when_forced: true,
-        once: true,
-        on_copy: OnCopy::Stands,
-        run: describes_refused_file,
-    },
-    Check {
         name: "answer-only-refusal",
         when_forced: true,
         once: true,
@@ -346,28 +339,6 @@ fn question_left_out(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Valu
             "Your answer leaves out a question of the task: \"{question}\" {said} The task was: \
              {task}"
         )),
-    ))
-}
-
-/// An answer that speaks of a file whose read was refused for good as if it
-/// had been read (see [`crate::observe::refused_file_described`]) tells the
-/// operator something false about their own file: sent back once, and it
-/// leaves the conversation (`refused-file-reply-unsaid`; a small model copies
-/// its own sentence). Made once the turn has told the model to answer too.
-/// Likely, not certain: the same answer again stands.
-fn describes_refused_file(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
-    let path = crate::observe::refused_file_described(a.text, &p.refused_paths)?;
-    let said = format!(
-        "Your answer speaks of {path} as if you had read it, but reading {path} was refused, \
-         and nothing of it was shown to you. Say in one line that {path} was refused, and \
-         answer the rest of the task from what you did read."
-    );
-    Some((
-        json!({"path": path}),
-        SendBack::SayDropping {
-            said: task_again(p, &said),
-            unsaid: "refused-file-reply-unsaid",
-        },
     ))
 }
 
