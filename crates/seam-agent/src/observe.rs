@@ -342,13 +342,18 @@ pub fn is_data_table(path: &str, text: &str) -> bool {
 /// tabs or semicolons: a header of delimited values, whatever the file's
 /// name says?
 pub fn has_delimited_header(text: &str) -> bool {
-    text.lines()
-        .find(|l| !l.trim().is_empty())
-        .is_some_and(|header| {
-            [',', '\t', ';']
-                .iter()
-                .any(|sep| header.matches(*sep).count() >= 2)
-        })
+    header_delimiter(text).is_some_and(|(_, n)| n >= 2)
+}
+
+/// The delimiter (comma, tab or semicolon) the first line of `text` that is
+/// not blank holds most often, and how often; `None` when it holds none.
+fn header_delimiter(text: &str) -> Option<(u8, usize)> {
+    let header = text.lines().find(|l| !l.trim().is_empty())?;
+    [b',', b'\t', b';']
+        .into_iter()
+        .map(|d| (d, header.bytes().filter(|b| *b == d).count()))
+        .max_by_key(|(_, n)| *n)
+        .filter(|(_, n)| *n > 0)
 }
 
 /// A value of a column of a data table that the task names and a program
@@ -380,10 +385,8 @@ pub fn rows_the_task_names(task: &str, code: &str, path: &str, text: &str) -> Op
     if !is_data_table(path, text) {
         return None;
     }
-    let header = text.lines().find(|l| !l.trim().is_empty())?;
-    let delimiter = [b',', b'\t', b';']
-        .into_iter()
-        .max_by_key(|d| header.bytes().filter(|b| b == d).count())?;
+    // A `.csv` file of one column has no delimiter in its header: a comma.
+    let delimiter = header_delimiter(text).map_or(b',', |(d, _)| d);
     let mut reader = csv::ReaderBuilder::new()
         .delimiter(delimiter)
         .flexible(true)

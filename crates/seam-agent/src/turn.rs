@@ -1285,7 +1285,6 @@ impl Turn<'_> {
             )));
         }
         if let Some((path, text)) = self.code_over_read_text(p, tool, params) {
-            let text = self.cut(&text);
             // Shown a rota whole, qwen2.5-coder-1.5b wrote a regular
             // expression to find a week in it, and looped inside it for
             // a thousand tokens; asked to quote a runbook it had read, it
@@ -1301,13 +1300,14 @@ impl Turn<'_> {
             );
             return Ok(Some(format!(
                 "Your {tool} code looks through {path}, which you have read whole, so it was \
-                 not run: {tool} is for calculating, not for finding things in a text. Here \
-                 is {path} again:\n\n{text}\n\nAnswer the operator's task from it (mind \
-                 every part of the file the task points to). The task was: {}",
+                 not run: {tool} is for calculating, not for finding things in a text. \
+                 {}Answer the operator's task from it (mind every part of the file the task \
+                 points to). The task was: {}",
+                answer::here_again(self, &path, &text),
                 p.report.info.task.trim()
             )));
         }
-        if let Some(path) = self.note_read_as_table(p, tool, params) {
+        if let Some((path, known)) = self.note_read_as_table(p, tool, params) {
             // Asked whether a month's distance target was met, the target in
             // a markdown note and the runs in a CSV, qwen2.5-coder-1.5b wrote
             // pd.read_csv('notes/training-plan.md'), then the same with
@@ -1320,33 +1320,27 @@ impl Turn<'_> {
                 self.trace,
                 on,
             );
-            let known = p
-                .file_texts
-                .iter()
-                .rev()
-                .find(|(f, _)| plain_name(f) == path && p.whole.contains(path.as_str()))
-                .map(|(_, text)| text.clone());
+            let not_run = format!(
+                "Your {tool} code reads {path} as a table of delimited rows, but {path} is a \
+                 note, not a data file, so the code was not run"
+            );
             let note = match known {
-                Some(text) => format!("Here is {path} again:\n\n{}", self.cut(&text)),
+                Some(text) => answer::here_again(self, &path, &text),
                 None => {
                     p.looked_at.insert(path.clone());
                     let read = Map::from_iter([("path".to_owned(), json!(path))]);
                     let (shown, _) = self.run_call(p, step, READER, &read, on).await?;
                     if p.last_failed {
                         return Ok(Some(format!(
-                            "Your {tool} code reads {path} as a table of delimited rows, but \
-                             {path} is a note, not a data file, so the code was not run; and \
-                             {path} could not be read:\n\n{shown}"
+                            "{not_run}; and {path} could not be read:\n\n{shown}"
                         )));
                     }
-                    shown
+                    format!("{shown}\n\n")
                 }
             };
             return Ok(Some(format!(
-                "Your {tool} code reads {path} as a table of delimited rows, but {path} is a \
-                 note, not a data file, so the code was not run.\n\n{note}\n\nTake the \
-                 figures the task needs from the note and write them into the code as \
-                 numbers; in code, open only the data files."
+                "{not_run}.\n\n{note}Take the figures the task needs from the note and write \
+                 them into the code as numbers; in code, open only the data files."
             )));
         }
         if let Some(path) = self.unread_file_of_code(p, tool, params) {
@@ -1929,13 +1923,14 @@ impl Turn<'_> {
     /// delimiter reads a markdown table on purpose, and is let be. Once a
     /// turn: sent back each time, qwen2.5-coder-1.5b wrote the same
     /// `pd.read_csv` of the note nine steps running, and nothing ran; after
-    /// once, the code runs and its own failure speaks.
+    /// once, the code runs and its own failure speaks. With the note, its text
+    /// when the turn read it whole.
     fn note_read_as_table(
         &self,
         p: &Progress,
         tool: &str,
         params: &Map<String, Value>,
-    ) -> Option<String> {
+    ) -> Option<(String, Option<String>)> {
         self.registry.get(READER)?;
         if p.report.corrections.contains_key("note-read-as-table") {
             return None;
@@ -1947,23 +1942,25 @@ impl Turn<'_> {
         seam_pylex::files_read_as_tables(&code)
             .into_iter()
             .map(|f| plain_name(&f).to_owned())
-            .find(|f| {
-                let Some((_, ext)) = f.rsplit_once('.') else {
-                    return false;
-                };
+            .find_map(|f| {
+                let (_, ext) = f.rsplit_once('.')?;
                 let ext = ext.to_ascii_lowercase();
                 if !PROSE.contains(&ext.as_str()) {
-                    return false;
+                    return None;
                 }
-                match p
+                let read = p
                     .file_texts
                     .iter()
                     .rev()
-                    .find(|(path, _)| plain_name(path) == f)
-                {
+                    .find(|(path, _)| plain_name(path) == f);
+                let note = match read {
                     Some((_, text)) => !crate::observe::has_delimited_header(text),
                     None => matches!(ext.as_str(), "md" | "markdown" | "rst" | "org" | "adoc"),
-                }
+                };
+                let whole = read
+                    .filter(|_| p.whole.contains(f.as_str()))
+                    .map(|(_, text)| text.clone());
+                note.then_some((f, whole))
             })
     }
 

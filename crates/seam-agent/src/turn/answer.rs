@@ -300,9 +300,9 @@ fn echoes_agent(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Se
     })
 }
 
-/// A file shown again, for an answer that must come from it: a small model
-/// answers from what it read last.
-fn here_again(t: &Turn<'_>, path: &str, text: &str) -> String {
+/// A file shown again, for an answer (or code) that must come from it: a
+/// small model answers from what it read last.
+pub(super) fn here_again(t: &Turn<'_>, path: &str, text: &str) -> String {
     format!("Here is {path} again:\n\n{}\n\n", t.cut(text))
 }
 
