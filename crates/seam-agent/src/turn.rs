@@ -1016,8 +1016,14 @@ impl Turn<'_> {
                             // resample_copy marked the next request; a
                             // forced answer's copy is asked for as an answer.
                             answer::SendBack::Resample => p.forced_sent_back = p.forced,
+                            answer::SendBack::SayUnsaying(said) => {
+                                p.forced_sent_back = p.forced;
+                                observations.push(match self.unread(&mut p, on) {
+                                    Some(hint) => format!("{said} {hint}"),
+                                    None => answer::task_again(&p, &said),
+                                });
+                            }
                             answer::SendBack::Say(o)
-                            | answer::SendBack::SayUnsaying(o)
                             | answer::SendBack::SayDropping { said: o, .. } => {
                                 // Sent back once told to answer: the reply to
                                 // it is an answer too, asked for as one.

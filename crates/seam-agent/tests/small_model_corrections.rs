@@ -2396,6 +2396,53 @@ fn answers_with_a_made_up_figure_leave_the_conversation_when_it_is_found() {
 }
 
 #[test]
+fn a_made_up_figure_before_the_tasks_file_is_read_is_sent_to_that_file() {
+    // qwen2.5-coder-1.5b read the operator's notes, answered "1000 km" before
+    // it read the CSV the task named, and, told only to call "the tool that
+    // has it", spent three steps on searches.
+    let task = "How many km are on my Novablast 4? The runs are in data/runs.csv.";
+    let (report, model, calls) = run_task(
+        task,
+        &[
+            say("They have 1000 km on them."),
+            read("data/runs.csv"),
+            say("8.5 km"),
+        ],
+    );
+    assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&1));
+    assert_eq!(report.corrections.get("task-file-unread"), Some(&1));
+    let told = model.told(1);
+    assert!(
+        told.starts_with("Your answer gives 1000, which nothing you were shown holds"),
+        "{told}"
+    );
+    assert!(
+        told.contains(
+            r#"The task names data/runs.csv, and this turn has not read it: read it with files.read if it bears on the task, then answer. That call is: {"mode":"action","tool":"files.read","params":{"path":"data/runs.csv"}}"#
+        ),
+        "{told}"
+    );
+    assert_eq!(tool_names(&calls), ["files.read"]);
+    assert_eq!(report.answer, "8.5 km");
+
+    // With the task's files read, it is told the task again instead.
+    let (report, model, _) = run_task(
+        task,
+        &[
+            read("data/runs.csv"),
+            say("They have 1000 km on them."),
+            say("8.5 km"),
+        ],
+    );
+    assert_eq!(report.corrections.get("task-file-unread"), None);
+    let told = model.told(2);
+    assert!(
+        told.ends_with(&format!("The operator's task was: {task}")),
+        "{told}"
+    );
+}
+
+#[test]
 fn a_copied_answer_with_its_mistake_is_resampled_before_it_is_sent_back_again() {
     let made_up = json!({"mode":"respond","text":"You ran 1000 km."}).to_string();
     let (report, model, calls) = run_with(

@@ -29,7 +29,13 @@ pub(super) enum SendBack {
     /// As `Say`, and the replies of the turn that were sent back whole and
     /// state a figure nothing showed leave the conversation, this one too
     /// (`made-up-reply-unsaid`): the model is told what it made up, and is
-    /// not shown its words to copy.
+    /// not shown its words to copy. The turn ends what it is told with the
+    /// file the task names that the turn has not read (`task-file-unread`,
+    /// see `Turn::unread`), else with the task again: asked for a shoe's
+    /// mileage from notes and a CSV, qwen2.5-coder-1.5b made up "1000 km"
+    /// before it read the CSV, was told only to call "the tool that has
+    /// it", and spent three of its twelve steps on searches before a repeat
+    /// sent it to the CSV.
     SayUnsaying(String),
     /// As `Say`, and this reply leaves the conversation, counted as
     /// `unsaid`: a small model shown its own wrong answer copies it, whatever
@@ -500,10 +506,7 @@ fn figure_unseen(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, S
          not read or compute. Answer from the results above, or call the tool that has it first.",
         unseen.join(", ")
     );
-    Some((
-        json!({"figures": unseen}),
-        SendBack::SayUnsaying(task_again(p, &said)),
-    ))
+    Some((json!({"figures": unseen}), SendBack::SayUnsaying(said)))
 }
 
 /// A file the answer names that nothing shown holds was made up (see
@@ -656,7 +659,7 @@ fn with_task(p: &Progress, said: &str) -> SendBack {
 }
 
 /// The words of [`with_task`].
-fn task_again(p: &Progress, said: &str) -> String {
+pub(super) fn task_again(p: &Progress, said: &str) -> String {
     format!(
         "{said} The operator's task was: {}",
         p.report.info.task.trim()
