@@ -824,9 +824,9 @@ mod tests {
     /// its rule `seam-bare-quotes`) lets `code` stand bare in a string that
     /// the reply then closes with `"}}`: the plain oracle of that rule, for
     /// code without backslashes. Each run of quotes must be followed by a
-    /// character that is not a space, `,` or `}`; or by spaces, `}` or `,`
-    /// (spaces after them skipped) and then one that is not `,` `}` `]` or a
-    /// quote. (Backslashes are left out: between tokens the reader takes an
+    /// character that is not a space, `,` or `}`; or by up to eight spaces,
+    /// or a `}` or `,` with at most one space after it, and then one that is
+    /// not `,` `}` `]` or a quote. (Backslashes are left out: between tokens the reader takes an
     /// escaped `\n` for the line break a model meant, a repair of its own.)
     fn grammar_admits(code: &str) -> bool {
         let b = code.as_bytes();
@@ -843,17 +843,27 @@ mod tests {
             if (run + 1..=i).any(|j| quoted_key_at(&b[j..])) {
                 return false;
             }
-            // What follows the run, spaces after a `}` or `,` skipped.
-            let after = |j: usize| {
-                let k = j + b[j..].iter().take_while(|c| **c == b' ').count();
-                (k, b.get(k).copied())
+            // What follows the run, at most `most` spaces skipped (eight
+            // right after the quotes, one after a `}` or `,`); `None` past
+            // that.
+            let after = |j: usize, most: usize| {
+                let spaces = b[j..].iter().take_while(|c| **c == b' ').count();
+                let k = j + spaces;
+                (
+                    k,
+                    if spaces > most {
+                        None
+                    } else {
+                        b.get(k).copied()
+                    },
+                )
             };
             let ok = match b.get(i) {
                 None => false,
-                Some(b' ') => !matches!(after(i).1, None | Some(b',' | b'}' | b']' | b'"')),
-                Some(b'}') => !matches!(after(i + 1).1, None | Some(b',' | b'}' | b']' | b'"')),
+                Some(b' ') => !matches!(after(i, 8).1, None | Some(b',' | b'}' | b']' | b'"')),
+                Some(b'}') => !matches!(after(i + 1, 1).1, None | Some(b',' | b'}' | b']' | b'"')),
                 Some(b',') => {
-                    let (k, c) = after(i + 1);
+                    let (k, c) = after(i + 1, 1);
                     !matches!(c, None | Some(b',' | b'}' | b']' | b'"'))
                         && !unquoted_key_at(&b[k..])
                         && !quoted_key_at(&b[k..])

@@ -1074,12 +1074,20 @@ const JSON_CHAR_RULE: &str =
 /// The rule [`quote_tolerant`] adds: a run of bare quotes inside a free
 /// string, with what follows it, which must show that the run is not the
 /// string's end: a character that cannot follow a string's end in JSON (not
-/// a space, `,`, `}` or a quote), or an escape, or spaces, `}` or `,` (with
-/// any spaces after them) followed by a character that cannot continue JSON
-/// there (not `,`, `}`, `]` or a quote). `seam_action`'s reader closes a
-/// string where this rule does not let it go on (its test
+/// a space, `,`, `}` or a quote), or an escape, or up to eight spaces, or a
+/// `}` or `,` with at most one space after it, followed by a character that
+/// cannot continue JSON there (not `,`, `}`, `]` or a quote). `seam_action`'s
+/// reader closes a string where this rule does not let it go on (its test
 /// `what_the_grammar_admits_bare_is_read_back_whole` holds the two together).
-const BARE_QUOTES_RULE: &str = r#"seam-bare-quotes ::= ["]+ ([^"\\\x7F\x00-\x1F,} ] | seam-escape | " "+ [^"\\\x7F\x00-\x1F ,}\]] | "}" " "* ([^"\\\x7F\x00-\x1F ,}\]] | seam-escape) | "," " "* [^"\\\x7F\x00-\x1F ,}\]])"#;
+///
+/// The spaces are bounded because a model that believes its reply ended has
+/// nothing left to write but spaces, and JSON's own spacing between tokens is
+/// bounded (llama.cpp's `space` rule): qwen2.5-coder-1.5b wrote a stray `}`
+/// at the end of its code, then `"}` (it meant the call's last two braces, one
+/// short), then spaces, which only this rule allowed, until the loop cut
+/// (96 tokens, about 12 s a reply, three replies running). After `"} ` the
+/// only ways on are the call's missing `}` and text.
+const BARE_QUOTES_RULE: &str = r#"seam-bare-quotes ::= ["]+ ([^"\\\x7F\x00-\x1F,} ] | seam-escape | " "{1,8} [^"\\\x7F\x00-\x1F ,}\]] | "}" " "? ([^"\\\x7F\x00-\x1F ,}\]] | seam-escape) | "," " "? [^"\\\x7F\x00-\x1F ,}\]])"#;
 
 /// A JSON escape, as llama.cpp's `char` rule writes it ([`JSON_CHAR_RULE`]):
 /// a character after a bare quote may be one.
