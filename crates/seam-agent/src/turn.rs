@@ -530,6 +530,9 @@ struct Progress {
     /// The checks of [`answer`] that sent an answer of this turn back, by
     /// the correction's name.
     sent_back_for: HashSet<&'static str>,
+    /// What each of those found, each time it sent an answer back: the
+    /// correction's name and its detail, in order.
+    found: Vec<(&'static str, Value)>,
     /// Tools the task names that the turn was told it had not called
     /// (`task-tool-uncalled`).
     told_tools: HashSet<String>,
@@ -795,6 +798,7 @@ impl Turn<'_> {
             sent_to_the_code: false,
             sent_back: Vec::new(),
             sent_back_for: HashSet::new(),
+            found: Vec::new(),
             told_tools: HashSet::new(),
             shown: Vec::new(),
             sent_back_whole: Vec::new(),

@@ -2443,6 +2443,49 @@ fn a_made_up_figure_before_the_tasks_file_is_read_is_sent_to_that_file() {
 }
 
 #[test]
+fn an_answer_with_a_new_made_up_figure_is_sent_back_again_up_to_twice() {
+    // qwen2.5-coder-1.5b, told its "1000 km" was made up, worked out 189.28
+    // and then answered with it and "177.31 km" more to go, made up too
+    // (here the stand-in program prints 8.5).
+    let (report, model, calls) = run(&[
+        say("You ran 1000 km."),
+        python("print(8.5)"),
+        say("You ran 8.5 km, 177.31 to go."),
+        say("You ran 8.5 km, 510.72 to go."),
+    ]);
+    assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&2));
+    assert_eq!(tool_names(&calls), ["python.run"]);
+    let told = model.told(3);
+    assert!(
+        told.starts_with("Your answer gives 177.31, which nothing you were shown holds"),
+        "{told}"
+    );
+    assert!(!told.contains("1000"), "{told}");
+    assert_eq!(
+        report.answer, "You ran 8.5 km, 510.72 to go.",
+        "past its second, a made-up figure stands"
+    );
+    // Both made-up answers left the conversation.
+    assert!(
+        assistant_of(&model, 3)
+            .iter()
+            .all(|m| !m.contains("1000") && !m.contains("177.31")),
+        "{:?}",
+        assistant_of(&model, 3)
+    );
+
+    // A figure it was sent back for, said again in other words beside a
+    // real one, is not judged twice: the answer stands.
+    let (report, _, _) = run(&[
+        say("You ran 1000 km."),
+        python("print(8.5)"),
+        say("8.5 km this month, 1000 km in all."),
+    ]);
+    assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&1));
+    assert_eq!(report.answer, "8.5 km this month, 1000 km in all.");
+}
+
+#[test]
 fn a_copied_answer_with_its_mistake_is_resampled_before_it_is_sent_back_again() {
     let made_up = json!({"mode":"respond","text":"You ran 1000 km."}).to_string();
     let (report, model, calls) = run_with(

@@ -62,7 +62,18 @@ struct Answer<'a> {
     messages: &'a [ChatMessage],
     /// This check sent an answer of the turn back before.
     again: bool,
+    /// For a check that sends back `anew`, on an answer that is no copy:
+    /// what it found each time it sent an answer back before (its details).
+    /// Empty otherwise.
+    found: Vec<&'a Value>,
 }
+
+/// The most times a turn a check that sends back `anew` sends answers back.
+/// Told that its "1000 km" was made up, qwen2.5-coder-1.5b read the runs and
+/// its notes, worked out 189.28 km, and answered with that and "177.31 km"
+/// more to go, a figure it made up in the place of one it had not worked
+/// out; a check that sends back once let it stand.
+const MAX_FOUND_ANEW: usize = 2;
 
 type Run = fn(&Turn<'_>, &Progress, &Answer<'_>) -> Option<(Value, SendBack)>;
 
@@ -74,6 +85,11 @@ struct Check {
     when_forced: bool,
     /// Sends an answer back at most once a turn.
     once: bool,
+    /// With `once`: an answer that is no copy, in which the check finds what
+    /// it never found before, is sent back again, up to [`MAX_FOUND_ANEW`]
+    /// times a turn in all; the check is handed what it found before
+    /// ([`Answer::found`]) and judges only what is new.
+    anew: bool,
     /// What becomes of an answer given again word for word, with the
     /// mistake this check sent it back for.
     on_copy: OnCopy,
@@ -105,6 +121,7 @@ const CHECKS: &[Check] = &[
         name: "answer-echoes-agent",
         when_forced: true,
         once: false,
+        anew: false,
         on_copy: OnCopy::SentBack,
         run: echoes_agent,
     },
@@ -112,6 +129,7 @@ const CHECKS: &[Check] = &[
         name: "answer-only-refusal",
         when_forced: true,
         once: true,
+        anew: false,
         on_copy: OnCopy::SentBack,
         run: only_refusal,
     },
@@ -119,6 +137,7 @@ const CHECKS: &[Check] = &[
         name: "time-not-given",
         when_forced: true,
         once: true,
+        anew: false,
         on_copy: OnCopy::Stands,
         run: time_not_given,
     },
@@ -126,6 +145,7 @@ const CHECKS: &[Check] = &[
         name: "question-left-out",
         when_forced: true,
         once: true,
+        anew: false,
         on_copy: OnCopy::Resampled,
         run: question_left_out,
     },
@@ -133,6 +153,7 @@ const CHECKS: &[Check] = &[
         name: "total-not-added",
         when_forced: false,
         once: true,
+        anew: false,
         on_copy: OnCopy::SentBack,
         run: total_not_added,
     },
@@ -140,6 +161,7 @@ const CHECKS: &[Check] = &[
         name: "answer-echoes-example",
         when_forced: false,
         once: true,
+        anew: false,
         on_copy: OnCopy::SentBack,
         run: echoes_example,
     },
@@ -147,6 +169,7 @@ const CHECKS: &[Check] = &[
         name: "pointed-tool-not-called",
         when_forced: false,
         once: true,
+        anew: false,
         on_copy: OnCopy::SentBack,
         run: pointed_tool_not_called,
     },
@@ -154,6 +177,7 @@ const CHECKS: &[Check] = &[
         name: "answer-about-own-failure",
         when_forced: false,
         once: true,
+        anew: false,
         on_copy: OnCopy::SentBack,
         run: about_own_failure,
     },
@@ -161,6 +185,7 @@ const CHECKS: &[Check] = &[
         name: "answer-figure-unseen",
         when_forced: false,
         once: true,
+        anew: true,
         on_copy: OnCopy::SentBack,
         run: figure_unseen,
     },
@@ -168,6 +193,7 @@ const CHECKS: &[Check] = &[
         name: "answer-file-unseen",
         when_forced: false,
         once: true,
+        anew: false,
         on_copy: OnCopy::Stands,
         run: file_unseen,
     },
@@ -175,6 +201,7 @@ const CHECKS: &[Check] = &[
         name: "answer-figure-off-task",
         when_forced: false,
         once: true,
+        anew: false,
         on_copy: OnCopy::Resampled,
         run: figure_off_task,
     },
@@ -182,6 +209,7 @@ const CHECKS: &[Check] = &[
         name: "quantity-not-worked-out",
         when_forced: false,
         once: true,
+        anew: false,
         on_copy: OnCopy::Stands,
         run: quantity_not_worked_out,
     },
@@ -189,6 +217,7 @@ const CHECKS: &[Check] = &[
         name: "change-not-made",
         when_forced: false,
         once: true,
+        anew: false,
         on_copy: OnCopy::Stands,
         run: change_not_made,
     },
@@ -206,9 +235,18 @@ impl Turn<'_> {
     ) -> Option<SendBack> {
         for c in CHECKS {
             let again = p.sent_back_for.contains(c.name);
+            let found: Vec<&Value> = p
+                .found
+                .iter()
+                .filter(|(name, _)| *name == c.name)
+                .map(|(_, detail)| detail)
+                .collect();
+            // A check that sends back anew looks again at an answer that is
+            // no copy, for what it has not found before.
+            let anew = c.anew && again && !p.copied && found.len() < MAX_FOUND_ANEW;
             // A check that has had its once is made again only on a copy of
             // an answer sent back before (`reply-repeated`).
-            let repeat = c.once && again;
+            let repeat = c.once && again && !anew;
             let copy_again = p.copied
                 && match c.on_copy {
                     OnCopy::Stands => false,
@@ -222,6 +260,7 @@ impl Turn<'_> {
                 text,
                 messages,
                 again,
+                found: if anew { found } else { Vec::new() },
             };
             if let Some((detail, send)) = (c.run)(self, p, &answer) {
                 // A copy of the answer this check sent back, or an answer
@@ -254,6 +293,7 @@ impl Turn<'_> {
                     return Some(SendBack::Say(repeated(p)));
                 }
                 p.sent_back_for.insert(c.name);
+                p.found.push((c.name, detail.clone()));
                 p.correct(c.name, detail, self.trace, on);
                 return Some(send);
             }
@@ -496,8 +536,20 @@ fn about_own_failure(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Valu
 /// conversation: with its first "1000 km and 5 years" answer still in it,
 /// the model gave those words again after the notes with the real figures
 /// (312.6 km, 700 km) were read, and again after it read the runs.
+///
+/// An answer that makes up a figure it was not sent back for is sent back
+/// again (`anew`): the figures it was sent back for before are not judged
+/// twice, so an answer that keeps one of them with a real one beside it
+/// stands.
 fn figure_unseen(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
-    let unseen = crate::observe::unseen_numbers(a.text, &p.report.info.task, &p.shown);
+    let mut unseen = crate::observe::unseen_numbers(a.text, &p.report.info.task, &p.shown);
+    unseen.retain(|n| {
+        !a.found.iter().any(|d| {
+            d["figures"]
+                .as_array()
+                .is_some_and(|f| f.contains(&json!(n)))
+        })
+    });
     if unseen.is_empty() {
         return None;
     }
