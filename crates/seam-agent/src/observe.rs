@@ -766,6 +766,66 @@ pub fn figure_off_task<'a>(
     None
 }
 
+/// The first note among `sources` (name, text: a note the task names, or
+/// the operator's notes) whose figures bear on the task and that the answer
+/// leaves out: the answer states a figure (three digits or more), and no
+/// figure of the note's lines about the task ([`lines_on_topic`]) is in the
+/// answer or in any program the turn ran (`code`), nor does a program name
+/// the note. Returned as the note's name and those lines, at most
+/// [`ON_TASK_LINES`]. A year (a whole number from 1900 to 2100) is no such
+/// figure: a note dates what it says, and an answer need not.
+///
+/// Asked how many km were on a pair of shoes and how many more before they
+/// should be retired, with the starting mileage and the retirement rule in
+/// the operator's notes and the runs in a CSV, qwen2.5-coder-1.5b read both,
+/// summed the shoe's runs (189.28 km) and answered "189.28 km", and "retire
+/// them after 189.28 km": the notes' 312.6 km and 700 km were in no program
+/// and no answer. Only notes of prose are judged; a data table's figures go
+/// into a program, and the checks of its rows are the program's.
+pub fn source_unused<'a>(
+    answer: &str,
+    task: &str,
+    sources: &'a [(String, String)],
+    code: &[String],
+) -> Option<(&'a str, Vec<&'a str>)> {
+    let counted = |n: &String| {
+        judged(n) && !(n.len() == 4 && n.parse::<u32>().is_ok_and(|y| (1900..=2100).contains(&y)))
+    };
+    let answered: Vec<String> = figures(answer).into_iter().filter(&counted).collect();
+    if answered.is_empty() {
+        return None;
+    }
+    let in_code: Vec<String> = code.iter().flat_map(|c| figures(c)).collect();
+    let mut judged_names = HashSet::new();
+    for (at, (name, _)) in sources.iter().enumerate() {
+        if !judged_names.insert(name.as_str()) || code.iter().any(|c| c.contains(name.as_str())) {
+            continue;
+        }
+        let mut lines: Vec<&str> = lines_on_topic(task, &sources[at..=at], usize::MAX, |l| {
+            figures(l).iter().any(&counted)
+        })
+        .into_iter()
+        .map(|(_, line)| line)
+        .collect();
+        let theirs: Vec<String> = lines
+            .iter()
+            .flat_map(|l| figures(l))
+            .filter(&counted)
+            .collect();
+        let used = theirs.iter().any(|f| {
+            answered.iter().any(|a| same_figure(a, f))
+                || in_code
+                    .iter()
+                    .any(|c| same_figure(c, f) || same_figure(f, c))
+        });
+        if !theirs.is_empty() && !used {
+            lines.truncate(ON_TASK_LINES);
+            return Some((name.as_str(), lines));
+        }
+    }
+    None
+}
+
 /// The first question of `task` that `answer` leaves out, when it answers
 /// another request of the task: a sentence (UAX #29) that ends in `?` and
 /// asks with a wh-word (who, what, which, where, when, why, how), whose topic
@@ -1216,6 +1276,62 @@ mod tests {
         2027-03-07,17.95,1:57:59,\"long run, coast path\",Pegasus 41,\"calf tight\"\n\
         2027-03-09,6.06,34:26,park laps,Novablast 4,\n\
         2027-03-11,8.10,45:02,river,Novablast 4,easy\n";
+
+    #[test]
+    fn a_note_about_the_task_whose_figures_went_nowhere_is_left_out() {
+        let task = "How many km are on my Novablast 4 now, and how many more before I \
+                    should retire them? The starting mileage and my retirement rule are in \
+                    my notes to you; the runs are in data/runs.csv.";
+        let notes = "Shoe log: my Novablast 4 already had 312.6 km on them before I started \
+                     logging runs in data/runs.csv on 2 March 2027.\n\
+                     Rule of thumb: I retire running shoes at 700 km.\n\
+                     Office parking: level -2, bay 117.";
+        let sources = [("memory.operator".to_owned(), notes.to_owned())];
+        let summed = ["import csv\nrows = csv.DictReader(open('data/runs.csv'))\n\
+                       print(sum(float(r['distance_km']) for r in rows if r['shoes'] == 'Novablast 4'))"
+            .to_owned()];
+        let answer = "They have 189.28 km on them; retire them after 189.28 km.";
+        let (name, lines) = source_unused(answer, task, &sources, &summed).unwrap();
+        assert_eq!(name, "memory.operator");
+        // The lines about the task, not the parking bay.
+        assert_eq!(lines.len(), 2, "{lines:?}");
+        assert!(lines[0].starts_with("Shoe log:") && lines[1].starts_with("Rule of thumb:"));
+
+        // A figure of the notes in the answer, or in a program, is a use.
+        assert_eq!(
+            source_unused("501.88 km; 198.12 km to 700.", task, &sources, &summed),
+            None
+        );
+        let added = ["print(189.28 + 312.6)".to_owned()];
+        assert_eq!(
+            source_unused("501.88 km now.", task, &sources, &added),
+            None
+        );
+        // A program that opens a note uses it.
+        let file = [("notes/shoes.md".to_owned(), notes.to_owned())];
+        let opened = ["print(open('notes/shoes.md').read())".to_owned()];
+        assert_eq!(source_unused(answer, task, &file, &opened), None);
+        assert!(source_unused(answer, task, &file, &summed).is_some());
+        // An answer with no figure of its own works nothing out.
+        assert_eq!(
+            source_unused("Retire them soon.", task, &sources, &summed),
+            None
+        );
+        // A year is no figure a note gives to work with; notes off the task
+        // are not judged.
+        let dated = [(
+            "memory.operator".to_owned(),
+            "The staging database moved to kestrel-db-2 on 2 March 2027.\n\
+             Office parking: level -2, bay 117."
+                .to_owned(),
+        )];
+        let asked =
+            "Which host is the staging database on, and what is its port? Say 5432 if none.";
+        assert_eq!(
+            source_unused("kestrel-db-2, port 5432", asked, &dated, &[]),
+            None
+        );
+    }
 
     #[test]
     fn a_value_the_task_names_and_the_code_leaves_out_is_found_in_its_column() {

@@ -415,6 +415,9 @@ const BUILDER: &str = "builder";
 /// The tool that finds code in the indexed repository.
 const CODE_INDEX: &str = "memory.codebase";
 
+/// The tool that holds what the operator told seam to remember.
+const OPERATOR_NOTES: &str = "memory.operator";
+
 /// How code is changed, said to a model that answered a change task
 /// without one (`change-not-made`) or ran code for it before it had looked
 /// at the repository (`change-task-code-not-run`).
@@ -533,6 +536,11 @@ struct Progress {
     /// What each of those found, each time it sent an answer back: the
     /// correction's name and its detail, in order.
     found: Vec<(&'static str, Value)>,
+    /// The code of every call that ran Python and returned (its output, not
+    /// a refusal), in order.
+    code_ran: Vec<String>,
+    /// The texts of the operator's notes the turn was shown (`memory.operator`).
+    notes_read: Vec<String>,
     /// Tools the task names that the turn was told it had not called
     /// (`task-tool-uncalled`).
     told_tools: HashSet<String>,
@@ -799,6 +807,8 @@ impl Turn<'_> {
             sent_back: Vec::new(),
             sent_back_for: HashSet::new(),
             found: Vec::new(),
+            code_ran: Vec::new(),
+            notes_read: Vec::new(),
             told_tools: HashSet::new(),
             shown: Vec::new(),
             sent_back_whole: Vec::new(),
@@ -2097,6 +2107,20 @@ impl Turn<'_> {
         };
         if let (BUILDER, CallResult::Output(v)) = (tool, &outcome.result) {
             p.changed |= v.get("changed").and_then(Value::as_bool) == Some(true);
+        }
+        if let CallResult::Output(v) = &outcome.result {
+            let code = self.code_of(tool, params);
+            p.code_ran.extend(code.into_iter().map(str::to_owned));
+            if tool == OPERATOR_NOTES {
+                let notes = v.get("notes").and_then(Value::as_array);
+                p.notes_read.extend(
+                    notes
+                        .into_iter()
+                        .flatten()
+                        .filter_map(|n| n.get("text").and_then(Value::as_str))
+                        .map(str::to_owned),
+                );
+            }
         }
         if let (READER, CallResult::Output(v)) = (tool, &outcome.result)
             && let (Some(path), Some(text)) = (

@@ -2486,6 +2486,55 @@ fn an_answer_with_a_new_made_up_figure_is_sent_back_again_up_to_twice() {
 }
 
 #[test]
+fn an_answer_worked_out_without_the_operators_note_about_the_task_is_sent_back_once() {
+    // qwen2.5-coder-1.5b summed the shoe's runs and answered with that sum,
+    // the starting mileage in the operator's notes left out. (The stand-in
+    // program prints 12.92 for code marked `# column`.)
+    let task = "How many km are on my Novablast 4 now? The starting mileage is in my notes \
+                to you; the runs are in data/shoes.csv.";
+    let recall =
+        json!({"mode":"action","tool":"memory.operator","params":{"op":"search","query":"shoe"}})
+            .to_string();
+    let summed = "import csv\nrows = csv.DictReader(open('data/shoes.csv'))\n\
+                  print(sum(float(r['km']) for r in rows if r['shoes'] == 'Novablast 4'))  # column";
+    let (report, model, _) = run_task(
+        task,
+        &[
+            recall.clone(),
+            read("data/shoes.csv"),
+            python(summed),
+            say("They have 12.92 km on them."),
+            say("12.92 km logged on top of the 312.6 km."),
+        ],
+    );
+    assert_eq!(report.corrections.get("answer-leaves-out-note"), Some(&1));
+    let told = model.told(4);
+    assert!(
+        told.starts_with(
+            "Your answer uses nothing of the operator's notes (memory.operator), and these \
+             lines of it bear on the task:\n- Shoe log: the Novablast 4 had 312.6 km before 2 March.\n\
+             Work what they give into your answer (with python.run for what must be worked out), \
+             then answer."
+        ),
+        "{told}"
+    );
+    assert_eq!(report.answer, "12.92 km logged on top of the 312.6 km.");
+
+    // With the note's figure in the program, the answer stands.
+    let (report, _, _) = run_task(
+        task,
+        &[
+            recall.clone(),
+            read("data/shoes.csv"),
+            python(&format!("{summed}\nprint(312.6)")),
+            say("They have 12.92 km on them."),
+        ],
+    );
+    assert_eq!(report.corrections.get("answer-leaves-out-note"), None);
+    assert_eq!(report.answer, "They have 12.92 km on them.");
+}
+
+#[test]
 fn a_copied_answer_with_its_mistake_is_resampled_before_it_is_sent_back_again() {
     let made_up = json!({"mode":"respond","text":"You ran 1000 km."}).to_string();
     let (report, model, calls) = run_with(

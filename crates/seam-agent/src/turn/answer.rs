@@ -206,6 +206,14 @@ const CHECKS: &[Check] = &[
         run: figure_off_task,
     },
     Check {
+        name: "answer-leaves-out-note",
+        when_forced: false,
+        once: true,
+        anew: false,
+        on_copy: OnCopy::Stands,
+        run: leaves_out_note,
+    },
+    Check {
         name: "quantity-not-worked-out",
         when_forced: false,
         once: true,
@@ -632,6 +640,56 @@ fn push_lines(said: &mut String, lines: &[(&str, &str)]) {
             seam_term::clip(line, LINE_SHOWN, "…")
         ));
     }
+}
+
+/// An answer worked out from one source that leaves out a note about the
+/// task (see [`crate::observe::source_unused`]): a note the task names, or
+/// the operator's notes the turn was shown; sent back once with the note's
+/// lines about the task. Its mistake is likely, not certain (a note may
+/// only confirm), so the same answer given again stands.
+fn leaves_out_note(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
+    let task = &p.report.info.task;
+    let named = crate::observe::files_named(task);
+    let mut sources: Vec<(String, String)> = p
+        .file_texts
+        .iter()
+        .filter(|(path, text)| {
+            let path = super::plain_name(path);
+            !crate::observe::is_data_table(path, text)
+                && named.iter().any(|f| {
+                    let f = f.trim_start_matches("~/");
+                    f == path
+                        || path.ends_with(&format!("/{f}"))
+                        || f.ends_with(&format!("/{path}"))
+                })
+        })
+        .cloned()
+        .collect();
+    if !p.notes_read.is_empty() {
+        sources.push((super::OPERATOR_NOTES.to_owned(), p.notes_read.join("\n")));
+    }
+    let (name, lines) = crate::observe::source_unused(a.text, task, &sources, &p.code_ran)?;
+    let what = if name == super::OPERATOR_NOTES {
+        format!("the operator's notes ({name})")
+    } else {
+        name.to_owned()
+    };
+    let listed: String = lines
+        .iter()
+        .map(|l| format!("\n- {}", seam_term::clip(l, LINE_SHOWN, "…")))
+        .collect();
+    let work = match t.python_tool() {
+        Some(python) => format!(" (with {python} for what must be worked out)"),
+        None => String::new(),
+    };
+    let said = format!(
+        "Your answer uses nothing of {what}, and these lines of it bear on the task:{listed}\n\
+         Work what they give into your answer{work}, then answer."
+    );
+    Some((
+        json!({"source": name, "lines": lines.len()}),
+        with_task(p, &said),
+    ))
 }
 
 /// Asked how many km were on a pair of shoes, from a starting figure in the
