@@ -2518,7 +2518,30 @@ fn an_answer_worked_out_without_the_operators_note_about_the_task_is_sent_back_o
         ),
         "{told}"
     );
+    assert_eq!(report.corrections.get("left-out-reply-unsaid"), Some(&1));
+    assert!(
+        assistant_of(&model, 4)
+            .iter()
+            .all(|m| !m.contains("They have 12.92")),
+        "the answer left the conversation: {:?}",
+        assistant_of(&model, 4)
+    );
     assert_eq!(report.answer, "12.92 km logged on top of the 312.6 km.");
+
+    // An answer that also makes a figure up is sent back for the note.
+    let (report, model, _) = run_task(
+        task,
+        &[
+            recall.clone(),
+            read("data/shoes.csv"),
+            python(summed),
+            say("They have 12.92 km on them, 687.08 to go."),
+            say("12.92 km logged on top of the 312.6 km."),
+        ],
+    );
+    assert_eq!(report.corrections.get("answer-leaves-out-note"), Some(&1));
+    assert_eq!(report.corrections.get("answer-figure-unseen"), None);
+    assert!(!model.told(4).contains("687.08"), "{}", model.told(4));
 
     // With the note's figure in the program, the answer stands.
     let (report, _, _) = run_task(

@@ -45,6 +45,7 @@ pub(super) enum SendBack {
     /// about something else; told so, and shown the lines about the task,
     /// qwen2.5-coder-1.5b gave its "20:00" again word for word, greedy and
     /// sampled, with its answer above the words that told it.
+    /// `left-out-reply-unsaid`: it left out a note about the task.
     SayDropping { said: String, unsaid: &'static str },
     /// The turn asks for its final answer, for this reason.
     Force(String),
@@ -182,6 +183,14 @@ const CHECKS: &[Check] = &[
         run: about_own_failure,
     },
     Check {
+        name: "answer-leaves-out-note",
+        when_forced: false,
+        once: true,
+        anew: false,
+        on_copy: OnCopy::Stands,
+        run: leaves_out_note,
+    },
+    Check {
         name: "answer-figure-unseen",
         when_forced: false,
         once: true,
@@ -204,14 +213,6 @@ const CHECKS: &[Check] = &[
         anew: false,
         on_copy: OnCopy::Resampled,
         run: figure_off_task,
-    },
-    Check {
-        name: "answer-leaves-out-note",
-        when_forced: false,
-        once: true,
-        anew: false,
-        on_copy: OnCopy::Stands,
-        run: leaves_out_note,
     },
     Check {
         name: "quantity-not-worked-out",
@@ -645,8 +646,14 @@ fn push_lines(said: &mut String, lines: &[(&str, &str)]) {
 /// An answer worked out from one source that leaves out a note about the
 /// task (see [`crate::observe::source_unused`]): a note the task names, or
 /// the operator's notes the turn was shown; sent back once with the note's
-/// lines about the task. Its mistake is likely, not certain (a note may
-/// only confirm), so the same answer given again stands.
+/// lines about the task, and the answer leaves the conversation
+/// (`left-out-reply-unsaid`). Its mistake is likely, not certain (a note may
+/// only confirm), so the same answer given again stands. Made before
+/// `answer-figure-unseen`: an answer that left a note out made up what the
+/// note would have given ("177.31 km" more to go, beside the 189.28 km it
+/// summed), and told of that figure, qwen2.5-coder-1.5b ran its sum again
+/// and, told to answer, gave the made-up figure back; the note's lines are
+/// what it lacked.
 fn leaves_out_note(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
     let task = &p.report.info.task;
     let named = crate::observe::files_named(task);
@@ -688,7 +695,10 @@ fn leaves_out_note(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value,
     );
     Some((
         json!({"source": name, "lines": lines.len()}),
-        with_task(p, &said),
+        SendBack::SayDropping {
+            said: task_again(p, &said),
+            unsaid: "left-out-reply-unsaid",
+        },
     ))
 }
 
