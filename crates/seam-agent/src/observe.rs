@@ -766,7 +766,7 @@ pub fn figure_off_task<'a>(
     None
 }
 
-/// The first note among `sources` (name, text: a note the task names, or
+/// The first source among `sources` (name, text: a file the task names, or
 /// the operator's notes) whose figures bear on the task and that the answer
 /// leaves out: the answer states a figure (three digits or more), and no
 /// figure of the note's lines about the task ([`lines_on_topic`]) is in the
@@ -780,8 +780,8 @@ pub fn figure_off_task<'a>(
 /// the operator's notes and the runs in a CSV, qwen2.5-coder-1.5b read both,
 /// summed the shoe's runs (189.28 km) and answered "189.28 km", and "retire
 /// them after 189.28 km": the notes' 312.6 km and 700 km were in no program
-/// and no answer. Only notes of prose are judged; a data table's figures go
-/// into a program, and the checks of its rows are the program's.
+/// and no answer. A data table is judged the same way: a program that opens
+/// it uses it, and so does an answer that states one of its figures.
 pub fn source_unused<'a>(
     answer: &str,
     task: &str,

@@ -2507,7 +2507,7 @@ fn an_answer_worked_out_without_the_operators_note_about_the_task_is_sent_back_o
             say("12.92 km logged on top of the 312.6 km."),
         ],
     );
-    assert_eq!(report.corrections.get("answer-leaves-out-note"), Some(&1));
+    assert_eq!(report.corrections.get("answer-leaves-out-source"), Some(&1));
     let told = model.told(4);
     assert!(
         told.starts_with(
@@ -2539,7 +2539,7 @@ fn an_answer_worked_out_without_the_operators_note_about_the_task_is_sent_back_o
             say("12.92 km logged on top of the 312.6 km."),
         ],
     );
-    assert_eq!(report.corrections.get("answer-leaves-out-note"), Some(&1));
+    assert_eq!(report.corrections.get("answer-leaves-out-source"), Some(&1));
     assert_eq!(report.corrections.get("answer-figure-unseen"), None);
     assert!(!model.told(4).contains("687.08"), "{}", model.told(4));
 
@@ -2553,8 +2553,41 @@ fn an_answer_worked_out_without_the_operators_note_about_the_task_is_sent_back_o
             say("They have 12.92 km on them."),
         ],
     );
-    assert_eq!(report.corrections.get("answer-leaves-out-note"), None);
+    assert_eq!(report.corrections.get("answer-leaves-out-source"), None);
     assert_eq!(report.answer, "They have 12.92 km on them.");
+}
+
+#[test]
+fn an_answer_worked_out_beside_a_table_the_task_names_and_no_program_opened_is_sent_back() {
+    // Told of the notes it had left out, qwen2.5-coder-1.5b worked out
+    // 700 - 312.6 and answered with that: the runs the task named, read,
+    // went into no program.
+    let task = "How many km are on my Novablast 4 now? The starting mileage is in my notes \
+                to you; the runs are in data/shoes.csv.";
+    let recall =
+        json!({"mode":"action","tool":"memory.operator","params":{"op":"search","query":"shoe"}})
+            .to_string();
+    let (report, model, _) = run_task(
+        task,
+        &[
+            recall,
+            read("data/shoes.csv"),
+            python("p = 312.6\nprint(700 - p)  # column"),
+            say("They had 312.6 km, 12.92 to go."),
+            say("312.6 km and 12.92 km."),
+        ],
+    );
+    assert_eq!(report.corrections.get("answer-leaves-out-source"), Some(&1));
+    let told = model.told(4);
+    assert!(
+        told.starts_with(
+            "Your answer uses nothing of data/shoes.csv, which the task names: no program of \
+             the turn opened it, and no figure of it is in your answer. Work it into your answer \
+             (with python.run, whose code can open data/shoes.csv), then answer."
+        ),
+        "{told}"
+    );
+    assert_eq!(report.answer, "312.6 km and 12.92 km.");
 }
 
 #[test]

@@ -45,7 +45,7 @@ pub(super) enum SendBack {
     /// about something else; told so, and shown the lines about the task,
     /// qwen2.5-coder-1.5b gave its "20:00" again word for word, greedy and
     /// sampled, with its answer above the words that told it.
-    /// `left-out-reply-unsaid`: it left out a note about the task.
+    /// `left-out-reply-unsaid`: it left out a source the task names.
     SayDropping { said: String, unsaid: &'static str },
     /// The turn asks for its final answer, for this reason.
     Force(String),
@@ -183,12 +183,12 @@ const CHECKS: &[Check] = &[
         run: about_own_failure,
     },
     Check {
-        name: "answer-leaves-out-note",
+        name: "answer-leaves-out-source",
         when_forced: false,
         once: true,
-        anew: false,
+        anew: true,
         on_copy: OnCopy::Stands,
-        run: leaves_out_note,
+        run: leaves_out_source,
     },
     Check {
         name: "answer-figure-unseen",
@@ -643,56 +643,79 @@ fn push_lines(said: &mut String, lines: &[(&str, &str)]) {
     }
 }
 
-/// An answer worked out from one source that leaves out a note about the
-/// task (see [`crate::observe::source_unused`]): a note the task names, or
-/// the operator's notes the turn was shown; sent back once with the note's
-/// lines about the task, and the answer leaves the conversation
-/// (`left-out-reply-unsaid`). Its mistake is likely, not certain (a note may
-/// only confirm), so the same answer given again stands. Made before
-/// `answer-figure-unseen`: an answer that left a note out made up what the
-/// note would have given ("177.31 km" more to go, beside the 189.28 km it
-/// summed), and told of that figure, qwen2.5-coder-1.5b ran its sum again
-/// and, told to answer, gave the made-up figure back; the note's lines are
-/// what it lacked.
-fn leaves_out_note(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
+/// An answer with a figure that leaves out a source the task names (see
+/// [`crate::observe::source_unused`]): a file the task names that the turn
+/// read, or the operator's notes the turn was shown; sent back with a
+/// note's lines about the task, or, for a data table, with how to work it
+/// in, and the answer leaves the conversation (`left-out-reply-unsaid`).
+/// Sent back anew for another source, twice a turn at most: told of the
+/// notes it left out, qwen2.5-coder-1.5b worked out 700 - 312.6 and answered
+/// with that, the runs the task named left out in turn. Its mistake is
+/// likely, not certain (a note may only confirm), so the same answer given
+/// again stands. Made before `answer-figure-unseen`: an answer that left a
+/// note out made up what the note would have given ("177.31 km" more to go,
+/// beside the 189.28 km it summed), and told of that figure,
+/// qwen2.5-coder-1.5b ran its sum again and, told to answer, gave the
+/// made-up figure back; the note's lines are what it lacked.
+fn leaves_out_source(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
     let task = &p.report.info.task;
     let named = crate::observe::files_named(task);
+    let flagged = |name: &str| a.found.iter().any(|d| d["source"] == name);
     let mut sources: Vec<(String, String)> = p
         .file_texts
         .iter()
-        .filter(|(path, text)| {
+        .filter(|(path, _)| {
             let path = super::plain_name(path);
-            !crate::observe::is_data_table(path, text)
-                && named.iter().any(|f| {
-                    let f = f.trim_start_matches("~/");
-                    f == path
-                        || path.ends_with(&format!("/{f}"))
-                        || f.ends_with(&format!("/{path}"))
-                })
+            named.iter().any(|f| {
+                let f = f.trim_start_matches("~/");
+                f == path || path.ends_with(&format!("/{f}")) || f.ends_with(&format!("/{path}"))
+            })
         })
-        .cloned()
+        .map(|(path, text)| (super::plain_name(path).to_owned(), text.clone()))
         .collect();
     if !p.notes_read.is_empty() {
         sources.push((super::OPERATOR_NOTES.to_owned(), p.notes_read.join("\n")));
     }
+    // A table the turn ran no program beside is `quantity-not-worked-out`'s
+    // (or `answer-figure-unseen`'s): here a table is left out when programs
+    // ran, none of them over it.
+    sources.retain(|(name, text)| {
+        !flagged(name) && (!p.code_ran.is_empty() || !crate::observe::is_data_table(name, text))
+    });
     let (name, lines) = crate::observe::source_unused(a.text, task, &sources, &p.code_ran)?;
-    let what = if name == super::OPERATOR_NOTES {
-        format!("the operator's notes ({name})")
-    } else {
-        name.to_owned()
-    };
-    let listed: String = lines
+    let python = t.python_tool();
+    let table = sources
         .iter()
-        .map(|l| format!("\n- {}", seam_term::clip(l, LINE_SHOWN, "…")))
-        .collect();
-    let work = match t.python_tool() {
-        Some(python) => format!(" (with {python} for what must be worked out)"),
-        None => String::new(),
+        .any(|(n, text)| n == name && crate::observe::is_data_table(n, text));
+    let said = if table {
+        let work = match python {
+            Some(python) => format!(" (with {python}, whose code can open {name})"),
+            None => String::new(),
+        };
+        format!(
+            "Your answer uses nothing of {name}, which the task names: no program of the turn \
+             opened it, and no figure of it is in your answer. Work it into your answer{work}, \
+             then answer."
+        )
+    } else {
+        let what = if name == super::OPERATOR_NOTES {
+            format!("the operator's notes ({name})")
+        } else {
+            name.to_owned()
+        };
+        let listed: String = lines
+            .iter()
+            .map(|l| format!("\n- {}", seam_term::clip(l, LINE_SHOWN, "…")))
+            .collect();
+        let work = match python {
+            Some(python) => format!(" (with {python} for what must be worked out)"),
+            None => String::new(),
+        };
+        format!(
+            "Your answer uses nothing of {what}, and these lines of it bear on the task:{listed}\n\
+             Work what they give into your answer{work}, then answer."
+        )
     };
-    let said = format!(
-        "Your answer uses nothing of {what}, and these lines of it bear on the task:{listed}\n\
-         Work what they give into your answer{work}, then answer."
-    );
     Some((
         json!({"source": name, "lines": lines.len()}),
         SendBack::SayDropping {
