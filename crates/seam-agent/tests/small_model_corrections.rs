@@ -2474,15 +2474,16 @@ fn an_answer_with_a_new_made_up_figure_is_sent_back_again_up_to_twice() {
         assistant_of(&model, 3)
     );
 
-    // A figure it was sent back for, said again in other words beside a
-    // real one, is not judged twice: the answer stands.
+    // A figure it was sent back for, said again in other words, goes back
+    // again too.
     let (report, _, _) = run(&[
         say("You ran 1000 km."),
         python("print(8.5)"),
         say("8.5 km this month, 1000 km in all."),
+        say("8.5 km this month."),
     ]);
-    assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&1));
-    assert_eq!(report.answer, "8.5 km this month, 1000 km in all.");
+    assert_eq!(report.corrections.get("answer-figure-unseen"), Some(&2));
+    assert_eq!(report.answer, "8.5 km this month.");
 }
 
 #[test]

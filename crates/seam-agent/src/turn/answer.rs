@@ -86,10 +86,10 @@ struct Check {
     when_forced: bool,
     /// Sends an answer back at most once a turn.
     once: bool,
-    /// With `once`: an answer that is no copy, in which the check finds what
-    /// it never found before, is sent back again, up to [`MAX_FOUND_ANEW`]
-    /// times a turn in all; the check is handed what it found before
-    /// ([`Answer::found`]) and judges only what is new.
+    /// With `once`: an answer that is no copy, in which the check finds its
+    /// mistake again, is sent back again, up to [`MAX_FOUND_ANEW`] times a
+    /// turn in all; the check is handed what it found before
+    /// ([`Answer::found`]), to judge only what is new where that matters.
     anew: bool,
     /// What becomes of an answer given again word for word, with the
     /// mistake this check sent it back for.
@@ -546,19 +546,12 @@ fn about_own_failure(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Valu
 /// the model gave those words again after the notes with the real figures
 /// (312.6 km, 700 km) were read, and again after it read the runs.
 ///
-/// An answer that makes up a figure it was not sent back for is sent back
-/// again (`anew`): the figures it was sent back for before are not judged
-/// twice, so an answer that keeps one of them with a real one beside it
-/// stands.
+/// An answer in other words (no copy) that still makes a figure up is sent
+/// back again (`anew`), the same figure or another: told that its "1000 km"
+/// was made up, qwen2.5-coder-1.5b ran a program of its own, never called
+/// the notes' tool, and answered "1000 km" again.
 fn figure_unseen(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
-    let mut unseen = crate::observe::unseen_numbers(a.text, &p.report.info.task, &p.shown);
-    unseen.retain(|n| {
-        !a.found.iter().any(|d| {
-            d["figures"]
-                .as_array()
-                .is_some_and(|f| f.contains(&json!(n)))
-        })
-    });
+    let unseen = crate::observe::unseen_numbers(a.text, &p.report.info.task, &p.shown);
     if unseen.is_empty() {
         return None;
     }
