@@ -2589,6 +2589,31 @@ fn an_answer_worked_out_beside_a_table_the_task_names_and_no_program_opened_is_s
         "{told}"
     );
     assert_eq!(report.answer, "312.6 km and 12.92 km.");
+
+    // The same answer given again word for word after it was sent to read
+    // the table (`task-file-unread`) is judged for the table.
+    let answer = say("They had 312.6 km, 12.92 to go.");
+    let (report, model, _) = run_task(
+        task,
+        &[
+            json!({"mode":"action","tool":"memory.operator","params":{"op":"search","query":"shoe"}})
+                .to_string(),
+            python("p = 312.6\nprint(700 - p)  # column"),
+            answer.clone(),
+            read("data/shoes.csv"),
+            answer,
+            say("312.6 km and 12.92 km."),
+        ],
+    );
+    assert_eq!(report.corrections.get("task-file-unread"), Some(&1));
+    assert_eq!(report.corrections.get("answer-leaves-out-source"), Some(&1));
+    assert!(
+        model
+            .told(5)
+            .starts_with("Your answer uses nothing of data/shoes.csv"),
+        "{}",
+        model.told(5)
+    );
 }
 
 #[test]

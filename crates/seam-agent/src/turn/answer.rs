@@ -86,15 +86,30 @@ struct Check {
     when_forced: bool,
     /// Sends an answer back at most once a turn.
     once: bool,
-    /// With `once`: an answer that is no copy, in which the check finds its
-    /// mistake again, is sent back again, up to [`MAX_FOUND_ANEW`] times a
-    /// turn in all; the check is handed what it found before
-    /// ([`Answer::found`]), to judge only what is new where that matters.
-    anew: bool,
+    /// With `once`: which answers the check judges again, after it has sent
+    /// one back, up to [`MAX_FOUND_ANEW`] sends a turn in all.
+    anew: Anew,
     /// What becomes of an answer given again word for word, with the
     /// mistake this check sent it back for.
     on_copy: OnCopy,
     run: Run,
+}
+
+/// Which answers a check that sends back `once` judges again (see
+/// [`Check::anew`]).
+#[derive(Clone, Copy, PartialEq, Eq)]
+enum Anew {
+    /// None: once is once.
+    Never,
+    /// An answer in new words (no copy of one sent back before); a copy goes
+    /// the way of [`OnCopy`].
+    InNewWords,
+    /// Any answer, a copy too, for what the check did not find before: it
+    /// is handed what it found ([`Answer::found`]) and judges the rest. A
+    /// copy of an answer sent back for another reason may hold another
+    /// mistake: told to read the runs the task named, qwen2.5-coder-1.5b read
+    /// them and gave its answer again word for word, the runs in no program.
+    ForNewFindings,
 }
 
 /// What a check does with a copy of an answer it sent back, the mistake
@@ -122,7 +137,7 @@ const CHECKS: &[Check] = &[
         name: "answer-echoes-agent",
         when_forced: true,
         once: false,
-        anew: false,
+        anew: Anew::Never,
         on_copy: OnCopy::SentBack,
         run: echoes_agent,
     },
@@ -130,7 +145,7 @@ const CHECKS: &[Check] = &[
         name: "answer-only-refusal",
         when_forced: true,
         once: true,
-        anew: false,
+        anew: Anew::Never,
         on_copy: OnCopy::SentBack,
         run: only_refusal,
     },
@@ -138,7 +153,7 @@ const CHECKS: &[Check] = &[
         name: "time-not-given",
         when_forced: true,
         once: true,
-        anew: false,
+        anew: Anew::Never,
         on_copy: OnCopy::Stands,
         run: time_not_given,
     },
@@ -146,7 +161,7 @@ const CHECKS: &[Check] = &[
         name: "question-left-out",
         when_forced: true,
         once: true,
-        anew: false,
+        anew: Anew::Never,
         on_copy: OnCopy::Resampled,
         run: question_left_out,
     },
@@ -154,7 +169,7 @@ const CHECKS: &[Check] = &[
         name: "total-not-added",
         when_forced: false,
         once: true,
-        anew: false,
+        anew: Anew::Never,
         on_copy: OnCopy::SentBack,
         run: total_not_added,
     },
@@ -162,7 +177,7 @@ const CHECKS: &[Check] = &[
         name: "answer-echoes-example",
         when_forced: false,
         once: true,
-        anew: false,
+        anew: Anew::Never,
         on_copy: OnCopy::SentBack,
         run: echoes_example,
     },
@@ -170,7 +185,7 @@ const CHECKS: &[Check] = &[
         name: "pointed-tool-not-called",
         when_forced: false,
         once: true,
-        anew: false,
+        anew: Anew::Never,
         on_copy: OnCopy::SentBack,
         run: pointed_tool_not_called,
     },
@@ -178,7 +193,7 @@ const CHECKS: &[Check] = &[
         name: "answer-about-own-failure",
         when_forced: false,
         once: true,
-        anew: false,
+        anew: Anew::Never,
         on_copy: OnCopy::SentBack,
         run: about_own_failure,
     },
@@ -186,7 +201,7 @@ const CHECKS: &[Check] = &[
         name: "answer-leaves-out-source",
         when_forced: false,
         once: true,
-        anew: true,
+        anew: Anew::ForNewFindings,
         on_copy: OnCopy::Stands,
         run: leaves_out_source,
     },
@@ -194,7 +209,7 @@ const CHECKS: &[Check] = &[
         name: "answer-figure-unseen",
         when_forced: false,
         once: true,
-        anew: true,
+        anew: Anew::InNewWords,
         on_copy: OnCopy::SentBack,
         run: figure_unseen,
     },
@@ -202,7 +217,7 @@ const CHECKS: &[Check] = &[
         name: "answer-file-unseen",
         when_forced: false,
         once: true,
-        anew: false,
+        anew: Anew::Never,
         on_copy: OnCopy::Stands,
         run: file_unseen,
     },
@@ -210,7 +225,7 @@ const CHECKS: &[Check] = &[
         name: "answer-figure-off-task",
         when_forced: false,
         once: true,
-        anew: false,
+        anew: Anew::Never,
         on_copy: OnCopy::Resampled,
         run: figure_off_task,
     },
@@ -218,7 +233,7 @@ const CHECKS: &[Check] = &[
         name: "quantity-not-worked-out",
         when_forced: false,
         once: true,
-        anew: false,
+        anew: Anew::Never,
         on_copy: OnCopy::Stands,
         run: quantity_not_worked_out,
     },
@@ -226,7 +241,7 @@ const CHECKS: &[Check] = &[
         name: "change-not-made",
         when_forced: false,
         once: true,
-        anew: false,
+        anew: Anew::Never,
         on_copy: OnCopy::Stands,
         run: change_not_made,
     },
@@ -250,9 +265,14 @@ impl Turn<'_> {
                 .filter(|(name, _)| *name == c.name)
                 .map(|(_, detail)| detail)
                 .collect();
-            // A check that sends back anew looks again at an answer that is
-            // no copy, for what it has not found before.
-            let anew = c.anew && again && !p.copied && found.len() < MAX_FOUND_ANEW;
+            // A check that sends back anew looks again (see `Anew`).
+            let anew = again
+                && found.len() < MAX_FOUND_ANEW
+                && match c.anew {
+                    Anew::Never => false,
+                    Anew::InNewWords => !p.copied,
+                    Anew::ForNewFindings => true,
+                };
             // A check that has had its once is made again only on a copy of
             // an answer sent back before (`reply-repeated`).
             let repeat = c.once && again && !anew;
