@@ -2493,15 +2493,13 @@ fn an_answer_worked_out_without_the_operators_note_about_the_task_is_sent_back_o
     // program prints 12.92 for code marked `# column`.)
     let task = "How many km are on my Novablast 4 now? The starting mileage is in my notes \
                 to you; the runs are in data/shoes.csv.";
-    let recall =
-        json!({"mode":"action","tool":"memory.operator","params":{"op":"search","query":"shoe"}})
-            .to_string();
+    let notes = recall("shoe");
     let summed = "import csv\nrows = csv.DictReader(open('data/shoes.csv'))\n\
                   print(sum(float(r['km']) for r in rows if r['shoes'] == 'Novablast 4'))  # column";
     let (report, model, _) = run_task(
         task,
         &[
-            recall.clone(),
+            notes.clone(),
             read("data/shoes.csv"),
             python(summed),
             say("They have 12.92 km on them."),
@@ -2533,7 +2531,7 @@ fn an_answer_worked_out_without_the_operators_note_about_the_task_is_sent_back_o
     let (report, model, _) = run_task(
         task,
         &[
-            recall.clone(),
+            notes.clone(),
             read("data/shoes.csv"),
             python(summed),
             say("They have 12.92 km on them, 687.08 to go."),
@@ -2548,7 +2546,7 @@ fn an_answer_worked_out_without_the_operators_note_about_the_task_is_sent_back_o
     let (report, _, _) = run_task(
         task,
         &[
-            recall.clone(),
+            notes.clone(),
             read("data/shoes.csv"),
             python(&format!("{summed}\nprint(312.6)")),
             say("They have 12.92 km on them."),
@@ -2565,13 +2563,11 @@ fn an_answer_worked_out_beside_a_table_the_task_names_and_no_program_opened_is_s
     // went into no program.
     let task = "How many km are on my Novablast 4 now? The starting mileage is in my notes \
                 to you; the runs are in data/shoes.csv.";
-    let recall =
-        json!({"mode":"action","tool":"memory.operator","params":{"op":"search","query":"shoe"}})
-            .to_string();
+    let notes = recall("shoe");
     let (report, model, _) = run_task(
         task,
         &[
-            recall,
+            notes,
             read("data/shoes.csv"),
             python("p = 312.6\nprint(700 - p)  # column"),
             say("They had 312.6 km, 12.92 to go."),
@@ -2596,8 +2592,7 @@ fn an_answer_worked_out_beside_a_table_the_task_names_and_no_program_opened_is_s
     let (report, model, _) = run_task(
         task,
         &[
-            json!({"mode":"action","tool":"memory.operator","params":{"op":"search","query":"shoe"}})
-                .to_string(),
+            recall("shoe"),
             python("p = 312.6\nprint(700 - p)  # column"),
             answer.clone(),
             read("data/shoes.csv"),
@@ -2641,6 +2636,12 @@ fn a_copied_answer_with_its_mistake_is_resampled_before_it_is_sent_back_again() 
     let (report, model, _) = run_with(TASK, &[respond()], TurnOptions::default());
     assert_eq!(report.corrections.get("copy-resampled"), None);
     assert_eq!(sampled(&model, 0), None);
+}
+
+/// A search of the operator's notes for `query`.
+fn recall(query: &str) -> String {
+    json!({"mode":"action","tool":"memory.operator","params":{"op":"search","query": query}})
+        .to_string()
 }
 
 fn say(text: &str) -> String {
