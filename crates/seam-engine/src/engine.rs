@@ -1080,13 +1080,15 @@ const JSON_CHAR_RULE: &str =
 /// reader closes a string where this rule does not let it go on (its test
 /// `what_the_grammar_admits_bare_is_read_back_whole` holds the two together).
 ///
-/// The spaces are bounded because a model that believes its reply ended has
-/// nothing left to write but spaces, and JSON's own spacing between tokens is
-/// bounded (llama.cpp's `space` rule): qwen2.5-coder-1.5b wrote a stray `}`
-/// at the end of its code, then `"}` (it meant the call's last two braces, one
-/// short), then spaces, which only this rule allowed, until the loop cut
-/// (96 tokens, about 12 s a reply, three replies running). After `"} ` the
-/// only ways on are the call's missing `}` and text.
+/// The spaces are bounded as JSON's own spacing between tokens is (llama.cpp's
+/// `space` rule): unbounded, they were a way for a reply to run on in spaces
+/// after a bare quote, which nothing a model means needs. It is not the whole
+/// of the run-on it was made for: qwen2.5-coder-1.5b wrote a stray `}` at the
+/// end of its code, then `"}` (it meant the call's last two braces, one short),
+/// and, with the bound in place, still ran on inside the string until the
+/// loop cut (96 tokens, about 12 s a reply), on what the trace does not keep
+/// (escapes or dots, which a string must admit). The reply is repaired
+/// (`truncated-json`, `code-stray-closer-cut`); the time is the cost.
 const BARE_QUOTES_RULE: &str = r#"seam-bare-quotes ::= ["]+ ([^"\\\x7F\x00-\x1F,} ] | seam-escape | " "{1,8} [^"\\\x7F\x00-\x1F ,}\]] | "}" " "? ([^"\\\x7F\x00-\x1F ,}\]] | seam-escape) | "," " "? [^"\\\x7F\x00-\x1F ,}\]])"#;
 
 /// A JSON escape, as llama.cpp's `char` rule writes it ([`JSON_CHAR_RULE`]):
