@@ -456,6 +456,17 @@ fn plain_name(name: &str) -> &str {
     name.trim_start_matches("./")
 }
 
+/// Whether two names of files, as a task, a call or a result writes them, are
+/// one file: the same once `./` and `~/` are taken off the front, or one the
+/// other's tail below a directory (`notes/a.md` and `home/notes/a.md`).
+fn same_file(a: &str, b: &str) -> bool {
+    let (a, b) = (
+        plain_name(a).trim_start_matches("~/"),
+        plain_name(b).trim_start_matches("~/"),
+    );
+    a == b || a.ends_with(&format!("/{b}")) || b.ends_with(&format!("/{a}"))
+}
+
 /// Replies in a row with no readable action before the turn gives up.
 const MAX_UNREADABLE: u32 = 3;
 
@@ -1495,12 +1506,7 @@ impl Turn<'_> {
         if p.forced || p.bounced >= MAX_BOUNCES || self.registry.get(READER).is_none() {
             return None;
         }
-        let seen = |name: &str| {
-            p.looked_at.iter().any(|l| {
-                let l = l.trim_start_matches("~/");
-                l == name || l.ends_with(&format!("/{name}")) || name.ends_with(&format!("/{l}"))
-            })
-        };
+        let seen = |name: &str| p.looked_at.iter().any(|l| same_file(l, name));
         let mut files = crate::observe::files_named(&p.report.info.task);
         // A hidden file (`~/.netrc`, `~/.config/gh/hosts.yml`) is where
         // credentials live: the model may ask for one, and the gate decides,

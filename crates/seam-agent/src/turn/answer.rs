@@ -677,13 +677,7 @@ fn leaves_out_source(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Valu
     let mut sources: Vec<(String, String)> = p
         .file_texts
         .iter()
-        .filter(|(path, _)| {
-            let path = super::plain_name(path);
-            named.iter().any(|f| {
-                let f = f.trim_start_matches("~/");
-                f == path || path.ends_with(&format!("/{f}")) || f.ends_with(&format!("/{path}"))
-            })
-        })
+        .filter(|(path, _)| named.iter().any(|f| super::same_file(f, path)))
         .map(|(path, text)| (super::plain_name(path).to_owned(), text.clone()))
         .collect();
     if !p.notes_read.is_empty() {
