@@ -136,13 +136,13 @@ impl MemoryCodebase {
     }
 
     fn not_indexed(&self, op: &str) -> Value {
+        // The workspace's absolute path is not in the note: the model needs
+        // none of it, and shown it, qwen2.5-coder-1.5b wrote a program over
+        // a file under that path instead of reading the one the task named.
         json!({
             "op": op,
             "indexed": false,
-            "note": format!(
-                "no indexed repository covers the workspace ({}); the operator can index one with `seam index PATH`. A file whose name you know is read with files.read (its path); what the operator told you to remember is searched with memory.operator",
-                self.scope.display()
-            ),
+            "note": "no indexed repository covers the workspace; the operator can index one with `seam index PATH`. A file whose name you know is read with files.read (its path); what the operator told you to remember is searched with memory.operator",
         })
     }
 }
