@@ -412,6 +412,10 @@ struct CodeIndexNext {
 /// The local tool that changes code on the turn's branch.
 const BUILDER: &str = "builder";
 
+/// The correction of a turn asked for a change that has made none (see
+/// `answer::unmade_change`).
+const CHANGE_NOT_MADE: &str = "change-not-made";
+
 /// The tool that finds code in the indexed repository.
 const CODE_INDEX: &str = "memory.codebase";
 
@@ -852,8 +856,12 @@ impl Turn<'_> {
                     // most recently (qwen2.5-coder-1.5b, told to answer after a
                     // loop, gave a dinner's time for a flight's from the file it
                     // had read).
+                    // The reason stays in the trace, not the message: told
+                    // "Stop calling tools (files.read was called again with
+                    // the same params)", qwen2.5-coder-0.5b answered with the
+                    // parenthesis.
                     let m = ChatMessage::user(format!(
-                        "Stop calling tools ({reason}). The operator's task was: {}\n\nGive your \
+                        "Stop calling tools. The operator's task was: {}\n\nGive your \
                      final answer to it now, from the results above, as \
                      {{\"mode\":\"respond\",\"text\":\"...\"}}.",
                         p.report.info.task.trim()
@@ -1485,6 +1493,27 @@ impl Turn<'_> {
         p.correct("repeat-stopped", json!({"tool": tool}), self.trace, on);
         if let Some(hint) = self.unread(p, on) {
             return Some(format!("{said} {hint}"));
+        }
+        // A task that asks for a change is not done by an answer: the model
+        // is told its next step once a stage (`change-not-made`, the same
+        // record as an answer sent back for it), and its next reply must be
+        // a call, which one its own. Repeating a plan of an `ls` in Python
+        // and a builder edit of a made-up file, qwen2.5-coder-1.5b was
+        // stopped and answered with the repository's files, at step 6 of 12.
+        let told: Vec<&Value> = p
+            .found
+            .iter()
+            .filter(|(name, _)| *name == CHANGE_NOT_MADE)
+            .map(|(_, detail)| detail)
+            .collect();
+        if !p.forced
+            && let Some((detail, next)) = answer::unmade_change(self, p, &told)
+        {
+            p.sent_back_for.insert(CHANGE_NOT_MADE);
+            p.found.push((CHANGE_NOT_MADE, detail.clone()));
+            p.correct(CHANGE_NOT_MADE, detail, self.trace, on);
+            p.call_next = true;
+            return Some(format!("{said} {next}"));
         }
         p.force = Some(reason);
         None

@@ -962,6 +962,102 @@ fn an_answer_to_a_task_that_asks_for_a_branch_before_any_change_is_sent_back_onc
 }
 
 #[test]
+fn an_answer_without_the_change_is_sent_back_once_at_each_stage_the_turn_reaches() {
+    // qwen2.5-coder-1.5b, sent back once with how to find the code, listed
+    // the repository's files and answered with them; the bug's file was
+    // never read.
+    let task = "`shelf list` shows page 2 on page 1. Fix it on a branch for me.";
+    let search = json!({"mode":"action","tool":"memory.codebase","params":
+        {"op":"search","query":"page"}})
+    .to_string();
+    let prose = |s: &str| json!({"mode":"respond","text": s}).to_string();
+    let (report, model, calls) = run_task(
+        task,
+        &[
+            prose("It is a bug in shelf."),
+            search,
+            prose("The files are src/cli.js and src/paginate.js."),
+            read("src/cli.js"),
+            prose("src/cli.js lists the books."),
+            prose("src/cli.js lists the books, page by page."),
+        ],
+    );
+    assert_eq!(report.corrections.get("change-not-made"), Some(&3));
+    assert_eq!(report.answer, "src/cli.js lists the books, page by page.");
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["memory.codebase", "files.read"], "{calls:?}");
+    let told = model.told(1);
+    assert!(told.contains(r#""op":"tree""#), "{told}");
+    let told = model.told(3);
+    assert!(
+        told.starts_with("The task asks for a change on a branch, and nothing has been changed")
+            && told.contains("You have the repository's files: read the one whose code does")
+            && !told.contains(r#""op":"tree""#),
+        "{told}"
+    );
+    let told = model.told(5);
+    assert!(
+        told.contains("You have read src/cli.js.")
+            && told.contains(
+                r#"{"mode":"action","tool":"builder","params":{"op":"replace","path":"src/cli.js","old":"the lines as the file has them","new":"the lines fixed"}}"#
+            ),
+        "{told}"
+    );
+    // A stage is sent back once: a second answer at the stage it was sent
+    // back at stands.
+    let (report, _, _) = run_task(
+        task,
+        &[
+            prose("It is a bug in shelf."),
+            prose("It is a bug in shelf, in its paging."),
+        ],
+    );
+    assert_eq!(report.corrections.get("change-not-made"), Some(&1));
+    assert_eq!(report.answer, "It is a bug in shelf, in its paging.");
+}
+
+#[test]
+fn a_repeat_stopped_in_a_change_task_is_told_the_next_step_and_must_call_a_tool() {
+    // Repeating the same calls in a change task, qwen2.5-coder-1.5b was
+    // stopped and told to answer at step 6 of 12: an answer cannot do the
+    // task. It is told where the change stands instead, once a stage.
+    let task = "`shelf list` shows page 2 on page 1. Fix it on a branch for me.";
+    let os = json!({"mode":"action","tool":"facts.get","params":{"fact":"os"}}).to_string();
+    let tree = json!({"mode":"action","tool":"memory.codebase","params":{"op":"tree"}}).to_string();
+    let change = json!({"mode":"action","tool":"builder","params":
+        {"op":"replace","path":"src/paginate.js","old":"page * size","new":"(page - 1) * size"}})
+    .to_string();
+    let done = json!({"mode":"respond","text":"Fixed on a branch."}).to_string();
+    let (report, model, calls) = run_task(task, &[os.clone(), os.clone(), os, tree, change, done]);
+    assert_eq!(report.corrections.get("repeat-stopped"), Some(&1));
+    assert_eq!(report.corrections.get("change-not-made"), Some(&1));
+    assert_eq!(report.corrections.get("final-answer-forced"), None);
+    assert_eq!(report.answer, "Fixed on a branch.");
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(
+        tools,
+        ["facts.get", "memory.codebase", "builder"],
+        "{calls:?}"
+    );
+    let told = model.told(3);
+    assert!(
+        told.starts_with("You already called facts.get with these params")
+            && told.contains("The task asks for a change on a branch")
+            && told.contains(r#""op":"tree""#),
+        "{told}"
+    );
+    // The reply after it must be a call.
+    let (answers, tools) = admits(&model, 3);
+    assert!(!answers && tools.contains(&"memory.codebase".to_owned()));
+    // A task that asks for no change is told to answer, as before.
+    let facts = "What OS is this?";
+    let os = json!({"mode":"action","tool":"facts.get","params":{"fact":"os"}}).to_string();
+    let (report, _, _) = run_task(facts, &[os.clone(), os.clone(), os, respond()]);
+    assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
+    assert_eq!(report.corrections.get("change-not-made"), None);
+}
+
+#[test]
 fn code_that_reads_a_note_as_a_table_is_not_run_and_the_note_is_shown() {
     let task = "What is my May target? It is in notes/plan.md.";
     let python_task = "What is my May target? It is in notes/plan.md. Use Python.";

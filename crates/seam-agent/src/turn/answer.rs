@@ -110,6 +110,10 @@ enum Anew {
     /// mistake: told to read the runs the task named, qwen2.5-coder-1.5b read
     /// them and gave its answer again word for word, the runs in no program.
     ForNewFindings,
+    /// Any answer, a copy too, once for each stage of the work the turn has
+    /// reached (the check's finding is the stage); the stages are few, so
+    /// [`MAX_FOUND_ANEW`] does not bound them.
+    PerStage,
 }
 
 /// What a check does with a copy of an answer it sent back, the mistake
@@ -238,10 +242,10 @@ const CHECKS: &[Check] = &[
         run: quantity_not_worked_out,
     },
     Check {
-        name: "change-not-made",
+        name: super::CHANGE_NOT_MADE,
         when_forced: false,
         once: true,
-        anew: Anew::Never,
+        anew: Anew::PerStage,
         on_copy: OnCopy::Stands,
         run: change_not_made,
     },
@@ -267,11 +271,11 @@ impl Turn<'_> {
                 .collect();
             // A check that sends back anew looks again (see `Anew`).
             let anew = again
-                && found.len() < MAX_FOUND_ANEW
                 && match c.anew {
                     Anew::Never => false,
-                    Anew::InNewWords => !p.copied,
-                    Anew::ForNewFindings => true,
+                    Anew::InNewWords => found.len() < MAX_FOUND_ANEW && !p.copied,
+                    Anew::ForNewFindings => found.len() < MAX_FOUND_ANEW,
+                    Anew::PerStage => true,
                 };
             // A check that has had its once is made again only on a copy of
             // an answer sent back before (`reply-repeated`).
@@ -769,15 +773,94 @@ fn quantity_not_worked_out(
 
 /// Asked to fix a bug on a branch, qwen2.5-coder-1.5b read the README and
 /// answered with a line of it.
-fn change_not_made(t: &Turn<'_>, p: &Progress, _: &Answer<'_>) -> Option<(Value, SendBack)> {
+fn change_not_made(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
+    let (detail, said) = unmade_change(t, p, &a.found)?;
+    Some((detail, SendBack::Say(said)))
+}
+
+/// The turn's next step towards the change its task asks for, while the
+/// builder has changed nothing: the stage it has reached (as
+/// `change-not-made`'s detail) and what the model is told, `None` past the
+/// change or at a stage in `told` (told of before). One answer for both
+/// places that say it: an answer without the change, and a repeated call
+/// stopped in a change task (see `Turn::repeat_stopped`).
+pub(super) fn unmade_change(
+    t: &Turn<'_>,
+    p: &Progress,
+    told: &[&Value],
+) -> Option<(Value, String)> {
     let unmade =
         !p.changed && t.registry.get(BUILDER).is_some() && asks_for_a_branch(&p.report.info.task);
-    unmade.then(|| {
-        say(format!(
-            "The task asks for a change on a branch, and nothing has been changed yet. {}",
-            how_to_change(&p.report.info.task)
-        ))
-    })
+    if !unmade {
+        return None;
+    }
+    let stage = ChangeStage::of(p);
+    if told.iter().any(|d| d["stage"] == stage.name()) {
+        return None;
+    }
+    let unchanged = "The task asks for a change on a branch, and nothing has been changed yet.";
+    let next = match &stage {
+        ChangeStage::Find => how_to_change(&p.report.info.task),
+        ChangeStage::Read => "You have the repository's files: read the one whose code does \
+                              what the task is about with files.read, then change it with \
+                              builder (op replace: path, old as the file has it, new)."
+            .to_owned(),
+        ChangeStage::Change(path) => format!(
+            "You have read {path}. If the code the task is about is in it, change it now: {}, \
+             old word for word as the file has it. If it only calls code in another \
+             file, read that file with files.read.",
+            json!({"mode": "action", "tool": BUILDER,
+                   "params": {"op": "replace", "path": path,
+                              "old": "the lines as the file has them",
+                              "new": "the lines fixed"}})
+        ),
+    };
+    Some((
+        json!({"stage": stage.name()}),
+        format!("{unchanged} {next}"),
+    ))
+}
+
+/// How far a turn that was asked for a change got before it answered
+/// without one: `change-not-made` sends an answer back once a stage, with
+/// the next step from there. Sent back once, with how to find the code,
+/// qwen2.5-coder-1.5b listed the repository's files and answered with
+/// them; the once-check let that stand, and the file with the bug was never
+/// read.
+enum ChangeStage {
+    /// Nothing of the repository looked at.
+    Find,
+    /// The code index answered, no file read.
+    Read,
+    /// A file read (the last one, as shown), nothing changed.
+    Change(String),
+}
+
+impl ChangeStage {
+    fn of(p: &Progress) -> ChangeStage {
+        if let Some((path, _)) = p.file_texts.last() {
+            return ChangeStage::Change(path.clone());
+        }
+        let indexed = p
+            .report
+            .info
+            .history
+            .iter()
+            .any(|r| r.tool == super::CODE_INDEX && r.outcome.starts_with("ok"));
+        if indexed {
+            ChangeStage::Read
+        } else {
+            ChangeStage::Find
+        }
+    }
+
+    fn name(&self) -> &'static str {
+        match self {
+            ChangeStage::Find => "find",
+            ChangeStage::Read => "read",
+            ChangeStage::Change(_) => "change",
+        }
+    }
 }
 
 /// Copies of an answer sent back before, with the same mistake, that are
@@ -795,11 +878,6 @@ fn repeated(p: &Progress) -> String {
                 does not do the task. Call the tool that reads or computes what it lacks, \
                 then answer from its result.";
     task_again(p, said)
-}
-
-/// A check's result with no detail of its own.
-fn say(text: String) -> (Value, SendBack) {
-    (Value::Null, SendBack::Say(text))
 }
 
 /// `said`, then the operator's task again: a small model answers what it read
