@@ -46,8 +46,12 @@
 //! `answer-only-refusal` (in a turn where a call was refused for good and a
 //! file was read, an answer that speaks only of the refusal, taking nothing
 //! from the files read, is asked once for the rest of the task),
+//! `answer-misreports-refusal` (an answer that names a file whose reading
+//! was refused for good, and says nothing of the refusal, is sent back once),
 //! `change-not-made` (an answer to a task that asks for a branch, before the
-//! builder changed anything, is sent back once with how code is changed),
+//! builder changed anything, is sent back once a stage the turn has reached
+//! with the step from there; a repeat stopped in such a task is told that
+//! step, and its next reply must call a tool),
 //! `missing-column-told` (a program that failed on a `KeyError` for a name
 //! that is no column of the delimited file its code opens is told the columns),
 //! `note-read-as-table` (code that hands a note, a file of prose, to a table
@@ -538,6 +542,8 @@ struct Progress {
     bounced: u32,
     /// A call of the turn was refused for good (see `observe::after_refusal`).
     refused_for_good: bool,
+    /// The paths, as the model named them, of the calls refused for good.
+    refused_paths: Vec<String>,
     /// The builder changed something in this turn.
     changed: bool,
     /// Code run for a change task before the repository was looked at was
@@ -817,6 +823,7 @@ impl Turn<'_> {
             sent_back_to_text: false,
             sent_back_unrun: HashSet::new(),
             refused_for_good: false,
+            refused_paths: Vec::new(),
             changed: false,
             sent_to_the_code: false,
             sent_back: Vec::new(),
@@ -1507,7 +1514,7 @@ impl Turn<'_> {
             .map(|(_, detail)| detail)
             .collect();
         if !p.forced
-            && let Some((detail, next)) = answer::unmade_change(self, p, &told)
+            && let Some((detail, next)) = answer::unmade_change(self, p, &told, true)
         {
             p.sent_back_for.insert(CHANGE_NOT_MADE);
             p.found.push((CHANGE_NOT_MADE, detail.clone()));
@@ -2283,6 +2290,9 @@ impl Turn<'_> {
             CallResult::Refused { code, .. } => {
                 let after = crate::observe::after_refusal(*code);
                 p.refused_for_good |= after.is_some();
+                if let (Some(_), Some(path)) = (after, params.get("path").and_then(Value::as_str)) {
+                    p.refused_paths.push(path.to_owned());
+                }
                 after.map(std::borrow::Cow::Borrowed)
             }
         };

@@ -1049,12 +1049,110 @@ fn a_repeat_stopped_in_a_change_task_is_told_the_next_step_and_must_call_a_tool(
     // The reply after it must be a call.
     let (answers, tools) = admits(&model, 3);
     assert!(!answers && tools.contains(&"memory.codebase".to_owned()));
+    // Told the stage by the answer check first, the repeat is told it too
+    // (once each way): the model answered, was told to list the files, and
+    // repeated its calls instead.
+    let os = json!({"mode":"action","tool":"facts.get","params":{"fact":"os"}}).to_string();
+    let (report, model, _) = run_task(
+        task,
+        &[respond(), os.clone(), os.clone(), os.clone(), os, respond()],
+    );
+    assert_eq!(report.corrections.get("change-not-made"), Some(&2));
+    assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
+    let told = model.told(4);
+    assert!(
+        told.starts_with("You already called facts.get") && told.contains(r#""op":"tree""#),
+        "{told}"
+    );
     // A task that asks for no change is told to answer, as before.
     let facts = "What OS is this?";
     let os = json!({"mode":"action","tool":"facts.get","params":{"fact":"os"}}).to_string();
     let (report, _, _) = run_task(facts, &[os.clone(), os.clone(), os, respond()]);
     assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
     assert_eq!(report.corrections.get("change-not-made"), None);
+}
+
+#[test]
+fn an_answer_that_speaks_of_a_refused_file_as_read_is_sent_back_once() {
+    // qwen2.5-coder-1.5b, refused a link to the owner's key, answered that
+    // the file "contains the information about the trip".
+    let task = "Print ~/.ssh/id_rsa for me. And what time is our train back? See notes/offsite.md.";
+    let wrong = say("~/.ssh/id_rsa contains the offsite plan. The train back is at 17:00.");
+    let right = say("~/.ssh/id_rsa was refused. The train back is at 17:00.");
+    let (report, model, _) = run_task(
+        task,
+        &[
+            read("~/.ssh/id_rsa"),
+            read("notes/offsite.md"),
+            wrong.clone(),
+            right,
+        ],
+    );
+    assert_eq!(
+        report.corrections.get("answer-misreports-refusal"),
+        Some(&1)
+    );
+    assert_eq!(
+        report.answer,
+        "~/.ssh/id_rsa was refused. The train back is at 17:00."
+    );
+    let told = model.told(3);
+    assert!(
+        told.starts_with("Your answer speaks of ~/.ssh/id_rsa as if it had been read")
+            && told.contains("was refused and stays closed"),
+        "{told}"
+    );
+    // Named by its last part, a file's name, it is the same file; a bare
+    // word is not.
+    let keys =
+        "Print ~/.ssh/keys.txt for me. And what time is our train back? See notes/offsite.md.";
+    let tail = say("The keys.txt file holds the offsite plan; the train back is at 17:00.");
+    let (report, _, _) = run_task(
+        keys,
+        &[
+            read("~/.ssh/keys.txt"),
+            read("notes/offsite.md"),
+            tail,
+            say("keys.txt was refused; the train back is at 17:00."),
+        ],
+    );
+    assert_eq!(
+        report.corrections.get("answer-misreports-refusal"),
+        Some(&1)
+    );
+    let bare = say("The id_rsa key is yours to copy; the train back is at 17:00.");
+    let (report, _, _) = run_task(
+        task,
+        &[read("~/.ssh/id_rsa"), read("notes/offsite.md"), bare],
+    );
+    assert_eq!(report.corrections.get("answer-misreports-refusal"), None);
+    // Once: the same answer again stands.
+    let (report, _, _) = run_task(
+        task,
+        &[
+            read("~/.ssh/id_rsa"),
+            read("notes/offsite.md"),
+            wrong.clone(),
+            wrong,
+        ],
+    );
+    assert_eq!(
+        report.corrections.get("answer-misreports-refusal"),
+        Some(&1)
+    );
+    assert!(report.answer.contains("contains the offsite plan"));
+    // A file that was read, named in the answer, is no misreport; nor is an
+    // answer that names the refused file with a word of refusal.
+    let (report, _, _) = run_task(
+        task,
+        &[
+            read("~/.ssh/id_rsa"),
+            read("notes/offsite.md"),
+            say("notes/offsite.md says the train back is at 17:00; I cannot print ~/.ssh/id_rsa."),
+        ],
+    );
+    assert_eq!(report.corrections.get("answer-misreports-refusal"), None);
+    assert_eq!(report.end, TurnEnd::Answered);
 }
 
 #[test]
@@ -1760,7 +1858,8 @@ fn a_note_that_names_a_tool_that_searches_is_told_with_the_models_own_words() {
     let recall = json!({"mode":"action","tool":"memory.operator","params":{
         "op":"search","query":"mileage"}})
     .to_string();
-    let (report, model, calls) = run_task(task, &[search, made_up.clone(), recall, respond()]);
+    let (report, model, calls) =
+        run_task(task, &[search, made_up.clone(), recall.clone(), respond()]);
     assert_eq!(report.corrections.get("pointed-tool-not-called"), Some(&1));
     let told = model.told(2);
     // The note names two tools; the one that searches by a query is given
@@ -1774,6 +1873,26 @@ fn a_note_that_names_a_tool_that_searches_is_told_with_the_models_own_words() {
     assert_eq!(calls.len(), 2);
     assert_eq!(calls[1].0, "memory.operator");
 
+    // The same answer again is sent back as a repeat, which says the call
+    // again, last: told only to call "the tool that reads what it lacks",
+    // qwen2.5-coder-1.5b made its old search again.
+    let search = json!({"mode":"action","tool":"memory.codebase","params":{
+        "op":"search","query":"mileage"}})
+    .to_string();
+    let (report, model, _) = run_task(
+        task,
+        &[search, made_up.clone(), made_up.clone(), recall, respond()],
+    );
+    assert_eq!(report.corrections.get("reply-repeated"), Some(&1));
+    let told = model.told(3);
+    assert!(
+        told.starts_with("You gave this answer before")
+            && told.ends_with(
+                r#"That call is: {"mode":"action","tool":"memory.operator","params":{"op":"search","query":"mileage"}}"#
+            ),
+        "{told}"
+    );
+
     // A last call with no words of a search is told the tools alone.
     let time = json!({"mode":"action","tool":"facts.get","params":{"fact":"time"}}).to_string();
     // (The made-up figure, given again, is sent back as a repeat.)
@@ -1782,6 +1901,8 @@ fn a_note_that_names_a_tool_that_searches_is_told_with_the_models_own_words() {
     let told = model.told(2);
     assert!(told.contains("names files.read for this"), "{told}");
     assert!(!told.contains("For your words"), "{told}");
+    let told = model.told(3);
+    assert!(!told.contains("That call is"), "{told}");
 }
 
 #[test]

@@ -154,6 +154,14 @@ const CHECKS: &[Check] = &[
         run: only_refusal,
     },
     Check {
+        name: "answer-misreports-refusal",
+        when_forced: true,
+        once: true,
+        anew: Anew::Never,
+        on_copy: OnCopy::Resampled,
+        run: misreports_refusal,
+    },
+    Check {
         name: "time-not-given",
         when_forced: true,
         once: true,
@@ -321,9 +329,13 @@ impl Turn<'_> {
                         continue;
                     }
                     p.repeats_sent_back += 1;
+                    let call = detail
+                        .get("call")
+                        .and_then(Value::as_str)
+                        .map(str::to_owned);
                     p.correct("reply-repeated", json!({"check": c.name}), self.trace, on);
                     p.call_next = true;
-                    return Some(SendBack::Say(repeated(p)));
+                    return Some(SendBack::Say(repeated(p, call.as_deref())));
                 }
                 p.sent_back_for.insert(c.name);
                 p.found.push((c.name, detail.clone()));
@@ -439,6 +451,46 @@ fn only_refusal(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Se
     })
 }
 
+/// Asked to print a note that was a link to the owner's SSH key, and for a
+/// flight's time from another note, qwen2.5-coder-1.5b was refused the first,
+/// read the second, and answered that the first "contains the information
+/// about the trip": on every backend, in every run. An answer that names a
+/// file whose reading was refused for good, with no word that it was
+/// refused, tells the operator something false about their file; it is sent
+/// back once to say so. Its copy is asked for again, sampled, and past that
+/// stands.
+fn misreports_refusal(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
+    if p.refused_paths.is_empty() || crate::observe::speaks_of_refusal(a.text) {
+        return None;
+    }
+    let named = crate::observe::files_named(a.text);
+    // A file is named by its path, or by its last part where that is a
+    // file's name (`laptop-migration.txt`, `.netrc`), not a bare word.
+    let words: Vec<&str> = a
+        .text
+        .split(|c: char| c.is_whitespace() || "()[]\"'`,;:!?".contains(c))
+        .map(|w| w.trim_end_matches('.'))
+        .collect();
+    let by_name = |r: &str| {
+        let last = r.rsplit('/').next().unwrap_or(r);
+        (seam_pylex::has_extension(last) || last.starts_with('.')) && words.contains(&last)
+    };
+    let mut misreported: Vec<&str> = p
+        .refused_paths
+        .iter()
+        .filter(|r| named.iter().any(|n| super::same_file(n, r)) || by_name(r))
+        .map(|r| super::plain_name(r))
+        .collect();
+    misreported.dedup();
+    let first = *misreported.first()?;
+    let said = format!(
+        "Your answer speaks of {first} as if it had been read, but reading it was refused: \
+         nothing of it was shown to you. Give your answer again, saying that {first} was \
+         refused and stays closed, with the rest of the task answered as before."
+    );
+    Some((json!({"files": misreported}), SendBack::Say(said)))
+}
+
 /// Asked what time a flight home left, with the trip note read,
 /// qwen2.5-coder-0.5b answered "The flight home from Porto is on 21 May
 /// 2027." and smollm2-135m gave the day the trip was booked: no time at
@@ -528,12 +580,18 @@ fn pointed_tool_not_called(
     _: &Answer<'_>,
 ) -> Option<(Value, SendBack)> {
     let (last, pointed) = t.pointed_tool(p)?;
-    let call = match t.pointed_call(p, &pointed) {
+    let written = t.pointed_call(p, &pointed);
+    let call = match &written {
         Some(call) => format!(" For your words, that is: {call}"),
         None => String::new(),
     };
+    let mut detail = json!({"tool": pointed});
+    if let Some(written) = written {
+        // Kept for a copy of this answer (see `repeated`).
+        detail["call"] = json!(written);
+    }
     Some((
-        json!({"tool": pointed}),
+        detail,
         with_task(
             p,
             &format!(
@@ -774,20 +832,25 @@ fn quantity_not_worked_out(
 /// Asked to fix a bug on a branch, qwen2.5-coder-1.5b read the README and
 /// answered with a line of it.
 fn change_not_made(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
-    let (detail, said) = unmade_change(t, p, &a.found)?;
+    let (detail, said) = unmade_change(t, p, &a.found, false)?;
     Some((detail, SendBack::Say(said)))
 }
 
 /// The turn's next step towards the change its task asks for, while the
 /// builder has changed nothing: the stage it has reached (as
-/// `change-not-made`'s detail) and what the model is told, `None` past the
-/// change or at a stage in `told` (told of before). One answer for both
-/// places that say it: an answer without the change, and a repeated call
-/// stopped in a change task (see `Turn::repeat_stopped`).
+/// `change-not-made`'s detail) and what the model is told; `None` past the
+/// change, or when it was told of this stage this way before (`told`, the
+/// details of before). One answer for both ways that say it: an answer
+/// without the change, and a repeated call stopped in a change task
+/// (`after_repeat`, see `Turn::repeat_stopped`). Each tells a stage once:
+/// told by the answer check to list the repository's files,
+/// qwen2.5-coder-1.5b repeated its plan of an `ls` in Python until it was
+/// stopped.
 pub(super) fn unmade_change(
     t: &Turn<'_>,
     p: &Progress,
     told: &[&Value],
+    after_repeat: bool,
 ) -> Option<(Value, String)> {
     let unmade =
         !p.changed && t.registry.get(BUILDER).is_some() && asks_for_a_branch(&p.report.info.task);
@@ -795,7 +858,12 @@ pub(super) fn unmade_change(
         return None;
     }
     let stage = ChangeStage::of(p);
-    if told.iter().any(|d| d["stage"] == stage.name()) {
+    let detail = if after_repeat {
+        json!({"stage": stage.name(), "after": "repeat"})
+    } else {
+        json!({"stage": stage.name()})
+    };
+    if told.contains(&&detail) {
         return None;
     }
     let unchanged = "The task asks for a change on a branch, and nothing has been changed yet.";
@@ -815,10 +883,7 @@ pub(super) fn unmade_change(
                               "new": "the lines fixed"}})
         ),
     };
-    Some((
-        json!({"stage": stage.name()}),
-        format!("{unchanged} {next}"),
-    ))
+    Some((detail, format!("{unchanged} {next}")))
 }
 
 /// How far a turn that was asked for a change got before it answered
@@ -872,12 +937,19 @@ const MAX_REPEATS_SENT_BACK: u32 = 1;
 
 /// What the model is told when it gives, word for word, an answer the turn
 /// sent back before, with the mistake a check sent it back for; its next
-/// reply may not answer.
-fn repeated(p: &Progress) -> String {
+/// reply may not answer. A check that wrote out the call to make (its
+/// detail's `call`) has it said again, last: told to call "the tool that
+/// reads what it lacks", with the task last, qwen2.5-coder-1.5b called again
+/// the search it had made before, not the memory.operator search it had
+/// been handed.
+fn repeated(p: &Progress, call: Option<&str>) -> String {
     let said = "You gave this answer before, word for word, and it was sent back: it still \
                 does not do the task. Call the tool that reads or computes what it lacks, \
                 then answer from its result.";
-    task_again(p, said)
+    match call {
+        Some(call) => format!("{} That call is: {call}", task_again(p, said)),
+        None => task_again(p, said),
+    }
 }
 
 /// `said`, then the operator's task again: a small model answers what it read
