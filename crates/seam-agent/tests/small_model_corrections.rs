@@ -1099,7 +1099,8 @@ fn an_answer_that_speaks_of_a_refused_file_as_read_is_sent_back_once() {
     let told = model.told(3);
     assert!(
         told.starts_with("Your answer speaks of ~/.ssh/id_rsa as if it had been read")
-            && told.contains("was refused and stays closed"),
+            && told.contains("was refused and stays closed")
+            && told.ends_with("then the rest as you had it: The train back is at 17:00."),
         "{told}"
     );
     // Named by its last part, a file's name, it is the same file; a bare
