@@ -46,8 +46,6 @@
 //! `answer-only-refusal` (in a turn where a call was refused for good and a
 //! file was read, an answer that speaks only of the refusal, taking nothing
 //! from the files read, is asked once for the rest of the task),
-//! `answer-misreports-refusal` (an answer that names a file whose reading
-//! was refused for good, and says nothing of the refusal, is sent back once),
 //! `change-not-made` (an answer to a task that asks for a branch, before the
 //! builder changed anything, is sent back once a stage the turn has reached
 //! with the step from there; a repeat stopped in such a task is told that
@@ -542,8 +540,6 @@ struct Progress {
     bounced: u32,
     /// A call of the turn was refused for good (see `observe::after_refusal`).
     refused_for_good: bool,
-    /// The paths, as the model named them, of the calls refused for good.
-    refused_paths: Vec<String>,
     /// The builder changed something in this turn.
     changed: bool,
     /// Code run for a change task before the repository was looked at was
@@ -823,7 +819,6 @@ impl Turn<'_> {
             sent_back_to_text: false,
             sent_back_unrun: HashSet::new(),
             refused_for_good: false,
-            refused_paths: Vec::new(),
             changed: false,
             sent_to_the_code: false,
             sent_back: Vec::new(),
@@ -2290,9 +2285,6 @@ impl Turn<'_> {
             CallResult::Refused { code, .. } => {
                 let after = crate::observe::after_refusal(*code);
                 p.refused_for_good |= after.is_some();
-                if let (Some(_), Some(path)) = (after, params.get("path").and_then(Value::as_str)) {
-                    p.refused_paths.push(path.to_owned());
-                }
                 after.map(std::borrow::Cow::Borrowed)
             }
         };
