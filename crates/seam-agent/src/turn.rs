@@ -1508,6 +1508,14 @@ impl Turn<'_> {
             .filter(|(name, _)| *name == CHANGE_NOT_MADE)
             .map(|(_, detail)| detail)
             .collect();
+        if !p.forced && p.call_next {
+            // A call of this same reply was told its next step: a later
+            // repeat in the reply does not take that back by forcing an
+            // answer (a plan that repeated an `ls` and a builder edit was
+            // told to list the files at the first, and forced to answer at
+            // the second).
+            return Some(said);
+        }
         if !p.forced
             && let Some((detail, next)) = answer::unmade_change(self, p, &told, true)
         {

@@ -1064,6 +1064,25 @@ fn a_repeat_stopped_in_a_change_task_is_told_the_next_step_and_must_call_a_tool(
         told.starts_with("You already called facts.get") && told.contains(r#""op":"tree""#),
         "{told}"
     );
+    // A plan that repeats two calls is told the step at the first; the
+    // second repeat does not force an answer over it.
+    let two = json!({"mode":"plan","steps":[
+        {"actor":"facts.get","params":{"fact":"os"}},
+        {"actor":"facts.get","params":{"fact":"arch"}}]})
+    .to_string();
+    let tree = json!({"mode":"action","tool":"memory.codebase","params":{"op":"tree"}}).to_string();
+    let done = json!({"mode":"respond","text":"Fixed on a branch."}).to_string();
+    let change = json!({"mode":"action","tool":"builder","params":
+        {"op":"replace","path":"src/paginate.js","old":"page * size","new":"(page - 1) * size"}})
+    .to_string();
+    let (report, model, _) = run_task(task, &[two.clone(), two.clone(), two, tree, change, done]);
+    assert_eq!(report.corrections.get("repeat-stopped"), Some(&2));
+    assert_eq!(report.corrections.get("change-not-made"), Some(&1));
+    assert_eq!(report.corrections.get("final-answer-forced"), None);
+    assert_eq!(report.answer, "Fixed on a branch.");
+    let told = model.told(3);
+    assert!(told.contains(r#""op":"tree""#), "{told}");
+
     // A task that asks for no change is told to answer, as before.
     let facts = "What OS is this?";
     let os = json!({"mode":"action","tool":"facts.get","params":{"fact":"os"}}).to_string();
