@@ -529,8 +529,8 @@ pub fn is_hidden_path(path: &str) -> bool {
 
 /// The files `text` names, in order, each once: words with a `/` that end
 /// in an extension or name a dotfile (`notes/rota.md`, `~/.netrc`,
-/// `data/runs.csv`), and paths below `~/` (`~/.ssh/id_rsa`), quotes, backticks and trailing punctuation trimmed, a
-/// leading `./` dropped. `and/or`, `km/h`, `src/` and URLs are not files.
+/// `data/runs.csv`), and paths below `~/` (`~/.ssh/id_rsa`), quotes,
+/// backticks and trailing punctuation trimmed, a leading `./` dropped. `and/or`, `km/h`, `src/` and URLs are not files.
 /// One reading for the files a task names and the files an answer names.
 pub fn files_named(text: &str) -> Vec<String> {
     let mut out: Vec<String> = Vec::new();
@@ -541,9 +541,8 @@ pub fn files_named(text: &str) -> Vec<String> {
                 '.', ',', ';', ':', '!', '?', ')', ']', '"', '\'', '`', '>', '*',
             ]);
         let last = w.rsplit('/').next().unwrap_or(w);
-        // A path in the owner's home is a file whatever its name
-        // (`~/.ssh/id_rsa`, which a task asks to print and an answer must
-        // not speak of as read).
+        // A path in the owner's home is a file whatever its name: a task
+        // that asks to print `~/.ssh/id_rsa` names a file.
         let in_home = w.len() > 2 && w.starts_with("~/") && !w.ends_with('/');
         let file = w.contains('/')
             && seam_pylex::looks_like_a_file(w)

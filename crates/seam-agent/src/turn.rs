@@ -678,6 +678,30 @@ impl Progress {
         trace.record("correction", &json!({"name": name, "detail": detail}));
         on(TurnEvent::Corrected { name });
     }
+
+    /// What the check `name` found each time it sent the model back (its
+    /// details), in order.
+    fn found_by(&self, name: &str) -> Vec<&Value> {
+        self.found
+            .iter()
+            .filter(|(n, _)| *n == name)
+            .map(|(_, detail)| detail)
+            .collect()
+    }
+
+    /// The check `name` sends the model back for what it found (`detail`):
+    /// kept for the check's next look ([`Progress::found_by`]) and counted.
+    fn record_sent_back(
+        &mut self,
+        name: &'static str,
+        detail: Value,
+        trace: &mut Trace,
+        on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
+    ) {
+        self.sent_back_for.insert(name);
+        self.found.push((name, detail.clone()));
+        self.correct(name, detail, trace, on);
+    }
 }
 
 impl Turn<'_> {
@@ -1502,28 +1526,21 @@ impl Turn<'_> {
         // a call, which one its own. Repeating a plan of an `ls` in Python
         // and a builder edit of a made-up file, qwen2.5-coder-1.5b was
         // stopped and answered with the repository's files, at step 6 of 12.
-        let told: Vec<&Value> = p
-            .found
-            .iter()
-            .filter(|(name, _)| *name == CHANGE_NOT_MADE)
-            .map(|(_, detail)| detail)
-            .collect();
-        if !p.forced && p.call_next {
-            // A call of this same reply was told its next step: a later
-            // repeat in the reply does not take that back by forcing an
-            // answer (a plan that repeated an `ls` and a builder edit was
-            // told to list the files at the first, and forced to answer at
-            // the second).
-            return Some(said);
-        }
-        if !p.forced
-            && let Some((detail, next)) = answer::unmade_change(self, p, &told, true)
-        {
-            p.sent_back_for.insert(CHANGE_NOT_MADE);
-            p.found.push((CHANGE_NOT_MADE, detail.clone()));
-            p.correct(CHANGE_NOT_MADE, detail, self.trace, on);
-            p.call_next = true;
-            return Some(format!("{said} {next}"));
+        if !p.forced {
+            if p.call_next {
+                // A call of this same reply was told its next step: a later
+                // repeat in the reply does not take that back by forcing an
+                // answer (a plan that repeated an `ls` and a builder edit was
+                // told to list the files at the first, and forced to answer
+                // at the second).
+                return Some(said);
+            }
+            let next = answer::unmade_change(self, p, &p.found_by(CHANGE_NOT_MADE), true);
+            if let Some((detail, next)) = next {
+                p.record_sent_back(CHANGE_NOT_MADE, detail, self.trace, on);
+                p.call_next = true;
+                return Some(format!("{said} {next}"));
+            }
         }
         p.force = Some(reason);
         None

@@ -263,12 +263,7 @@ impl Turn<'_> {
     ) -> Option<SendBack> {
         for c in CHECKS {
             let again = p.sent_back_for.contains(c.name);
-            let found: Vec<&Value> = p
-                .found
-                .iter()
-                .filter(|(name, _)| *name == c.name)
-                .map(|(_, detail)| detail)
-                .collect();
+            let found = p.found_by(c.name);
             // A check that sends back anew looks again (see `Anew`).
             let anew = again
                 && match c.anew {
@@ -329,9 +324,7 @@ impl Turn<'_> {
                     p.call_next = true;
                     return Some(SendBack::Say(repeated(p, call.as_deref())));
                 }
-                p.sent_back_for.insert(c.name);
-                p.found.push((c.name, detail.clone()));
-                p.correct(c.name, detail, self.trace, on);
+                p.record_sent_back(c.name, detail, self.trace, on);
                 return Some(send);
             }
         }
