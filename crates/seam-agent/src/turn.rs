@@ -13,7 +13,11 @@
 //! in the same reply as calls, before their results), `final-answer-forced`
 //! (a budget ran out or the model looped; the task is said again with it),
 //! `task-file-unread` (an answer or a repeated call, while a file the task
-//! names is unread, is answered by naming the file, at most twice a turn),
+//! names is unread, is answered by naming the file, at most twice a turn;
+//! so is a file read that is not there),
+//! `pointed-tool-told` (a result that holds nothing but a note naming a tool
+//! the turn has not called is followed by that pointer, with the call that
+//! carries the model's search words over),
 //! `task-tool-uncalled` (the same, when every file the task names was looked
 //! at and it names a tool by its own name, `python.run`, that the turn has
 //! not called: the tool is named, once a tool), `missing-module-told`
@@ -51,7 +55,8 @@
 //! with the step from there; a repeat stopped in such a task is told that
 //! step, and its next reply must call a tool),
 //! `missing-column-told` (a program that failed on a `KeyError` for a name
-//! that is no column of the delimited file its code opens is told the columns),
+//! that is no column of the delimited file its failing line read is told the
+//! columns, or that a note has none),
 //! `note-read-as-table` (code that hands a note, a file of prose, to a table
 //! reader such as `read_csv` is not run: the note is shown, to take its
 //! figures into the code as numbers; once a turn), `rows-unfiltered-told` (a
@@ -719,6 +724,38 @@ impl Turn<'_> {
         let tools = self.registry.tools().map(|t| t.spec.name.as_str());
         let pointed = crate::observe::tools_pointed_to(out, tools, &called);
         (!pointed.is_empty()).then(|| (last.clone(), pointed.join(" or ")))
+    }
+
+    /// The line that follows a result holding nothing but a note that names
+    /// tools the turn has not called (see [`Self::pointed_tool`]), in place of
+    /// "if this tells you the answer": such a result tells no answer, and it
+    /// says where to look. Counted as `pointed-tool-told`, with the call that
+    /// carries the model's own search words over, when there is one
+    /// ([`Self::pointed_call`]). Searched the code index of an unindexed
+    /// workspace for "mileage", and told after the note that names
+    /// memory.operator "if this tells you the answer, respond with it now",
+    /// qwen2.5-coder-1.5b answered "10,000 km" (dev suite, multi-shoe-mileage).
+    fn pointer_only(&self, p: &Progress, v: &Value) -> Option<(Value, String)> {
+        let only_note = v.as_object().is_some_and(|m| {
+            m.contains_key("note")
+                && m.keys()
+                    .all(|k| matches!(k.as_str(), "op" | "note" | "indexed" | "query"))
+        });
+        if !only_note {
+            return None;
+        }
+        let (_, pointed) = self.pointed_tool(p)?;
+        let written = self.pointed_call(p, &pointed);
+        let mut detail = json!({"tool": pointed});
+        let mut told = format!(
+            "This result holds no answer to the task: its note names {pointed} for it. Call \
+             the one that bears on the task, then answer from what it returns."
+        );
+        if let Some(call) = written {
+            told.push_str(&format!(" For your words, that is: {call}"));
+            detail["call"] = json!(call);
+        }
+        Some((detail, told))
     }
 
     /// `params` of a code-index `outline` with the name whose uses the task
@@ -1854,7 +1891,7 @@ impl Turn<'_> {
         tool: &str,
         params: &Map<String, Value>,
         v: &Value,
-    ) -> Option<(String, String, Vec<String>)> {
+    ) -> Option<(String, String, Option<Vec<String>>)> {
         let failed = v
             .get("exit_code")
             .and_then(Value::as_i64)
@@ -1874,23 +1911,32 @@ impl Turn<'_> {
             return None;
         }
         let code = self.code_of(tool, params).join("\n");
+        // The files behind the line that failed, when the traceback says
+        // which: code that opens a note and a table fails on the one it
+        // looked the key up in.
+        let behind = crate::observe::failing_line(stderr)
+            .map(|n| crate::observe::files_behind_line(&code, n))
+            .filter(|f| !f.is_empty());
+        let named = |path: &str| match &behind {
+            Some(files) => files.iter().any(|f| same_file(plain_name(f), path)),
+            None => code.contains(path),
+        };
         p.file_texts.iter().find_map(|(path, text)| {
-            if !code.contains(path.as_str()) {
+            if !named(path) {
                 return None;
             }
-            let header = text.lines().next()?;
-            let sep = [',', '\t', ';', '|']
-                .into_iter()
-                .max_by_key(|c| header.matches(*c).count())?;
-            if header.matches(sep).count() == 0 {
-                return None;
+            let prose = path
+                .rsplit_once('.')
+                .is_some_and(|(_, ext)| PROSE.contains(&ext.to_ascii_lowercase().as_str()));
+            if prose && !crate::observe::has_delimited_header(text) {
+                // A note looked up by a key: only when the traceback says so.
+                return behind
+                    .is_some()
+                    .then(|| (key.to_owned(), path.clone(), None));
             }
-            let columns: Vec<String> = header
-                .split(sep)
-                .map(|c| c.trim().trim_matches(['"', '\'']).to_owned())
-                .filter(|c| !c.is_empty())
-                .collect();
-            (!columns.iter().any(|c| c == key)).then(|| (key.to_owned(), path.clone(), columns))
+            let columns = crate::observe::header_columns(text)?;
+            (!columns.iter().any(|c| c == key))
+                .then(|| (key.to_owned(), path.clone(), Some(columns)))
         })
     }
 
@@ -2201,6 +2247,10 @@ impl Turn<'_> {
                 if let Some(hint) = hint {
                     p.correct(hint, json!({"tool": tool}), self.trace, on);
                 }
+                if let Some((detail, told)) = self.pointer_only(p, v) {
+                    p.correct("pointed-tool-told", detail, self.trace, on);
+                    return Ok((shown, Some(std::borrow::Cow::Owned(told))));
+                }
                 if tool == CODE_INDEX
                     && let Some(next) = code_index_next(v, &p.report.info.task, &line)
                 {
@@ -2214,19 +2264,25 @@ impl Turn<'_> {
                 if let Some((key, path, columns)) = self.missing_column(p, tool, params, v) {
                     p.correct(
                         "missing-column-told",
-                        json!({"key": key, "path": path}),
+                        json!({"key": key, "path": path, "note": columns.is_none()}),
                         self.trace,
                         on,
                     );
-                    return Ok((
-                        shown,
-                        Some(std::borrow::Cow::Owned(format!(
+                    let told = match columns {
+                        Some(columns) => format!(
                             "{key:?} is no column of {path}: its columns are {}. Use those \
                              names; a value that is in none of them is not in {path}, so look \
                              for it where the task says it is.",
                             columns.join(", ")
-                        ))),
-                    ));
+                        ),
+                        None => format!(
+                            "The line that failed looks {key:?} up in what your code read from \
+                             {path}, and {path} is a note, not a table: it has no columns. Take \
+                             the figures the task needs from the note and write them into the \
+                             code as numbers; in code, open only the data files."
+                        ),
+                    };
+                    return Ok((shown, Some(std::borrow::Cow::Owned(told))));
                 }
                 if let Some((path, rows)) = self.rows_unfiltered(p, tool, params, v) {
                     p.correct(
@@ -2286,6 +2342,15 @@ impl Turn<'_> {
                     _ => Some(line),
                 }
             }
+            // A file guessed and not there, while the task names one the
+            // turn has not read: given the operator's notes, which named
+            // data/runs.csv, qwen2.5-coder-1.5b read a notes.md it made up,
+            // was told it does not exist, and went on to ask facts.get about
+            // the machine (dev suite, multi-shoe-mileage).
+            CallResult::Refused {
+                code: RefusalCode::NotFound,
+                ..
+            } if tool == READER => self.unread(p, on).map(std::borrow::Cow::Owned),
             CallResult::Refused { code, .. }
                 if tool == CODE_INDEX
                     && *code == RefusalCode::NotFound

@@ -76,6 +76,10 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
             Ok(json!({"exit_code": 1, "stdout": "",
                           "stderr": "Traceback (most recent call last):\n  File \"<string>\", line 3, in <module>\nKeyError: 'retirement_rule'\n"}))
         }
+        "python.run" if params["code"].as_str().unwrap_or("").contains("target_km") => {
+            Ok(json!({"exit_code": 1, "stdout": "",
+                          "stderr": "Traceback (most recent call last):\n  File \"<string>\", line 4, in <module>\nKeyError: 'target_km'\n"}))
+        }
         "python.run" if params["code"].as_str().unwrap_or("").starts_with("fail") => {
             Ok(json!({"exit_code": 1, "stdout": "", "stderr": "NameError"}))
         }
@@ -1245,6 +1249,52 @@ fn a_key_that_is_no_column_of_the_file_the_code_opens_is_told_the_columns() {
 }
 
 #[test]
+fn a_missing_key_is_told_of_the_file_the_failing_line_read() {
+    // Two tables opened; the line that failed (line 4, as the traceback
+    // says) looks the key up in the rows of the second one read.
+    let code = "import csv\nruns = csv.DictReader(open('data/runs.csv'))\n\
+                log = csv.DictReader(open('data/log.csv'))\nprint(next(log)['target_km'])";
+    let (report, model, _) = run(&[
+        read("data/runs.csv"),
+        read("data/log.csv"),
+        python(code),
+        respond(),
+    ]);
+    assert_eq!(report.corrections.get("missing-column-told"), Some(&1));
+    let told = model.told(3);
+    assert!(
+        told.contains(
+            "\"target_km\" is no column of data/log.csv: its columns are date, km, shoes."
+        ),
+        "{told}"
+    );
+
+    // A note looked up by a key, as the traceback says: told it is a note,
+    // not a table (its code had been sent back once as a note read as a
+    // table; the second, other code runs and fails).
+    let code = "import csv\nplan = csv.DictReader(open('notes/plan.md'))\n\
+                runs = csv.DictReader(open('data/runs.csv'))\nprint(next(plan)['target_km'])";
+    let again = format!("{code}\n# again");
+    let (report, model, _) = run(&[
+        read("notes/plan.md"),
+        read("data/runs.csv"),
+        python(code),
+        python(&again),
+        respond(),
+    ]);
+    assert_eq!(report.corrections.get("note-read-as-table"), Some(&1));
+    assert_eq!(report.corrections.get("missing-column-told"), Some(&1));
+    let told = model.told(4);
+    assert!(
+        told.contains(
+            "The line that failed looks \"target_km\" up in what your code read from \
+             notes/plan.md, and notes/plan.md is a note, not a table"
+        ) && !told.contains("no column of data/runs.csv"),
+        "{told}"
+    );
+}
+
+#[test]
 fn a_quantity_answered_with_the_numbers_printed_is_sent_back_to_add_them_up() {
     let task = "How many km did I run in April? It is in data/runs.csv. Use python.";
     let listed = json!({"mode":"respond",
@@ -1782,6 +1832,69 @@ fn an_outline_in_a_task_about_uses_searches_for_the_name() {
     assert!(calls[0].1.get("query").is_none());
     let told = model.told(2);
     assert!(!told.contains(r#""op":"search""#), "{told}");
+}
+
+#[test]
+fn a_result_that_holds_only_a_note_naming_another_tool_is_followed_by_that_tool() {
+    let task = "How many km are on my Novablast 4? The starting mileage is in my notes to you.";
+    let search = json!({"mode":"action","tool":"memory.codebase","params":{
+        "op":"search","query":"mileage"}})
+    .to_string();
+    let recall = json!({"mode":"action","tool":"memory.operator","params":{
+        "op":"search","query":"mileage"}})
+    .to_string();
+    let (report, model, calls) = run_task(task, &[search.clone(), recall, respond()]);
+    assert_eq!(report.corrections.get("pointed-tool-told"), Some(&1));
+    assert_eq!(calls.len(), 2, "{calls:?}");
+    let told = model.told(1);
+    assert!(
+        told.ends_with(
+            "This result holds no answer to the task: its note names files.read or \
+             memory.operator for it. Call the one that bears on the task, then answer from what \
+             it returns. For your words, that is: \
+             {\"mode\":\"action\",\"tool\":\"memory.operator\",\"params\":{\"op\":\"search\",\"query\":\"mileage\"}}"
+        ) && !told.contains("If this tells you the answer"),
+        "{told}"
+    );
+
+    // A result with a value beside its note may be the answer: the plain line.
+    let time = json!({"mode":"action","tool":"facts.get","params":{"fact":"time"}}).to_string();
+    let read_it =
+        json!({"mode":"action","tool":"files.read","params":{"path":"notes/short.md"}}).to_string();
+    let (report, model, _) = run(&[time, respond(), read_it, respond()]);
+    assert_eq!(report.corrections.get("pointed-tool-told"), None);
+    assert!(model.told(1).contains("If this tells you the answer"));
+
+    // A turn that has read a file is not sent from it.
+    let first =
+        json!({"mode":"action","tool":"files.read","params":{"path":"notes/short.md"}}).to_string();
+    let (report, _, _) = run_task(task, &[first, search, respond(), respond(), respond()]);
+    assert_eq!(report.corrections.get("pointed-tool-told"), None);
+}
+
+#[test]
+fn a_guessed_file_not_there_is_followed_by_the_file_the_task_names() {
+    let task = "How far did I run in April? The runs are in data/runs.csv.";
+    let guess = json!({"mode":"action","tool":"files.read","params":{"path":"notes/missing.json"}})
+        .to_string();
+    let (report, model, _) = run_task(task, &[guess.clone(), read("data/runs.csv"), respond()]);
+    assert_eq!(report.corrections.get("task-file-unread"), Some(&1));
+    let told = model.told(1);
+    assert!(
+        told.starts_with("files.read was refused: notes/missing.json does not exist")
+            && told.ends_with(
+                r#"That call is: {"mode":"action","tool":"files.read","params":{"path":"data/runs.csv"}}"#
+            ),
+        "{told}"
+    );
+    // A task that names no file: the refusal alone.
+    let (report, model, _) = run(&[guess, respond()]);
+    assert_eq!(report.corrections.get("task-file-unread"), None);
+    assert!(
+        model.told(1).trim_end().ends_with("does not exist"),
+        "{}",
+        model.told(1)
+    );
 }
 
 #[test]
