@@ -116,7 +116,7 @@
 //! `reply-repeated` (past those, an answer given again word for word with the
 //! mistake a check sent it back for is sent back once more, and the next
 //! reply must call a tool), `quantity-not-worked-out` (a task that asks for a quantity,
-//! a table of data read, no program run, and an answer whose figures were
+//! a table of data read, no program that ran to the end and printed, and an answer whose figures were
 //! all shown: sent back once, to work it out in Python).
 
 use std::collections::{BTreeMap, HashSet};
@@ -561,6 +561,8 @@ struct Progress {
     /// The code of every call that ran Python and returned (its output, not
     /// a refusal), in order.
     code_ran: Vec<String>,
+    /// A program of the turn ran to the end (exit code 0) and printed.
+    printed: bool,
     /// The texts of the operator's notes the turn was shown (`memory.operator`).
     notes_read: Vec<String>,
     /// Tools the task names that the turn was told it had not called
@@ -886,6 +888,7 @@ impl Turn<'_> {
             sent_back_for: HashSet::new(),
             found: Vec::new(),
             code_ran: Vec::new(),
+            printed: false,
             notes_read: Vec::new(),
             told_tools: HashSet::new(),
             shown: Vec::new(),
@@ -2218,6 +2221,11 @@ impl Turn<'_> {
         }
         if let CallResult::Output(v) = &outcome.result {
             let code = self.code_of(tool, params);
+            p.printed |= !code.is_empty()
+                && v.get("exit_code").and_then(Value::as_i64) == Some(0)
+                && v.get("stdout")
+                    .and_then(Value::as_str)
+                    .is_some_and(|o| !o.trim().is_empty());
             p.code_ran.extend(code.into_iter().map(str::to_owned));
             if tool == OPERATOR_NOTES {
                 let notes = v.get("notes").and_then(Value::as_array);

@@ -2027,6 +2027,31 @@ fn a_quantity_answered_from_a_table_with_nothing_worked_out_is_sent_back_once() 
     assert_eq!(report.corrections.get("reply-repeated"), None);
     assert_eq!(report.answer, "They had 312.6 km.");
 
+    // Programs that ran and failed worked nothing out either: said so.
+    let (report, model, _) = run_task(
+        task,
+        &[
+            log.clone(),
+            python("fail_pandas\nimport pandas"),
+            json!({"mode":"respond","text":"They have 6.42 km."}).to_string(),
+            respond(),
+        ],
+    );
+    assert_eq!(
+        report.corrections.get("quantity-not-worked-out"),
+        Some(&1),
+        "{:?}",
+        report.corrections
+    );
+    let told = model.told(3);
+    assert!(
+        told.contains(
+            "only gives figures you were shown: no program of this turn ran to the end and \
+             printed, so nothing was worked out from the rows of data/log.csv."
+        ),
+        "{told}"
+    );
+
     // A program run, a table of one row, or a task that asks for no
     // quantity: the answer stands. (A figure worked out in the model's head
     // is one nothing showed: `answer-figure-unseen`.)

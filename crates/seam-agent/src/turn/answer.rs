@@ -742,15 +742,18 @@ fn leaves_out_source(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Valu
 /// Asked how many km were on a pair of shoes, from a starting figure in the
 /// operator's notes and the runs in a CSV file, qwen2.5-coder-1.5b read both
 /// and answered with the notes' figures alone, never running anything: a
-/// task that asks for a quantity, a table of data read, no program run, and
-/// an answer whose figures were all shown (or none) has not worked it out.
+/// task that asks for a quantity, a table of data read, no program that ran
+/// to the end and printed, and an answer whose figures were all shown (or
+/// none) has not worked it out. Asked by how many km a month's target was
+/// missed, it ran three programs that failed and answered with the target
+/// itself ("135 km under").
 fn quantity_not_worked_out(
     t: &Turn<'_>,
     p: &Progress,
     a: &Answer<'_>,
 ) -> Option<(Value, SendBack)> {
     let python = t.python_tool()?;
-    if p.called().contains(&python)
+    if p.printed
         || !crate::observe::asks_for_a_quantity(&p.report.info.task)
         || !crate::observe::only_figures_shown(a.text, &p.report.info.task, &p.shown)
     {
@@ -760,13 +763,18 @@ fn quantity_not_worked_out(
         .file_texts
         .iter()
         .find(|(path, text)| crate::observe::is_data_table(path, text))?;
+    let ran = if p.called().contains(&python) {
+        "no program of this turn ran to the end and printed, so ".to_owned()
+    } else {
+        String::new()
+    };
     Some((
-        json!({"table": path}),
+        json!({"table": path, "failed_runs": !ran.is_empty()}),
         with_task(
             p,
             &format!(
                 "The task asks for a quantity, and your answer only gives figures you were \
-                 shown: nothing was worked out from the rows of {path}. Work it out with \
+                 shown: {ran}nothing was worked out from the rows of {path}. Work it out with \
                  {python} (its code can open {path} by that path, read-only), print the \
                  result, then answer with it."
             ),
