@@ -99,7 +99,10 @@
 //! name in code is used, a code-index outline is given the name as its
 //! query, a search below a directory, and a tree is followed by the search
 //! for its uses), `code-is-a-tool-call` (python.run code that is one call
-//! of another tool and nothing more is that tool's call),
+//! of another tool and nothing more is that tool's call), `code-lists-files`
+//! (python.run code that only lists a directory of the workspace and prints
+//! it, which in the sandbox's empty scratch directory lists nothing, is the
+//! code index's tree of that directory),
 //! `outline-definition-named` (a code-index outline that lists the name in
 //! code the task asks about is followed by the file and line it lists it
 //! at), `uses-enclosing-named` (a code-index search in a task that asks
@@ -728,6 +731,47 @@ impl Turn<'_> {
         (!pointed.is_empty()).then(|| (last.clone(), pointed.join(" or ")))
     }
 
+    /// The code index's `tree` of the directory that `params`' code lists,
+    /// when listing a directory and printing it is all the code does (see
+    /// [`seam_pylex::directory_listed`]) and the call brings no scratch files
+    /// to list: such code runs in an empty scratch directory, where it lists
+    /// nothing of the owner's, and what it asks is which files are there,
+    /// which the tree answers. Asked to fix a bug, qwen2.5-coder-1.5b ran
+    /// `subprocess.check_output(['ls', '-la'])` in python.run, was shown
+    /// `total 0`, and made the same plan again until it was stopped (dev
+    /// suite, change-fix-pagination).
+    fn listing_as_tree(
+        &self,
+        tool: &str,
+        params: &Map<String, Value>,
+    ) -> Option<(String, Map<String, Value>)> {
+        let code = self.code_of(tool, params).join("\n");
+        let scratch = params
+            .get("scratch_files")
+            .and_then(Value::as_array)
+            .is_some_and(|f| !f.is_empty());
+        if code.is_empty() || scratch {
+            return None;
+        }
+        let trees = self
+            .registry
+            .get(CODE_INDEX)?
+            .spec
+            .input_schema
+            .pointer("/properties/op/enum")
+            .and_then(Value::as_array)
+            .is_some_and(|ops| ops.iter().any(|o| o == "tree"));
+        if !trees {
+            return None;
+        }
+        let dir = seam_pylex::directory_listed(&code)?;
+        let mut tree = Map::from_iter([("op".to_owned(), json!("tree"))]);
+        if dir != "." {
+            tree.insert("path".to_owned(), json!(dir));
+        }
+        Some((dir, tree))
+    }
+
     /// The line that follows a result holding nothing but a note that names
     /// tools the turn has not called (see [`Self::pointed_tool`]), in place of
     /// "if this tells you the answer": such a result tells no answer, and it
@@ -1245,7 +1289,7 @@ impl Turn<'_> {
         params: &Map<String, Value>,
         on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
     ) -> Result<Option<String>, TurnError> {
-        let called = params
+        let mut called = params
             .get("code")
             .and_then(Value::as_str)
             .and_then(|code| Reader::new(self.registry).call_in_code(tool, code));
@@ -1256,6 +1300,14 @@ impl Turn<'_> {
                 self.trace,
                 on,
             );
+        } else if let Some((dir, tree)) = self.listing_as_tree(tool, params) {
+            p.correct(
+                "code-lists-files",
+                json!({"tool": tool, "path": dir}),
+                self.trace,
+                on,
+            );
+            called = Some((CODE_INDEX.to_owned(), tree));
         }
         let (tool, params) = match &called {
             Some((other, params)) => (other.as_str(), params),

@@ -188,7 +188,7 @@ fn registry() -> Registry {
         "memory.codebase",
         "Ask the code index.",
         json!({"type":"object","properties":{
-            "op":{"type":"string","enum":["outline","find_symbol","search"]},
+            "op":{"type":"string","enum":["tree","outline","find_symbol","search"]},
             "name":{"type":"string"},"query":{"type":"string"},"path":{"type":"string"}
         },"required":["op"],"additionalProperties":false}),
     );
@@ -1259,6 +1259,7 @@ fn a_missing_key_is_told_of_the_file_the_failing_line_read() {
         read("data/log.csv"),
         python(code),
         respond(),
+        respond(),
     ]);
     assert_eq!(report.corrections.get("missing-column-told"), Some(&1));
     let told = model.told(3);
@@ -1281,6 +1282,7 @@ fn a_missing_key_is_told_of_the_file_the_failing_line_read() {
         python(code),
         python(&again),
         respond(),
+        respond(),
     ]);
     assert_eq!(report.corrections.get("note-read-as-table"), Some(&1));
     assert_eq!(report.corrections.get("missing-column-told"), Some(&1));
@@ -1292,6 +1294,39 @@ fn a_missing_key_is_told_of_the_file_the_failing_line_read() {
         ) && !told.contains("no column of data/runs.csv"),
         "{told}"
     );
+}
+
+#[test]
+fn code_that_only_lists_a_directory_is_answered_with_the_code_indexs_tree() {
+    let task = "Which files does src hold?";
+    let ls = python("import os\nfor f in os.listdir('src'):\n    print(f)");
+    let (report, model, calls) = run_task(task, &[ls, respond()]);
+    assert_eq!(report.corrections.get("code-lists-files"), Some(&1));
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0].0, "memory.codebase");
+    assert_eq!(calls[0].1, json!({"op": "tree", "path": "src"}));
+    assert!(
+        model.told(1).starts_with("memory.codebase returned:"),
+        "{}",
+        model.told(1)
+    );
+
+    // The working directory is the workspace's root: a tree without a path.
+    let ls = python("import subprocess\nprint(subprocess.check_output(['ls', '-la']))");
+    let (_, _, calls) = run_task(task, &[ls, respond()]);
+    assert_eq!(calls[0].1, json!({"op": "tree"}));
+
+    // Code that does more, or lists scratch files it brings, runs as written.
+    let more = python("import os\nprint(len(os.listdir('.')) * 2)\nx = 1");
+    let scratch = json!({"mode":"action","tool":"python.run","params":{
+        "code": "import os\nprint(os.listdir('.'))",
+        "scratch_files": [{"name": "a.txt", "text": "x"}]}})
+    .to_string();
+    for reply in [more, scratch] {
+        let (report, _, calls) = run_task(task, &[reply.clone(), respond()]);
+        assert_eq!(report.corrections.get("code-lists-files"), None, "{reply}");
+        assert_eq!(calls[0].0, "python.run", "{reply}");
+    }
 }
 
 #[test]

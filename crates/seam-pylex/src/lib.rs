@@ -12,11 +12,15 @@
 //! hands a table reader (`read_csv`, `csv.DictReader`), what code that
 //! only prints literals prints, whether its brackets balance once stray closers at its
 //! end are cut, where a line break inside a one-line literal stands for its escape, and
-//! which literals in an f-string's fields need the other quote before Python 3.12.
+//! which literals in an f-string's fields need the other quote before Python 3.12,
+//! and which directory code lists when listing one and printing it is all it does.
 //! Must never: run or import code, touch the file system, or depend on
 //! another seam crate (both the gate and the agent use it).
 
+mod listing;
 mod literals;
+
+pub use listing::directory_listed;
 
 pub use literals::{
     compared_literals, files_read_as_tables, fstring_quotes_swapped, newlines_in_strings_escaped,
