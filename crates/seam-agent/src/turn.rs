@@ -1289,7 +1289,7 @@ impl Turn<'_> {
         params: &Map<String, Value>,
         on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
     ) -> Result<Option<String>, TurnError> {
-        let mut called = params
+        let called = params
             .get("code")
             .and_then(Value::as_str)
             .and_then(|code| Reader::new(self.registry).call_in_code(tool, code));
@@ -1300,14 +1300,6 @@ impl Turn<'_> {
                 self.trace,
                 on,
             );
-        } else if let Some((dir, tree)) = self.listing_as_tree(tool, params) {
-            p.correct(
-                "code-lists-files",
-                json!({"tool": tool, "path": dir}),
-                self.trace,
-                on,
-            );
-            called = Some((CODE_INDEX.to_owned(), tree));
         }
         let (tool, params) = match &called {
             Some((other, params)) => (other.as_str(), params),
@@ -1322,6 +1314,21 @@ impl Turn<'_> {
             }
         }
         let params = repaired.as_ref().unwrap_or(params);
+        // Read after the repairs: a line break written inside a literal
+        // (`split('\n')`) splits the code's lines until it is mended.
+        let listed = self.listing_as_tree(tool, params);
+        if let Some((dir, _)) = &listed {
+            p.correct(
+                "code-lists-files",
+                json!({"tool": tool, "path": dir}),
+                self.trace,
+                on,
+            );
+        }
+        let (tool, params) = match &listed {
+            Some((_, tree)) => (CODE_INDEX, tree),
+            None => (tool, params),
+        };
         let asked = self.uses_query_added(p, tool, params);
         if let Some(q) = &asked {
             p.correct(

@@ -1312,7 +1312,11 @@ fn code_that_only_lists_a_directory_is_answered_with_the_code_indexs_tree() {
     );
 
     // The working directory is the workspace's root: a tree without a path.
-    let ls = python("import subprocess\nprint(subprocess.check_output(['ls', '-la']))");
+    // Read once the code is mended: the 1.5B's `split('\n')` came with a
+    // line break inside the literal.
+    let ls = python(
+        "import subprocess\nfiles = subprocess.check_output(['ls', '-la']).decode('utf-8').split('\n')\nprint(files)",
+    );
     let (_, _, calls) = run_task(task, &[ls, respond()]);
     assert_eq!(calls[0].1, json!({"op": "tree"}));
 
