@@ -388,7 +388,7 @@ pub fn failing_line(stderr: &str) -> Option<usize> {
 /// it uses was last bound before it (`rows = csv.DictReader(open('a.csv'))`,
 /// `for r in rows:`), followed back three bindings deep. Read by words, not
 /// parsed: a name's binding is a line that starts with it and `=` (not
-/// `==`), or a `for` over it. Which file a failing line read is what a
+/// `==`), a `for` over it, or a `with … as` it. Which file a failing line read is what a
 /// KeyError there is about: asked for a May target, qwen2.5-coder-1.5b
 /// looked `target_km` up in the rows of a note, and was told it is no column
 /// of the CSV the same code also opened.
