@@ -791,17 +791,31 @@ impl Turn<'_> {
             return None;
         }
         let (_, pointed) = self.pointed_tool(p)?;
-        let written = self.pointed_call(p, &pointed);
+        let (detail, call) = self.pointer_told(p, &pointed);
+        Some((
+            detail,
+            format!(
+                "This result holds no answer to the task: its note names {pointed} for it. \
+                 Call the one that bears on the task, then answer from what it returns.{call}"
+            ),
+        ))
+    }
+
+    /// What a pointer to `pointed` says of the call (see
+    /// [`Self::pointed_call`]): the detail to count it with (`tool`, and the
+    /// `call` when there is one) and the words that end the line (" For your
+    /// words, that is: …", or nothing). One place for the result's pointer
+    /// (`pointed-tool-told`) and the answer's (`pointed-tool-not-called`).
+    fn pointer_told(&self, p: &Progress, pointed: &str) -> (Value, String) {
         let mut detail = json!({"tool": pointed});
-        let mut told = format!(
-            "This result holds no answer to the task: its note names {pointed} for it. Call \
-             the one that bears on the task, then answer from what it returns."
-        );
-        if let Some(call) = written {
-            told.push_str(&format!(" For your words, that is: {call}"));
-            detail["call"] = json!(call);
+        match self.pointed_call(p, pointed) {
+            Some(call) => {
+                let said = format!(" For your words, that is: {call}");
+                detail["call"] = json!(call);
+                (detail, said)
+            }
+            None => (detail, String::new()),
         }
-        Some((detail, told))
     }
 
     /// `params` of a code-index `outline` with the name whose uses the task
@@ -1977,7 +1991,7 @@ impl Turn<'_> {
         // which: code that opens a note and a table fails on the one it
         // looked the key up in.
         let behind = crate::observe::failing_line(stderr)
-            .map(|n| crate::observe::files_behind_line(&code, n))
+            .map(|n| seam_pylex::files_behind_line(&code, n))
             .filter(|f| !f.is_empty());
         let named = |path: &str| match &behind {
             Some(files) => files.iter().any(|f| same_file(plain_name(f), path)),

@@ -525,16 +525,8 @@ fn pointed_tool_not_called(
     _: &Answer<'_>,
 ) -> Option<(Value, SendBack)> {
     let (last, pointed) = t.pointed_tool(p)?;
-    let written = t.pointed_call(p, &pointed);
-    let call = match &written {
-        Some(call) => format!(" For your words, that is: {call}"),
-        None => String::new(),
-    };
-    let mut detail = json!({"tool": pointed});
-    if let Some(written) = written {
-        // Kept for a copy of this answer (see `repeated`).
-        detail["call"] = json!(written);
-    }
+    // The call, kept in the detail for a copy of this answer (see `repeated`).
+    let (detail, call) = t.pointer_told(p, &pointed);
     Some((
         detail,
         with_task(
