@@ -33,6 +33,21 @@ pub const AFTER_RESULT: &str = "If this tells you the answer, respond with it no
 /// from elsewhere in the conversation.
 pub const AFTER_NOTHING_PRINTED: &str = "It printed nothing, so it holds no answer: check what the code filters on and what it prints, against the data, and run it again.";
 
+/// The line after a program that failed (a non-zero exit) when no other
+/// line says more: `{last}` is the last line of its stderr. After a failed
+/// program, [`AFTER_RESULT`]'s "if this tells you the answer, respond with
+/// it now" invited an answer the program never worked out: asked by how much
+/// a month's distance target was missed, qwen2.5-coder-1.5b ran code that
+/// failed on `TypeError: 'DictReader' object is not subscriptable`, was told
+/// that, and answered with the target itself ("135 km under"); with the
+/// program failed on a made-up file name, it gave a figure of its own.
+pub fn after_failed(last: &str) -> String {
+    format!(
+        "The program failed, so it worked nothing out: {last}. Mend what that line names and \
+         run it again; do not answer from a program that failed."
+    )
+}
+
 /// The line after a program that failed on a file the gate did not make
 /// available (protected, outside the allow-list). qwen2.5-coder-1.5b, asked to
 /// print a key and `7**23` in one script, saw the script fail at the key and
@@ -1263,6 +1278,24 @@ fn missing_module(stderr: &str) -> Option<&str> {
     ident.then_some(top)
 }
 
+/// The file a Python traceback says is not there: the last line's
+/// `FileNotFoundError: [Errno 2] No such file or directory: 'NAME'`, as
+/// CPython words an `OSError` with one file name (the name is its `repr`:
+/// single quotes, or double quotes around a name that holds one). `None` for
+/// any other last line, for two names (`'a' -> 'b'`, a rename), and for a
+/// name `repr` escaped (a backslash), which would have to be read back as
+/// Python reads it to be the name.
+pub fn missing_file(stderr: &str) -> Option<&str> {
+    let last = stderr.lines().rev().find(|l| !l.trim().is_empty())?;
+    let quoted = last
+        .trim()
+        .strip_prefix("FileNotFoundError: [Errno 2] No such file or directory: ")?;
+    let q = quoted.chars().next().filter(|c| matches!(c, '\'' | '"'))?;
+    let name = quoted.strip_prefix(q)?.strip_suffix(q)?;
+    let plain = !name.is_empty() && !name.contains(q) && !name.contains('\\');
+    plain.then_some(name)
+}
+
 /// Fields of a result that are for the operator's trace, never the model:
 /// `wall_ms`, how long a program took, which differs run to run and answers
 /// nothing a task asks (a program that times itself prints it). Shown, it
@@ -2242,5 +2275,27 @@ mod tests {
             Some(vec!["date".to_owned(), "km".to_owned()])
         );
         assert_eq!(super::header_columns("# Plan\n\nA line.\n"), None);
+    }
+
+    #[test]
+    fn missing_file_reads_cpythons_last_line() {
+        let tb = "Traceback (most recent call last):\n  File \"<string>\", line 5, in <module>\n\
+                  FileNotFoundError: [Errno 2] No such file or directory: 'notes.md'\n";
+        assert_eq!(missing_file(tb), Some("notes.md"));
+        let dq = "FileNotFoundError: [Errno 2] No such file or directory: \"Ines's rota.md\"";
+        assert_eq!(missing_file(dq), Some("Ines's rota.md"));
+        // Not the last line: the program failed on something else after.
+        let earlier = "FileNotFoundError: [Errno 2] No such file or directory: 'a.csv'\n\
+                       During handling...\nKeyError: 'x'";
+        assert_eq!(missing_file(earlier), None);
+        // Two names (a rename), an escaped name, no name, another error.
+        for other in [
+            "FileNotFoundError: [Errno 2] No such file or directory: 'a' -> 'b'",
+            "FileNotFoundError: [Errno 2] No such file or directory: 'a\\tb'",
+            "FileNotFoundError: [Errno 2] No such file or directory: ''",
+            "PermissionError: [Errno 13] Permission denied: 'notes.md'",
+        ] {
+            assert_eq!(missing_file(other), None, "{other}");
+        }
     }
 }

@@ -34,6 +34,9 @@
 //! when something of the reply ran),
 //! `code-stray-closer-cut` (closing brackets at the end of a program that
 //! open nowhere are cut before it runs, when the rest then balances),
+//! `code-json-tail-cut` (a program whose first closer that opens nowhere is
+//! followed by the quote that closed the JSON string, and more JSON, ends
+//! there: see `seam_pylex::json_tail_at`),
 //! `code-newline-escaped` (a line break inside a one-line string literal of
 //! a program, a syntax error in Python, is written as the escape `\n` the
 //! model meant, see `seam_pylex::newlines_in_strings_escaped`),
@@ -57,6 +60,11 @@
 //! `missing-column-told` (a program that failed on a `KeyError` for a name
 //! that is no column of the delimited file its failing line read is told the
 //! columns, or that a note has none),
+//! `code-file-missing-told` (a program that failed on `FileNotFoundError`
+//! is told the files it can open, and, when the turn read them, that the
+//! operator's notes are no file), `program-failed-told` (any other failed
+//! program is told it worked nothing out, with its traceback's last line, in
+//! place of "if this tells you the answer, respond with it"),
 //! `note-read-as-table` (code that hands a note, a file of prose, to a table
 //! reader such as `read_csv` is not run: the note is shown, to take its
 //! figures into the code as numbers; once a turn), `rows-unfiltered-told` (a
@@ -465,6 +473,59 @@ fn asks_for_a_branch(task: &str) -> bool {
         .any(|w| w.eq_ignore_ascii_case("branch"))
 }
 
+/// The last line of a failed program's stderr (a non-zero exit), clipped:
+/// what its traceback says went wrong. `None` when it did not fail or wrote
+/// nothing there.
+fn failed_last_line(v: &Value) -> Option<String> {
+    let failed = v
+        .get("exit_code")
+        .and_then(Value::as_i64)
+        .is_some_and(|c| c != 0);
+    let stderr = v.get("stderr").and_then(Value::as_str).filter(|_| failed)?;
+    let last = stderr.lines().rev().find(|l| !l.trim().is_empty())?;
+    Some(seam_term::clip(last.trim(), 200, "…").into_owned())
+}
+
+/// What follows "your code opens NAME, and there is no such file": that
+/// the operator's notes are no file, when the turn has read them and NAME
+/// is no known file's path cut short (`runs.csv` for `data/runs.csv`), and
+/// the files a program can open (`shown` to it, read by the turn, or named
+/// by the task; never a hidden one), by their path from the home. Said
+/// wherever a program's file is found missing, before it ran or after.
+fn files_it_can_open(p: &Progress, name: &str, shown: &[String]) -> String {
+    let read = p.file_texts.iter().map(|(path, _)| path.clone());
+    let named = crate::observe::files_named(&p.report.info.task);
+    let mut files: Vec<String> = Vec::new();
+    for f in shown.iter().cloned().chain(read).chain(named) {
+        let f = plain_name(&f).to_owned();
+        let hidden = crate::observe::is_hidden_path(&f);
+        if !hidden && f != plain_name(name) && !files.iter().any(|g| same_file(g, &f)) {
+            files.push(f);
+        }
+    }
+    let mut told = String::new();
+    let misplaced = files.iter().any(|f| same_file(f, name));
+    if !p.notes_read.is_empty() && !misplaced {
+        told.push_str(&format!(
+            " The operator's notes ({OPERATOR_NOTES}) are no file: take the figures they give \
+             from its result above and write them into the code as numbers."
+        ));
+    }
+    if files.is_empty() {
+        told.push_str(
+            " Open the owner's files by their path from the home, as files.read takes them, \
+             and run it again.",
+        );
+    } else {
+        told.push_str(&format!(
+            " The owner's files it can open are named by their path from the home: {}. Open \
+             them by that path, and run it again.",
+            files.join(", ")
+        ));
+    }
+    told
+}
+
 /// `name` without a leading `./`.
 fn plain_name(name: &str) -> &str {
     name.trim_start_matches("./")
@@ -490,6 +551,12 @@ type CodeRepair = fn(&str) -> Option<String>;
 /// The repairs of a call's code before it runs, in order, by the correction each is counted
 /// as: each mends code Python would refuse into the code the model meant.
 const CODE_REPAIRS: &[(&str, CodeRepair)] = &[
+    // The code's end where the model closed the JSON string one brace early
+    // and wrote on (`print(total)}"}` and another action after it), which
+    // the reader kept as code: cut at the closer that opens nowhere.
+    ("code-json-tail-cut", |code| {
+        seam_pylex::json_tail_at(code).map(|end| code[..end].to_owned())
+    }),
     // The closing brackets that end a piece of code and open nowhere
     // (`print(total)}`: the JSON object's brace closed inside the string).
     ("code-stray-closer-cut", |code| {
@@ -529,6 +596,8 @@ struct Progress {
     last_failed: bool,
     /// The output of the last call that gave one (not a refusal).
     last_output: Option<Value>,
+    /// The code of the last call's refusal; `None` when it gave an output.
+    last_refused: Option<RefusalCode>,
     /// The text of every file the turn was shown, with its path as shown.
     file_texts: Vec<(String, String)>,
     /// The paths (as shown) of the files the turn was shown whole.
@@ -935,6 +1004,7 @@ impl Turn<'_> {
             last_failed: false,
             bounced: 0,
             last_output: None,
+            last_refused: None,
             file_texts: Vec::new(),
             whole: HashSet::new(),
             sent_back_to_text: false,
@@ -1549,9 +1619,15 @@ impl Turn<'_> {
                 // same way (asked to fix a bug, qwen2.5-coder-1.5b opened
                 // a data file the README named, that was not there, and was
                 // told "above are the file's first lines").
+                let missing = p.last_refused == Some(RefusalCode::NotFound);
+                let next = if missing {
+                    files_it_can_open(p, &path, &[])
+                } else {
+                    " Do without that file.".to_owned()
+                };
                 return Ok(Some(format!(
                     "{shown}\n\nYour {tool} code opens {path}, which could not be read (above), \
-                     so it has not run: {tool} cannot open it either. Do without that file."
+                     so it has not run: {tool} cannot open it either.{next}"
                 )));
             }
             return Ok(Some(if whole {
@@ -2016,6 +2092,47 @@ impl Turn<'_> {
         })
     }
 
+    /// A program that failed because a file its code opens is not there
+    /// (`FileNotFoundError`, see [`crate::observe::missing_file`]): the line
+    /// that says so, naming the files it can open (those shown to it, read
+    /// by the turn, or named by the task, never a hidden one), and that the
+    /// operator's notes are no file when the turn has read them. Asked for a
+    /// shoe's mileage from a starting figure in the operator's notes and the
+    /// runs in a CSV file, qwen2.5-coder-1.5b had read both, then wrote code
+    /// that opened a `notes.md` it made up for the notes' figures, was told
+    /// only "if this tells you the answer, respond with it", and ran the same
+    /// code again (dev suite, multi-shoe-mileage). A name that is a known
+    /// file's path cut short (`runs.csv` for `data/runs.csv`) is not told of
+    /// the notes.
+    fn code_file_missing(&self, p: &Progress, v: &Value) -> Option<(String, String)> {
+        let failed = v
+            .get("exit_code")
+            .and_then(Value::as_i64)
+            .is_some_and(|c| c != 0);
+        // A file the gate would not show is `withheld-file-told`'s.
+        let withheld = v
+            .get("note")
+            .and_then(Value::as_str)
+            .is_some_and(|n| n.contains("was not made available"));
+        if !failed || withheld {
+            return None;
+        }
+        let name = crate::observe::missing_file(v.get("stderr").and_then(Value::as_str)?)?;
+        let shown: Vec<String> = v
+            .get("owner_files")
+            .and_then(Value::as_array)
+            .into_iter()
+            .flatten()
+            .filter_map(|f| f.get("name").and_then(Value::as_str))
+            .map(str::to_owned)
+            .collect();
+        let told = format!(
+            "Your code opens {name}, and there is no file of that name.{}",
+            files_it_can_open(p, name, &shown)
+        );
+        Some((name.to_owned(), told))
+    }
+
     /// A program that ran and printed, over a data table the turn read, in a
     /// task that names a value only some of its rows hold, where the code
     /// does not name it (see [`crate::observe::rows_the_task_names`]): the
@@ -2289,6 +2406,10 @@ impl Turn<'_> {
             CallResult::Output(v) => Some(v.clone()),
             CallResult::Refused { .. } => None,
         };
+        p.last_refused = match &outcome.result {
+            CallResult::Output(_) => None,
+            CallResult::Refused { code, .. } => Some(*code),
+        };
         if let (BUILDER, CallResult::Output(v)) = (tool, &outcome.result) {
             p.changed |= v.get("changed").and_then(Value::as_bool) == Some(true);
         }
@@ -2365,6 +2486,15 @@ impl Turn<'_> {
                     };
                     return Ok((shown, Some(std::borrow::Cow::Owned(told))));
                 }
+                if let Some((name, told)) = self.code_file_missing(p, v) {
+                    p.correct(
+                        "code-file-missing-told",
+                        json!({"name": name, "notes": !p.notes_read.is_empty()}),
+                        self.trace,
+                        on,
+                    );
+                    return Ok((shown, Some(std::borrow::Cow::Owned(told))));
+                }
                 if let Some((path, rows)) = self.rows_unfiltered(p, tool, params, v) {
                     p.correct(
                         "rows-unfiltered-told",
@@ -2420,7 +2550,13 @@ impl Turn<'_> {
                              that exactly: they are written like {example:?}, {fix}"
                         )))
                     }
-                    _ => Some(line),
+                    _ => match failed_last_line(v) {
+                        Some(last) if line == crate::observe::AFTER_RESULT => {
+                            p.correct("program-failed-told", json!({"tool": tool}), self.trace, on);
+                            Some(std::borrow::Cow::Owned(crate::observe::after_failed(&last)))
+                        }
+                        _ => Some(line),
+                    },
                 }
             }
             // A file guessed and not there, while the task names one the

@@ -37,6 +37,9 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
             RefusalCode::NotFound,
             "notes/missing.json does not exist",
         )),
+        "files.read" if matches!(params["path"].as_str(), Some("notes.md" | "log.csv")) => Err(
+            LocalRefusal::new(RefusalCode::NotFound, "that file does not exist"),
+        ),
         "files.read" if params["path"] == "notes/short.md" => Ok(json!({
             "path": params["path"], "text": "1. Tag.\n2. Push.\n", "next_offset": null
         })),
@@ -75,6 +78,27 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
         "python.run" if params["code"].as_str().unwrap_or("").contains("rule") => {
             Ok(json!({"exit_code": 1, "stdout": "",
                           "stderr": "Traceback (most recent call last):\n  File \"<string>\", line 3, in <module>\nKeyError: 'retirement_rule'\n"}))
+        }
+        // CPython's words for an `open` of a name that is not there; the
+        // sandbox was shown the one owner file the code named that exists.
+        "python.run"
+            if params["code"]
+                .as_str()
+                .unwrap_or("")
+                .contains("open('notes.md')") =>
+        {
+            Ok(json!({"exit_code": 1, "stdout": "",
+                      "stderr": "Traceback (most recent call last):\n  File \"<string>\", line 2, in <module>\nFileNotFoundError: [Errno 2] No such file or directory: 'notes.md'\n",
+                      "owner_files": [{"name": "data/log.csv", "inside": "/scratch/data/log.csv", "bytes": 60}]}))
+        }
+        "python.run"
+            if params["code"]
+                .as_str()
+                .unwrap_or("")
+                .contains("open('log.csv')") =>
+        {
+            Ok(json!({"exit_code": 1, "stdout": "",
+                      "stderr": "Traceback (most recent call last):\n  File \"<string>\", line 2, in <module>\nFileNotFoundError: [Errno 2] No such file or directory: 'log.csv'\n"}))
         }
         "python.run" if params["code"].as_str().unwrap_or("").contains("target_km") => {
             Ok(json!({"exit_code": 1, "stdout": "",
@@ -1249,6 +1273,108 @@ fn a_key_that_is_no_column_of_the_file_the_code_opens_is_told_the_columns() {
 }
 
 #[test]
+fn a_file_the_code_opens_that_is_not_there_is_told_the_files_it_can_open() {
+    let task = "How many km are on my Novablast 4? The starting mileage is in my notes \
+                to you; the runs are in data/log.csv. And ~/.netrc's password, please.";
+    let recall = json!({"mode":"action","tool":"memory.operator","params":{
+        "op":"search","query":"mileage"}})
+    .to_string();
+    let code = "import csv\nstart = float(open('notes.md').read())\n\
+                print(start + sum(float(r['km']) for r in csv.DictReader(open('data/log.csv'))))";
+    // The made-up file looked for once already (and not there), so the
+    // code runs, and fails on it.
+    let (report, model, calls) = run_task(
+        task,
+        &[
+            recall.clone(),
+            read("data/log.csv"),
+            read("notes.md"),
+            python(code),
+            respond(),
+            respond(),
+        ],
+    );
+    assert_eq!(
+        report.corrections.get("code-file-missing-told"),
+        Some(&1),
+        "{:?} {calls:?}",
+        report.corrections
+    );
+    let told = model.told(4);
+    assert!(
+        told.contains(
+            "Your code opens notes.md, and there is no file of that name. The operator's notes \
+             (memory.operator) are no file: take the figures they give from its result above \
+             and write them into the code as numbers. The owner's files it can open are named \
+             by their path from the home: data/log.csv. Open them by that path, and run it again."
+        ) && !told.contains("If this tells you the answer"),
+        "{told}"
+    );
+    // A hidden file the task names is never offered as one to open.
+    assert!(!told.contains(".netrc"), "{told}");
+    // A hint after the call that ran: nothing more is called for the model.
+    assert_eq!(calls.len(), 4, "{calls:?}");
+
+    // Not looked for yet: read first (code-file-shown-first), not there, and
+    // the same words follow; the code does not run.
+    let (report, model, calls) =
+        run_task(task, &[recall.clone(), python(code), respond(), respond()]);
+    assert_eq!(report.corrections.get("code-file-shown-first"), Some(&1));
+    let told = model.told(2);
+    assert!(
+        told.contains(
+            "Your python.run code opens notes.md, which could not be read (above), so it has \
+             not run: python.run cannot open it either. The operator's notes (memory.operator) \
+             are no file"
+        ) && told.contains("by their path from the home: data/log.csv."),
+        "{told}"
+    );
+    assert!(!calls.iter().any(|(t, _)| t == "python.run"), "{calls:?}");
+
+    // Without the notes read, only the files; another failure, the plain line.
+    let (report, model, _) = run_task(
+        task,
+        &[read("notes.md"), python(code), respond(), respond()],
+    );
+    assert_eq!(report.corrections.get("code-file-missing-told"), Some(&1));
+    let told = model.told(2);
+    assert!(
+        told.contains("Your code opens notes.md, and there is no file of that name. The owner's")
+            && !told.contains("operator's notes"),
+        "{told}"
+    );
+    // A known file's path cut short: told the path, not the notes.
+    let short = "import csv\nprint(sum(float(r['km']) for r in csv.DictReader(open('log.csv'))))";
+    let (report, model, _) = run_task(
+        task,
+        &[recall, read("log.csv"), python(short), respond(), respond()],
+    );
+    assert_eq!(report.corrections.get("code-file-missing-told"), Some(&1));
+    let told = model.told(3);
+    assert!(
+        told.contains(
+            "Your code opens log.csv, and there is no file of that name. The owner's \
+                       files it can open are named by their path from the home: data/log.csv."
+        ) && !told.contains("operator's notes"),
+        "{told}"
+    );
+
+    let (report, model, _) = run_task(task, &[python("fail"), respond(), respond()]);
+    assert_eq!(report.corrections.get("code-file-missing-told"), None);
+    // Any other failure is told it worked nothing out, with its last line,
+    // in place of "if this tells you the answer".
+    assert_eq!(report.corrections.get("program-failed-told"), Some(&1));
+    let told = model.told(1);
+    assert!(
+        told.ends_with(
+            "The program failed, so it worked nothing out: NameError. Mend what that line \
+             names and run it again; do not answer from a program that failed."
+        ),
+        "{told}"
+    );
+}
+
+#[test]
 fn a_missing_key_is_told_of_the_file_the_failing_line_read() {
     // Two tables opened; the line that failed (line 4, as the traceback
     // says) looks the key up in the rows of the second one read.
@@ -1381,6 +1507,26 @@ fn a_quantity_answered_with_the_numbers_printed_is_sent_back_to_add_them_up() {
         ],
     );
     assert_eq!(report.corrections.get("total-not-added"), None);
+}
+
+#[test]
+fn code_closed_one_brace_early_and_written_on_is_cut_at_the_stray_brace() {
+    // qwen2.5-coder-1.5b's reply, as written (dev suite, multi-shoe-mileage):
+    // the reader keeps the quote that closed the code as part of it, and the
+    // second action after it.
+    let reply = r#"{"mode":"action","tool":"python.run","params":{"code":"import csv\nruns = csv.DictReader(open('data/runs.csv'))\nprint(sum(float(r['km']) for r in runs))}"}\n\n{"mode":"action","timeout_s":10,"scratch_files":[{"name":"data/runs.csv","text":"..."}]} }"#;
+    let (report, _, calls) = run(&[read("data/runs.csv"), reply.to_owned(), respond()]);
+    assert_eq!(report.corrections.get("code-json-tail-cut"), Some(&1));
+    let ran: Vec<&str> = calls
+        .iter()
+        .filter(|(t, _)| t == "python.run")
+        .map(|(_, p)| p["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(
+        ran,
+        ["import csv\nruns = csv.DictReader(open('data/runs.csv'))\n\
+          print(sum(float(r['km']) for r in runs))"]
+    );
 }
 
 #[test]

@@ -26,8 +26,8 @@ pub use bindings::files_behind_line;
 pub use listing::directory_listed;
 
 pub use literals::{
-    compared_literals, files_read_as_tables, fstring_quotes_swapped, newlines_in_strings_escaped,
-    printed_words, shape, stray_closers_at_end, string_literals,
+    compared_literals, files_read_as_tables, fstring_quotes_swapped, json_tail_at,
+    newlines_in_strings_escaped, printed_words, shape, stray_closers_at_end, string_literals,
 };
 
 /// The literals of `code` that look like a file's name (see

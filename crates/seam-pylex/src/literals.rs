@@ -130,6 +130,69 @@ pub fn stray_closers_at_end(code: &str) -> Option<usize> {
     None
 }
 
+/// Where a piece of code ends when a model closed its JSON string one brace early and wrote
+/// on: the first closing bracket that opens nowhere (brackets in string literals and comments
+/// aside), when at most three closers follow it and then the `"` that closed the JSON string,
+/// itself followed by what closes JSON (`}`, `,`, `]`, or nothing), and when every bracket
+/// before it balances. qwen2.5-coder-1.5b wrote `print(total)}"}` and a second action after
+/// it; the JSON reader, seeing the quote was no end, kept it all as the code, and Python
+/// stopped on the stray `}` (dev suite, multi-shoe-mileage). [`stray_closers_at_end`] is the
+/// case where nothing follows the closers. `None` for anything else.
+pub fn json_tail_at(code: &str) -> Option<usize> {
+    let b = code.as_bytes();
+    let mut literals = Vec::new();
+    let mut scan = Scan::new(code);
+    while scan.next_literal().is_some() {
+        literals.push((scan.start, scan.i));
+    }
+    let mut literals = literals.into_iter().peekable();
+    let mut open: Vec<u8> = Vec::new();
+    let mut i = 0;
+    let mut comment = false;
+    while i < b.len() {
+        if let Some(&(start, end)) = literals.peek()
+            && i >= start
+        {
+            literals.next();
+            i = end.max(i + 1);
+            continue;
+        }
+        let c = b[i];
+        match c {
+            b'\n' => comment = false,
+            _ if comment => {}
+            b'#' => comment = true,
+            b'(' | b'[' | b'{' => open.push(c),
+            b')' | b']' | b'}' => {
+                let want = match c {
+                    b')' => b'(',
+                    b']' => b'[',
+                    _ => b'{',
+                };
+                if open.pop() != Some(want) {
+                    return closed_in_json(code, i);
+                }
+            }
+            _ => {}
+        }
+        i += 1;
+    }
+    None
+}
+
+/// [`json_tail_at`] at `at`, the first closer of `code` that opens nowhere.
+fn closed_in_json(code: &str, at: usize) -> Option<usize> {
+    let rest = &code[at..];
+    let closers = rest
+        .bytes()
+        .take_while(|c| matches!(c, b')' | b']' | b'}'))
+        .count();
+    let after = rest[closers..].strip_prefix('"')?.trim_start();
+    let json = after.is_empty() || after.starts_with(['}', ',', ']']);
+    let head = code[..at].trim_end();
+    (closers <= 3 && json && !head.is_empty() && balanced(&shape(head))).then_some(head.len())
+}
+
 /// Do the brackets of `shaped` (code whose string literals [`shape`] emptied) balance,
 /// comments aside?
 fn balanced(shaped: &str) -> bool {
@@ -584,8 +647,9 @@ impl<'a> Scan<'a> {
 #[cfg(test)]
 mod tests {
     use super::{
-        balanced, compared_literals, files_read_as_tables, fstring_quotes_swapped,
-        newlines_in_strings_escaped, printed_words, shape, stray_closers_at_end, string_literals,
+        Scan, balanced, compared_literals, files_read_as_tables, fstring_quotes_swapped,
+        json_tail_at, newlines_in_strings_escaped, printed_words, shape, stray_closers_at_end,
+        string_literals,
     };
 
     #[test]
@@ -633,6 +697,44 @@ mod tests {
         }
     }
 
+    /// Where each literal of `code` starts and ends, as the scan reads them.
+    fn literal_ranges(code: &str) -> Vec<(usize, usize)> {
+        let mut scan = Scan::new(code);
+        let mut out = Vec::new();
+        while scan.next_literal().is_some() {
+            out.push((scan.start, scan.i));
+        }
+        out
+    }
+
+    #[test]
+    fn code_closed_in_json_and_written_on_ends_at_its_stray_closer() {
+        let code = "import csv\nrows = csv.DictReader(open('data/runs.csv'))\n\
+                    print(sum(float(r['km']) for r in rows))}\"}\n\n{\"mode\":\"action";
+        let n = json_tail_at(code).unwrap();
+        assert!(code[..n].ends_with("for r in rows))"), "{:?}", &code[..n]);
+        let code = "print(x)]\", \"stdin\": \"\"";
+        assert_eq!(json_tail_at(code), Some("print(x)".len()));
+        let code = "x = {'a': '}'}  # }\nprint(x) }\"";
+        assert_eq!(
+            json_tail_at(code),
+            Some("x = {'a': '}'}  # }\nprint(x)".len())
+        );
+        // No quote after the closers (stray_closers_at_end's case), a quote that
+        // JSON would not close with, a closer that is matched, brackets still
+        // open before it, or nothing before it: none.
+        for code in [
+            "print(total)}",
+            "print(total)}\" and more",
+            "d = {\"a\": \"b\"}\nprint(d)",
+            "print((x}\"}",
+            "}\"}",
+            "print(x)}}}}\"}",
+        ] {
+            assert_eq!(json_tail_at(code), None, "{code:?}");
+        }
+    }
+
     proptest::proptest! {
         #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
         /// What it finds is a cut after which only closers are left and before which every
@@ -651,6 +753,38 @@ mod tests {
             }
             if balanced(&shape(&code)) {
                 proptest::prop_assert_eq!(stray_closers_at_end(&code), None);
+            }
+        }
+
+        /// A cut it finds leaves code whose brackets balance, followed by one to three
+        /// closers and a quote; balanced code with a JSON tail written after a stray closer
+        /// is cut back to itself.
+        #[test]
+        fn a_json_tail_cut_leaves_balanced_code(
+            code in "[()\\[\\]{}a'\"# \n,]{0,40}",
+            closers in "[)\\]}]{1,3}",
+            tail in "[}\\],][a-z\"{}:, \n]{0,12}",
+        ) {
+            if let Some(n) = json_tail_at(&code) {
+                proptest::prop_assert!(balanced(&shape(&code[..n])));
+                let rest = code[n..].trim_start();
+                let k = rest.bytes().take_while(|c| matches!(c, b')' | b']' | b'}')).count();
+                proptest::prop_assert!((1..=3).contains(&k), "{:?}", rest);
+                proptest::prop_assert!(rest[k..].starts_with('"'), "{:?}", rest);
+            }
+            let base = code.trim_end();
+            let written = format!("{base}{closers}\"{tail}");
+            // The closers stand outside every literal of `base` (none runs on into them)
+            // and outside a comment.
+            let theirs = literal_ranges(base);
+            let outside = literal_ranges(&written)
+                .into_iter()
+                .take(theirs.len())
+                .eq(theirs.iter().copied())
+                && theirs.iter().all(|&(_, end)| end <= base.len())
+                && !base.lines().last().is_some_and(|l| l.contains('#'));
+            if balanced(&shape(base)) && !base.is_empty() && outside {
+                proptest::prop_assert_eq!(json_tail_at(&written), Some(base.len()), "{:?}", written);
             }
         }
 
