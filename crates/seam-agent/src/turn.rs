@@ -36,7 +36,8 @@
 //! open nowhere are cut before it runs, when the rest then balances),
 //! `code-json-tail-cut` (a program whose first closer that opens nowhere is
 //! followed by the quote that closed the JSON string, and more JSON, ends
-//! there: see `seam_pylex::json_tail_at`),
+//! there: see `seam_pylex::json_tail_at`; when what was cut begins another
+//! action, only the code of the params is kept),
 //! `code-newline-escaped` (a line break inside a one-line string literal of
 //! a program, a syntax error in Python, is written as the escape `\n` the
 //! model meant, see `seam_pylex::newlines_in_strings_escaped`),
@@ -551,12 +552,6 @@ type CodeRepair = fn(&str) -> Option<String>;
 /// The repairs of a call's code before it runs, in order, by the correction each is counted
 /// as: each mends code Python would refuse into the code the model meant.
 const CODE_REPAIRS: &[(&str, CodeRepair)] = &[
-    // The code's end where the model closed the JSON string one brace early
-    // and wrote on (`print(total)}"}` and another action after it), which
-    // the reader kept as code: cut at the closer that opens nowhere.
-    ("code-json-tail-cut", |code| {
-        seam_pylex::json_tail_at(code).map(|end| code[..end].to_owned())
-    }),
     // The closing brackets that end a piece of code and open nowhere
     // (`print(total)}`: the JSON object's brace closed inside the string).
     ("code-stray-closer-cut", |code| {
@@ -1389,7 +1384,16 @@ impl Turn<'_> {
             Some((other, params)) => (other.as_str(), params),
             None => (tool, params),
         };
-        let mut repaired: Option<Map<String, Value>> = None;
+        let tail_cut = self.json_tail_cut(tool, params);
+        if let Some((_, dropped)) = &tail_cut {
+            p.correct(
+                "code-json-tail-cut",
+                json!({"tool": tool, "dropped": dropped}),
+                self.trace,
+                on,
+            );
+        }
+        let mut repaired: Option<Map<String, Value>> = tail_cut.map(|(cut, _)| cut);
         for &(name, repair) in CODE_REPAIRS {
             let mended = self.code_repaired(tool, repaired.as_ref().unwrap_or(params), repair);
             if mended.is_some() {
@@ -1963,6 +1967,50 @@ impl Turn<'_> {
             }
         }
         out
+    }
+
+    /// `params` with each code param cut where the model closed the JSON
+    /// string one brace early and wrote on (`print(total)}"}` and more,
+    /// which the reader kept as code: see [`seam_pylex::json_tail_at`]), and
+    /// the names of the params dropped with it. When what was cut begins
+    /// another action (`{"mode":…`), the params the reader found after the
+    /// code are that action's, not this call's, and only the code is kept:
+    /// qwen2.5-coder-1.5b wrote a second action with `scratch_files` holding
+    /// a `data/runs.csv` of "...", which, kept, hid the owner's file from its
+    /// program, and its sum of the runs printed 0 (dev suite,
+    /// multi-shoe-mileage).
+    fn json_tail_cut(
+        &self,
+        tool: &str,
+        params: &Map<String, Value>,
+    ) -> Option<(Map<String, Value>, Vec<String>)> {
+        let places = self.code_places(tool);
+        let mut out: Option<Map<String, Value>> = None;
+        let mut another = false;
+        for name in &places {
+            let Some(code) = params.get(name).and_then(Value::as_str) else {
+                continue;
+            };
+            if let Some(end) = seam_pylex::json_tail_at(code) {
+                another |= ["\"mode\"", "\"tool\"", "\"actor\""]
+                    .iter()
+                    .any(|k| code[end..].contains(k));
+                out.get_or_insert_with(|| params.clone())
+                    .insert(name.clone(), Value::String(code[..end].to_owned()));
+            }
+        }
+        let mut cut = out?;
+        let mut dropped = Vec::new();
+        if another {
+            cut.retain(|k, _| {
+                let keep = places.contains(k);
+                if !keep {
+                    dropped.push(k.clone());
+                }
+                keep
+            });
+        }
+        Some((cut, dropped))
     }
 
     /// True, once a turn, when this call runs code for a task that asks for

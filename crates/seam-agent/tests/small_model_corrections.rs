@@ -1527,6 +1527,19 @@ fn code_closed_one_brace_early_and_written_on_is_cut_at_the_stray_brace() {
         ["import csv\nruns = csv.DictReader(open('data/runs.csv'))\n\
           print(sum(float(r['km']) for r in runs))"]
     );
+    // The second action's params (a scratch data/runs.csv of "...", which
+    // would hide the owner's file) are not this call's.
+    let (_, params) = calls.iter().find(|(t, _)| t == "python.run").unwrap();
+    let keys: Vec<&String> = params.as_object().unwrap().keys().collect();
+    assert_eq!(keys, ["code"], "{params}");
+
+    // Cut without another action after it, the call's other params stay.
+    let reply = r#"{"mode":"action","tool":"python.run","params":{"scratch_files":[{"name":"a.txt","text":"1"}],"code":"print(sum([1, 2]))}"}\n"}}"#;
+    let (report, _, calls) = run(&[reply.to_owned(), respond()]);
+    assert_eq!(report.corrections.get("code-json-tail-cut"), Some(&1));
+    let (_, params) = calls.iter().find(|(t, _)| t == "python.run").unwrap();
+    assert_eq!(params["code"], "print(sum([1, 2]))", "{params}");
+    assert_eq!(params["scratch_files"][0]["name"], "a.txt", "{params}");
 }
 
 #[test]
