@@ -1296,6 +1296,22 @@ pub fn missing_file(stderr: &str) -> Option<&str> {
     plain.then_some(name)
 }
 
+/// The text a Python traceback says is no number: the last line's
+/// `ValueError: could not convert string to float: 'X'` (`float()`) or
+/// `ValueError: invalid literal for int() with base 10: 'X'` (`int()`), as
+/// CPython words them, the text being its `repr` (see [`missing_file`] for
+/// the quotes). `None` for any other last line or an escaped text.
+pub fn not_a_number(stderr: &str) -> Option<&str> {
+    let last = stderr.lines().rev().find(|l| !l.trim().is_empty())?.trim();
+    let quoted = last
+        .strip_prefix("ValueError: could not convert string to float: ")
+        .or_else(|| last.strip_prefix("ValueError: invalid literal for int() with base 10: "))?;
+    let q = quoted.chars().next().filter(|c| matches!(c, '\'' | '"'))?;
+    let text = quoted.strip_prefix(q)?.strip_suffix(q)?;
+    let plain = !text.is_empty() && !text.contains(q) && !text.contains('\\');
+    plain.then_some(text)
+}
+
 /// Fields of a result that are for the operator's trace, never the model:
 /// `wall_ms`, how long a program took, which differs run to run and answers
 /// nothing a task asks (a program that times itself prints it). Shown, it
@@ -2296,6 +2312,24 @@ mod tests {
             "PermissionError: [Errno 13] Permission denied: 'notes.md'",
         ] {
             assert_eq!(missing_file(other), None, "{other}");
+        }
+    }
+
+    #[test]
+    fn not_a_number_reads_float_and_int_failures() {
+        let tb = "Traceback (most recent call last):\n  File \"<string>\", line 3, in <module>\n\
+                  ValueError: could not convert string to float: 'distance_km'\n";
+        assert_eq!(not_a_number(tb), Some("distance_km"));
+        let int = "ValueError: invalid literal for int() with base 10: 'km'";
+        assert_eq!(not_a_number(int), Some("km"));
+        for other in [
+            "ValueError: math domain error",
+            "ValueError: invalid literal for int() with base 16: 'zz'",
+            "ValueError: could not convert string to float: ''",
+            "ValueError: could not convert string to float: 'a\\nb'",
+            "TypeError: could not convert string to float: 'km'",
+        ] {
+            assert_eq!(not_a_number(other), None, "{other}");
         }
     }
 }

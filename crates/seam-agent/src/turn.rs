@@ -63,7 +63,9 @@
 //! columns, or that a note has none),
 //! `code-file-missing-told` (a program that failed on `FileNotFoundError`
 //! is told the files it can open, and, when the turn read them, that the
-//! operator's notes are no file), `program-failed-told` (any other failed
+//! operator's notes are no file), `header-row-told` (a program that failed
+//! turning a header's column name into a number is told it read the header
+//! line as data), `program-failed-told` (any other failed
 //! program is told it worked nothing out, with its traceback's last line, in
 //! place of "if this tells you the answer, respond with it"),
 //! `note-read-as-table` (code that hands a note, a file of prose, to a table
@@ -2140,6 +2142,36 @@ impl Turn<'_> {
         })
     }
 
+    /// A program that failed converting to a number a text that is a
+    /// column's name in the header of a delimited file its code names and
+    /// the turn read (see [`crate::observe::not_a_number`]): the name and
+    /// the file. Over a CSV file with a header, qwen2.5-coder-1.5b wrote
+    /// `csv.reader` and `float(row[1])`, failed on the header's
+    /// `distance_km`, was told only that the program failed, and sent the
+    /// same code again (dev suite, multi-shoe-mileage).
+    fn header_read_as_data(
+        &self,
+        p: &Progress,
+        tool: &str,
+        params: &Map<String, Value>,
+        v: &Value,
+    ) -> Option<(String, String)> {
+        let failed = v
+            .get("exit_code")
+            .and_then(Value::as_i64)
+            .is_some_and(|c| c != 0);
+        if !failed {
+            return None;
+        }
+        let text = crate::observe::not_a_number(v.get("stderr").and_then(Value::as_str)?)?;
+        let code = self.code_of(tool, params).join("\n");
+        p.file_texts.iter().find_map(|(path, file)| {
+            let columns = crate::observe::header_columns(file)?;
+            (code.contains(path.as_str()) && columns.iter().any(|c| c == text))
+                .then(|| (text.to_owned(), path.clone()))
+        })
+    }
+
     /// A program that failed because a file its code opens is not there
     /// (`FileNotFoundError`, see [`crate::observe::missing_file`]): the line
     /// that says so, naming the files it can open (those shown to it, read
@@ -2532,6 +2564,21 @@ impl Turn<'_> {
                              code as numbers; in code, open only the data files."
                         ),
                     };
+                    return Ok((shown, Some(std::borrow::Cow::Owned(told))));
+                }
+                if let Some((column, path)) = self.header_read_as_data(p, tool, params, v) {
+                    p.correct(
+                        "header-row-told",
+                        json!({"column": column, "path": path}),
+                        self.trace,
+                        on,
+                    );
+                    let told = format!(
+                        "{column:?} is the name of a column of {path}: your code took the \
+                         file's header line for a row of data. Skip the header (next() on the \
+                         reader before the loop), or read each row by its column names with \
+                         csv.DictReader, and run it again."
+                    );
                     return Ok((shown, Some(std::borrow::Cow::Owned(told))));
                 }
                 if let Some((name, told)) = self.code_file_missing(p, v) {

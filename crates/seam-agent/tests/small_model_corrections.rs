@@ -91,6 +91,16 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
                       "stderr": "Traceback (most recent call last):\n  File \"<string>\", line 2, in <module>\nFileNotFoundError: [Errno 2] No such file or directory: 'notes.md'\n",
                       "owner_files": [{"name": "data/log.csv", "inside": "/scratch/data/log.csv", "bytes": 60}]}))
         }
+        // CPython's words for float() of a header's column name.
+        "python.run"
+            if params["code"]
+                .as_str()
+                .unwrap_or("")
+                .contains("float(row[1])") =>
+        {
+            Ok(json!({"exit_code": 1, "stdout": "",
+                      "stderr": "Traceback (most recent call last):\n  File \"<string>\", line 3, in <module>\nValueError: could not convert string to float: 'km'\n"}))
+        }
         "python.run"
             if params["code"]
                 .as_str()
@@ -1372,6 +1382,27 @@ fn a_file_the_code_opens_that_is_not_there_is_told_the_files_it_can_open() {
         ),
         "{told}"
     );
+}
+
+#[test]
+fn a_header_read_as_a_row_of_numbers_is_told_so() {
+    let code = "import csv\nrows = csv.reader(open('data/log.csv'))\nprint(sum(float(row[1]) for row in rows))";
+    let (report, model, _) = run(&[read("data/log.csv"), python(code), respond(), respond()]);
+    assert_eq!(report.corrections.get("header-row-told"), Some(&1));
+    let told = model.told(2);
+    assert!(
+        told.ends_with(
+            "\"km\" is the name of a column of data/log.csv: your code took the file's header \
+             line for a row of data. Skip the header (next() on the reader before the loop), or \
+             read each row by its column names with csv.DictReader, and run it again."
+        ),
+        "{told}"
+    );
+    // Code that names no file the turn read: the failure's plain line.
+    let other = "rows = [['a', 'km']]\nprint(sum(float(row[1]) for row in rows))";
+    let (report, _, _) = run(&[read("data/log.csv"), python(other), respond(), respond()]);
+    assert_eq!(report.corrections.get("header-row-told"), None);
+    assert_eq!(report.corrections.get("program-failed-told"), Some(&1));
 }
 
 #[test]
