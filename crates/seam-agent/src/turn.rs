@@ -14,7 +14,9 @@
 //! (a budget ran out or the model looped; the task is said again with it),
 //! `task-file-unread` (an answer or a repeated call, while a file the task
 //! names is unread, is answered by naming the file, at most twice a turn;
-//! so is a file read that is not there),
+//! so is a file read that is not there), `task-file-pointed` (a result
+//! from elsewhere than the owner's files, while such a file is unread, is
+//! followed by that file, once a turn),
 //! `pointed-tool-told` (a result that holds nothing but a note naming a tool
 //! the turn has not called is followed by that pointer, with the call that
 //! carries the model's search words over),
@@ -529,6 +531,37 @@ fn files_it_can_open(p: &Progress, name: &str, shown: &[String]) -> String {
     told
 }
 
+/// The first file the task names (see [`crate::observe::files_named`])
+/// that the turn has not read or tried to read, or been sent to: files of
+/// the workspace before files under `~` or `/`, where the owner's protected
+/// files are, and a hidden file never (`~/.netrc`, `~/.config/gh/hosts.yml`
+/// are where credentials live: the model may ask for one, and the gate
+/// decides, but seam never sends it there; sent from the rota it had read to
+/// the gh token the task also named, qwen2.5-coder-0.5b was refused, asked
+/// again, and answered with a password it made up).
+fn first_unread(p: &Progress) -> Option<String> {
+    let seen = |name: &str| p.looked_at.iter().any(|l| same_file(l, name));
+    let mut files = crate::observe::files_named(&p.report.info.task);
+    files.retain(|f| !crate::observe::is_hidden_path(f));
+    files.sort_by_key(|f| f.starts_with(['~', '/']));
+    files
+        .into_iter()
+        .find(|f| !seen(f.trim_start_matches("~/")))
+}
+
+/// The line that sends the model to read `name`, a file the task names. The
+/// call is written out whole: told only to read another file,
+/// qwen2.5-coder-0.5b and smollm2-135m made their last call again, word for
+/// word, in three tasks of four; the last JSON they are shown is the one
+/// they copy.
+fn read_it(name: &str) -> String {
+    let call = action_text(READER, json!({"path": name}));
+    format!(
+        "The task names {name}, and this turn has not read it: read it with {READER} if it \
+         bears on the task, then answer. That call is: {call}"
+    )
+}
+
 /// `name` without a leading `./`.
 fn plain_name(name: &str) -> &str {
     name.trim_start_matches("./")
@@ -595,6 +628,9 @@ struct Progress {
     last_output: Option<Value>,
     /// The code of the last call's refusal; `None` when it gave an output.
     last_refused: Option<RefusalCode>,
+    /// A result from elsewhere was followed by a file the task names
+    /// (`task-file-pointed`), once a turn.
+    pointed_unread: bool,
     /// The text of every file the turn was shown, with its path as shown.
     file_texts: Vec<(String, String)>,
     /// The paths (as shown) of the files the turn was shown whole.
@@ -1002,6 +1038,7 @@ impl Turn<'_> {
             bounced: 0,
             last_output: None,
             last_refused: None,
+            pointed_unread: false,
             file_texts: Vec::new(),
             whole: HashSet::new(),
             sent_back_to_text: false,
@@ -1748,7 +1785,8 @@ impl Turn<'_> {
     /// key and answered, or asked for the key again, without reading the
     /// other. Said in place of accepting an answer and of stopping a repeat.
     /// Files of the workspace are named before files under `~` or `/`,
-    /// where the owner's protected files are, and a hidden file never.
+    /// where the owner's protected files are, and a hidden file never. With
+    /// every such file read, the tool the task names (see `tool_uncalled`).
     fn unread(
         &mut self,
         p: &mut Progress,
@@ -1757,34 +1795,37 @@ impl Turn<'_> {
         if p.forced || p.bounced >= MAX_BOUNCES || self.registry.get(READER).is_none() {
             return None;
         }
-        let seen = |name: &str| p.looked_at.iter().any(|l| same_file(l, name));
-        let mut files = crate::observe::files_named(&p.report.info.task);
-        // A hidden file (`~/.netrc`, `~/.config/gh/hosts.yml`) is where
-        // credentials live: the model may ask for one, and the gate decides,
-        // but seam never sends it there. Sent from the rota it had read to
-        // the gh token the task also named, qwen2.5-coder-0.5b was refused,
-        // asked again, and answered with a password it made up.
-        files.retain(|f| !crate::observe::is_hidden_path(f));
-        files.sort_by_key(|f| f.starts_with(['~', '/']));
-        let Some(name) = files
-            .into_iter()
-            .find(|f| !seen(f.trim_start_matches("~/")))
-        else {
+        let Some(name) = first_unread(p) else {
             return self.tool_uncalled(p, on);
         };
         p.bounced += 1;
         p.correct("task-file-unread", json!({"path": name}), self.trace, on);
         // Named once: the turn is not sent to the same file twice.
         p.looked_at.insert(name.clone());
-        // The call is written out whole: told only to read another file,
-        // qwen2.5-coder-0.5b and smollm2-135m made their last call again,
-        // word for word, in three tasks of four; the last JSON they are
-        // shown is the one they copy.
-        let call = action_text(READER, json!({"path": name}));
-        Some(format!(
-            "The task names {name}, and this turn has not read it: read it with {READER} if \
-             it bears on the task, then answer. That call is: {call}"
-        ))
+        Some(read_it(&name))
+    }
+
+    /// The line after a result from elsewhere than the owner's files (the
+    /// operator's notes, a fact, the code index) while a file the task names
+    /// is unread, in place of "if this tells you the answer, respond with
+    /// it": such a result holds part of the answer at most. Once a turn,
+    /// and apart from [`Turn::unread`]'s bounces: an answer that leaves the
+    /// file unread is still sent to it. Told "respond" after the operator's
+    /// notes, which gave a starting mileage, qwen2.5-coder-1.5b asked
+    /// facts.get for the machine's memory, then its uptime, and never read
+    /// the runs the task named (dev suite, multi-shoe-mileage).
+    fn unread_after_result(
+        &mut self,
+        p: &mut Progress,
+        on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
+    ) -> Option<String> {
+        if p.forced || p.pointed_unread || self.registry.get(READER).is_none() {
+            return None;
+        }
+        let name = first_unread(p)?;
+        p.pointed_unread = true;
+        p.correct("task-file-pointed", json!({"path": name}), self.trace, on);
+        Some(read_it(&name))
     }
 
     /// The line that sends the model to a tool the task names by its own name
@@ -2541,6 +2582,13 @@ impl Turn<'_> {
                     // it ran, are not run (it went on to `from shelf import`).
                     p.last_failed |= next.found_nothing;
                     return Ok((shown, Some(std::borrow::Cow::Owned(next.line))));
+                }
+                if line == crate::observe::AFTER_RESULT
+                    && tool != READER
+                    && self.code_places(tool).is_empty()
+                    && let Some(told) = self.unread_after_result(p, on)
+                {
+                    return Ok((shown, Some(std::borrow::Cow::Owned(told))));
                 }
                 let printed_nothing = line == crate::observe::AFTER_NOTHING_PRINTED;
                 if let Some((key, path, columns)) = self.missing_column(p, tool, params, v) {

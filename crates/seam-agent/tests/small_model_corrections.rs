@@ -510,13 +510,21 @@ fn an_answer_is_sent_back_at_most_twice_and_never_once_forced() {
     assert_eq!(report.corrections.get("task-file-unread"), Some(&2));
     assert_eq!(report.answer, "8.5 km");
 
-    // Told to answer (a loop), the answer stands.
-    let (report, _, _) = run_task(
+    // Told to answer (a loop), the answer stands: the file is pointed to
+    // once after the first fact (a result from elsewhere than the file,
+    // `task-file-pointed`), and the answer is not sent to it once forced.
+    let (report, model, _) = run_task(
         "What is in notes/x.md?",
         &[fact("os"), fact("kernel"), fact("arch"), respond()],
     );
     assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
+    assert_eq!(report.corrections.get("task-file-pointed"), Some(&1));
     assert_eq!(report.corrections.get("task-file-unread"), None);
+    assert!(
+        model.told(1).contains("The task names notes/x.md"),
+        "{}",
+        model.told(1)
+    );
     assert_eq!(report.answer, "8.5 km");
 
     // A file read under another spelling is read.
@@ -3120,6 +3128,10 @@ fn an_answer_worked_out_beside_a_table_the_task_names_and_no_program_opened_is_s
             say("312.6 km and 12.92 km."),
         ],
     );
+    // Pointed to the table after the notes (a result from elsewhere than
+    // the table), the model ran its program and answered: sent to the
+    // table again, once.
+    assert_eq!(report.corrections.get("task-file-pointed"), Some(&1));
     assert_eq!(report.corrections.get("task-file-unread"), Some(&1));
     assert_eq!(report.corrections.get("answer-leaves-out-source"), Some(&1));
     assert!(
