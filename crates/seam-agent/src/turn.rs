@@ -478,15 +478,21 @@ fn asks_for_a_branch(task: &str) -> bool {
         .any(|w| w.eq_ignore_ascii_case("branch"))
 }
 
-/// The last line of a failed program's stderr (a non-zero exit), clipped:
-/// what its traceback says went wrong. `None` when it did not fail or wrote
-/// nothing there.
-fn failed_last_line(v: &Value) -> Option<String> {
+/// The stderr of a program's result when the program failed (a non-zero
+/// exit): where every check of a failure reads what went wrong.
+fn failed_stderr(v: &Value) -> Option<&str> {
     let failed = v
         .get("exit_code")
         .and_then(Value::as_i64)
         .is_some_and(|c| c != 0);
-    let stderr = v.get("stderr").and_then(Value::as_str).filter(|_| failed)?;
+    v.get("stderr").and_then(Value::as_str).filter(|_| failed)
+}
+
+/// The last line of a failed program's stderr (a non-zero exit), clipped:
+/// what its traceback says went wrong. `None` when it did not fail or wrote
+/// nothing there.
+fn failed_last_line(v: &Value) -> Option<String> {
+    let stderr = failed_stderr(v)?;
     let last = stderr.lines().rev().find(|l| !l.trim().is_empty())?;
     Some(seam_term::clip(last.trim(), 200, "…").into_owned())
 }
@@ -2135,14 +2141,7 @@ impl Turn<'_> {
         params: &Map<String, Value>,
         v: &Value,
     ) -> Option<(String, String, Option<Vec<String>>)> {
-        let failed = v
-            .get("exit_code")
-            .and_then(Value::as_i64)
-            .is_some_and(|c| c != 0);
-        let stderr = v.get("stderr").and_then(Value::as_str)?;
-        if !failed {
-            return None;
-        }
+        let stderr = failed_stderr(v)?;
         let last = stderr.lines().rev().find(|l| !l.trim().is_empty())?;
         let key = last
             .trim()
@@ -2197,14 +2196,7 @@ impl Turn<'_> {
         params: &Map<String, Value>,
         v: &Value,
     ) -> Option<(String, String)> {
-        let failed = v
-            .get("exit_code")
-            .and_then(Value::as_i64)
-            .is_some_and(|c| c != 0);
-        if !failed {
-            return None;
-        }
-        let text = crate::observe::not_a_number(v.get("stderr").and_then(Value::as_str)?)?;
+        let text = crate::observe::not_a_number(failed_stderr(v)?)?;
         let code = self.code_of(tool, params).join("\n");
         p.file_texts.iter().find_map(|(path, file)| {
             let columns = crate::observe::header_columns(file)?;
@@ -2226,19 +2218,15 @@ impl Turn<'_> {
     /// file's path cut short (`runs.csv` for `data/runs.csv`) is not told of
     /// the notes.
     fn code_file_missing(&self, p: &Progress, v: &Value) -> Option<(String, String)> {
-        let failed = v
-            .get("exit_code")
-            .and_then(Value::as_i64)
-            .is_some_and(|c| c != 0);
         // A file the gate would not show is `withheld-file-told`'s.
         let withheld = v
             .get("note")
             .and_then(Value::as_str)
             .is_some_and(|n| n.contains("was not made available"));
-        if !failed || withheld {
+        if withheld {
             return None;
         }
-        let name = crate::observe::missing_file(v.get("stderr").and_then(Value::as_str)?)?;
+        let name = crate::observe::missing_file(failed_stderr(v)?)?;
         let shown: Vec<String> = v
             .get("owner_files")
             .and_then(Value::as_array)
