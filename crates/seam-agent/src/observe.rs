@@ -1215,11 +1215,7 @@ pub fn after(value: &Value) -> (Option<&'static str>, Cow<'static, str>) {
     {
         return (Some("no-network-told"), Cow::Borrowed(AFTER_NO_NETWORK));
     }
-    let withheld = value
-        .get("note")
-        .and_then(Value::as_str)
-        .is_some_and(|n| n.contains("was not made available"));
-    if failed && withheld {
+    if failed && withheld(value) {
         return (Some("withheld-file-told"), Cow::Borrowed(AFTER_WITHHELD));
     }
     if value.get("created").and_then(Value::as_bool) == Some(true) {
@@ -1286,14 +1282,10 @@ fn missing_module(stderr: &str) -> Option<&str> {
 /// name `repr` escaped (a backslash), which would have to be read back as
 /// Python reads it to be the name.
 pub fn missing_file(stderr: &str) -> Option<&str> {
-    let last = stderr.lines().rev().find(|l| !l.trim().is_empty())?;
-    let quoted = last
-        .trim()
-        .strip_prefix("FileNotFoundError: [Errno 2] No such file or directory: ")?;
-    let q = quoted.chars().next().filter(|c| matches!(c, '\'' | '"'))?;
-    let name = quoted.strip_prefix(q)?.strip_suffix(q)?;
-    let plain = !name.is_empty() && !name.contains(q) && !name.contains('\\');
-    plain.then_some(name)
+    repr_after(
+        stderr,
+        &["FileNotFoundError: [Errno 2] No such file or directory: "],
+    )
 }
 
 /// The text a Python traceback says is no number: the last line's
@@ -1302,14 +1294,36 @@ pub fn missing_file(stderr: &str) -> Option<&str> {
 /// CPython words them, the text being its `repr` (see [`missing_file`] for
 /// the quotes). `None` for any other last line or an escaped text.
 pub fn not_a_number(stderr: &str) -> Option<&str> {
+    repr_after(
+        stderr,
+        &[
+            "ValueError: could not convert string to float: ",
+            "ValueError: invalid literal for int() with base 10: ",
+        ],
+    )
+}
+
+/// The string a traceback's last line that is not blank gives after one of
+/// `prefixes`, as CPython writes a string's `repr` there: in single quotes,
+/// or double quotes around one that holds a single quote. `None` for any
+/// other last line, an empty string, a quote inside, or an escape.
+fn repr_after<'a>(stderr: &'a str, prefixes: &[&str]) -> Option<&'a str> {
     let last = stderr.lines().rev().find(|l| !l.trim().is_empty())?.trim();
-    let quoted = last
-        .strip_prefix("ValueError: could not convert string to float: ")
-        .or_else(|| last.strip_prefix("ValueError: invalid literal for int() with base 10: "))?;
+    let quoted = prefixes.iter().find_map(|p| last.strip_prefix(p))?;
     let q = quoted.chars().next().filter(|c| matches!(c, '\'' | '"'))?;
     let text = quoted.strip_prefix(q)?.strip_suffix(q)?;
     let plain = !text.is_empty() && !text.contains(q) && !text.contains('\\');
     plain.then_some(text)
+}
+
+/// Whether a program's result says a file its code names was not made
+/// available (the gate's note: protected, outside the allow-list): the
+/// failure is `withheld-file-told`'s, whatever Python said of it.
+pub fn withheld(value: &Value) -> bool {
+    value
+        .get("note")
+        .and_then(Value::as_str)
+        .is_some_and(|n| n.contains("was not made available"))
 }
 
 /// Fields of a result that are for the operator's trace, never the model:

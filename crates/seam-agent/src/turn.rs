@@ -2219,11 +2219,7 @@ impl Turn<'_> {
     /// the notes.
     fn code_file_missing(&self, p: &Progress, v: &Value) -> Option<(String, String)> {
         // A file the gate would not show is `withheld-file-told`'s.
-        let withheld = v
-            .get("note")
-            .and_then(Value::as_str)
-            .is_some_and(|n| n.contains("was not made available"));
-        if withheld {
+        if crate::observe::withheld(v) {
             return None;
         }
         let name = crate::observe::missing_file(failed_stderr(v)?)?;
