@@ -1054,8 +1054,9 @@ fn grammar_sampler(model: &LlamaModel, schema: &str) -> Result<LlamaSampler, Eng
 
 /// The llama.cpp grammar (GBNF, root rule `root`) that a JSON schema's text
 /// becomes: what the engine decodes under, made by llama.cpp's own converter,
-/// with one change ([`quote_tolerant`]): a free string may hold a bare `"`
-/// where what follows shows it is not the string's end.
+/// with one rule changed ([`quote_tolerant`]): a free string may hold a bare
+/// `"` where what follows shows it is not the string's end, and may not hold
+/// JSON's `\b` and `\f` escapes.
 /// `seam ask --model-url` sends the same text to a llama.cpp server, whose
 /// chat endpoint would otherwise build its own grammar from the schema, one
 /// that also lets the reply open with a markdown fence.
@@ -1091,9 +1092,25 @@ const JSON_CHAR_RULE: &str =
 /// (`truncated-json`, `code-stray-closer-cut`); the time is the cost.
 const BARE_QUOTES_RULE: &str = r#"seam-bare-quotes ::= ["]+ ([^"\\\x7F\x00-\x1F,} ] | seam-escape | " "{1,8} [^"\\\x7F\x00-\x1F ,}\]] | "}" " "? ([^"\\\x7F\x00-\x1F ,}\]] | seam-escape) | "," " "? [^"\\\x7F\x00-\x1F ,}\]])"#;
 
-/// A JSON escape, as llama.cpp's `char` rule writes it ([`JSON_CHAR_RULE`]):
-/// a character after a bare quote may be one.
-const ESCAPE_RULE: &str = r#"seam-escape ::= [\\] (["\\bfnrt] | "u" [0-9a-fA-F]{4})"#;
+/// The string character rule seam writes in place of [`JSON_CHAR_RULE`]:
+/// the same characters, JSON's escapes but `\b` (backspace) and `\f` (form
+/// feed), and a run of bare quotes ([`BARE_QUOTES_RULE`]).
+///
+/// Why not `\b` and `\f`: a model that writes them means a backslash and a
+/// letter, escaped once where JSON wants it twice: a regular expression's
+/// word boundary (`r'\bMay\b'`), a Windows path (`C:\files`). Nothing an
+/// action holds is a backspace or a form feed. Allowed, the escape decoded to
+/// a control character, and it was a trap: writing a regular expression in
+/// python.run code, qwen2.5-coder-1.5b wrote `\b` and then `\b` again until
+/// the loop cut, at every temperature tried (a rota task, 12 steps, greedy and
+/// at 0.7 alike). Barred, the model's `\` goes on as JSON's `\\` (a
+/// backslash), or as another escape. `\u0008` still says a backspace.
+const SEAM_CHAR_RULE: &str =
+    r#"char ::= [^"\\\x7F\x00-\x1F] | [\\] (["\\nrt] | "u" [0-9a-fA-F]{4}) | seam-bare-quotes"#;
+
+/// A JSON escape, as [`SEAM_CHAR_RULE`] writes it: a character after a bare
+/// quote may be one.
+const ESCAPE_RULE: &str = r#"seam-escape ::= [\\] (["\\nrt] | "u" [0-9a-fA-F]{4})"#;
 
 /// `gbnf` with bare `"` allowed inside a free string (one whose text the
 /// schema does not fix: code, a path, an answer) where what follows shows it
@@ -1129,7 +1146,7 @@ pub fn quote_tolerant(gbnf: &str) -> Result<String, EngineError> {
         .map(|line| {
             if line.trim_end() == JSON_CHAR_RULE {
                 found += 1;
-                format!("{} | seam-bare-quotes", line.trim_end())
+                SEAM_CHAR_RULE.to_owned()
             } else {
                 line.to_owned()
             }
@@ -1244,8 +1261,8 @@ fn argmax(items: impl Iterator<Item = (usize, f32)>) -> LlamaToken {
 #[cfg(test)]
 mod tests {
     use super::{
-        BARE_QUOTES_RULE, ESCAPE_RULE, JSON_CHAR_RULE, busy_cores, draft_after, quote_tolerant,
-        schema_grammar, threads_for,
+        BARE_QUOTES_RULE, ESCAPE_RULE, JSON_CHAR_RULE, SEAM_CHAR_RULE, busy_cores, draft_after,
+        quote_tolerant, schema_grammar, threads_for,
     };
     use llama_cpp_2::token::LlamaToken;
 
@@ -1291,7 +1308,28 @@ mod tests {
         );
         let g = schema_grammar(schema).unwrap();
         let char_rules: Vec<&str> = g.lines().filter(|l| l.starts_with("char ::=")).collect();
-        assert_eq!(char_rules, [format!("{JSON_CHAR_RULE} | seam-bare-quotes")]);
+        assert_eq!(char_rules, [SEAM_CHAR_RULE]);
+        // JSON's escapes but `\b` and `\f`, where a string may hold them.
+        let escapes = |rule: &str| {
+            rule.split("([\"\\\\")
+                .nth(1)
+                .map(|e| e[..e.find(']').unwrap()].to_owned())
+        };
+        assert_eq!(
+            escapes(SEAM_CHAR_RULE).as_deref(),
+            Some("nrt"),
+            "{SEAM_CHAR_RULE}"
+        );
+        assert_eq!(
+            escapes(ESCAPE_RULE).as_deref(),
+            Some("nrt"),
+            "{ESCAPE_RULE}"
+        );
+        assert_eq!(
+            escapes(JSON_CHAR_RULE).as_deref(),
+            Some("bfnrt"),
+            "{JSON_CHAR_RULE}"
+        );
         assert_eq!(g.lines().filter(|l| *l == BARE_QUOTES_RULE).count(), 1);
         assert_eq!(g.lines().filter(|l| *l == ESCAPE_RULE).count(), 1);
         // Every other line is llama.cpp's, the const among them.
