@@ -141,6 +141,7 @@ use std::time::{Duration, Instant};
 use serde::Serialize;
 use serde_json::{Map, Value, json};
 
+use seam_engine::repetition::{LOOP_CUT_NOTE, text_loop};
 use seam_local::{GateCallRecord, StepRecord, TurnInfo};
 use seam_protocol::RefusalCode;
 
@@ -497,6 +498,35 @@ fn failed_last_line(v: &Value) -> Option<String> {
     Some(seam_term::clip(last.trim(), 200, "…").into_owned())
 }
 
+/// A call's params with the string that loops cut (see [`loop_cut`]).
+struct LoopCut {
+    params: Map<String, Value>,
+    /// The param whose string looped.
+    param: String,
+    /// One run of the loop.
+    run: String,
+}
+
+/// The params of a call from a reply cut for looping, when one of its
+/// strings ends in the loop ([`text_loop`]): that string is cut to what it
+/// said before the loop and one run of it. A loop cut after another number
+/// of tokens then gives the same params, so the model's copy of it is known
+/// as one. `None` when no string of the call loops (an earlier call of a
+/// plan whose last step looped is whole).
+fn loop_cut(params: &Map<String, Value>) -> Option<LoopCut> {
+    params.iter().find_map(|(name, v)| {
+        let text = v.as_str()?;
+        let (at, run) = text_loop(text)?;
+        let mut params = params.clone();
+        params.insert(name.clone(), Value::String(text[..at + run].to_owned()));
+        Some(LoopCut {
+            params,
+            param: name.clone(),
+            run: text[at..at + run].to_owned(),
+        })
+    })
+}
+
 /// What follows "your code opens NAME, and there is no such file": that
 /// the operator's notes are no file, when the turn has read them and NAME
 /// is no known file's path cut short (`runs.csv` for `data/runs.csv`), and
@@ -703,6 +733,9 @@ struct Progress {
     /// The reply is the prompt's example call: it leaves the conversation
     /// (`unrun-reply-unsaid`).
     unsay: bool,
+    /// This step's reply was cut where it began to loop ([`LOOP_CUT_NOTE`]):
+    /// the string it was writing breaks off (see [`loop_cut`]).
+    looped: bool,
 }
 
 /// What the turn keeps to tell a copy that words failed to stop, and to ask
@@ -1068,6 +1101,7 @@ impl Turn<'_> {
             example_copied: false,
             forced_sent_back: false,
             unsay: false,
+            looped: false,
         };
 
         loop {
@@ -1220,6 +1254,37 @@ impl Turn<'_> {
             }
 
             let has_calls = reading.steps.iter().any(|s| matches!(s, Step::Call { .. }));
+            p.looped = reply.notes.iter().any(|n| n == LOOP_CUT_NOTE);
+            let mut steps = reading.steps;
+            if p.looped && !has_calls {
+                // An answer that loops is a sample gone wrong, not what the
+                // model means to say: qwen2.5-coder-0.5b, told to answer,
+                // wrote its answer and then one redacted line of the file it
+                // had read until it was cut, three steps running; smollm2-135m
+                // wrote "The answer is:" over and over. Asked again with a
+                // temperature where it can be (`looped-answer-resampled`);
+                // otherwise the loop is cut to one run of it
+                // (`looped-answer-cut`) and the answer goes to its checks.
+                if p.resample_copy(self.options.copy_resamples) {
+                    p.correct("looped-answer-resampled", Value::Null, self.trace, on);
+                    p.forced_sent_back = p.forced;
+                    messages.pop();
+                    continue;
+                }
+                for s in &mut steps {
+                    if let Step::Respond(text) = s
+                        && let Some((at, run)) = text_loop(text)
+                    {
+                        text.truncate(at + run);
+                        p.correct(
+                            "looped-answer-cut",
+                            json!({"kept": text.chars().count()}),
+                            self.trace,
+                            on,
+                        );
+                    }
+                }
+            }
             p.copied = p.repeats(&reply.text);
             p.unsay = false;
             let calls_before = p.report.calls;
@@ -1233,7 +1298,6 @@ impl Turn<'_> {
                 ));
             }
             let mut observations = Vec::new();
-            let steps = reading.steps;
             let calls_after: Vec<usize> = (0..steps.len())
                 .map(|i| {
                     steps[i + 1..]
@@ -1413,6 +1477,11 @@ impl Turn<'_> {
         params: &Map<String, Value>,
         on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
     ) -> Result<Option<String>, TurnError> {
+        // The call whose string the reply was writing when it was cut for
+        // looping: that string ends where the loop began, one run kept, so
+        // that the same loop cut at another length is the same call.
+        let cut = if p.looped { loop_cut(params) } else { None };
+        let params = cut.as_ref().map_or(params, |c| &c.params);
         let called = params
             .get("code")
             .and_then(Value::as_str)
@@ -1692,6 +1761,29 @@ impl Turn<'_> {
                      names of the columns or fields, how the values are written)."
                 )
             }));
+        }
+        if let Some(cut) = &cut {
+            // Never run: the string broke off where seam cut the loop, not
+            // where the model meant it to end. Run, qwen2.5-coder-1.5b's
+            // regular expression cut inside `\b\b\b…` failed with an
+            // unterminated string, and the model was told to mend a line it
+            // had not written. Its greedy copy of the same loop, cut at
+            // another length, is the same call (see `loop_cut`), so it is
+            // resampled (`copy-resampled`).
+            p.sent_back_unrun.insert(key);
+            p.correct(
+                "looped-call-not-run",
+                json!({"tool": tool, "param": cut.param}),
+                self.trace,
+                on,
+            );
+            return Ok(Some(format!(
+                "Your reply began to write {} over and over, so it was cut there and this {tool} \
+                 call was not run: its {} breaks off where the repeats began. Write the call \
+                 again without the repeats, or answer if what you have tells you the answer.",
+                serde_json::to_string(&cut.run).unwrap_or_default(),
+                cut.param
+            )));
         }
         let walking = self.enum_walk(p.last_call.as_ref(), tool, params);
         p.last_call = Some((tool.to_owned(), params.clone()));

@@ -14,7 +14,7 @@ use seam_agent::turn::{TurnEnd, TurnOptions, TurnReport};
 use seam_local::LocalRefusal;
 use seam_protocol::RefusalCode;
 use serde_json::{Map, Value, json};
-use support::{Scripted, Tools, no_such_tool, run_turn, spec, tool_names};
+use support::{CUT_FOR_LOOPING, Scripted, Tools, no_such_tool, run_turn, spec, tool_names};
 
 /// What the stand-in tools answer.
 fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal> {
@@ -3451,4 +3451,66 @@ fn the_prompts_example_call_is_not_kept_in_the_conversation_and_an_answer_is() {
     assert_eq!(report.corrections.get("task-file-unread"), Some(&1));
     assert_eq!(report.corrections.get("repeat-warned"), Some(&1));
     assert_eq!(report.corrections.get("unrun-reply-unsaid"), None);
+}
+
+/// A reply as the backend gives it when it cut the reply for looping.
+fn cut_for_looping(reply: &str) -> String {
+    format!("{CUT_FOR_LOOPING}{reply}")
+}
+
+#[test]
+fn a_call_cut_for_looping_is_not_run_and_its_copy_cut_elsewhere_is_resampled() {
+    // qwen2.5-coder-1.5b's regular expression, cut inside `\b\b\b…` after
+    // another number of tokens each time.
+    let looped = |n: usize| {
+        python(&format!(
+            "import re\nweeks = re.findall(r'({}",
+            "\\b".repeat(n)
+        ))
+    };
+    let (report, model, calls) = run_with(
+        TASK,
+        &[
+            cut_for_looping(&looped(40)),
+            cut_for_looping(&looped(57)),
+            respond(),
+        ],
+        TurnOptions::default(),
+    );
+    assert!(calls.iter().all(|(t, _)| t != "python.run"), "{calls:?}");
+    assert_eq!(report.corrections.get("looped-call-not-run"), Some(&1));
+    let told = model.told(1);
+    assert!(
+        told.starts_with(r#"Your reply began to write "\\b" over and over"#)
+            && told.contains("this python.run call was not run: its code breaks off"),
+        "{told}"
+    );
+    // The same loop cut at another length is the same call: asked again,
+    // sampled, from the same messages.
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert_eq!(sampled(&model, 2), Some((0.7, Some(3))));
+    assert_eq!(model.seen[2].messages, model.seen[1].messages);
+    assert_eq!(report.answer, "8.5 km");
+
+    // The same code the backend did not cut is the model's to run.
+    let (report, _, calls) = run(&[looped(40), respond()]);
+    assert!(calls.iter().any(|(t, _)| t == "python.run"), "{calls:?}");
+    assert_eq!(report.corrections.get("looped-call-not-run"), None);
+}
+
+#[test]
+fn an_answer_cut_for_looping_is_resampled_then_cut_to_one_run_of_the_loop() {
+    let looped = say("8.5 km. The answer is: The answer is: The answer is: The answer is: The");
+    let (report, model, _) = run_with(
+        TASK,
+        &[cut_for_looping(&looped), cut_for_looping(&looped)],
+        TurnOptions::default(),
+    );
+    assert_eq!(report.corrections.get("looped-answer-resampled"), Some(&1));
+    assert_eq!(sampled(&model, 1), Some((0.7, Some(2))));
+    assert_eq!(model.seen[1].messages, model.seen[0].messages);
+    // A resample's loop is not resampled again: it is cut.
+    assert_eq!(report.corrections.get("looped-answer-cut"), Some(&1));
+    assert_eq!(report.answer, "8.5 km. The answer is:");
+    assert_eq!(report.end, TurnEnd::Answered);
 }

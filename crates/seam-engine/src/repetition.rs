@@ -32,9 +32,49 @@ pub fn looping_tail<T: PartialEq>(reply: &[T]) -> bool {
 /// The note a reply cut by [`looping_tail`] carries, on either backend.
 pub const LOOP_CUT_NOTE: &str = "the reply was cut where it began repeating itself";
 
+/// The longest run of characters [`text_loop`] looks for.
+pub const TEXT_LOOP_PERIOD: usize = 64;
+/// How many times over a run must fill the end of a text for
+/// [`text_loop`] to find it.
+pub const TEXT_LOOP_REPEATS: usize = 3;
+
+/// Where the loop that ends `text` begins, as found in the text of a reply
+/// that [`looping_tail`] cut: the byte offset at which the text's periodic
+/// tail begins, and the byte length of one run of it there. The tail is the
+/// longest end of `text` in which every character equals the one a period
+/// later, for a period of at most [`TEXT_LOOP_PERIOD`] characters, and it
+/// holds the run at least [`TEXT_LOOP_REPEATS`] times; of the periods that
+/// give the longest tail, the shortest. `None` when no run repeats that
+/// often at the end.
+///
+/// Tokens are not characters, and one reply's loop is cut after another
+/// number of pieces than the next one's, so two replies that looped alike
+/// differ in how much of the loop they hold; what they said before it is the
+/// same. `&text[..start + run]` keeps that and one run of the loop.
+pub fn text_loop(text: &str) -> Option<(usize, usize)> {
+    let chars: Vec<(usize, char)> = text.char_indices().collect();
+    let n = chars.len();
+    let mut best: Option<(usize, usize)> = None; // (first char of the tail, period)
+    for period in 1..=TEXT_LOOP_PERIOD.min(n / TEXT_LOOP_REPEATS) {
+        let mut start = n - period;
+        while start > 0 && chars[start - 1].1 == chars[start - 1 + period].1 {
+            start -= 1;
+        }
+        if n - start >= period * TEXT_LOOP_REPEATS && best.is_none_or(|(s, _)| start < s) {
+            best = Some((start, period));
+        }
+    }
+    best.map(|(start, period)| {
+        let at = chars[start].0;
+        let end = chars.get(start + period).map_or(text.len(), |c| c.0);
+        (at, end - at)
+    })
+}
+
 #[cfg(test)]
 mod tests {
-    use super::{LOOP_PERIOD, LOOP_SPAN, looping_tail};
+    use super::{LOOP_PERIOD, LOOP_SPAN, TEXT_LOOP_PERIOD, looping_tail, text_loop};
+    use proptest::prelude::*;
 
     #[test]
     fn a_reply_that_repeats_a_short_run_is_looping() {
@@ -73,5 +113,58 @@ mod tests {
         // Prose streamed piece by piece does not.
         let prose: Vec<String> = (0..LOOP_SPAN * 2).map(|i| format!("w{i} ")).collect();
         assert!(!looping_tail(&prose));
+    }
+
+    #[test]
+    fn a_text_loop_is_found_where_it_began() {
+        // The regular expression qwen2.5-coder-1.5b looped in, cut twice at
+        // other lengths: the same start, one run kept.
+        let a = format!("pattern = r'Week of ({}\\", "\\b".repeat(40));
+        let b = format!("pattern = r'Week of ({}", "\\b".repeat(57));
+        let (sa, ra) = text_loop(&a).expect("a loop");
+        let (sb, rb) = text_loop(&b).expect("a loop");
+        assert_eq!(&a[..sa + ra], "pattern = r'Week of (\\b");
+        assert_eq!(&a[..sa + ra], &b[..sb + rb]);
+        // An answer that says one line over and over keeps it once.
+        let s = "Total: 4. STRIPE_SECRET_KEY=[REDACTED] STRIPE_SECRET_KEY=[REDACTED] \
+                 STRIPE_SECRET_KEY=[REDACTED] STRIPE_SECRET_KEY=[RED";
+        let (at, run) = text_loop(s).expect("a loop");
+        assert_eq!(&s[..at + run], "Total: 4. STRIPE_SECRET_KEY=[REDACTED]");
+        // Characters of more than one byte are cut on their boundaries.
+        let t = format!("é{}", "ü—".repeat(5));
+        let (at, run) = text_loop(&t).expect("a loop");
+        assert_eq!(&t[..at + run], "éü—");
+        // Too few repeats, a run longer than the longest period, or none.
+        assert_eq!(text_loop("ab ab"), None);
+        let long = "x".repeat(TEXT_LOOP_PERIOD) + "y";
+        assert_eq!(text_loop(&long.repeat(3)), None);
+        assert_eq!(text_loop("The flight home leaves at 06:50."), None);
+        assert_eq!(text_loop(""), None);
+    }
+
+    proptest! {
+        /// Against what the loop is made of: a text said before it, a run
+        /// said k >= 3 times, and a part of the run where the cut fell. The
+        /// tail found covers the repeats, is periodic, and cannot be made
+        /// longer at the same period.
+        #[test]
+        fn text_loop_covers_the_repeats(
+            before in "[a-c ]{0,12}",
+            run in "[a-cé]{1,6}",
+            k in 3usize..9,
+            cut in 0usize..6,
+        ) {
+            let part: String = run.chars().take(cut % run.chars().count()).collect();
+            let text = format!("{before}{}{part}", run.repeat(k));
+            let (at, len) = text_loop(&text).expect("a loop");
+            prop_assert!(at <= before.len());
+            let chars: Vec<char> = text[at..].chars().collect();
+            let period = text[at..at + len].chars().count();
+            prop_assert!(period <= run.chars().count());
+            prop_assert!((period..chars.len()).all(|i| chars[i] == chars[i - period]));
+            if let Some(prev) = text[..at].chars().last() {
+                prop_assert_ne!(prev, chars[period - 1]);
+            }
+        }
     }
 }

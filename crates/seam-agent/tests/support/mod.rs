@@ -13,6 +13,12 @@ use seam_local::{LocalRefusal, TurnInfo};
 use seam_protocol::{RefusalCode, ToolSpec};
 use serde_json::{Map, Value};
 
+/// A script line that begins with this is given back without it, as a reply
+/// the backend cut where it began repeating itself (the note both backends
+/// give such a reply).
+#[allow(dead_code)] // not every test binary asks
+pub const CUT_FOR_LOOPING: &str = "\u{1}cut for looping\u{1}";
+
 /// Stands in for a 9B model: replies with the next line of its script, in
 /// order, and keeps every request it was sent.
 pub struct Scripted {
@@ -52,10 +58,20 @@ impl ChatModel for Scripted {
         let next = (!self.replies.is_empty()).then(|| self.replies.remove(0));
         Box::pin(async move {
             let text = next.ok_or_else(|| ModelError::Engine("script exhausted".into()))?;
+            // A line marked as cut for looping comes back as a backend gives
+            // such a reply: its text, and the note that says so.
+            let (text, notes) = match text.strip_prefix(CUT_FOR_LOOPING) {
+                Some(rest) => (
+                    rest.to_owned(),
+                    vec![seam_engine::repetition::LOOP_CUT_NOTE.to_owned()],
+                ),
+                None => (text, Vec::new()),
+            };
             on_text(&text);
             Ok(Completion {
                 text,
                 completion_tokens: Some(10),
+                notes,
                 ..Completion::default()
             })
         })
