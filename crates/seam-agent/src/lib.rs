@@ -10,6 +10,7 @@
 //! never prints: the binary's output module does.
 
 pub mod config;
+pub mod days;
 pub mod dispatch;
 #[cfg(feature = "embedded")]
 pub mod embedded;

@@ -1007,6 +1007,46 @@ impl Topic {
     }
 }
 
+/// True when `answer` draws on `lines`, or on a result: it shares a word
+/// with `lines` (by stem, as [`figure_off_task`] compares words) beyond the
+/// words of `task` and the words days are written with
+/// ([`crate::days::is_day_word`]), or it gives a figure the task does not
+/// that `lines` or a result `shown` holds (a distance on a day, a sum a
+/// program printed); a day's number or a year is no such figure. An answer
+/// that only says the task's words again draws on nothing.
+pub fn draws_on_lines(answer: &str, task: &str, lines: &[&str], shown: &[String]) -> bool {
+    let in_task = figures(task);
+    let quantity = |f: &String| {
+        let year = f.len() == 4 && f.parse::<u32>().is_ok_and(|y| (1900..=2100).contains(&y));
+        (f.contains('.') || f.len() >= 3) && !year && !in_task.iter().any(|t| same_figure(f, t))
+    };
+    let held: Vec<String> = lines
+        .iter()
+        .copied()
+        .chain(shown.iter().map(String::as_str))
+        .flat_map(figures)
+        .collect();
+    if figures(answer)
+        .iter()
+        .filter(|f| quantity(f))
+        .any(|f| held.iter().any(|h| same_figure(f, h)))
+    {
+        return true;
+    }
+    let topic = Topic::new();
+    let no_days = |text: &str| -> String {
+        text.split(|c: char| !c.is_alphabetic())
+            .filter(|w| !crate::days::is_day_word(w))
+            .collect::<Vec<_>>()
+            .join(" ")
+    };
+    let asked = topic.words(task);
+    let said = topic.words(&no_days(answer));
+    let in_lines: HashSet<String> = lines.iter().flat_map(|l| topic.words(l)).collect();
+    said.iter()
+        .any(|w| !asked.contains(w) && in_lines.contains(w))
+}
+
 /// True when `task` asks for a time of day: "what time", "which time", "at
 /// what hour". Only the question's words count; a task that speaks of time
 /// ("it is time to …") asks nothing.
@@ -1070,6 +1110,38 @@ fn lines_on_topic<'a>(
         }
     }
     out
+}
+
+/// Line `i` of `lines` as a reader takes it in, trimmed: a list item with
+/// the indented lines that go on with it (up to a blank line or the next
+/// item), and what it is about: the header of its markdown table, or else
+/// the heading it sits under ([`line_context`]). A swap in a rota is one
+/// item over two lines, under `## Swaps (these override the table)`.
+pub fn line_in_context(lines: &[&str], i: usize) -> (String, Option<String>) {
+    let first = lines[i].trim();
+    let item = ["- ", "* ", "+ "].iter().any(|b| first.starts_with(b))
+        || first
+            .split_once(". ")
+            .is_some_and(|(n, _)| n.bytes().all(|c| c.is_ascii_digit()));
+    let mut line = first.to_owned();
+    if item {
+        for next in &lines[i + 1..] {
+            let goes_on = next.starts_with([' ', '\t']) && !next.trim().is_empty();
+            let new_item = ["- ", "* ", "+ "]
+                .iter()
+                .any(|b| next.trim().starts_with(b));
+            if !goes_on || new_item {
+                break;
+            }
+            line.push(' ');
+            line.push_str(next.trim());
+        }
+    }
+    let table = lines[i].trim_start().starts_with('|');
+    let about = line_context(lines, i, false)
+        .filter(|l| l.trim_start().starts_with('|') == table)
+        .last();
+    (line, about.map(|a| a.trim().to_owned()))
 }
 
 /// The lines that say what line `i` of `lines` is about: the markdown
@@ -1598,6 +1670,64 @@ mod tests {
             unseen_files("In lib/x.rs and lib/y.rs", task, &shown).len(),
             2
         );
+    }
+
+    #[test]
+    fn a_line_is_taken_in_with_its_item_and_what_it_is_about() {
+        let text = "# Rota\n\n| week | primary |\n|---|---|\n| 2027-04-19 | Tomasz |\n\n\
+                    ## Swaps (these override the table)\n- Week of 2027-04-19: Lars is primary, and\n  \
+                    Tomasz takes his week.\n- Week of 2027-05-17: none.\nplain line\n";
+        let lines: Vec<&str> = text.lines().collect();
+        assert_eq!(
+            line_in_context(&lines, 4),
+            (
+                "| 2027-04-19 | Tomasz |".to_owned(),
+                Some("| week | primary |".to_owned())
+            )
+        );
+        assert_eq!(
+            line_in_context(&lines, 7),
+            (
+                "- Week of 2027-04-19: Lars is primary, and Tomasz takes his week.".to_owned(),
+                Some("## Swaps (these override the table)".to_owned())
+            )
+        );
+        assert_eq!(line_in_context(&lines, 9).0, "- Week of 2027-05-17: none.");
+        assert_eq!(line_in_context(&lines, 10).0, "plain line");
+    }
+
+    #[test]
+    fn an_answer_draws_on_lines_by_a_word_beyond_the_tasks_and_the_days() {
+        let task = "who has the pager on thursday 22 april?";
+        let lines = [
+            "| 2027-04-19 | Tomasz Wrona |",
+            "- Week of 2027-04-19: Tomasz is away; Lars is primary that week.",
+        ];
+        let none: [String; 0] = [];
+        assert!(draws_on_lines("Lars has it.", task, &lines, &none));
+        assert!(draws_on_lines("Tomasz Wrona", task, &lines, &none));
+        assert!(!draws_on_lines("Ines Duarte", task, &lines, &none));
+        // The task's words and the days' words again are no use of the lines.
+        assert!(!draws_on_lines(
+            "The pager on Thursday, that week.",
+            task,
+            &lines,
+            &none
+        ));
+        assert!(!draws_on_lines("", task, &lines, &none));
+        // A figure the lines or a result hold is, a day's number or a year not.
+        let log = ["2027-04-02,8.5,park laps"];
+        let run = "how far did I run on 2 April?";
+        assert!(draws_on_lines("8.5 km", run, &log, &none));
+        let printed = ["stdout: 14.25".to_owned()];
+        assert!(draws_on_lines("14.25 km in all", run, &log, &printed));
+        assert!(!draws_on_lines("On 2 April 2027: 12 km", run, &log, &none));
+        assert!(!draws_on_lines(
+            "Ines, in the week of 2027-04-19",
+            task,
+            &lines,
+            &none
+        ));
     }
 
     #[test]

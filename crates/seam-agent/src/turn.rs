@@ -17,6 +17,12 @@
 //! so is a file read that is not there), `task-file-pointed` (a result
 //! from elsewhere than the owner's files, while such a file is unread, is
 //! followed by that file, once a turn),
+//! `looped-call-not-run` (a call whose string the reply was writing when
+//! the backend cut it for looping is not run; the string is cut where the
+//! loop began, so a copy of the loop cut at another length is the same call
+//! and is resampled), `looped-answer-resampled` / `looped-answer-cut` (an
+//! answer cut for looping is asked for again, sampled, or else cut to one
+//! run of its loop),
 //! `pointed-tool-told` (a result that holds nothing but a note naming a tool
 //! the turn has not called is followed by that pointer, with the call that
 //! carries the model's search words over),
@@ -97,6 +103,9 @@
 //! day, or only with times nothing showed, is sent back once with the lines
 //! read that give one and speak of what the task asks, also once the turn
 //! told the model to answer),
+//! `answer-off-the-day` (a task that asks about one day, answered with
+//! nothing from the lines read that name that day or the start of the week
+//! it falls in, is sent back once with them; see `crate::days`),
 //! `question-left-out` (an answer to one part of the task that leaves out a
 //! question it asks is sent back once with the question and the file read
 //! that speaks of it, also once the turn told the model to answer),

@@ -48,6 +48,11 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
             "text": "# Lisbon offsite\n\n## Trains\n- Back: Thu 5 June, Lisbon 17:00 -> Porto 19:49\n\n## Agenda\n- Wed 4: team dinner at Cervejaria Ramiro (booked 20:30)\n",
             "next_offset": null
         })),
+        "files.read" if params["path"] == "notes/pager.md" => Ok(json!({
+            "path": params["path"],
+            "text": "# Pager rota\n\n| week starting | primary |\n|---|---|\n| 2027-04-12 | Priya Raman |\n| 2027-04-19 | Tomasz Wrona |\n| 2027-04-26 | Lars Eklund |\n\n## Swaps\n- Week of 2027-04-19: Tomasz is away; Lars is primary that week.\n",
+            "next_offset": null
+        })),
         "files.read" if params["path"] == "data/log.csv" => Ok(json!({
             "path": params["path"],
             "text": "date,km,shoes\n2027-03-02,6.42,A\n2027-03-04,7.07,B\n2027-03-09,6.06,A\n2027-03-14,20.48,A\n",
@@ -944,7 +949,9 @@ fn an_answer_that_only_speaks_of_a_refusal_is_asked_once_for_the_rest() {
         "{told}"
     );
     // Asked once: the same answer again is sent back only as a repeat
-    // (`reply-repeated`), and the third stands.
+    // (`reply-repeated`); the third, which takes nothing from the line about
+    // 2 April either, is sent back for that once (`answer-off-the-day`), and
+    // the fourth stands.
     let (report, _, _) = run_task(
         task,
         &[
@@ -953,16 +960,20 @@ fn an_answer_that_only_speaks_of_a_refusal_is_asked_once_for_the_rest() {
             sorry.clone(),
             sorry.clone(),
             sorry.clone(),
+            sorry.clone(),
         ],
     );
     assert_eq!(report.corrections.get("answer-only-refusal"), Some(&1));
+    assert_eq!(report.corrections.get("answer-off-the-day"), Some(&1));
     assert!(report.answer.starts_with("I'm sorry"), "{}", report.answer);
-    // Nothing was refused: an answer of those words is the answer.
+    // Nothing was refused: an answer of those words is the answer, once
+    // it was shown the line about 2 April.
     let (report, _, _) = run_task(
         "How far did I run on 2 April? It's in notes/runs.csv",
-        &[read("notes/runs.csv"), sorry],
+        &[read("notes/runs.csv"), sorry.clone(), sorry],
     );
     assert_eq!(report.corrections.get("answer-only-refusal"), None);
+    assert_eq!(report.corrections.get("answer-off-the-day"), Some(&1));
 }
 
 #[test]
@@ -3513,4 +3524,51 @@ fn an_answer_cut_for_looping_is_resampled_then_cut_to_one_run_of_the_loop() {
     assert_eq!(report.corrections.get("looped-answer-cut"), Some(&1));
     assert_eq!(report.answer, "8.5 km. The answer is:");
     assert_eq!(report.end, TurnEnd::Answered);
+}
+
+#[test]
+fn an_answer_that_uses_no_line_about_the_day_asked_is_shown_that_weeks_lines() {
+    let task = "who has the pager on thursday 22 april? the rota is notes/pager.md";
+    let (report, model, calls) = run_task(
+        task,
+        &[
+            read("notes/pager.md"),
+            say("Priya Raman."),
+            say("Lars Eklund."),
+        ],
+    );
+    assert_eq!(calls.len(), 1, "a correction calls nothing");
+    assert_eq!(report.corrections.get("answer-off-the-day"), Some(&1));
+    let told = model.told(2);
+    assert!(
+        told.starts_with(
+            "The task asks about 22 April, which falls in the week that starts on 2027-04-19 \
+             (Monday 19 April). Your answer uses none of the lines of what you read about that \
+             week:\n\
+             - notes/pager.md, under | week starting | primary |: | 2027-04-19 | Tomasz Wrona |\n\
+             - notes/pager.md, under ## Swaps: - Week of 2027-04-19: Tomasz is away; Lars is \
+             primary that week."
+        ),
+        "{told}"
+    );
+    assert!(!told.contains("2027-04-26"), "{told}");
+    assert_eq!(report.answer, "Lars Eklund.");
+
+    // An answer from those lines stands, right or not (Tomasz is in them);
+    // so does one to a task that names no day, or a day no line is about.
+    for (task, answer) in [
+        (task, "Tomasz Wrona."),
+        (
+            "who has the pager now? the rota is notes/pager.md",
+            "Priya Raman.",
+        ),
+        (
+            "who has the pager on 3 June? the rota is notes/pager.md",
+            "Priya Raman.",
+        ),
+    ] {
+        let (report, _, _) = run_task(task, &[read("notes/pager.md"), say(answer)]);
+        assert_eq!(report.corrections.get("answer-off-the-day"), None, "{task}");
+        assert_eq!(report.answer, answer);
+    }
 }

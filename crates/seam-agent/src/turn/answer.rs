@@ -162,6 +162,14 @@ const CHECKS: &[Check] = &[
         run: time_not_given,
     },
     Check {
+        name: "answer-off-the-day",
+        when_forced: true,
+        once: true,
+        anew: Anew::Never,
+        on_copy: OnCopy::Resampled,
+        run: off_the_day,
+    },
+    Check {
         name: "question-left-out",
         when_forced: true,
         once: true,
@@ -477,6 +485,80 @@ fn time_not_given(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, 
     said.push_str("\nAnswer with the time from the line about what the task asks.");
     Some((json!({"lines": lines.len()}), with_task(p, &said)))
 }
+
+/// A task that asks about one day (see [`crate::days`]: "on thursday 22
+/// april", "the week of 10 May"), with files read that are dated line by
+/// line, answered with nothing from the lines about that day: sent back once
+/// with those lines (the lines that name the day, or, in a text dated week by
+/// week, the lines that name the start of the week it falls in; see
+/// [`crate::days::lines_of_day`]). The answer draws on them when it shares a
+/// word with them beyond the task's own words and the words days are written
+/// with ([`crate::observe::draws_on_lines`]). Asked who had the pager on
+/// Thursday 22 April, with a rota by weeks and its swaps read whole,
+/// qwen2.5-coder-1.5b named someone of another week, in every run; the
+/// lines about that week were the table's row for 2027-04-19 and the swap
+/// that names the same week. Made once the turn has told the model to
+/// answer too, as `time-not-given` is; with no such lines, the answer stands.
+fn off_the_day(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
+    let task = &p.report.info.task;
+    let [asked] = crate::days::days_in(task)[..] else {
+        return None;
+    };
+    let mut week_of = None;
+    // (path, the line with the item it begins, what it is about)
+    let mut lines: Vec<(&str, String, Option<String>)> = Vec::new();
+    for (path, text) in &p.file_texts {
+        let Some(found) = crate::days::lines_of_day(text, asked, DAY_LINES_SHOWN) else {
+            continue;
+        };
+        week_of = week_of.or(found.week_of);
+        let all: Vec<&str> = text.lines().collect();
+        for i in found.at {
+            let (line, about) = crate::observe::line_in_context(&all, i);
+            lines.push((path.as_str(), line, about));
+        }
+    }
+    lines.truncate(DAY_LINES_SHOWN);
+    if lines.is_empty() {
+        return None;
+    }
+    let texts: Vec<&str> = lines.iter().map(|(_, l, _)| l.as_str()).collect();
+    if crate::observe::draws_on_lines(a.text, task, &texts, &p.shown) {
+        return None;
+    }
+    // The week it falls in is said, not left to the model: the step of date
+    // arithmetic is what it did not take.
+    let mut said = match week_of {
+        Some(start) => format!(
+            "The task asks about {asked}, which falls in the week that starts on {start} \
+             ({}). Your answer uses none of the lines of what you read about that week:",
+            start.format("%A %-d %B")
+        ),
+        None => format!(
+            "The task asks about {asked}, and your answer uses none of the lines of what you \
+             read that speak of that day:"
+        ),
+    };
+    // Each line with what it is about: a row with its table's header, an
+    // item with the heading it sits under (a swap "overrides the table").
+    for (path, line, about) in &lines {
+        let line = seam_term::clip(line, LINE_SHOWN, "…");
+        said.push_str(&match about {
+            Some(about) => format!("\n- {path}, under {about}: {line}"),
+            None => format!("\n- {path}: {line}"),
+        });
+    }
+    said.push_str(
+        "\nAnswer from these lines, every one of them: a later line may change an earlier one.",
+    );
+    Some((
+        json!({"day": asked.to_string(), "week_of": week_of.map(|d| d.to_string()), "lines": lines.len()}),
+        with_task(p, &said),
+    ))
+}
+
+/// At most this many lines are shown by `answer-off-the-day`.
+const DAY_LINES_SHOWN: usize = 4;
 
 /// At most this many lines are shown by `time-not-given`.
 const TIME_LINES_SHOWN: usize = 4;
