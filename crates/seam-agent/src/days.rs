@@ -290,9 +290,9 @@ pub fn lines_of_day(text: &str, asked: Day, max: usize) -> Option<DayLines> {
         })
 }
 
-/// Every word a day is written with in `text` (a month's or a weekday's
-/// name, or its abbreviation), lower case, so that an answer that only says
-/// the day again is known as saying nothing of it.
+/// True when `word` is one a day is written with (a month's or a weekday's
+/// name or its abbreviation, in any case, or "week" or "day"), so that an
+/// answer that only says the day again is known as saying nothing of it.
 pub fn is_day_word(word: &str) -> bool {
     const WEEKDAYS: [&str; 7] = [
         "monday",

@@ -1033,6 +1033,18 @@ pub fn draws_on_lines(answer: &str, task: &str, lines: &[&str], shown: &[String]
     {
         return true;
     }
+    // A time of day the lines hold (`06:50`): its digits are no figure.
+    let times: Vec<(u32, u32)> = lines
+        .iter()
+        .flat_map(|l| clock_times(l, true))
+        .map(|(_, hm)| hm)
+        .collect();
+    if clock_times(answer, false)
+        .iter()
+        .any(|(_, hm)| times.contains(hm))
+    {
+        return true;
+    }
     let topic = Topic::new();
     let no_days = |text: &str| -> String {
         text.split(|c: char| !c.is_alphabetic())
@@ -1722,6 +1734,12 @@ mod tests {
         let printed = ["stdout: 14.25".to_owned()];
         assert!(draws_on_lines("14.25 km in all", run, &log, &printed));
         assert!(!draws_on_lines("On 2 April 2027: 12 km", run, &log, &none));
+        // A time of day the lines hold is, one they do not is not.
+        let back = ["- Back: TP 1336, Thu 27 May, OPO 06:50 → LHR 09:30."];
+        let flight = "what time is our flight home on 27 May?";
+        assert!(draws_on_lines("At 06:50.", flight, &back, &none));
+        assert!(draws_on_lines("6:50", flight, &back, &none));
+        assert!(!draws_on_lines("At 13:36.", flight, &back, &none));
         assert!(!draws_on_lines(
             "Ines, in the week of 2027-04-19",
             task,
