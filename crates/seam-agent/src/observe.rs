@@ -1124,6 +1124,9 @@ fn lines_on_topic<'a>(
     out
 }
 
+/// The marks that begin an item of a markdown list without a number.
+const LIST_BULLETS: [&str; 3] = ["- ", "* ", "+ "];
+
 /// Line `i` of `lines` as a reader takes it in, trimmed: a list item with
 /// the indented lines that go on with it (up to a blank line or the next
 /// item), and what it is about: the header of its markdown table, or else
@@ -1131,7 +1134,7 @@ fn lines_on_topic<'a>(
 /// item over two lines, under `## Swaps (these override the table)`.
 pub fn line_in_context(lines: &[&str], i: usize) -> (String, Option<String>) {
     let first = lines[i].trim();
-    let item = ["- ", "* ", "+ "].iter().any(|b| first.starts_with(b))
+    let item = LIST_BULLETS.iter().any(|b| first.starts_with(b))
         || first
             .split_once(". ")
             .is_some_and(|(n, _)| n.bytes().all(|c| c.is_ascii_digit()));
@@ -1139,9 +1142,7 @@ pub fn line_in_context(lines: &[&str], i: usize) -> (String, Option<String>) {
     if item {
         for next in &lines[i + 1..] {
             let goes_on = next.starts_with([' ', '\t']) && !next.trim().is_empty();
-            let new_item = ["- ", "* ", "+ "]
-                .iter()
-                .any(|b| next.trim().starts_with(b));
+            let new_item = LIST_BULLETS.iter().any(|b| next.trim().starts_with(b));
             if !goes_on || new_item {
                 break;
             }
