@@ -13,27 +13,46 @@ pub const LOOP_SPAN: usize = 96;
 /// The longest run of pieces that counts as a loop's period.
 pub const LOOP_PERIOD: usize = 16;
 
+/// The longest run of pieces that counts as a loop's period when it has
+/// been said [`LONG_LOOP_REPEATS`] times over: a sentence or two said again
+/// and again. Told which lines held a time, qwen2.5-coder-0.5b closed its
+/// answer and went on after it with "This line gives the time from the line
+/// about what the task asks. The operator's task was: …", a run of about 70
+/// tokens, thirteen times over, until its 1024-token budget ran out (67 s);
+/// a period of at most [`LOOP_PERIOD`] never matched it.
+pub const LONG_LOOP_PERIOD: usize = 192;
+/// How many times over a run longer than [`LOOP_PERIOD`] must fill the end
+/// of a reply (and at least [`LOOP_SPAN`] pieces) before the reply is cut.
+pub const LONG_LOOP_REPEATS: usize = 3;
+
 /// True when `reply` ends in a loop: its last [`LOOP_SPAN`] pieces are one
 /// run of at most [`LOOP_PERIOD`] pieces, said over and over (each piece
-/// equal to the one a period before it). A reply that does this is not
+/// equal to the one a period before it), or its last pieces are a run of at
+/// most [`LONG_LOOP_PERIOD`] pieces said [`LONG_LOOP_REPEATS`] times over
+/// (and fill at least [`LOOP_SPAN`] pieces). A reply that does this is not
 /// coming back: greedy or low-temperature decoding of a small model that has
 /// started to repeat keeps repeating until its token budget runs out, and
 /// every token costs a decode. Nothing an agent's action needs repeats a
-/// short run that often; a long list of distinct items does not match,
-/// since each item differs from the one before it.
+/// run that often; a long list of distinct items does not match, since each
+/// item differs from the one before it.
 pub fn looping_tail<T: PartialEq>(reply: &[T]) -> bool {
-    if reply.len() < LOOP_SPAN {
-        return false;
-    }
-    let tail = &reply[reply.len() - LOOP_SPAN..];
-    (1..=LOOP_PERIOD).any(|p| (p..tail.len()).all(|i| tail[i] == tail[i - p]))
+    let periodic = |p: usize, span: usize| {
+        reply.len() >= span && {
+            let tail = &reply[reply.len() - span..];
+            (p..tail.len()).all(|i| tail[i] == tail[i - p])
+        }
+    };
+    (1..=LOOP_PERIOD).any(|p| periodic(p, LOOP_SPAN))
+        || (LOOP_PERIOD + 1..=LONG_LOOP_PERIOD)
+            .any(|p| periodic(p, (p * LONG_LOOP_REPEATS).max(LOOP_SPAN)))
 }
 
 /// The note a reply cut by [`looping_tail`] carries, on either backend.
 pub const LOOP_CUT_NOTE: &str = "the reply was cut where it began repeating itself";
 
-/// The longest run of characters [`text_loop`] looks for.
-pub const TEXT_LOOP_PERIOD: usize = 64;
+/// The longest run of characters [`text_loop`] looks for: enough for a run
+/// of [`LONG_LOOP_PERIOD`] pieces of several characters each.
+pub const TEXT_LOOP_PERIOD: usize = 1024;
 /// How many times over a run must fill the end of a text for
 /// [`text_loop`] to find it.
 pub const TEXT_LOOP_REPEATS: usize = 3;
@@ -73,7 +92,10 @@ pub fn text_loop(text: &str) -> Option<(usize, usize)> {
 
 #[cfg(test)]
 mod tests {
-    use super::{LOOP_PERIOD, LOOP_SPAN, TEXT_LOOP_PERIOD, looping_tail, text_loop};
+    use super::{
+        LONG_LOOP_PERIOD, LONG_LOOP_REPEATS, LOOP_PERIOD, LOOP_SPAN, TEXT_LOOP_PERIOD,
+        looping_tail, text_loop,
+    };
     use proptest::prelude::*;
 
     #[test]
@@ -82,13 +104,20 @@ mod tests {
         assert!(looping_tail(&[7; LOOP_SPAN]));
         let three: Vec<i32> = (0..LOOP_SPAN + 5).map(|i| [4, 5, 6][i % 3]).collect();
         assert!(looping_tail(&three));
-        // The longest period counts; one longer does not.
+        // The longest short period counts over the span; a longer period
+        // needs its run said three times over.
         let p: Vec<i32> = (0..LOOP_SPAN).map(|i| (i % LOOP_PERIOD) as i32).collect();
         assert!(looping_tail(&p));
-        let q: Vec<i32> = (0..LOOP_SPAN)
-            .map(|i| (i % (LOOP_PERIOD + 1)) as i32)
-            .collect();
-        assert!(!looping_tail(&q));
+        let cycle = |period: usize, len: usize| -> Vec<i32> {
+            (0..len).map(|i| (i % period) as i32).collect()
+        };
+        assert!(!looping_tail(&cycle(40, 40 * 3 - 1)));
+        assert!(looping_tail(&cycle(40, 40 * 3)));
+        assert!(looping_tail(&cycle(LONG_LOOP_PERIOD, LONG_LOOP_PERIOD * 3)));
+        assert!(!looping_tail(&cycle(
+            LONG_LOOP_PERIOD + 1,
+            (LONG_LOOP_PERIOD + 1) * 3
+        )));
         // Too short a run of repeats, or one break in it: not (yet) a loop.
         assert!(!looping_tail(&[7; LOOP_SPAN - 1]));
         let mut broken = vec![7; LOOP_SPAN];
@@ -101,6 +130,47 @@ mod tests {
         let mut ended = vec![7; LOOP_SPAN * 2];
         ended.extend(1..=20);
         assert!(!looping_tail(&ended));
+    }
+
+    #[test]
+    fn a_sentence_said_over_and_over_is_a_loop() {
+        // What qwen2.5-coder-0.5b went on with after closing its answer, one
+        // word a piece: the same two sentences again and again.
+        let said = "This line gives the time from the line about what the task asks. \
+                    The operator's task was: Print notes/laptop-migration.txt for me, I need \
+                    to paste it on the new laptop. And what time is our flight home from \
+                    Porto? That one's in notes/trip-porto.md.";
+        let words: Vec<&str> = said.split(' ').collect();
+        assert!(words.len() > LOOP_PERIOD && words.len() <= LONG_LOOP_PERIOD);
+        let mut reply = vec!["{\"mode\":\"respond\",\"text\":\"13:31\"}."];
+        for _ in 0..2 {
+            reply.extend(&words);
+        }
+        assert!(!looping_tail(&reply), "said twice is not yet a loop");
+        reply.extend(&words);
+        assert!(looping_tail(&reply), "said three times is");
+        // Its text loop is found as well, one run kept.
+        let text = reply.join(" ");
+        let (at, run) = text_loop(&text).expect("a loop");
+        assert!(at <= "{\"mode\":\"respond\",\"text\":\"13:31\"}. ".len());
+        assert_eq!(
+            run,
+            said.len() + 1,
+            "one run: the sentences and the space after them"
+        );
+        // Three paragraphs that each differ in a word are not.
+        let paragraphs: Vec<String> = (0..3)
+            .flat_map(|k| {
+                words.iter().map(move |w| {
+                    if *w == "time" {
+                        format!("time{k}")
+                    } else {
+                        (*w).to_owned()
+                    }
+                })
+            })
+            .collect();
+        assert!(!looping_tail(&paragraphs));
     }
 
     #[test]
@@ -142,7 +212,40 @@ mod tests {
         assert_eq!(text_loop(""), None);
     }
 
+    /// The plain statement of [`looping_tail`]: some period whose span the
+    /// reply fills, and whose tail is its first run said over and over.
+    fn looping_oracle(reply: &[u8]) -> bool {
+        (1..=LONG_LOOP_PERIOD).any(|p| {
+            let span = if p <= LOOP_PERIOD {
+                LOOP_SPAN
+            } else {
+                (p * LONG_LOOP_REPEATS).max(LOOP_SPAN)
+            };
+            reply.len() >= span && {
+                let tail = &reply[reply.len() - span..];
+                tail.iter().enumerate().all(|(i, x)| *x == tail[i % p])
+            }
+        })
+    }
+
     proptest! {
+        /// Against the oracle, on replies made of a prefix and a run said
+        /// some times over (small alphabets, so runs recur by chance too).
+        #[test]
+        fn looping_tail_agrees_with_its_statement(
+            before in proptest::collection::vec(0u8..3, 0..40),
+            run in proptest::collection::vec(0u8..3, 1..200),
+            k in 1usize..7,
+            extra in proptest::collection::vec(0u8..3, 0..3),
+        ) {
+            let mut reply = before;
+            for _ in 0..k {
+                reply.extend(&run);
+            }
+            reply.extend(&extra);
+            prop_assert_eq!(looping_tail(&reply), looping_oracle(&reply));
+        }
+
         /// Against what the loop is made of: a text said before it, a run
         /// said k >= 3 times, and a part of the run where the cut fell. The
         /// tail found covers the repeats, is periodic, and cannot be made
