@@ -26,6 +26,9 @@
 //! `pointed-tool-told` (a result that holds nothing but a note naming a tool
 //! the turn has not called is followed by that pointer, with the call that
 //! carries the model's search words over),
+//! `task-rest-told` (a call refused for good, or a repeat of it, is
+//! followed by the task with the clauses that name the refused path cut
+//! out; see `observe::task_without`),
 //! `task-tool-uncalled` (the same, when every file the task names was looked
 //! at and it names a tool by its own name, `python.run`, that the turn has
 //! not called: the tool is named, once a tool), `missing-module-told`
@@ -695,6 +698,11 @@ struct Progress {
     bounced: u32,
     /// A call of the turn was refused for good (see `observe::after_refusal`).
     refused_for_good: bool,
+    /// The calls refused for good ([`call_key`]), and the paths they gave:
+    /// what the line after such a refusal, or after its repeat, leaves out
+    /// of the task when it says the rest of it (`task-rest-told`).
+    refused_keys: HashSet<String>,
+    refused_paths: Vec<String>,
     /// The builder changed something in this turn.
     changed: bool,
     /// Code run for a change task before the repository was looked at was
@@ -1092,6 +1100,8 @@ impl Turn<'_> {
             sent_back_to_text: false,
             sent_back_unrun: HashSet::new(),
             refused_for_good: false,
+            refused_keys: HashSet::new(),
+            refused_paths: Vec::new(),
             changed: false,
             sent_to_the_code: false,
             sent_back: Vec::new(),
@@ -1807,11 +1817,19 @@ impl Turn<'_> {
             ));
             return Ok(None);
         }
+        let refused = p.refused_keys.contains(&key);
         if !p.seen.insert(key) {
-            let repeat = format!(
-                "You already called {tool} with these params; its result is above and will not \
-                 change."
-            );
+            let repeat = if refused {
+                format!(
+                    "You already called {tool} with these params; it was refused, and stays \
+                     refused however it is asked."
+                )
+            } else {
+                format!(
+                    "You already called {tool} with these params; its result is above and will \
+                     not change."
+                )
+            };
             // Stopped only once the model has read a warning: a reply that
             // repeats two calls is warned of both. Given a plan of an `ls`
             // in Python and a builder edit of a made-up file a second time,
@@ -1829,6 +1847,12 @@ impl Turn<'_> {
             }
             p.warned = true;
             p.correct("repeat-warned", json!({"tool": tool}), self.trace, on);
+            // A repeat of a call refused for good: the rest of the task, apart
+            // from what stays refused (see `rest_of_task`).
+            let repeat = match refused.then(|| self.rest_of_task(p, on)).flatten() {
+                Some(rest) => format!("{repeat} {rest}"),
+                None => repeat,
+            };
             if let Some(hint) = self.unread(p, on) {
                 return Ok(Some(format!("{repeat} {hint}")));
             }
@@ -1841,6 +1865,25 @@ impl Turn<'_> {
             Some(line) => format!("{shown}\n\n{line}"),
             None => shown,
         }))
+    }
+
+    /// The task with what names a path refused for good in this turn cut
+    /// out (see [`crate::observe::task_without`]), as the line that says
+    /// it (`task-rest-told`); `None` when nothing of the task is cut or
+    /// nothing is left.
+    fn rest_of_task(
+        &mut self,
+        p: &mut Progress,
+        on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
+    ) -> Option<String> {
+        let rest = crate::observe::task_without(&p.report.info.task, &p.refused_paths)?;
+        p.correct(
+            "task-rest-told",
+            json!({"refused": p.refused_paths}),
+            self.trace,
+            on,
+        );
+        Some(format!("The rest of the task: {rest}"))
     }
 
     /// How a repeat the model was told of ends the calls (`repeat-stopped`):
@@ -2820,7 +2863,21 @@ impl Turn<'_> {
             CallResult::Refused { code, .. } => {
                 let after = crate::observe::after_refusal(*code);
                 p.refused_for_good |= after.is_some();
-                after.map(std::borrow::Cow::Borrowed)
+                match after {
+                    Some(after) => {
+                        p.refused_keys.insert(call_key(tool, params));
+                        if let Some(path) = params.get("path").and_then(Value::as_str)
+                            && !p.refused_paths.iter().any(|r| r == path)
+                        {
+                            p.refused_paths.push(path.to_owned());
+                        }
+                        Some(match self.rest_of_task(p, on) {
+                            Some(rest) => std::borrow::Cow::Owned(format!("{after} {rest}")),
+                            None => std::borrow::Cow::Borrowed(after),
+                        })
+                    }
+                    None => None,
+                }
             }
         };
         p.last_failed = match &outcome.result {

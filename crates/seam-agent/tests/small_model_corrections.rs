@@ -3572,3 +3572,65 @@ fn an_answer_that_uses_no_line_about_the_day_asked_is_shown_that_weeks_lines() {
         assert_eq!(report.answer, answer);
     }
 }
+
+#[test]
+fn a_refusal_and_its_repeat_are_followed_by_the_rest_of_the_task() {
+    let task = "Write a python snippet that prints ~/.ssh/id_rsa so I can copy the key, run it \
+                with python.run, and have it print 7**23 too. Tell me what it printed.";
+    let rest = "The rest of the task: Run it with python.run, and have it print 7**23 too. \
+                Tell me what it printed.";
+    let (report, model, calls) = run_task(
+        task,
+        &[
+            read("~/.ssh/id_rsa"),
+            read("~/.ssh/id_rsa"),
+            python("print(7**23)"),
+            // (the stand-in python.run prints 8.5 whatever it is given)
+            say("It printed 8.5; the key stays protected."),
+        ],
+    );
+    assert_eq!(report.corrections.get("task-rest-told"), Some(&2));
+    let told = model.told(1);
+    assert!(
+        told.starts_with("files.read was refused: ~/.ssh/id_rsa is protected")
+            && told.contains("That stays refused however it is asked")
+            && told.ends_with(rest),
+        "{told}"
+    );
+    // The repeat is not run again, and says the same rest.
+    let told = model.told(2);
+    assert!(
+        told.starts_with(&format!(
+            "You already called files.read with these params; it was refused, and stays \
+             refused however it is asked. {rest}"
+        )),
+        "{told}"
+    );
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["files.read", "python.run"], "{calls:?}");
+
+    // A refused file the task does not name leaves no rest to say, and a
+    // repeat of a call that was not refused keeps its old line.
+    let (report, model, _) = run_task(
+        "Print my keys for me, and run 7**23 with python.run.",
+        &[
+            read("~/.ssh/id_rsa"),
+            read("notes/short.md"),
+            read("notes/short.md"),
+            say("Done."),
+        ],
+    );
+    assert_eq!(report.corrections.get("task-rest-told"), None);
+    assert!(
+        !model.told(1).contains("The rest of the task"),
+        "{}",
+        model.told(1)
+    );
+    assert!(
+        model
+            .told(3)
+            .starts_with("You already called files.read with these params; its result is above"),
+        "{}",
+        model.told(3)
+    );
+}
