@@ -153,6 +153,48 @@ pub fn example_call_copied(
         .map(|(_, example, _)| *example)
 }
 
+/// A line of the example call of `tool` (see [`EXAMPLES`]) that the call's
+/// same param holds as a line of its own, where that line computes with a
+/// figure of three digits or more that the operator's `task` does not give:
+/// the example's work written into the task's code. Returned with the
+/// example's task. Not a whole copy (that is [`example_call_copied`]'s):
+/// asked to print 7**23 with python.run, qwen2.5-coder-0.5b wrote
+/// `p = 7**23` and then the example's `print(round(p - 1000, 2))`, and
+/// answered with what that printed, 7**23 less 1000. Only lines with such a
+/// figure count: a line of the example that holds none (`p *= 1.02`, a
+/// path) may be anybody's.
+pub fn example_line_copied(
+    registry: &Registry,
+    tool: &str,
+    params: &Map<String, Value>,
+    task: &str,
+) -> Option<(&'static str, String)> {
+    let task_plain = task.replace(',', "");
+    let in_task = |w: &str| task.contains(w) || task_plain.contains(w);
+    EXAMPLES
+        .iter()
+        .filter(|(t, _, _)| *t == tool && registry.get(t).is_some())
+        .find_map(|(_, example, reply)| {
+            let reply: Value = serde_json::from_str(reply).unwrap_or_default();
+            let example_params = reply.get("params").and_then(Value::as_object)?;
+            example_params.iter().find_map(|(name, value)| {
+                let theirs: Vec<&str> =
+                    params.get(name)?.as_str()?.lines().map(str::trim).collect();
+                value.as_str()?.lines().map(str::trim).find_map(|line| {
+                    let one = Map::from_iter([(name.clone(), Value::String(line.to_owned()))]);
+                    let figures: Vec<String> = own_words(&one)
+                        .into_iter()
+                        .filter(|w| w.chars().all(|c| c.is_ascii_digit()))
+                        .collect();
+                    (!figures.is_empty()
+                        && !figures.iter().any(|f| in_task(f))
+                        && theirs.contains(&line))
+                    .then(|| (*example, line.to_owned()))
+                })
+            })
+        })
+}
+
 /// The words of a call's string params that belong to its task: paths and
 /// file names (with a `/` or a `.`) and figures of three digits or more.
 fn own_words(params: &Map<String, Value>) -> Vec<String> {
@@ -341,6 +383,45 @@ mod tests {
         let replace = params(json!({"op": "replace", "path": "src/client.py",
             "old": "MAX_RETRIES = 3", "new": "MAX_RETRIES = 5"}));
         assert_eq!(example_call_copied(&r, "builder", &replace, task), None);
+    }
+
+    #[test]
+    fn a_line_of_an_example_in_a_call_of_its_own_is_found() {
+        let r = Registry::new(vec![spec("python.run")], vec![]).unwrap();
+        let code = |c: &str| json!({ "code": c }).as_object().unwrap().clone();
+        let task = "Run it with python.run, and have the same script print 7**23.";
+        // qwen2.5-coder-0.5b's code: its own first line, the example's last.
+        let mixed = code("p = 7**23\nprint(round(p - 1000, 2))");
+        assert_eq!(
+            example_line_copied(&r, "python.run", &mixed, task),
+            Some((
+                "Work out the compound interest on 1,000 at 2% a year over 5 years with Python.",
+                "print(round(p - 1000, 2))".to_owned()
+            ))
+        );
+        // Indented alike or not, the line is the line.
+        let indented = code("for x in [1]:\n    print(round(p - 1000, 2))");
+        assert!(example_line_copied(&r, "python.run", &indented, task).is_some());
+        // A task that gives the figure, code of its own, a line of the example
+        // with no figure, or a line that only holds the figure: none.
+        let interest = "What is 1,000 at 2% over 5 years less the 1,000?";
+        assert_eq!(
+            example_line_copied(&r, "python.run", &mixed, interest),
+            None
+        );
+        assert_eq!(
+            example_line_copied(&r, "python.run", &code("print(7**23)"), task),
+            None
+        );
+        let no_figure = code("p = 7\np *= 1.02\nprint(p)");
+        assert_eq!(
+            example_line_copied(&r, "python.run", &no_figure, task),
+            None
+        );
+        let other = code("print(round(p - 1000, 3))");
+        assert_eq!(example_line_copied(&r, "python.run", &other, task), None);
+        // Another tool's params: none.
+        assert_eq!(example_line_copied(&r, "files.read", &mixed, task), None);
     }
 
     #[test]

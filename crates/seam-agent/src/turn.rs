@@ -120,6 +120,8 @@
 //! in a task without its paths and figures, is not run; a second one asks
 //! for the answer), `unrun-reply-unsaid` (that call leaves the
 //! conversation, so the model is not shown it to copy),
+//! `example-line-not-run` (the same for a call that holds a line of the
+//! example's code computing with a figure the task does not give),
 //! `uses-query-added` and `uses-search-told` (in a task that asks where a
 //! name in code is used, a code-index outline is given the name as its
 //! query, a search below a directory, and a tree is followed by the search
@@ -1609,6 +1611,32 @@ impl Turn<'_> {
                 None => format!(
                     "{said} Call what the task needs, with its own paths and values, or answer. \
                      The operator's task was: {}",
+                    p.report.info.task.trim()
+                ),
+            }));
+        }
+        if let Some((example, line)) =
+            crate::prompt::example_line_copied(self.registry, tool, params, &p.report.info.task)
+        {
+            // As a whole copy above, but for one line: what the call computes
+            // is the example's, not the task's.
+            p.correct(
+                "example-line-not-run",
+                json!({"tool": tool, "example": example, "line": line}),
+                self.trace,
+                on,
+            );
+            p.unsay = true;
+            p.sent_back_unrun.insert(key);
+            let said = format!(
+                "Your {tool} code has the line {line}, from the example in your instructions \
+                 (for \"{example}\"), not from the operator's task, so it was not run."
+            );
+            return Ok(Some(match self.unread(p, on) {
+                Some(hint) => format!("{said} {hint}"),
+                None => format!(
+                    "{said} Write the code again with the task's own values, or answer. The \
+                     operator's task was: {}",
                     p.report.info.task.trim()
                 ),
             }));

@@ -3634,3 +3634,37 @@ fn a_refusal_and_its_repeat_are_followed_by_the_rest_of_the_task() {
         model.told(3)
     );
 }
+
+#[test]
+fn code_with_a_line_of_the_example_is_not_run() {
+    let task = "Run print 7**23 with python.run and tell me what it printed.";
+    let mixed = python("p = 7**23\nprint(round(p - 1000, 2))");
+    let (report, model, calls) = run_task(
+        task,
+        &[mixed, python("print(7**23)"), say("It printed 8.5.")],
+    );
+    assert_eq!(report.corrections.get("example-line-not-run"), Some(&1));
+    let told = model.told(1);
+    assert!(
+        told.starts_with(
+            "Your python.run code has the line print(round(p - 1000, 2)), from the example in \
+             your instructions"
+        ) && told.contains("not from the operator's task, so it was not run.")
+            && told.ends_with(
+                "call python.run for the part of the task it is named for, then answer."
+            ),
+        "{told}"
+    );
+    // Only the code of its own ran.
+    assert_eq!(calls.len(), 1, "{calls:?}");
+    assert_eq!(calls[0].1["code"], "print(7**23)");
+    // The reply with the example's line left the conversation (the system
+    // prompt, first, holds the example itself).
+    let said: Vec<&str> = model.seen[1]
+        .messages
+        .iter()
+        .skip(1)
+        .map(|m| m.content.as_str())
+        .collect();
+    assert!(!said.iter().any(|m| m.contains("p = 7**23")), "{said:?}");
+}
