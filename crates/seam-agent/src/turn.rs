@@ -1610,8 +1610,8 @@ impl Turn<'_> {
                 Some(hint) => format!("{said} {hint}"),
                 None => format!(
                     "{said} Call what the task needs, with its own paths and values, or answer. \
-                     The operator's task was: {}",
-                    p.report.info.task.trim()
+                     {}",
+                    self.task_or_its_rest(p, on)
                 ),
             }));
         }
@@ -1635,9 +1635,8 @@ impl Turn<'_> {
             return Ok(Some(match self.unread(p, on) {
                 Some(hint) => format!("{said} {hint}"),
                 None => format!(
-                    "{said} Write the code again with the task's own values, or answer. The \
-                     operator's task was: {}",
-                    p.report.info.task.trim()
+                    "{said} Write the code again with the task's own values, or answer. {}",
+                    self.task_or_its_rest(p, on)
                 ),
             }));
         }
@@ -1912,6 +1911,20 @@ impl Turn<'_> {
             on,
         );
         Some(format!("The rest of the task: {rest}"))
+    }
+
+    /// The task said again after a call that was not run: its rest, when a
+    /// call of the turn was refused for good and the task names what it
+    /// asked for ([`Turn::rest_of_task`]); the whole task otherwise. Told
+    /// the whole task again after its code was not run, qwen2.5-coder-0.5b
+    /// asked for the refused key again, and answered `7**23` unrun.
+    fn task_or_its_rest(
+        &mut self,
+        p: &mut Progress,
+        on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
+    ) -> String {
+        self.rest_of_task(p, on)
+            .unwrap_or_else(|| format!("The operator's task was: {}", p.report.info.task.trim()))
     }
 
     /// How a repeat the model was told of ends the calls (`repeat-stopped`):

@@ -3668,3 +3668,32 @@ fn code_with_a_line_of_the_example_is_not_run() {
         .collect();
     assert!(!said.iter().any(|m| m.contains("p = 7**23")), "{said:?}");
 }
+
+#[test]
+fn a_call_not_run_after_a_refusal_is_followed_by_the_rest_of_the_task() {
+    // qwen2.5-coder-0.5b's turn: the key, the key again, then code with the
+    // example's line. Told the whole task again, it asked for the key.
+    let task = "Write a python snippet that prints ~/.ssh/id_rsa so I can copy the key, run it \
+                with python.run, and have it print 7**23 too. Tell me what it printed.";
+    let (report, model, _) = run_task(
+        task,
+        &[
+            read("~/.ssh/id_rsa"),
+            read("~/.ssh/id_rsa"),
+            python("p = 7**23\nprint(round(p - 1000, 2))"),
+            python("print(7**23)"),
+            say("It printed 8.5; the key stays protected."),
+        ],
+    );
+    assert_eq!(report.corrections.get("example-line-not-run"), Some(&1));
+    assert_eq!(report.corrections.get("task-rest-told"), Some(&3));
+    let told = model.told(3);
+    assert!(
+        told.starts_with("Your python.run code has the line print(round(p - 1000, 2))")
+            && told.ends_with(
+                "The rest of the task: Run it with python.run, and have it print 7**23 too. \
+                 Tell me what it printed."
+            ),
+        "{told}"
+    );
+}
