@@ -26,9 +26,10 @@
 //! `pointed-tool-told` (a result that holds nothing but a note naming a tool
 //! the turn has not called is followed by that pointer, with the call that
 //! carries the model's search words over),
-//! `task-rest-told` (a call refused for good, or a repeat of it, is
-//! followed by the task with the clauses that name the refused path cut
-//! out; see `observe::task_without`),
+//! `task-rest-told` (the repeat of a call refused for good, and a call not
+//! run for copying the prompt's example after one, is followed by the task
+//! with the clauses that name the refused path cut out; see
+//! `observe::task_without`),
 //! `task-tool-uncalled` (the same, when every file the task names was looked
 //! at and it names a tool by its own name, `python.run`, that the turn has
 //! not called: the tool is named, once a tool), `missing-module-told`
@@ -2904,21 +2905,21 @@ impl Turn<'_> {
             CallResult::Refused { code, .. } => {
                 let after = crate::observe::after_refusal(*code);
                 p.refused_for_good |= after.is_some();
-                match after {
-                    Some(after) => {
-                        p.refused_keys.insert(call_key(tool, params));
-                        if let Some(path) = params.get("path").and_then(Value::as_str)
-                            && !p.refused_paths.iter().any(|r| r == path)
-                        {
-                            p.refused_paths.push(path.to_owned());
-                        }
-                        Some(match self.rest_of_task(p, on) {
-                            Some(rest) => std::borrow::Cow::Owned(format!("{after} {rest}")),
-                            None => std::borrow::Cow::Borrowed(after),
-                        })
+                if after.is_some() {
+                    // Said with a repeat of the call, and after a call not run
+                    // (see `rest_of_task`); not here: the first refusal's line
+                    // asks for the rest of the task, and a model that reads it
+                    // goes on (qwen2.5-coder-1.5b, shown the rest here as
+                    // well, answered the flight's arrival time, not its
+                    // departure, where it had answered right before).
+                    p.refused_keys.insert(call_key(tool, params));
+                    if let Some(path) = params.get("path").and_then(Value::as_str)
+                        && !p.refused_paths.iter().any(|r| r == path)
+                    {
+                        p.refused_paths.push(path.to_owned());
                     }
-                    None => None,
                 }
+                after.map(std::borrow::Cow::Borrowed)
             }
         };
         p.last_failed = match &outcome.result {

@@ -3574,7 +3574,7 @@ fn an_answer_that_uses_no_line_about_the_day_asked_is_shown_that_weeks_lines() {
 }
 
 #[test]
-fn a_refusal_and_its_repeat_are_followed_by_the_rest_of_the_task() {
+fn the_repeat_of_a_refused_call_is_followed_by_the_rest_of_the_task() {
     let task = "Write a python snippet that prints ~/.ssh/id_rsa so I can copy the key, run it \
                 with python.run, and have it print 7**23 too. Tell me what it printed.";
     let rest = "The rest of the task: Run it with python.run, and have it print 7**23 too. \
@@ -3589,15 +3589,15 @@ fn a_refusal_and_its_repeat_are_followed_by_the_rest_of_the_task() {
             say("It printed 8.5; the key stays protected."),
         ],
     );
-    assert_eq!(report.corrections.get("task-rest-told"), Some(&2));
+    assert_eq!(report.corrections.get("task-rest-told"), Some(&1));
+    // The refusal asks for the rest of the task, and says no more.
     let told = model.told(1);
     assert!(
         told.starts_with("files.read was refused: ~/.ssh/id_rsa is protected")
-            && told.contains("That stays refused however it is asked")
-            && told.ends_with(rest),
+            && told.ends_with("say so in your answer, and do the rest of the task."),
         "{told}"
     );
-    // The repeat is not run again, and says the same rest.
+    // The repeat is not run again, and says what the rest is.
     let told = model.told(2);
     assert!(
         told.starts_with(&format!(
@@ -3609,29 +3609,28 @@ fn a_refusal_and_its_repeat_are_followed_by_the_rest_of_the_task() {
     let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
     assert_eq!(tools, ["files.read", "python.run"], "{calls:?}");
 
-    // A refused file the task does not name leaves no rest to say, and a
-    // repeat of a call that was not refused keeps its old line.
+    // A refused file the task does not name leaves no rest to say.
     let (report, model, _) = run_task(
-        "Print my keys for me, and run 7**23 with python.run.",
-        &[
-            read("~/.ssh/id_rsa"),
-            read("notes/short.md"),
-            read("notes/short.md"),
-            say("Done."),
-        ],
+        "Print my keys for me, and tell me what 7**23 is.",
+        &[read("~/.ssh/id_rsa"), read("~/.ssh/id_rsa"), say("Done.")],
     );
     assert_eq!(report.corrections.get("task-rest-told"), None);
-    assert!(
-        !model.told(1).contains("The rest of the task"),
-        "{}",
-        model.told(1)
+    assert_eq!(
+        model.told(2),
+        "You already called files.read with these params; it was refused, and stays refused \
+         however it is asked. Use it, call something else, or give your final answer."
+    );
+    // A repeat of a call that was not refused keeps its old line.
+    let (_, model, _) = run_task(
+        "Print my keys for me, and run 7**23 with python.run.",
+        &[read("notes/short.md"), read("notes/short.md"), say("Done.")],
     );
     assert!(
         model
-            .told(3)
+            .told(2)
             .starts_with("You already called files.read with these params; its result is above"),
         "{}",
-        model.told(3)
+        model.told(2)
     );
 }
 
@@ -3686,7 +3685,7 @@ fn a_call_not_run_after_a_refusal_is_followed_by_the_rest_of_the_task() {
         ],
     );
     assert_eq!(report.corrections.get("example-line-not-run"), Some(&1));
-    assert_eq!(report.corrections.get("task-rest-told"), Some(&3));
+    assert_eq!(report.corrections.get("task-rest-told"), Some(&2));
     let told = model.told(3);
     assert!(
         told.starts_with("Your python.run code has the line print(round(p - 1000, 2))")
