@@ -136,21 +136,32 @@ pub fn example_call_copied(
     params: &Map<String, Value>,
     task: &str,
 ) -> Option<&'static str> {
-    let task_plain = task.replace(',', "");
+    let in_task = in_task(task);
+    examples_of(registry, tool)
+        .find(|(_, example)| example == params && !own_words(example).iter().any(|w| in_task(w)))
+        .map(|(task, _)| task)
+}
+
+/// The examples (see [`EXAMPLES`]) of `tool`, when the registry has it:
+/// each example's task and its call's params.
+fn examples_of<'a>(
+    registry: &'a Registry,
+    tool: &'a str,
+) -> impl Iterator<Item = (&'static str, Map<String, Value>)> + 'a {
     EXAMPLES
         .iter()
-        .filter(|(t, _, _)| *t == tool && registry.get(t).is_some())
-        .find(|(_, _, reply)| {
-            let example: Value = serde_json::from_str(reply).unwrap_or_default();
-            let Some(example) = example.get("params").and_then(Value::as_object) else {
-                return false;
-            };
-            example == params
-                && !own_words(example)
-                    .iter()
-                    .any(|w| task.contains(w.as_str()) || task_plain.contains(w.as_str()))
+        .filter(move |(t, _, _)| *t == tool && registry.get(t).is_some())
+        .filter_map(|(_, task, reply)| {
+            let reply: Value = serde_json::from_str(reply).ok()?;
+            Some((*task, reply.get("params")?.as_object()?.clone()))
         })
-        .map(|(_, example, _)| *example)
+}
+
+/// Whether the operator's `task` has a word of an example's own (a path,
+/// a figure), as written or with its thousands separators dropped (`1,000`).
+fn in_task(task: &str) -> impl Fn(&str) -> bool + '_ {
+    let plain = task.replace(',', "");
+    move |w| task.contains(w) || plain.contains(w)
 }
 
 /// A line of the example call of `tool` (see [`EXAMPLES`]) that the call's
@@ -169,30 +180,23 @@ pub fn example_line_copied(
     params: &Map<String, Value>,
     task: &str,
 ) -> Option<(&'static str, String)> {
-    let task_plain = task.replace(',', "");
-    let in_task = |w: &str| task.contains(w) || task_plain.contains(w);
-    EXAMPLES
-        .iter()
-        .filter(|(t, _, _)| *t == tool && registry.get(t).is_some())
-        .find_map(|(_, example, reply)| {
-            let reply: Value = serde_json::from_str(reply).unwrap_or_default();
-            let example_params = reply.get("params").and_then(Value::as_object)?;
-            example_params.iter().find_map(|(name, value)| {
-                let theirs: Vec<&str> =
-                    params.get(name)?.as_str()?.lines().map(str::trim).collect();
-                value.as_str()?.lines().map(str::trim).find_map(|line| {
-                    let one = Map::from_iter([(name.clone(), Value::String(line.to_owned()))]);
-                    let figures: Vec<String> = own_words(&one)
-                        .into_iter()
-                        .filter(|w| w.chars().all(|c| c.is_ascii_digit()))
-                        .collect();
-                    (!figures.is_empty()
-                        && !figures.iter().any(|f| in_task(f))
-                        && theirs.contains(&line))
-                    .then(|| (*example, line.to_owned()))
-                })
+    let in_task = in_task(task);
+    examples_of(registry, tool).find_map(|(example, example_params)| {
+        example_params.iter().find_map(|(name, value)| {
+            let theirs: Vec<&str> = params.get(name)?.as_str()?.lines().map(str::trim).collect();
+            value.as_str()?.lines().map(str::trim).find_map(|line| {
+                let one = Map::from_iter([(name.clone(), Value::String(line.to_owned()))]);
+                let figures: Vec<String> = own_words(&one)
+                    .into_iter()
+                    .filter(|w| w.chars().all(|c| c.is_ascii_digit()))
+                    .collect();
+                (!figures.is_empty()
+                    && !figures.iter().any(|f| in_task(f))
+                    && theirs.contains(&line))
+                .then(|| (example, line.to_owned()))
             })
         })
+    })
 }
 
 /// The words of a call's string params that belong to its task: paths and

@@ -1607,14 +1607,12 @@ impl Turn<'_> {
                 "That {tool} call is the example in your instructions (for \"{example}\"), not \
                  a step of the operator's task, so it was not run."
             );
-            return Ok(Some(match self.unread(p, on) {
-                Some(hint) => format!("{said} {hint}"),
-                None => format!(
-                    "{said} Call what the task needs, with its own paths and values, or answer. \
-                     {}",
-                    self.task_or_its_rest(p, on)
-                ),
-            }));
+            return Ok(Some(self.after_unrun_copy(
+                p,
+                said,
+                "Call what the task needs, with its own paths and values, or answer.",
+                on,
+            )));
         }
         if let Some((example, line)) =
             crate::prompt::example_line_copied(self.registry, tool, params, &p.report.info.task)
@@ -1633,13 +1631,12 @@ impl Turn<'_> {
                 "Your {tool} code has the line {line}, from the example in your instructions \
                  (for \"{example}\"), not from the operator's task, so it was not run."
             );
-            return Ok(Some(match self.unread(p, on) {
-                Some(hint) => format!("{said} {hint}"),
-                None => format!(
-                    "{said} Write the code again with the task's own values, or answer. {}",
-                    self.task_or_its_rest(p, on)
-                ),
-            }));
+            return Ok(Some(self.after_unrun_copy(
+                p,
+                said,
+                "Write the code again with the task's own values, or answer.",
+                on,
+            )));
         }
         if tool == READER
             && let Some(path) = params.get("path").and_then(Value::as_str)
@@ -1912,6 +1909,23 @@ impl Turn<'_> {
             on,
         );
         Some(format!("The rest of the task: {rest}"))
+    }
+
+    /// What follows `said` for a call not run because it copied the prompt's
+    /// example (`example-call-not-run`, `example-line-not-run`): the file
+    /// the task names that the turn has not read ([`Turn::unread`]), else
+    /// `next` and the task or its rest ([`Turn::task_or_its_rest`]).
+    fn after_unrun_copy(
+        &mut self,
+        p: &mut Progress,
+        said: String,
+        next: &str,
+        on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
+    ) -> String {
+        match self.unread(p, on) {
+            Some(hint) => format!("{said} {hint}"),
+            None => format!("{said} {next} {}", self.task_or_its_rest(p, on)),
+        }
     }
 
     /// The task said again after a call that was not run: its rest, when a
