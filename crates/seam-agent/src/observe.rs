@@ -1481,6 +1481,45 @@ pub fn withheld(value: &Value) -> bool {
         .is_some_and(|n| n.contains("was not made available"))
 }
 
+/// `text` with the owner's home written `~`: `/home/dana/.ssh/id_rsa` reads
+/// `~/.ssh/id_rsa`, the form the operator's task and the prompt use for it.
+/// A refusal names the real file by its absolute path, and where the home
+/// lies differs from machine to machine and run to run: shown as it was, it
+/// lengthened every refusal by the home twice over and made two runs of one
+/// build on one task (each in a new temporary home) read different prompts
+/// and part ways. Only a whole path component is folded (`/home/dan` is not
+/// the start of `/home/dana`); the trace keeps the real path.
+pub fn home_folded<'a>(text: &'a str, home: &std::path::Path) -> Cow<'a, str> {
+    let Some(home) = home.to_str().map(|h| h.trim_end_matches('/')) else {
+        return Cow::Borrowed(text);
+    };
+    if home.is_empty() || !home.starts_with('/') || !text.contains(home) {
+        return Cow::Borrowed(text);
+    }
+    let mut out = String::with_capacity(text.len());
+    let mut rest = text;
+    while let Some(i) = rest.find(home) {
+        let after = &rest[i + home.len()..];
+        let before = rest[..i].chars().next_back();
+        // The home starts a path: nothing of a path's name runs into it from the left.
+        let starts = before.is_none_or(|c| !(c.is_alphanumeric() || "/._-~".contains(c)));
+        // ...and ends at a component: a `/`, or nothing more of a name (a
+        // full stop that ends a sentence is not part of one).
+        let name = |c: char| c.is_alphanumeric() || "._-".contains(c);
+        let mut next = after.chars();
+        let ends = match next.next() {
+            None | Some('/') => true,
+            Some('.') => next.next().is_none_or(|c| !name(c)),
+            Some(c) => !name(c),
+        };
+        out.push_str(&rest[..i]);
+        out.push_str(if starts && ends { "~" } else { home });
+        rest = after;
+    }
+    out.push_str(rest);
+    Cow::Owned(out)
+}
+
 /// Fields of a result that are for the operator's trace, never the model:
 /// `wall_ms`, how long a program took, which differs run to run and answers
 /// nothing a task asks (a program that times itself prints it). Shown, it
@@ -1529,6 +1568,48 @@ pub fn render(value: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn the_owners_home_is_shown_as_a_tilde_and_nothing_else_is() {
+        let home = std::path::Path::new("/tmp/run-7f3a/home");
+        let refusal = "/tmp/run-7f3a/home/.ssh/id_rsa is protected (it lies under \
+                       /tmp/run-7f3a/home/.ssh): a built-in protected path";
+        assert_eq!(
+            home_folded(refusal, home),
+            "~/.ssh/id_rsa is protected (it lies under ~/.ssh): a built-in protected path"
+        );
+        // In a result's compact JSON, at the end of a sentence, and given with a slash.
+        assert_eq!(
+            home_folded(r#"[{"path":"/tmp/run-7f3a/home/data/runs.csv"}]"#, home),
+            r#"[{"path":"~/data/runs.csv"}]"#
+        );
+        assert_eq!(
+            home_folded("it is outside /tmp/run-7f3a/home.", home),
+            "it is outside ~."
+        );
+        assert_eq!(
+            home_folded(
+                "/tmp/run-7f3a/home/x",
+                std::path::Path::new("/tmp/run-7f3a/home/")
+            ),
+            "~/x"
+        );
+        // A longer name that starts like the home, or a path that holds it
+        // deeper down, is another file: it is left as it is.
+        for other in [
+            "/tmp/run-7f3a/homework/a.md",
+            "/tmp/run-7f3a/home-old/a.md",
+            "/mnt/tmp/run-7f3a/home/a.md",
+            "/tmp/run-7f3a/home.bak",
+        ] {
+            assert_eq!(home_folded(other, home), other, "{other}");
+        }
+        // A home that is not an absolute path folds nothing.
+        assert_eq!(
+            home_folded("home/a.md", std::path::Path::new("home")),
+            "home/a.md"
+        );
+    }
 
     #[test]
     fn the_rest_of_a_task_leaves_out_what_names_a_refused_path() {

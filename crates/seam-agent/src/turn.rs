@@ -199,6 +199,10 @@ pub struct TurnOptions {
     /// (`copy-resampled`, see `Progress::resample_copy`); 0 takes every
     /// reply as it comes.
     pub copy_resamples: u32,
+    /// The owner's home (`$HOME` where the gate runs), written `~` in every
+    /// result and refusal the model is shown ([`crate::observe::home_folded`]);
+    /// `None` shows paths as they come.
+    pub owner_home: Option<std::path::PathBuf>,
 }
 
 impl Default for TurnOptions {
@@ -213,6 +217,7 @@ impl Default for TurnOptions {
             observation_bytes: 8 * 1024,
             history_bytes: 16 * 1024,
             copy_resamples: 3,
+            owner_home: None,
         }
     }
 }
@@ -2682,7 +2687,8 @@ impl Turn<'_> {
                 if side == Some(Side::Governed) {
                     p.correct("envelope-unwrapped", Value::Null, self.trace, on);
                 }
-                format!("{tool} returned:\n{}", self.cut(&crate::observe::render(v)))
+                let text = crate::observe::render(v);
+                format!("{tool} returned:\n{}", self.cut(&self.home_folded(&text)))
             }
             (CallResult::Refused { message, .. }, None) => {
                 p.correct("unknown-tool-listed", json!({"tool": tool}), self.trace, on);
@@ -2690,7 +2696,10 @@ impl Turn<'_> {
             }
             (CallResult::Refused { message, .. }, Some(_)) => {
                 p.correct("refusal-as-sentence", Value::Null, self.trace, on);
-                format!("{tool} was refused: {}", refusal_shown(message))
+                format!(
+                    "{tool} was refused: {}",
+                    refusal_shown(&self.home_folded(message))
+                )
             }
         };
         p.shown.push(shown.clone());
@@ -2946,6 +2955,14 @@ impl Turn<'_> {
             }
         };
         Ok((shown, after))
+    }
+
+    /// `text` as the model is shown it: the owner's home written `~`.
+    fn home_folded<'t>(&self, text: &'t str) -> std::borrow::Cow<'t, str> {
+        match &self.options.owner_home {
+            Some(home) => crate::observe::home_folded(text, home),
+            None => std::borrow::Cow::Borrowed(text),
+        }
     }
 
     fn budget_spent(&self, r: &TurnReport, started: Instant) -> Option<String> {

@@ -3696,3 +3696,71 @@ fn a_call_not_run_after_a_refusal_is_followed_by_the_rest_of_the_task() {
         "{told}"
     );
 }
+
+#[test]
+fn the_owners_home_is_shown_to_the_model_as_a_tilde() {
+    // A gate names the real file of a refusal and of a file a program read,
+    // by its absolute path; the model reads the owner's home as `~`.
+    fn gate(tool: &str, _: &Map<String, Value>) -> Result<Value, LocalRefusal> {
+        match tool {
+            "files.read" => Err(LocalRefusal::new(
+                RefusalCode::Protected,
+                "/srv/run-41/home/.ssh/id_rsa is protected (it lies under /srv/run-41/home/.ssh)",
+            )),
+            _ => Ok(json!({
+                "exit_code": 0, "stdout": "8.5\n",
+                "owner_files": [{"name": "data/runs.csv", "path": "/srv/run-41/home/data/runs.csv"}]
+            })),
+        }
+    }
+    let tools = Tools::new(gate);
+    let replies = [
+        read("notes/laptop.txt"),
+        python("print(8.5)"),
+        say("notes/laptop.txt is protected; it printed 8.5."),
+    ];
+    let options = |home: Option<&str>| TurnOptions {
+        copy_resamples: 0,
+        owner_home: home.map(std::path::PathBuf::from),
+        ..TurnOptions::default()
+    };
+    let task = "Print notes/laptop.txt for me, and run print(8.5) with python.run.";
+    let (report, model) = run_turn(
+        registry(),
+        tools.clone(),
+        replies.iter().cloned(),
+        task,
+        options(Some("/srv/run-41/home")),
+        &mut Trace::none(),
+    );
+    assert_eq!(
+        report.unwrap().answer,
+        "notes/laptop.txt is protected; it printed 8.5."
+    );
+    let refusal = model.told(1);
+    assert!(
+        refusal.starts_with(
+            "files.read was refused: ~/.ssh/id_rsa is protected (it lies under ~/.ssh)"
+        ),
+        "{refusal}"
+    );
+    let result = model.told(2);
+    assert!(
+        result.contains(r#""path":"~/data/runs.csv""#) && !result.contains("/srv/run-41"),
+        "{result}"
+    );
+    // Without a home given, the paths are shown as they came.
+    let (_, model) = run_turn(
+        registry(),
+        tools,
+        replies.iter().cloned(),
+        task,
+        options(None),
+        &mut Trace::none(),
+    );
+    assert!(
+        model.told(1).contains("/srv/run-41/home/.ssh/id_rsa"),
+        "{}",
+        model.told(1)
+    );
+}

@@ -81,7 +81,10 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
     let home = ctx.ensure_home()?.to_path_buf();
     let config = AgentConfig::load(args.agent_config.as_deref(), &home)
         .map_err(|e| UsageError(crate::exit::with_causes(&e)))?;
-    let options = turn_options(&args, &config);
+    let options = TurnOptions {
+        owner_home: Some(ctx.policy.env().owner_home.clone()),
+        ..turn_options(&args, &config)
+    };
     let mut trace = match &args.trace {
         Some(p) => Trace::to_file(p).map_err(|e| UsageError(crate::exit::with_causes(&e)))?,
         None => Trace::none(),
