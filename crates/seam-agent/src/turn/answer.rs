@@ -539,14 +539,9 @@ fn off_the_day(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Sen
              read that speak of that day:"
         ),
     };
-    // Each line with what it is about: a row with its table's header, an
-    // item with the heading it sits under (a swap "overrides the table").
+    // Each line with what it is about (a swap "overrides the table").
     for (path, line, about) in &lines {
-        let line = seam_term::clip(line, LINE_SHOWN, "…");
-        said.push_str(&match about {
-            Some(about) => format!("\n- {path}, under {about}: {line}"),
-            None => format!("\n- {path}: {line}"),
-        });
+        push_line(&mut said, path, line, about.as_deref());
     }
     said.push_str(
         "\nAnswer from these lines, every one of them: a later line may change an earlier one.",
@@ -730,11 +725,19 @@ const LINE_SHOWN: usize = 200;
 /// The lines a check shows the model (path, line), one to a row, each clipped.
 fn push_lines(said: &mut String, lines: &[(&str, &str)]) {
     for (path, line) in lines {
-        said.push_str(&format!(
-            "\n- {path}: {}",
-            seam_term::clip(line, LINE_SHOWN, "…")
-        ));
+        push_line(said, path, line, None);
     }
+}
+
+/// One line a check shows the model, as a row: its file, what it is about
+/// when that is known (a row with its table's header, an item with the
+/// heading it sits under), and the line, clipped.
+fn push_line(said: &mut String, path: &str, line: &str, about: Option<&str>) {
+    let line = seam_term::clip(line, LINE_SHOWN, "…");
+    said.push_str(&match about {
+        Some(about) => format!("\n- {path}, under {about}: {line}"),
+        None => format!("\n- {path}: {line}"),
+    });
 }
 
 /// An answer with a figure that leaves out a source the task names (see
