@@ -81,10 +81,7 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
     let home = ctx.ensure_home()?.to_path_buf();
     let config = AgentConfig::load(args.agent_config.as_deref(), &home)
         .map_err(|e| UsageError(crate::exit::with_causes(&e)))?;
-    let options = TurnOptions {
-        owner_home: Some(ctx.policy.env().owner_home.clone()),
-        ..turn_options(&args, &config)
-    };
+    let options = turn_options(&args, &config, &ctx.policy.env().owner_home);
     let mut trace = match &args.trace {
         Some(p) => Trace::to_file(p).map_err(|e| UsageError(crate::exit::with_causes(&e)))?,
         None => Trace::none(),
@@ -234,7 +231,9 @@ pub fn run(ctx: &Context, global: &Global, mut args: AskArgs) -> anyhow::Result<
     })
 }
 
-fn turn_options(args: &AskArgs, config: &AgentConfig) -> TurnOptions {
+/// The turn's options: the flags, else the agent's config, else the defaults; and the
+/// owner's home, which the model is shown as `~`.
+fn turn_options(args: &AskArgs, config: &AgentConfig, owner_home: &std::path::Path) -> TurnOptions {
     let d = TurnOptions::default();
     TurnOptions {
         max_steps: args
@@ -251,6 +250,7 @@ fn turn_options(args: &AskArgs, config: &AgentConfig) -> TurnOptions {
             .or(config.turn.max_tokens)
             .unwrap_or(d.max_tokens),
         constrain: !args.no_constrain && config.model.constrain.unwrap_or(true),
+        owner_home: Some(owner_home.to_path_buf()),
         ..d
     }
 }
