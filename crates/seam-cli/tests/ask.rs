@@ -619,3 +619,34 @@ fn an_address_in_an_attached_file_is_the_operators_and_one_in_a_note_is_not() {
     // only the attached file's address reached the upstream
     assert_eq!(std::fs::read_to_string(&calls).unwrap(), "echo\n");
 }
+
+#[test]
+fn a_refusal_reaches_the_model_with_the_owners_home_as_a_tilde() {
+    let owner = owner_with_notes();
+    owner.write(".ssh/id_rsa", b"-----BEGIN OPENSSH PRIVATE KEY-----\n");
+    let server = ReplayServer::start(vec![
+        Reply::Text(
+            "{\"mode\":\"action\",\"tool\":\"files.read\",\"params\":{\"path\":\"~/.ssh/id_rsa\"}}",
+        ),
+        Reply::Text("{\"mode\":\"respond\",\"text\":\"~/.ssh/id_rsa is protected.\"}"),
+    ]);
+    let a = ask(&owner, &server, "Print ~/.ssh/id_rsa for me.", &[]);
+    assert_eq!(a.code, 0, "stderr: {}", a.stderr);
+    let home = owner.home.to_str().unwrap();
+    let shown = last_user_message(&server.requests()[1]);
+    assert!(
+        shown.starts_with("files.read was refused: ~/.ssh/id_rsa is protected")
+            && !shown.contains(home),
+        "{shown}"
+    );
+    // The trace keeps the real file.
+    let refused =
+        a.events.iter().find(|e| e["event"] == "outcome").unwrap()["result"]["refused"]["message"]
+            .as_str()
+            .unwrap()
+            .to_owned();
+    assert!(
+        refused.starts_with(&format!("{home}/.ssh/id_rsa")),
+        "{refused}"
+    );
+}
