@@ -573,10 +573,9 @@ fn no_such_file(
 /// there now, where a word may name a caller (`printPage(paginate(books,
 /// opts.page, DEFAULT_PAGE_SIZE))` shares three words with "show 25 books
 /// per page by default instead of 10"; `const DEFAULT_PAGE_SIZE = 10;` two
-/// and the 10). A line needs two of the task's words. Lines of code come before
-/// lines of prose (a README says what the code does in the task's own
-/// words, but the change is in the code). Files over [`LIKE_MAX_FILE`] are
-/// not read.
+/// and the 10). A line needs two of the task's words. Lines of code come
+/// before lines of tests, and those before lines of prose (see
+/// [`FileKind`]). Files over [`LIKE_MAX_FILE`] are not read.
 pub(crate) fn lines_like(b: &TurnBranch, repo: &Repo, text: &str) -> Vec<String> {
     lines_like_except(b, repo, text, None, &[])
 }
@@ -596,10 +595,10 @@ fn lines_like_except(
     if wanted.is_empty() {
         return Vec::new();
     }
-    // (prose, -score, file order, line number, path, the line)
-    let mut found: Vec<(bool, usize, usize, usize, String, String)> = Vec::new();
+    // (kind, -score, file order, line number, path, the line)
+    let mut found: Vec<(FileKind, usize, usize, usize, String, String)> = Vec::new();
     for (order, (path, content)) in texts.enumerate() {
-        let prose = is_prose(path.as_str());
+        let kind = FileKind::of(path.as_str());
         let mine = in_path.is_some_and(|p| p.as_str() == path.as_str());
         for (n, line) in content.lines().enumerate() {
             if mine && except.contains(&(n + 1)) {
@@ -609,7 +608,7 @@ fn lines_like_except(
             if shared >= 2 {
                 let line = seam_term::head(line.trim(), LINE_SHOWN).0.to_owned();
                 let at = path.as_str().to_owned();
-                found.push((prose, usize::MAX - score, order, n + 1, at, line));
+                found.push((kind, usize::MAX - score, order, n + 1, at, line));
             }
         }
     }
@@ -646,10 +645,63 @@ pub(crate) fn line_score(wanted: &HashSet<String>, line: &str) -> (usize, usize)
     (shared.len(), score)
 }
 
-/// Whether `path` is a file of prose (see [`PROSE`]), by its ending.
-pub(crate) fn is_prose(path: &str) -> bool {
-    path.rsplit_once('.')
-        .is_some_and(|(_, ext)| PROSE.contains(&ext.to_ascii_lowercase().as_str()))
+/// What a file of the branch holds, by its name, in the order the lines
+/// like a task are named: the change a task asks for is made in the code.
+/// A README says what the code does in the task's own words, and a test
+/// says what it must do with the task's own figures: told the lines of
+/// `test/paginate.test.js` first (`paginate(books, 1, 10)` shares the book,
+/// the 1 and the 10 of "shows books 11 to 20 on page 1 instead of 1 to
+/// 10"), qwen2.5-coder-1.5b never read the `src/paginate.js` they test.
+#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
+pub(crate) enum FileKind {
+    Code,
+    /// A file of tests, by the naming conventions of the common test
+    /// runners (see [`is_test`]).
+    Test,
+    /// A file of prose, by its ending (see [`PROSE`]).
+    Prose,
+}
+
+impl FileKind {
+    pub(crate) fn of(path: &str) -> FileKind {
+        let prose = path
+            .rsplit_once('.')
+            .is_some_and(|(_, ext)| PROSE.contains(&ext.to_ascii_lowercase().as_str()));
+        if prose {
+            FileKind::Prose
+        } else if is_test(path) {
+            FileKind::Test
+        } else {
+            FileKind::Code
+        }
+    }
+}
+
+/// Whether `path` (relative, `/`-separated) names a file of tests: one
+/// under a folder of tests (`test`, `tests`, `__tests__`, `spec`, `specs`)
+/// or named as the test runners name theirs: `x.test.js` and `x.spec.ts`
+/// (node's, jest, mocha, vitest), `test_x.py`, `x_test.py` and
+/// `conftest.py` (pytest), `x_test.go` (go test), `XTest.java` and
+/// `XTests.java` (JUnit), `x_spec.rb` (RSpec).
+pub(crate) fn is_test(path: &str) -> bool {
+    let mut parts: Vec<&str> = path.split('/').collect();
+    let Some(name) = parts.pop() else {
+        return false;
+    };
+    let folder = |p: &&str| {
+        ["test", "tests", "__tests__", "spec", "specs"].contains(&p.to_ascii_lowercase().as_str())
+    };
+    if parts.iter().any(folder) {
+        return true;
+    }
+    let (stem, _) = name.split_once('.').unwrap_or((name, ""));
+    let dotted = name.split('.').skip(1).any(|p| p == "test" || p == "spec");
+    dotted
+        || stem.starts_with("test_")
+        || stem.ends_with("_test")
+        || stem.ends_with("_spec")
+        || stem == "conftest"
+        || ((stem.ends_with("Test") || stem.ends_with("Tests")) && stem.len() > 5)
 }
 
 /// One line of the repository as the builder names it to the model
@@ -1327,6 +1379,37 @@ mod tests {
         assert_eq!((all[1].path, all[1].n, all[1].text), ("b.js", 2, "two"));
         assert_eq!(NamedLine::parse_all("a.js:1: one\nplain line"), None);
         assert_eq!(NamedLine::parse_all("  \n"), None);
+    }
+
+    #[test]
+    fn files_of_tests_are_known_by_the_test_runners_names() {
+        for path in [
+            "test/paginate.test.js",
+            "src/__tests__/cli.js",
+            "tests/store.rs",
+            "lib/paginate.spec.ts",
+            "pkg/test_store.py",
+            "pkg/store_test.py",
+            "conftest.py",
+            "store_test.go",
+            "src/main/java/StoreTest.java",
+            "spec/store_spec.rb",
+        ] {
+            assert_eq!(FileKind::of(path), FileKind::Test, "{path}");
+        }
+        for path in [
+            "src/paginate.js",
+            "src/latest.js",
+            "src/contest.py",
+            "src/Test.java",
+            "src/attestation.rs",
+            "testing.go",
+        ] {
+            assert_eq!(FileKind::of(path), FileKind::Code, "{path}");
+        }
+        // Prose is prose wherever it is.
+        assert_eq!(FileKind::of("test/README.md"), FileKind::Prose);
+        assert!(FileKind::Code < FileKind::Test && FileKind::Test < FileKind::Prose);
     }
 
     #[test]

@@ -27,7 +27,7 @@ use std::collections::HashSet;
 use serde_json::json;
 
 use crate::builder::{
-    LIKE_MAX_FILE, NamedLine, Repo, TurnBranch, branch_texts, is_prose, line_score, words,
+    FileKind, LIKE_MAX_FILE, NamedLine, Repo, TurnBranch, branch_texts, line_score, words,
 };
 
 /// A replace the builder suggests: a line of the branch, unique in its file,
@@ -64,7 +64,8 @@ impl std::fmt::Display for Suggestion {
 /// where it belongs, if the edit is one of the two shapes in the module doc
 /// and such a line is there. `task` is the operator's task, whose words rank
 /// the lines like [`crate::builder::lines_like`]'s. Files of prose are not
-/// looked in: the change is in the code.
+/// looked in, and a line of code wins over a line of tests that does as
+/// well (see [`FileKind`]): the change is in the code.
 pub(crate) fn suggested_replace(
     b: &TurnBranch,
     repo: &Repo,
@@ -75,10 +76,10 @@ pub(crate) fn suggested_replace(
     let change = Change::of(old, new)?;
     let wanted: HashSet<String> = words(&format!("{old}\n{task}")).collect();
     let texts = branch_texts(b, repo, LIKE_MAX_FILE).ok()?;
-    // (sets the value, score, -file order, -line) the greatest wins.
-    let mut best: Option<((bool, usize, isize, isize), Suggestion)> = None;
+    let mut best: Option<(Rank, Suggestion)> = None;
     for (order, (path, content)) in texts.enumerate() {
-        if is_prose(path.as_str()) {
+        let kind = FileKind::of(path.as_str());
+        if kind == FileKind::Prose {
             continue;
         }
         for (n, line) in content.lines().enumerate() {
@@ -97,7 +98,13 @@ pub(crate) fn suggested_replace(
             if shared < 2 && !matches!(change, Change::Inlined { .. }) {
                 continue;
             }
-            let key = (sets, score, -(order as isize), -(n as isize));
+            let key = (
+                sets,
+                kind == FileKind::Code,
+                score,
+                -(order as isize),
+                -(n as isize),
+            );
             if best.as_ref().is_none_or(|(k, _)| key > *k) {
                 best = Some((
                     key,
@@ -114,6 +121,10 @@ pub(crate) fn suggested_replace(
     }
     best.map(|(_, s)| s)
 }
+
+/// How a suggested line ranks, the greatest winning: (sets the value, in
+/// code not tests, score, -file order, -line).
+type Rank = (bool, bool, usize, isize, isize);
 
 /// Lines over this length are not suggested (a minified line is no line to
 /// copy).

@@ -689,6 +689,45 @@ fn write_reads_text_as_the_content_and_says_so() {
 }
 
 #[test]
+fn the_lines_of_tests_come_after_the_code_they_test() {
+    let f = Fixture::new();
+    commit(
+        &f,
+        &[
+            (
+                "src/paginate.js",
+                b"function paginate(items, page, pageSize) {\n  if (page < 1) throw new RangeError('page must be 1 or more');\n  const start = page * pageSize;\n}\n",
+            ),
+            (
+                "test/paginate.test.js",
+                b"assert.deepEqual(paginate(books, 1, 10).items, books.slice(0, 10));\n",
+            ),
+            ("README.md", b"`shelf list` shows 10 books a page, from page 1.\n"),
+        ],
+    );
+    let tools = f.tools();
+    let task = TurnInfo {
+        turn: "t1".into(),
+        task: "Bug in shelf: `shelf list` shows books 11 to 20 on page 1 instead of 1 to 10."
+            .into(),
+        ..TurnInfo::default()
+    };
+    let call = json!({"op": "replace", "path": "src/main.py", "old": "ls()", "new": "list(all)"});
+    let e = tools.call(&task, "builder", &params(call)).unwrap_err();
+    let m = &e.message;
+    let at = |line: &str| {
+        m.find(line)
+            .unwrap_or_else(|| panic!("{line} is named: {m}"))
+    };
+    // The test's line shares more of the task's words (books, 1, 10) than
+    // the code's (page, 1), and still comes after it; the README's last.
+    let code = at("src/paginate.js:2: if (page < 1)");
+    let test = at("test/paginate.test.js:1: assert.deepEqual(paginate(books, 1, 10)");
+    let prose = at("README.md:1:");
+    assert!(code < test && test < prose, "{m}");
+}
+
+#[test]
 fn a_guessed_path_is_told_the_lines_most_like_the_task_code_first() {
     let f = Fixture::new();
     commit(
