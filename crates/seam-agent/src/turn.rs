@@ -491,6 +491,25 @@ fn how_to_change(task: &str) -> String {
     )
 }
 
+/// The files of code a tree of the code index lists (its `entries` of kind
+/// `file` that are neither tests nor prose), in its order; `None` for any
+/// other output of the index.
+fn tree_code_files(v: &Value) -> Option<Vec<String>> {
+    if v.get("op").and_then(Value::as_str) != Some("tree") {
+        return None;
+    }
+    let entries = v.get("entries")?.as_array()?;
+    Some(
+        entries
+            .iter()
+            .filter(|e| e.get("kind").and_then(Value::as_str) == Some("file"))
+            .filter_map(|e| e.get("path").and_then(Value::as_str))
+            .filter(|path| seam_local::FileKind::of(path) == seam_local::FileKind::Code)
+            .map(str::to_owned)
+            .collect(),
+    )
+}
+
 /// True when the task asks for its work as a branch: the word itself, as
 /// the operator of a builder says "on a branch", "as a branch", "stage it as
 /// a branch" (the builder's changes only ever reach the operator so).
@@ -713,6 +732,9 @@ struct Progress {
     refused_paths: Vec<String>,
     /// The builder changed something in this turn.
     changed: bool,
+    /// The files of code (not tests, not prose: `seam_local::FileKind`) the
+    /// code index's last tree of the repository listed, in its order.
+    code_files: Vec<String>,
     /// Code run for a change task before the repository was looked at was
     /// sent back once (`change-task-code-not-run`).
     sent_to_the_code: bool,
@@ -1111,6 +1133,7 @@ impl Turn<'_> {
             refused_keys: HashSet::new(),
             refused_paths: Vec::new(),
             changed: false,
+            code_files: Vec::new(),
             sent_to_the_code: false,
             sent_back: Vec::new(),
             sent_back_for: HashSet::new(),
@@ -2726,6 +2749,11 @@ impl Turn<'_> {
         };
         if let (BUILDER, CallResult::Output(v)) = (tool, &outcome.result) {
             p.changed |= v.get("changed").and_then(Value::as_bool) == Some(true);
+        }
+        if let (CODE_INDEX, CallResult::Output(v)) = (tool, &outcome.result)
+            && let Some(files) = tree_code_files(v)
+        {
+            p.code_files = files;
         }
         if let CallResult::Output(v) = &outcome.result {
             let code = self.code_of(tool, params);

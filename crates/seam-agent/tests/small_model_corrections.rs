@@ -138,9 +138,15 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
         "memory.codebase" if params["op"] == "find_symbol" => {
             Ok(json!({"op": "find_symbol", "matches": [{"path": "src/store.js", "line": 3}]}))
         }
-        "memory.codebase" if params["op"] == "tree" => {
-            Ok(json!({"op": "tree", "path": "src", "entries": ["src/cli.js", "src/paginate.js"]}))
-        }
+        "memory.codebase" if params["op"] == "tree" => Ok(json!({"op": "tree", "path": ".",
+            "depth": 2, "truncated": false, "entries": [
+                {"path": "README.md", "kind": "file", "language": "markdown", "size": 698, "lines": 21},
+                {"path": "package.json", "kind": "file", "language": "json", "size": 244, "lines": 9},
+                {"path": "src", "kind": "dir", "lines": 141, "files": 2},
+                {"path": "src/cli.js", "kind": "file", "language": "javascript", "size": 2096, "lines": 67},
+                {"path": "src/paginate.js", "kind": "file", "language": "javascript", "size": 640, "lines": 22},
+                {"path": "test", "kind": "dir", "lines": 24, "files": 1},
+                {"path": "test/paginate.test.js", "kind": "file", "language": "javascript", "size": 802, "lines": 24}]})),
         "memory.codebase"
             if params["op"] == "outline"
                 && params["path"] == "src"
@@ -1016,6 +1022,34 @@ fn an_answer_to_a_task_that_asks_for_a_branch_before_any_change_is_sent_back_onc
     // A task that asks for no branch is answered.
     let (report, _, _) = run(&[respond()]);
     assert_eq!(report.corrections.get("change-not-made"), None);
+}
+
+#[test]
+fn a_change_task_told_to_read_a_file_is_told_the_files_of_code_the_tree_listed() {
+    // qwen2.5-coder-1.5b, told after a tree of the repository to read the
+    // file whose code does what the task is about, read `src/main.py`, a
+    // file the tree did not list.
+    let task = "`shelf list` shows page 2 on page 1. Fix it on a branch for me.";
+    let tree = json!({"mode":"action","tool":"memory.codebase","params":{"op":"tree"}}).to_string();
+    let prose = |s: &str| json!({"mode":"respond","text": s}).to_string();
+    let (report, model, _) = run_task(
+        task,
+        &[
+            tree,
+            prose("It is a bug in shelf."),
+            prose("It is a bug in shelf, in its paging."),
+        ],
+    );
+    assert_eq!(report.corrections.get("change-not-made"), Some(&1));
+    let told = model.told(2);
+    // The code's files, not the README or the test.
+    assert!(
+        told.contains(
+            "read the one whose code does what the task is about with files.read (its files \
+             of code are src/cli.js, src/paginate.js), then"
+        ),
+        "{told}"
+    );
 }
 
 #[test]

@@ -574,7 +574,7 @@ fn no_such_file(
 /// opts.page, DEFAULT_PAGE_SIZE))` shares three words with "show 25 books
 /// per page by default instead of 10"; `const DEFAULT_PAGE_SIZE = 10;` two
 /// and the 10). A line needs two of the task's words. Lines of code come
-/// before lines of tests, and those before lines of prose (see
+/// first, then those of settings, of tests and of prose (see
 /// [`FileKind`]). Files over [`LIKE_MAX_FILE`] are not read.
 pub(crate) fn lines_like(b: &TurnBranch, repo: &Repo, text: &str) -> Vec<String> {
     lines_like_except(b, repo, text, None, &[])
@@ -653,8 +653,12 @@ pub(crate) fn line_score(wanted: &HashSet<String>, line: &str) -> (usize, usize)
 /// the 1 and the 10 of "shows books 11 to 20 on page 1 instead of 1 to
 /// 10"), qwen2.5-coder-1.5b never read the `src/paginate.js` they test.
 #[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub(crate) enum FileKind {
+pub enum FileKind {
     Code,
+    /// A file of settings or data, by its ending (see [`CONFIG`]): told to
+    /// read one of a repository's files to fix a bug in what it shows,
+    /// qwen2.5-coder-1.5b read the first one named, `package.json`.
+    Config,
     /// A file of tests, by the naming conventions of the common test
     /// runners (see [`is_test`]).
     Test,
@@ -663,14 +667,19 @@ pub(crate) enum FileKind {
 }
 
 impl FileKind {
-    pub(crate) fn of(path: &str) -> FileKind {
-        let prose = path
+    /// The kind of the file `path` names (relative, `/`-separated).
+    pub fn of(path: &str) -> FileKind {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        let ext = name
             .rsplit_once('.')
-            .is_some_and(|(_, ext)| PROSE.contains(&ext.to_ascii_lowercase().as_str()));
-        if prose {
+            .map(|(_, ext)| ext.to_ascii_lowercase())
+            .unwrap_or_default();
+        if PROSE.contains(&ext.as_str()) {
             FileKind::Prose
         } else if is_test(path) {
             FileKind::Test
+        } else if CONFIG.contains(&ext.as_str()) || name.starts_with(".env") {
+            FileKind::Config
         } else {
             FileKind::Code
         }
@@ -780,6 +789,26 @@ const COMMON: &[&str] = &[
     "was", "were", "has", "have", "can", "its", "it's", "all", "any", "out", "comes", "come",
     "branch", "review", "stage", "queue", "don", "touch", "main", "bug", "cause", "then", "when",
     "what", "which", "how", "who", "them", "there", "here", "you", "your",
+];
+
+/// Endings of files of settings and data, whose lines come after the
+/// code's (see [`FileKind`]).
+const CONFIG: &[&str] = &[
+    "json",
+    "jsonc",
+    "json5",
+    "yaml",
+    "yml",
+    "toml",
+    "ini",
+    "cfg",
+    "conf",
+    "xml",
+    "lock",
+    "csv",
+    "tsv",
+    "properties",
+    "plist",
 ];
 
 /// Endings of files of prose, whose lines come after the code's.
@@ -1407,9 +1436,20 @@ mod tests {
         ] {
             assert_eq!(FileKind::of(path), FileKind::Code, "{path}");
         }
+        for path in [
+            "package.json",
+            "Cargo.lock",
+            "conf/app.YAML",
+            ".env.local",
+            "data/runs.csv",
+        ] {
+            assert_eq!(FileKind::of(path), FileKind::Config, "{path}");
+        }
+        assert_eq!(FileKind::of("src/config.js"), FileKind::Code);
         // Prose is prose wherever it is.
         assert_eq!(FileKind::of("test/README.md"), FileKind::Prose);
-        assert!(FileKind::Code < FileKind::Test && FileKind::Test < FileKind::Prose);
+        assert!(FileKind::Code < FileKind::Config);
+        assert!(FileKind::Config < FileKind::Test && FileKind::Test < FileKind::Prose);
     }
 
     #[test]

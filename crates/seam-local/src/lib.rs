@@ -125,6 +125,7 @@ use seam_protocol::RefusalCode;
 use seam_scrub::Scrubber;
 use serde_json::{Map, Value};
 
+pub use builder::FileKind;
 pub use critic::{CheckRun, CriticConfig, CriticReport};
 pub use git::GitError;
 pub use process::programs;

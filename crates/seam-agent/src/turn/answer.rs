@@ -899,10 +899,17 @@ pub(super) fn unmade_change(
     let unchanged = "The task asks for a change on a branch, and nothing has been changed yet.";
     let next = match &stage {
         ChangeStage::Find => how_to_change(&p.report.info.task),
-        ChangeStage::Read => "You have the repository's files: read the one whose code does \
-                              what the task is about with files.read, then change it with \
-                              builder (op replace: path, old as the file has it, new)."
-            .to_owned(),
+        ChangeStage::Read => {
+            let which = match p.code_files.as_slice() {
+                [] => String::new(),
+                files => format!(" (its files of code are {})", files.join(", ")),
+            };
+            format!(
+                "You have the repository's files: read the one whose code does what the task \
+                 is about with files.read{which}, then change it with builder (op replace: \
+                 path, old as the file has it, new)."
+            )
+        }
         ChangeStage::Change(path) => format!(
             "You have read {path}. If the code the task is about is in it, change it now: {}, \
              old word for word as the file has it. If it only calls code in another \
