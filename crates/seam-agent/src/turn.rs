@@ -138,6 +138,9 @@
 //! `missing-file-find-symbol-told` and `other-name-find-symbol-told`
 //! (a code index outline of a missing file, or a definition looked up under another
 //! name than the task's that found none, is told to look the task's name up),
+//! `missing-file-code-files-told` (a read of a file that is not there, in a
+//! task that asks for a change, is told the files of code of the tree the
+//! turn was shown, once),
 //! `copy-resampled` (a copy the model was told of and made again, a call
 //! repeated after `repeat-warned` or after a call check sent it back unrun
 //! (`example-call-not-run`, `code-over-read-text`, `print-only-code-not-run`,
@@ -735,6 +738,9 @@ struct Progress {
     /// The files of code (not tests, not prose: `seam_local::FileKind`) the
     /// code index's last tree of the repository listed, in its order.
     code_files: Vec<String>,
+    /// A read of a file not there was told those files
+    /// (`missing-file-code-files-told`), once a turn.
+    code_files_told: bool,
     /// Code run for a change task before the repository was looked at was
     /// sent back once (`change-task-code-not-run`).
     sent_to_the_code: bool,
@@ -1134,6 +1140,7 @@ impl Turn<'_> {
             refused_paths: Vec::new(),
             changed: false,
             code_files: Vec::new(),
+            code_files_told: false,
             sent_to_the_code: false,
             sent_back: Vec::new(),
             sent_back_for: HashSet::new(),
@@ -2931,7 +2938,10 @@ impl Turn<'_> {
             CallResult::Refused {
                 code: RefusalCode::NotFound,
                 ..
-            } if tool == READER => self.unread(p, on).map(std::borrow::Cow::Owned),
+            } if tool == READER => self
+                .unread(p, on)
+                .or_else(|| self.code_files_told(p, on))
+                .map(std::borrow::Cow::Owned),
             CallResult::Refused { code, .. }
                 if tool == CODE_INDEX
                     && *code == RefusalCode::NotFound
@@ -2983,6 +2993,37 @@ impl Turn<'_> {
             }
         };
         Ok((shown, after))
+    }
+
+    /// The line after a file of a change task that is not there, once a
+    /// turn (`missing-file-code-files-told`): the files of code of the tree
+    /// the turn was shown (see [`tree_code_files`]). Told after a tree to
+    /// read the file whose code does what the task is about,
+    /// qwen2.5-coder-1.5b read `src/main.py`, which the tree did not list.
+    fn code_files_told(
+        &mut self,
+        p: &mut Progress,
+        on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
+    ) -> Option<String> {
+        let due = !p.changed
+            && !p.code_files_told
+            && !p.code_files.is_empty()
+            && asks_for_a_branch(&p.report.info.task);
+        if !due {
+            return None;
+        }
+        p.code_files_told = true;
+        p.correct(
+            "missing-file-code-files-told",
+            json!({"files": p.code_files.len()}),
+            self.trace,
+            on,
+        );
+        Some(format!(
+            "The repository's files of code are {}: read the one whose code does what the \
+             task is about with files.read.",
+            p.code_files.join(", ")
+        ))
     }
 
     /// `text` as the model is shown it: the owner's home written `~`.

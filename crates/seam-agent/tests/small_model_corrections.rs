@@ -1050,6 +1050,49 @@ fn a_change_task_told_to_read_a_file_is_told_the_files_of_code_the_tree_listed()
         ),
         "{told}"
     );
+    // A read of a file that is not there is told them too, once.
+    let missing = json!({"mode":"action","tool":"files.read","params":{"path":"notes.md"}});
+    let missing = missing.to_string();
+    let other = json!({"mode":"action","tool":"files.read","params":{"path":"log.csv"}});
+    let (report, model, _) = run_task(
+        task,
+        &[
+            json!({"mode":"action","tool":"memory.codebase","params":{"op":"tree"}}).to_string(),
+            missing,
+            other.to_string(),
+            prose("It is a bug in shelf."),
+            prose("It is a bug in shelf, in its paging."),
+            prose("It is a bug in shelf, in its paging, I think."),
+        ],
+    );
+    assert_eq!(
+        report.corrections.get("missing-file-code-files-told"),
+        Some(&1)
+    );
+    let told = model.told(2);
+    assert!(
+        told.contains(
+            "The repository's files of code are src/cli.js, src/paginate.js: read the one"
+        ),
+        "{told}"
+    );
+    assert!(
+        !model.told(3).contains("files of code are"),
+        "{}",
+        model.told(3)
+    );
+    // Without a tree there is nothing to tell.
+    let missing = json!({"mode":"action","tool":"files.read","params":{"path":"notes.md"}});
+    let (report, _, _) = run_task(
+        task,
+        &[
+            missing.to_string(),
+            prose("It is a bug."),
+            prose("It is a bug, I think."),
+            prose("It is a bug, I am sure."),
+        ],
+    );
+    assert_eq!(report.corrections.get("missing-file-code-files-told"), None);
 }
 
 #[test]

@@ -19,6 +19,7 @@ use std::path::{Path, PathBuf};
 use serde_json::{Value, json};
 
 use seam_home::SeamHome;
+use seam_memory::FileKind;
 use seam_protocol::RefusalCode;
 
 use crate::LocalRefusal;
@@ -645,74 +646,6 @@ pub(crate) fn line_score(wanted: &HashSet<String>, line: &str) -> (usize, usize)
     (shared.len(), score)
 }
 
-/// What a file of the branch holds, by its name, in the order the lines
-/// like a task are named: the change a task asks for is made in the code.
-/// A README says what the code does in the task's own words, and a test
-/// says what it must do with the task's own figures: told the lines of
-/// `test/paginate.test.js` first (`paginate(books, 1, 10)` shares the book,
-/// the 1 and the 10 of "shows books 11 to 20 on page 1 instead of 1 to
-/// 10"), qwen2.5-coder-1.5b never read the `src/paginate.js` they test.
-#[derive(Debug, Clone, Copy, PartialEq, Eq, PartialOrd, Ord)]
-pub enum FileKind {
-    Code,
-    /// A file of settings or data, by its ending (see [`CONFIG`]): told to
-    /// read one of a repository's files to fix a bug in what it shows,
-    /// qwen2.5-coder-1.5b read the first one named, `package.json`.
-    Config,
-    /// A file of tests, by the naming conventions of the common test
-    /// runners (see [`is_test`]).
-    Test,
-    /// A file of prose, by its ending (see [`PROSE`]).
-    Prose,
-}
-
-impl FileKind {
-    /// The kind of the file `path` names (relative, `/`-separated).
-    pub fn of(path: &str) -> FileKind {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        let ext = name
-            .rsplit_once('.')
-            .map(|(_, ext)| ext.to_ascii_lowercase())
-            .unwrap_or_default();
-        if PROSE.contains(&ext.as_str()) {
-            FileKind::Prose
-        } else if is_test(path) {
-            FileKind::Test
-        } else if CONFIG.contains(&ext.as_str()) || name.starts_with(".env") {
-            FileKind::Config
-        } else {
-            FileKind::Code
-        }
-    }
-}
-
-/// Whether `path` (relative, `/`-separated) names a file of tests: one
-/// under a folder of tests (`test`, `tests`, `__tests__`, `spec`, `specs`)
-/// or named as the test runners name theirs: `x.test.js` and `x.spec.ts`
-/// (node's, jest, mocha, vitest), `test_x.py`, `x_test.py` and
-/// `conftest.py` (pytest), `x_test.go` (go test), `XTest.java` and
-/// `XTests.java` (JUnit), `x_spec.rb` (RSpec).
-pub(crate) fn is_test(path: &str) -> bool {
-    let mut parts: Vec<&str> = path.split('/').collect();
-    let Some(name) = parts.pop() else {
-        return false;
-    };
-    let folder = |p: &&str| {
-        ["test", "tests", "__tests__", "spec", "specs"].contains(&p.to_ascii_lowercase().as_str())
-    };
-    if parts.iter().any(folder) {
-        return true;
-    }
-    let (stem, _) = name.split_once('.').unwrap_or((name, ""));
-    let dotted = name.split('.').skip(1).any(|p| p == "test" || p == "spec");
-    dotted
-        || stem.starts_with("test_")
-        || stem.ends_with("_test")
-        || stem.ends_with("_spec")
-        || stem == "conftest"
-        || ((stem.ends_with("Test") || stem.ends_with("Tests")) && stem.len() > 5)
-}
-
 /// One line of the repository as the builder names it to the model
 /// (`path:N: line`, see [`lines_like`]): written and read here, so the
 /// builder reads back exactly what it wrote. Shown `src/config.js:7: const
@@ -790,29 +723,6 @@ const COMMON: &[&str] = &[
     "branch", "review", "stage", "queue", "don", "touch", "main", "bug", "cause", "then", "when",
     "what", "which", "how", "who", "them", "there", "here", "you", "your",
 ];
-
-/// Endings of files of settings and data, whose lines come after the
-/// code's (see [`FileKind`]).
-const CONFIG: &[&str] = &[
-    "json",
-    "jsonc",
-    "json5",
-    "yaml",
-    "yml",
-    "toml",
-    "ini",
-    "cfg",
-    "conf",
-    "xml",
-    "lock",
-    "csv",
-    "tsv",
-    "properties",
-    "plist",
-];
-
-/// Endings of files of prose, whose lines come after the code's.
-const PROSE: &[&str] = &["md", "markdown", "txt", "text", "rst", "org", "adoc"];
 
 /// At most this many lines are named by [`lines_like`], each cut to this
 /// many characters, from files no larger than this.
@@ -1408,48 +1318,6 @@ mod tests {
         assert_eq!((all[1].path, all[1].n, all[1].text), ("b.js", 2, "two"));
         assert_eq!(NamedLine::parse_all("a.js:1: one\nplain line"), None);
         assert_eq!(NamedLine::parse_all("  \n"), None);
-    }
-
-    #[test]
-    fn files_of_tests_are_known_by_the_test_runners_names() {
-        for path in [
-            "test/paginate.test.js",
-            "src/__tests__/cli.js",
-            "tests/store.rs",
-            "lib/paginate.spec.ts",
-            "pkg/test_store.py",
-            "pkg/store_test.py",
-            "conftest.py",
-            "store_test.go",
-            "src/main/java/StoreTest.java",
-            "spec/store_spec.rb",
-        ] {
-            assert_eq!(FileKind::of(path), FileKind::Test, "{path}");
-        }
-        for path in [
-            "src/paginate.js",
-            "src/latest.js",
-            "src/contest.py",
-            "src/Test.java",
-            "src/attestation.rs",
-            "testing.go",
-        ] {
-            assert_eq!(FileKind::of(path), FileKind::Code, "{path}");
-        }
-        for path in [
-            "package.json",
-            "Cargo.lock",
-            "conf/app.YAML",
-            ".env.local",
-            "data/runs.csv",
-        ] {
-            assert_eq!(FileKind::of(path), FileKind::Config, "{path}");
-        }
-        assert_eq!(FileKind::of("src/config.js"), FileKind::Code);
-        // Prose is prose wherever it is.
-        assert_eq!(FileKind::of("test/README.md"), FileKind::Prose);
-        assert!(FileKind::Code < FileKind::Config);
-        assert!(FileKind::Config < FileKind::Test && FileKind::Test < FileKind::Prose);
     }
 
     #[test]

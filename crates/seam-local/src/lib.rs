@@ -125,12 +125,12 @@ use seam_protocol::RefusalCode;
 use seam_scrub::Scrubber;
 use serde_json::{Map, Value};
 
-pub use builder::FileKind;
 pub use critic::{CheckRun, CriticConfig, CriticReport};
 pub use git::GitError;
 pub use process::programs;
 pub use queue::{Decided, QueueError, QueueItem, ReturnQueue, Staged, Status, Verdict};
 pub use repo_path::RepoPath;
+pub use seam_memory::FileKind;
 pub use spec::{LOCAL_TOOL_VERSION, LOCAL_TOOLS, tool_specs};
 pub use tools::taints_turn;
 pub use turn::{Attachment, GateCallRecord, LocalRefusal, StepRecord, TurnInfo};

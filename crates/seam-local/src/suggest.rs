@@ -26,9 +26,9 @@ use std::collections::HashSet;
 
 use serde_json::json;
 
-use crate::builder::{
-    FileKind, LIKE_MAX_FILE, NamedLine, Repo, TurnBranch, branch_texts, line_score, words,
-};
+use seam_memory::FileKind;
+
+use crate::builder::{LIKE_MAX_FILE, NamedLine, Repo, TurnBranch, branch_texts, line_score, words};
 
 /// A replace the builder suggests: a line of the branch, unique in its file,
 /// and the same line with the model's change made.

@@ -48,8 +48,8 @@ pub use builds::{
     BuildSummaries, BuildSummary, LOG_EXCERPT_BYTES, NewBuildRecord, RunKind,
 };
 pub use codebase::{
-    CodebaseIndex, FIND_SYMBOL_LIMIT, FileSkip, IndexOptions, IndexProgress, IndexReport, LineHit,
-    OUTLINE_LIMIT, Outline, Repository, SEARCH_LIMIT, SearchHit, SearchResults, Symbol,
+    CodebaseIndex, FIND_SYMBOL_LIMIT, FileKind, FileSkip, IndexOptions, IndexProgress, IndexReport,
+    LineHit, OUTLINE_LIMIT, Outline, Repository, SEARCH_LIMIT, SearchHit, SearchResults, Symbol,
     SymbolMatch, SymbolMatches, TREE_LIMIT, TREE_MAX_DEPTH, Tree, TreeEntry,
 };
 pub use notes::{

@@ -453,6 +453,41 @@ fn a_search_puts_code_before_prose_that_says_the_words_more_often() {
 }
 
 #[test]
+fn a_search_puts_code_before_its_tests_and_settings() {
+    let r = repo();
+    write(
+        &r.root,
+        "test/page.test.js",
+        b"test('page size', () => {\n  assert.equal(pageSize(page(10)), 10); // page size\n});\n",
+    );
+    write(
+        &r.root,
+        "conf/page.json",
+        b"{\"page size\": 10, \"page\": \"size\"}\n",
+    );
+    write(
+        &r.root,
+        "src/page.js",
+        b"function pageCount(total, size) {\n  // the page size\n  return Math.ceil(total / size);\n}\n",
+    );
+    age_all(&r.root);
+    let mut idx = CodebaseIndex::open(&r.store).unwrap();
+    index(&mut idx, &r.root);
+    let s = idx.search(&r.root, "page size", 10).unwrap();
+    let paths: Vec<&str> = s.hits.iter().map(|h| h.path.as_str()).collect();
+    assert_eq!(paths.len(), 3, "{paths:?}");
+    assert!(paths[0].ends_with("src/page.js"), "{paths:?}");
+    assert!(paths[1].ends_with("conf/page.json"), "{paths:?}");
+    assert!(paths[2].ends_with("test/page.test.js"), "{paths:?}");
+    // Bounded, the code is what is kept.
+    let s = idx.search(&r.root, "page size", 1).unwrap();
+    assert!(
+        s.hits[0].path.ends_with("src/page.js") && s.truncated,
+        "{s:?}"
+    );
+}
+
+#[test]
 fn a_search_hit_names_the_definition_it_is_in() {
     let r = repo();
     let mut idx = CodebaseIndex::open(&r.store).unwrap();

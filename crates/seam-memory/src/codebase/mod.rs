@@ -10,6 +10,7 @@
 
 mod files;
 mod gone;
+mod kind;
 mod known;
 mod lang;
 mod query;
@@ -23,6 +24,8 @@ use std::time::Instant;
 
 use rusqlite::{Connection, Transaction, TransactionBehavior, params};
 use serde::Serialize;
+
+pub use kind::FileKind;
 
 use crate::bound::Limit;
 use crate::fts::Matched;
@@ -73,6 +76,9 @@ pub const TREE_MAX_DEPTH: usize = 8;
 pub const OUTLINE_LIMIT: Limit = Limit::new(300, 2000);
 pub const FIND_SYMBOL_LIMIT: Limit = Limit::new(20, 200);
 pub const SEARCH_LIMIT: Limit = Limit::new(10, 50);
+/// The best files (BM25) of a search among which code is put before settings, tests and prose
+/// (see [`CodebaseIndex::search`]); more than [`SEARCH_LIMIT`]'s most.
+pub(crate) const SEARCH_POOL: usize = 200;
 
 /// How an index run goes; given to the progress callback.
 #[derive(Debug, Clone, Copy)]

@@ -6,8 +6,8 @@ use std::path::Path;
 use rusqlite::{OptionalExtension, params};
 
 use super::{
-    CodebaseIndex, LineHit, Outline, Repository, SearchHit, SearchResults, Symbol, SymbolMatch,
-    SymbolMatches, TREE_MAX_DEPTH, Tree, TreeEntry, below, path_str,
+    CodebaseIndex, FileKind, LineHit, Outline, Repository, SEARCH_POOL, SearchHit, SearchResults,
+    Symbol, SymbolMatch, SymbolMatches, TREE_MAX_DEPTH, Tree, TreeEntry, below, path_str,
 };
 use crate::bound::{clip, cut};
 use crate::fts::{FtsQuery, Matched};
@@ -256,12 +256,13 @@ impl CodebaseIndex {
         Ok(SymbolMatches { matches, truncated })
     }
 
-    /// Files below `scope` whose text holds every word of `query`, best first (BM25), at most
-    /// `limit`, each with its best matching lines; when none does, the files holding any of
-    /// them (`matched` says which). Prose (markdown, reStructuredText, plain text) comes after
-    /// code and configuration: this is the index of the code, and a README that says the
-    /// words of a bug report more often than the code that has the bug led a small model to
-    /// read the README and answer from it.
+    /// Files below `scope` whose text holds every word of `query`, at most `limit`, each with
+    /// its best matching lines; when none does, the files holding any of them (`matched` says
+    /// which). Code comes first, then settings, tests and prose ([`FileKind`], by the path in
+    /// the repository), each best first (BM25): this is the index of the code, and a README
+    /// that says the words of a bug report more often than the code that has the bug led a
+    /// small model to read the README and answer from it. The kinds are sorted among the
+    /// [`SEARCH_POOL`] best files.
     pub fn search(
         &self,
         scope: &Path,
@@ -274,11 +275,10 @@ impl CodebaseIndex {
         let mut st = self
             .conn
             .prepare_cached(
-                "SELECT f.abs, f.language, t.body, snippet(file_text, 0, '', '', '…', 12)
+                "SELECT f.abs, f.language, t.body, snippet(file_text, 0, '', '', '…', 12), f.rel
                  FROM file_text t JOIN files f ON f.id = t.rowid
                  WHERE file_text MATCH ?1 AND ((f.abs > ?2 AND f.abs < ?3) OR f.abs = ?4)
-                 ORDER BY f.language IS NOT NULL AND f.language IN ('markdown', 'rst', 'text'),
-                          t.rank
+                 ORDER BY t.rank
                  LIMIT ?5",
             )
             .map_err(self.sql("searching"))?;
@@ -286,14 +286,18 @@ impl CodebaseIndex {
         let mut matched = Matched::Every;
         for (expr, how) in q.tries() {
             let rows = st
-                .query_map(params![expr, lo, hi, scope_s, limit as i64 + 1], |r| {
-                    Ok((
-                        r.get::<_, String>(0)?,
-                        r.get::<_, Option<String>>(1)?,
-                        r.get::<_, String>(2)?,
-                        r.get::<_, String>(3)?,
-                    ))
-                })
+                .query_map(
+                    params![expr, lo, hi, scope_s, SEARCH_POOL.max(limit + 1) as i64],
+                    |r| {
+                        Ok((
+                            r.get::<_, String>(0)?,
+                            r.get::<_, Option<String>>(1)?,
+                            r.get::<_, String>(2)?,
+                            r.get::<_, String>(3)?,
+                            FileKind::of(&r.get::<_, String>(4)?),
+                        ))
+                    },
+                )
                 .map_err(self.sql("searching"))?;
             for row in rows {
                 found.push(row.map_err(self.sql("searching"))?);
@@ -303,8 +307,11 @@ impl CodebaseIndex {
                 break;
             }
         }
+        // Stable: BM25's order within a kind.
+        found.sort_by_key(|row| row.4);
+        let truncated = cut(&mut found, limit);
         let mut hits = Vec::new();
-        for (path, language, body, snippet) in found {
+        for (path, language, body, snippet, _) in found {
             let (mut lines, more_lines) = best_lines(&q, &body);
             if !lines.is_empty() {
                 let symbols = self.symbol_spans(&path)?;
@@ -320,7 +327,6 @@ impl CodebaseIndex {
                 more_lines,
             });
         }
-        let truncated = cut(&mut hits, limit);
         Ok(SearchResults {
             hits,
             truncated,
