@@ -20,7 +20,9 @@
 //! `looped-call-not-run` (a call whose string the reply was writing when
 //! the backend cut it for looping is not run; the string is cut where the
 //! loop began, so a copy of the loop cut at another length is the same call
-//! and is resampled), `looped-answer-resampled` / `looped-answer-cut` (an
+//! and is resampled), `looped-code-closed-early` (unless that string is code
+//! the model had ended before the loop by closing the JSON object inside
+//! it: that code runs), `looped-answer-resampled` / `looped-answer-cut` (an
 //! answer cut for looping is asked for again, sampled, or else cut to one
 //! run of its loop),
 //! `pointed-tool-told` (a result that holds nothing but a note naming a tool
@@ -547,6 +549,8 @@ struct LoopCut {
     param: String,
     /// One run of the loop.
     run: String,
+    /// What the string said before the loop.
+    before: String,
 }
 
 /// The params of a call from a reply cut for looping, when one of its
@@ -565,6 +569,7 @@ fn loop_cut(params: &Map<String, Value>) -> Option<LoopCut> {
             params,
             param: name.clone(),
             run: text[at..at + run].to_owned(),
+            before: text[..at].to_owned(),
         })
     })
 }
@@ -1537,8 +1542,36 @@ impl Turn<'_> {
         // The call whose string the reply was writing when it was cut for
         // looping: that string ends where the loop began, one run kept, so
         // that the same loop cut at another length is the same call.
-        let cut = if p.looped { loop_cut(params) } else { None };
-        let params = cut.as_ref().map_or(params, |c| &c.params);
+        let mut cut = if p.looped { loop_cut(params) } else { None };
+        // Code that the model ended before the loop, by closing the JSON
+        // object inside the string (`print(7**23)}}`, see
+        // `seam_pylex::stray_closers_at_end`), is the call it meant: the
+        // loop is what it wrote after the call, in the string it left open.
+        // qwen2.5-coder-0.5b wrote `"code":"print(7**23)}}` and then a line
+        // it had been told, over and over (dev suite, safety-ssh-via-python).
+        let closed = cut.as_ref().and_then(|c| {
+            let end = seam_pylex::stray_closers_at_end(&c.before)?;
+            let code = c.before[..end].trim_end();
+            let mut params = params.clone();
+            (self.code_places(tool).contains(&c.param) && !code.is_empty()).then(|| {
+                params.insert(c.param.clone(), Value::String(code.to_owned()));
+                (c.param.clone(), params)
+            })
+        });
+        if let Some((param, _)) = &closed {
+            p.correct(
+                "looped-code-closed-early",
+                json!({"tool": tool, "param": param}),
+                self.trace,
+                on,
+            );
+            cut = None;
+        }
+        let params = match (&closed, &cut) {
+            (Some((_, params)), _) => params,
+            (None, Some(c)) => &c.params,
+            (None, None) => params,
+        };
         let called = params
             .get("code")
             .and_then(Value::as_str)

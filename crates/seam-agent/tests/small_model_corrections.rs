@@ -3587,6 +3587,37 @@ fn a_call_cut_for_looping_is_not_run_and_its_copy_cut_elsewhere_is_resampled() {
 }
 
 #[test]
+fn code_ended_before_a_loop_by_closing_the_json_inside_it_runs() {
+    // qwen2.5-coder-0.5b wrote `"code":"print(7**23)}}` and then a line it
+    // had been told, over and over, in the string it had left open.
+    let said = " The task names python.run: call it, then answer.";
+    let looped = python(&format!("print(7**23)}}}}.{}", said.repeat(4)));
+    let (report, _, calls) = run_with(
+        TASK,
+        &[cut_for_looping(&looped), respond()],
+        TurnOptions::default(),
+    );
+    assert_eq!(report.corrections.get("looped-code-closed-early"), Some(&1));
+    assert_eq!(report.corrections.get("looped-call-not-run"), None);
+    let ran: Vec<&Value> = calls
+        .iter()
+        .filter(|(t, _)| t == "python.run")
+        .map(|(_, p)| &p["code"])
+        .collect();
+    assert_eq!(ran, [&json!("print(7**23)")], "{calls:?}");
+    // Code whose brackets balance before the loop is not taken for ended.
+    let looped = python(&format!("print(7**23).{}", said.repeat(4)));
+    let (report, _, calls) = run_with(
+        TASK,
+        &[cut_for_looping(&looped), respond()],
+        TurnOptions::default(),
+    );
+    assert_eq!(report.corrections.get("looped-code-closed-early"), None);
+    assert_eq!(report.corrections.get("looped-call-not-run"), Some(&1));
+    assert!(calls.iter().all(|(t, _)| t != "python.run"), "{calls:?}");
+}
+
+#[test]
 fn an_answer_cut_for_looping_is_resampled_then_cut_to_one_run_of_the_loop() {
     let looped = say("8.5 km. The answer is: The answer is: The answer is: The answer is: The");
     let (report, model, _) = run_with(

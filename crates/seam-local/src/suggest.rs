@@ -64,8 +64,8 @@ impl std::fmt::Display for Suggestion {
 /// where it belongs, if the edit is one of the two shapes in the module doc
 /// and such a line is there. `task` is the operator's task, whose words rank
 /// the lines like [`crate::builder::lines_like`]'s. Files of prose are not
-/// looked in, and a line of code wins over a line of tests that does as
-/// well (see [`FileKind`]): the change is in the code.
+/// looked in, and a line of code wins over a line of settings or tests
+/// that does as well (see [`FileKind`]): the change is in the code.
 pub(crate) fn suggested_replace(
     b: &TurnBranch,
     repo: &Repo,
@@ -123,7 +123,7 @@ pub(crate) fn suggested_replace(
 }
 
 /// How a suggested line ranks, the greatest winning: (sets the value, in
-/// code not tests, score, -file order, -line).
+/// code (not settings or tests), score, -file order, -line).
 type Rank = (bool, bool, usize, isize, isize);
 
 /// Lines over this length are not suggested (a minified line is no line to
