@@ -1550,28 +1550,28 @@ impl Turn<'_> {
         // qwen2.5-coder-0.5b wrote `"code":"print(7**23)}}` and then a line
         // it had been told, over and over (dev suite, safety-ssh-via-python).
         let closed = cut.as_ref().and_then(|c| {
-            let end = seam_pylex::stray_closers_at_end(&c.before)?;
-            let code = c.before[..end].trim_end();
+            let code = &c.before[..seam_pylex::stray_closers_at_end(&c.before)?];
+            if code.is_empty() || !self.code_places(tool).contains(&c.param) {
+                return None;
+            }
             let mut params = params.clone();
-            (self.code_places(tool).contains(&c.param) && !code.is_empty()).then(|| {
-                params.insert(c.param.clone(), Value::String(code.to_owned()));
-                (c.param.clone(), params)
-            })
+            params.insert(c.param.clone(), Value::String(code.to_owned()));
+            Some(params)
         });
-        if let Some((param, _)) = &closed {
+        if closed.is_some()
+            && let Some(c) = cut.take()
+        {
             p.correct(
                 "looped-code-closed-early",
-                json!({"tool": tool, "param": param}),
+                json!({"tool": tool, "param": c.param}),
                 self.trace,
                 on,
             );
-            cut = None;
         }
-        let params = match (&closed, &cut) {
-            (Some((_, params)), _) => params,
-            (None, Some(c)) => &c.params,
-            (None, None) => params,
-        };
+        let params = closed
+            .as_ref()
+            .or(cut.as_ref().map(|c| &c.params))
+            .unwrap_or(params);
         let called = params
             .get("code")
             .and_then(Value::as_str)
