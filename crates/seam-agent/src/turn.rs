@@ -515,6 +515,60 @@ fn tree_code_files(v: &Value) -> Option<Vec<String>> {
     )
 }
 
+/// The files of `code_files` (a tree's files of code) that the text of
+/// `own`, a file of code read, names by their stem as a word: an import
+/// names the module it takes code from by its file's name, whatever the
+/// language (`require('./paginate')`, `from paginate import`, `mod
+/// paginate;`, `import "shelf/paginate"`). Those whose stem begins most
+/// alike with a word of the task (`paginate` and "page", `config` and
+/// "configured") come first, the rest in the order the text first names
+/// them. Read a
+/// file that only called into the code with the bug, qwen2.5-coder-1.5b was
+/// told "if it only calls code in another file, read that file" and read
+/// the same file again until it was made to answer.
+fn code_files_named_in(text: &str, own: &str, code_files: &[String], task: &str) -> Vec<String> {
+    let stem = |path: &str| {
+        let name = path.rsplit('/').next().unwrap_or(path);
+        name.split('.').next().unwrap_or(name).to_owned()
+    };
+    // Where the text first names the word, apart from other letters.
+    let first_named = |word: &str| {
+        let apart = |c: Option<char>| !c.is_some_and(|c| c.is_alphanumeric() || c == '_');
+        text.match_indices(word)
+            .map(|(at, _)| at)
+            .find(|&at| {
+                apart(text[..at].chars().next_back()) && apart(text[at + word.len()..].chars().next())
+            })
+            .filter(|_| !word.is_empty())
+    };
+    let task_words: Vec<String> = task
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 4)
+        .map(str::to_lowercase)
+        .collect();
+    // How many letters the stem begins with alike with a word of the task,
+    // counted from three (`page` and `paginate`; two is chance).
+    let like_task = |stem: &str| {
+        let stem = stem.to_lowercase();
+        let alike = task_words
+            .iter()
+            .map(|w| w.chars().zip(stem.chars()).take_while(|(a, b)| a == b).count())
+            .max()
+            .unwrap_or(0);
+        if alike >= 3 { alike } else { 0 }
+    };
+    let mut named: Vec<(std::cmp::Reverse<usize>, usize, &String)> = code_files
+        .iter()
+        .filter(|path| path.as_str() != own)
+        .filter_map(|path| {
+            let stem = stem(path);
+            first_named(&stem).map(|at| (std::cmp::Reverse(like_task(&stem)), at, path))
+        })
+        .collect();
+    named.sort();
+    named.into_iter().map(|(_, _, path)| path.clone()).collect()
+}
+
 /// True when the task asks for its work as a branch: the word itself, as
 /// the operator of a builder says "on a branch", "as a branch", "stage it as
 /// a branch" (the builder's changes only ever reach the operator so).

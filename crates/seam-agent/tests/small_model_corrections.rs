@@ -68,6 +68,16 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
             "text": "date,km,shoes\n2027-03-02,6.42,Novablast 4\n2027-03-04,7.07,Pegasus 41\n2027-03-09,6.06,Novablast 4\n2027-03-14,20.48,Pegasus 41\n",
             "next_offset": null
         })),
+        // The shelf project's command: it takes code from three files, one
+        // of which (config) the double's tree does not list.
+        "files.read" if params["path"] == "src/cli.js" => Ok(json!({
+            "path": params["path"],
+            "text": "'use strict';\nconst { PAGE_SIZE } = require('./config');\n\
+                     const { loadBooks } = require('./store');\n\
+                     const { paginate } = require('./paginate');\n\n\
+                     function cmdList(args) {\n  printPage(paginate(loadBooks(), 1, PAGE_SIZE));\n}\n",
+            "next_offset": null
+        })),
         "files.read" => Ok(json!({
             "path": params["path"], "text": "date,km\n2027-04-02,8.5\n", "next_offset": 13
         })),
@@ -142,9 +152,10 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
             "depth": 2, "truncated": false, "entries": [
                 {"path": "README.md", "kind": "file", "language": "markdown", "size": 698, "lines": 21},
                 {"path": "package.json", "kind": "file", "language": "json", "size": 244, "lines": 9},
-                {"path": "src", "kind": "dir", "lines": 141, "files": 2},
+                {"path": "src", "kind": "dir", "lines": 182, "files": 3},
                 {"path": "src/cli.js", "kind": "file", "language": "javascript", "size": 2096, "lines": 67},
                 {"path": "src/paginate.js", "kind": "file", "language": "javascript", "size": 640, "lines": 22},
+                {"path": "src/store.js", "kind": "file", "language": "javascript", "size": 1390, "lines": 41},
                 {"path": "test", "kind": "dir", "lines": 24, "files": 1},
                 {"path": "test/paginate.test.js", "kind": "file", "language": "javascript", "size": 802, "lines": 24}]})),
         "memory.codebase"
@@ -1046,7 +1057,7 @@ fn a_change_task_told_to_read_a_file_is_told_the_files_of_code_the_tree_listed()
     assert!(
         told.contains(
             "read the one whose code does what the task is about with files.read (its files \
-             of code are src/cli.js, src/paginate.js), then"
+             of code are src/cli.js, src/paginate.js, src/store.js), then"
         ),
         "{told}"
     );
@@ -1072,7 +1083,8 @@ fn a_change_task_told_to_read_a_file_is_told_the_files_of_code_the_tree_listed()
     let told = model.told(2);
     assert!(
         told.contains(
-            "The repository's files of code are src/cli.js, src/paginate.js: read the one"
+            "The repository's files of code are src/cli.js, src/paginate.js, src/store.js: read \
+             the one"
         ),
         "{told}"
     );
@@ -1093,6 +1105,61 @@ fn a_change_task_told_to_read_a_file_is_told_the_files_of_code_the_tree_listed()
         ],
     );
     assert_eq!(report.corrections.get("missing-file-code-files-told"), None);
+}
+
+#[test]
+fn a_change_task_that_read_a_file_calling_into_others_is_told_which_files_it_takes_code_from() {
+    // qwen2.5-coder-1.5b read src/cli.js, which only calls the code with the
+    // bug, was told "if it only calls code in another file, read that file"
+    // and read src/cli.js again until it was made to answer.
+    let task = "`shelf list` shows page 2 on page 1. Fix it on a branch for me.";
+    let tree = json!({"mode":"action","tool":"memory.codebase","params":{"op":"tree"}}).to_string();
+    let prose = |s: &str| json!({"mode":"respond","text": s}).to_string();
+    let (report, model, _) = run_task(
+        task,
+        &[
+            tree,
+            read("src/cli.js"),
+            prose("It is a bug in shelf."),
+            read("src/paginate.js"),
+            prose("It is a bug in shelf's paging."),
+            prose("It is a bug in shelf's paging, I think."),
+        ],
+    );
+    let told = model.told(3);
+    // The tree's files of code that src/cli.js names, the one most like the
+    // task ("page", `paginate`) first; not src/config.js, which the tree
+    // did not list, nor src/cli.js itself.
+    assert!(
+        told.contains(
+            r#"If it only calls code in another file, read that file: src/cli.js takes code from src/paginate.js, src/store.js. The first of them is read with {"mode":"action","tool":"files.read","params":{"path":"src/paginate.js"}}"#
+        ),
+        "{told}"
+    );
+    // The file it was sent to is a stage of its own: an answer there is
+    // told how to change it.
+    assert_eq!(report.corrections.get("change-not-made"), Some(&2));
+    let told = model.told(5);
+    assert!(
+        told.contains(
+            r#"You have read src/paginate.js. If the code the task is about is in it, change it now: {"mode":"action","tool":"builder","params":{"op":"replace","path":"src/paginate.js""#
+        ),
+        "{told}"
+    );
+    // Without a tree the files are not known, and none is named.
+    let (_, model, _) = run_task(
+        task,
+        &[
+            read("src/cli.js"),
+            prose("It is a bug in shelf."),
+            prose("It is a bug in shelf's paging."),
+        ],
+    );
+    let told = model.told(2);
+    assert!(
+        told.contains("If it only calls code in another file, read that file with files.read."),
+        "{told}"
+    );
 }
 
 #[test]

@@ -19,7 +19,10 @@
 
 use serde_json::{Value, json};
 
-use super::{BUILDER, Progress, READER, Turn, asks_for_a_branch, how_to_change, seams_words};
+use super::{
+    BUILDER, Progress, READER, Turn, asks_for_a_branch, code_files_named_in, how_to_change,
+    seams_words,
+};
 use crate::model::ChatMessage;
 
 /// What a check does with an answer it sends back.
@@ -888,11 +891,16 @@ pub(super) fn unmade_change(
         return None;
     }
     let stage = ChangeStage::of(p);
-    let detail = if after_repeat {
-        json!({"stage": stage.name(), "after": "repeat"})
-    } else {
-        json!({"stage": stage.name()})
-    };
+    // A stage, and at the change stage the file read: each file read is a
+    // stage of its own, told once (told to read the file src/cli.js calls
+    // into, the model is told how to change that one when it stops there).
+    let mut detail = json!({"stage": stage.name()});
+    if let ChangeStage::Change(path) = &stage {
+        detail["path"] = json!(path);
+    }
+    if after_repeat {
+        detail["after"] = json!("repeat");
+    }
     if told.contains(&&detail) {
         return None;
     }
@@ -910,15 +918,32 @@ pub(super) fn unmade_change(
                  path, old as the file has it, new)."
             )
         }
-        ChangeStage::Change(path) => format!(
-            "You have read {path}. If the code the task is about is in it, change it now: {}, \
-             old word for word as the file has it. If it only calls code in another \
-             file, read that file with files.read.",
-            json!({"mode": "action", "tool": BUILDER,
-                   "params": {"op": "replace", "path": path,
-                              "old": "the lines as the file has them",
-                              "new": "the lines fixed"}})
-        ),
+        ChangeStage::Change(path) => {
+            let text = p.file_texts.last().map_or("", |(_, text)| text.as_str());
+            let named = code_files_named_in(text, path, &p.code_files, &p.report.info.task);
+            match named.first() {
+                None => format!(
+                    "You have read {path}. If the code the task is about is in it, change it \
+                     now: {}, old word for word as the file has it. If it only calls code in \
+                     another file, read that file with files.read.",
+                    json!({"mode": "action", "tool": BUILDER,
+                           "params": {"op": "replace", "path": path,
+                                      "old": "the lines as the file has them",
+                                      "new": "the lines fixed"}})
+                ),
+                // The call last, written out: told both calls, the change's
+                // last, qwen2.5-coder-1.5b read src/cli.js again until it
+                // was made to answer; the bug was in the file it calls.
+                Some(first) => format!(
+                    "You have read {path}. If the code the task is about is in it, change it \
+                     now with builder (op replace: path {path}, old word for word as the file \
+                     has it, new). If it only calls code in another file, read that file: \
+                     {path} takes code from {}. The first of them is read with {}",
+                    named.join(", "),
+                    json!({"mode": "action", "tool": READER, "params": {"path": first}})
+                ),
+            }
+        }
     };
     Some((detail, format!("{unchanged} {next}")))
 }
