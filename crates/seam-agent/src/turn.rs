@@ -515,54 +515,71 @@ fn tree_code_files(v: &Value) -> Option<Vec<String>> {
     )
 }
 
+/// A file's stem: its name up to the first dot (`src/paginate.test.js` is
+/// `paginate`), the word an import names it by.
+fn stem(path: &str) -> &str {
+    let name = path.rsplit('/').next().unwrap_or(path);
+    name.split('.').next().unwrap_or(name)
+}
+
+/// How many letters a file's stem begins with alike with a word of the
+/// task, counted from three (`paginate` and "page", `config` and
+/// "configured"; two alike is chance): 0 for a file whose name the task
+/// does not touch.
+fn likeness_to_task(path: &str, task: &str) -> usize {
+    let stem = stem(path).to_lowercase();
+    let alike = task
+        .split(|c: char| !c.is_alphanumeric())
+        .filter(|w| w.chars().count() >= 4)
+        .map(|w| {
+            w.to_lowercase()
+                .chars()
+                .zip(stem.chars())
+                .take_while(|(a, b)| a == b)
+                .count()
+        })
+        .max()
+        .unwrap_or(0);
+    if alike >= 3 { alike } else { 0 }
+}
+
+/// `files` with those whose name is most like the task's words first
+/// ([`likeness_to_task`]), in their order otherwise. Told the files of code
+/// in the tree's order, qwen2.5-coder-1.5b read the first, `src/cli.js`;
+/// the bug the task spoke of pages in was in `src/paginate.js`.
+fn like_task_first(files: &[String], task: &str) -> Vec<String> {
+    let mut files = files.to_vec();
+    files.sort_by_key(|f| std::cmp::Reverse(likeness_to_task(f, task)));
+    files
+}
+
 /// The files of `code_files` (a tree's files of code) that the text of
 /// `own`, a file of code read, names by their stem as a word: an import
 /// names the module it takes code from by its file's name, whatever the
 /// language (`require('./paginate')`, `from paginate import`, `mod
-/// paginate;`, `import "shelf/paginate"`). Those whose stem begins most
-/// alike with a word of the task (`paginate` and "page", `config` and
-/// "configured") come first, the rest in the order the text first names
-/// them. Read a
-/// file that only called into the code with the bug, qwen2.5-coder-1.5b was
-/// told "if it only calls code in another file, read that file" and read
-/// the same file again until it was made to answer.
+/// paginate;`, `import "shelf/paginate"`). Those most like the task's words
+/// come first ([`likeness_to_task`]), the rest in the order the text first
+/// names them. Read a file that only called into the code with the bug,
+/// qwen2.5-coder-1.5b was told "if it only calls code in another file, read
+/// that file" and read the same file again until it was made to answer.
 fn code_files_named_in(text: &str, own: &str, code_files: &[String], task: &str) -> Vec<String> {
-    let stem = |path: &str| {
-        let name = path.rsplit('/').next().unwrap_or(path);
-        name.split('.').next().unwrap_or(name).to_owned()
-    };
     // Where the text first names the word, apart from other letters.
     let first_named = |word: &str| {
         let apart = |c: Option<char>| !c.is_some_and(|c| c.is_alphanumeric() || c == '_');
         text.match_indices(word)
             .map(|(at, _)| at)
             .find(|&at| {
-                apart(text[..at].chars().next_back()) && apart(text[at + word.len()..].chars().next())
+                apart(text[..at].chars().next_back())
+                    && apart(text[at + word.len()..].chars().next())
             })
             .filter(|_| !word.is_empty())
-    };
-    let task_words: Vec<String> = task
-        .split(|c: char| !c.is_alphanumeric())
-        .filter(|w| w.chars().count() >= 4)
-        .map(str::to_lowercase)
-        .collect();
-    // How many letters the stem begins with alike with a word of the task,
-    // counted from three (`page` and `paginate`; two is chance).
-    let like_task = |stem: &str| {
-        let stem = stem.to_lowercase();
-        let alike = task_words
-            .iter()
-            .map(|w| w.chars().zip(stem.chars()).take_while(|(a, b)| a == b).count())
-            .max()
-            .unwrap_or(0);
-        if alike >= 3 { alike } else { 0 }
     };
     let mut named: Vec<(std::cmp::Reverse<usize>, usize, &String)> = code_files
         .iter()
         .filter(|path| path.as_str() != own)
         .filter_map(|path| {
-            let stem = stem(path);
-            first_named(&stem).map(|at| (std::cmp::Reverse(like_task(&stem)), at, path))
+            let like = std::cmp::Reverse(likeness_to_task(path, task));
+            first_named(stem(path)).map(|at| (like, at, path))
         })
         .collect();
     named.sort();
@@ -795,7 +812,8 @@ struct Progress {
     /// The builder changed something in this turn.
     changed: bool,
     /// The files of code (not tests, not prose: `seam_local::FileKind`) the
-    /// code index's last tree of the repository listed, in its order.
+    /// code index's last tree of the repository listed, those whose names
+    /// are most like the task first ([`like_task_first`]).
     code_files: Vec<String>,
     /// A read of a file not there was told those files
     /// (`missing-file-code-files-told`), once a turn.
@@ -2847,7 +2865,7 @@ impl Turn<'_> {
         if let (CODE_INDEX, CallResult::Output(v)) = (tool, &outcome.result)
             && let Some(files) = tree_code_files(v)
         {
-            p.code_files = files;
+            p.code_files = like_task_first(&files, &p.report.info.task);
         }
         if let CallResult::Output(v) = &outcome.result {
             let code = self.code_of(tool, params);

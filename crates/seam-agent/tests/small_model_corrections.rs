@@ -1053,11 +1053,12 @@ fn a_change_task_told_to_read_a_file_is_told_the_files_of_code_the_tree_listed()
     );
     assert_eq!(report.corrections.get("change-not-made"), Some(&1));
     let told = model.told(2);
-    // The code's files, not the README or the test.
+    // The code's files, not the README or the test; the one whose name is
+    // like the task's words ("page", `paginate`) first, then the tree's order.
     assert!(
         told.contains(
             "read the one whose code does what the task is about with files.read (its files \
-             of code are src/cli.js, src/paginate.js, src/store.js), then"
+             of code are src/paginate.js, src/cli.js, src/store.js), then"
         ),
         "{told}"
     );
@@ -1083,7 +1084,7 @@ fn a_change_task_told_to_read_a_file_is_told_the_files_of_code_the_tree_listed()
     let told = model.told(2);
     assert!(
         told.contains(
-            "The repository's files of code are src/cli.js, src/paginate.js, src/store.js: read \
+            "The repository's files of code are src/paginate.js, src/cli.js, src/store.js: read \
              the one"
         ),
         "{told}"
