@@ -309,6 +309,57 @@ pub fn is_day_word(word: &str) -> bool {
         || matches!(w.as_str(), "week" | "weeks" | "day" | "days")
 }
 
+/// The month a word names by its full name, as a month is written in a
+/// sentence: "may" only as `May`, with its capital (lower-case, it is the
+/// verb far more often), and not as the text's first word ("May I …").
+fn month_named(word: &str, first: bool) -> Option<u32> {
+    let w = word.to_lowercase();
+    let at = MONTHS.iter().position(|m| *m == w)?;
+    let verb = w == "may" && (first || !word.starts_with('M'));
+    (!verb).then_some(at as u32 + 1)
+}
+
+/// The months `text` names by name alone, in no day (see [`days_in`]): "my
+/// May distance target", "in April". In order, once each.
+pub fn months_alone_in(text: &str) -> Vec<u32> {
+    let in_days: Vec<u32> = days_in(text).iter().map(|d| d.month).collect();
+    let mut out = Vec::new();
+    for (i, (a, b)) in word_spans(text).into_iter().enumerate() {
+        if let Some(m) = month_named(&text[a..b], i == 0)
+            && !in_days.contains(&m)
+            && !out.contains(&m)
+        {
+            out.push(m);
+        }
+    }
+    out
+}
+
+/// The lines of `text` (their indices) that name `month` by its name, at
+/// most `max`: the row of a month in a table of months (`| May | 135 km |`).
+pub fn lines_naming_month(text: &str, month: u32, max: usize) -> Vec<usize> {
+    text.lines()
+        .enumerate()
+        .filter(|(_, line)| {
+            word_spans(line)
+                .into_iter()
+                .any(|(a, b)| month_named(&line[a..b], false) == Some(month))
+        })
+        .map(|(i, _)| i)
+        .take(max)
+        .collect()
+}
+
+/// A month's name as a person writes it: `May`.
+pub fn month_name(month: u32) -> String {
+    let name = MONTHS[month as usize - 1];
+    let mut chars = name.chars();
+    chars
+        .next()
+        .map(|c| c.to_ascii_uppercase().to_string() + chars.as_str())
+        .unwrap_or_default()
+}
+
 #[cfg(test)]
 mod tests {
     use super::*;
@@ -319,6 +370,27 @@ mod tests {
             month,
             day: d,
         }
+    }
+
+    #[test]
+    fn a_month_named_alone_is_read_and_may_only_as_a_name() {
+        assert_eq!(
+            months_alone_in("Did I hit my May distance target? Tell me by how many km."),
+            [5]
+        );
+        assert_eq!(
+            months_alone_in("How far did I run in april and in May?"),
+            [4, 5]
+        );
+        // A month in a day is the day's; "may" as a verb is no month.
+        assert!(months_alone_in("who has the pager on thursday 22 april?").is_empty());
+        assert!(months_alone_in("May I see what you may find?").is_empty());
+        let note = "| month | target |\n|---|---|\n| April | 125 km |\n| May | 135 km |\n\
+                    The taper starts on Mon 31 May.\nYou may rest.";
+        assert_eq!(lines_naming_month(note, 5, 4), [3, 4]);
+        assert_eq!(lines_naming_month(note, 5, 1), [3]);
+        assert_eq!(lines_naming_month(note, 6, 4), Vec::<usize>::new());
+        assert_eq!(month_name(5), "May");
     }
 
     #[test]

@@ -586,6 +586,40 @@ fn code_files_named_in(text: &str, own: &str, code_files: &[String], task: &str)
     named.into_iter().map(|(_, _, path)| path.clone()).collect()
 }
 
+/// What a model whose code read a note as a table is told to do instead,
+/// with the lines of the note (`text`, when the turn has it) that name a
+/// month the task names alone, at most four, each with what it is about:
+/// asked by how much a May distance target was missed, with the targets in
+/// a note's table, qwen2.5-coder-1.5b looked `target_km` up in the note
+/// read as CSV, told the note whole twice; the row it needed was
+/// `| May | 135 km |`. One sentence for `note-read-as-table` and
+/// `missing-column-told`.
+fn figures_from_note(task: &str, path: &str, text: Option<&str>) -> String {
+    let mut said = String::from(
+        "Take the figures the task needs from the note and write them into the code as \
+         numbers; in code, open only the data files.",
+    );
+    let Some(text) = text else {
+        return said;
+    };
+    let lines: Vec<&str> = text.lines().collect();
+    for month in crate::days::months_alone_in(task) {
+        let at = crate::days::lines_naming_month(text, month, 4);
+        if at.is_empty() {
+            continue;
+        }
+        said.push_str(&format!(
+            " The lines of {path} that name {}, as the task does:",
+            crate::days::month_name(month)
+        ));
+        for i in at {
+            let (line, about) = crate::observe::line_in_context(&lines, i);
+            answer::push_line(&mut said, path, &line, about.as_deref());
+        }
+    }
+    said
+}
+
 /// True when the task asks for its work as a branch: the word itself, as
 /// the operator of a builder says "on a branch", "as a branch", "stage it as
 /// a branch" (the builder's changes only ever reach the operator so).
@@ -1888,10 +1922,13 @@ impl Turn<'_> {
                     format!("{shown}\n\n")
                 }
             };
-            return Ok(Some(format!(
-                "{not_run}.\n\n{note}Take the figures the task needs from the note and write \
-                 them into the code as numbers; in code, open only the data files."
-            )));
+            let text = p.file_texts.iter().rev().find(|(f, _)| *f == path);
+            let figures = figures_from_note(
+                &p.report.info.task,
+                &path,
+                text.map(|(_, text)| text.as_str()),
+            );
+            return Ok(Some(format!("{not_run}.\n\n{note}{figures}")));
         }
         if let Some(path) = self.unread_file_of_code(p, tool, params) {
             // The code opens a file the turn has not seen: show its first
@@ -2938,12 +2975,19 @@ impl Turn<'_> {
                              for it where the task says it is.",
                             columns.join(", ")
                         ),
-                        None => format!(
-                            "The line that failed looks {key:?} up in what your code read from \
-                             {path}, and {path} is a note, not a table: it has no columns. Take \
-                             the figures the task needs from the note and write them into the \
-                             code as numbers; in code, open only the data files."
-                        ),
+                        None => {
+                            let text = p.file_texts.iter().rev().find(|(f, _)| *f == path);
+                            format!(
+                                "The line that failed looks {key:?} up in what your code read \
+                                 from {path}, and {path} is a note, not a table: it has no \
+                                 columns. {}",
+                                figures_from_note(
+                                    &p.report.info.task,
+                                    &path,
+                                    text.map(|(_, text)| text.as_str())
+                                )
+                            )
+                        }
                     };
                     return Ok((shown, Some(std::borrow::Cow::Owned(told))));
                 }

@@ -1312,6 +1312,15 @@ fn code_that_reads_a_note_as_a_table_is_not_run_and_the_note_is_shown() {
         ) && told.contains("| May | 135 km |"),
         "{told}"
     );
+    // The note's row for the month the task names is said last, with its
+    // table's header: the model looked the target up by a column instead.
+    assert!(
+        told.ends_with(
+            "in code, open only the data files. The lines of notes/plan.md that name May, as \
+             the task does:\n- notes/plan.md, under | month | target |: | May | 135 km |"
+        ),
+        "{told}"
+    );
 
     // A note that cannot be read is said so, with its refusal.
     let vault = "import pandas as pd\nplan = pd.read_csv('~/vault/plan.md')\nprint(plan)";
@@ -1613,6 +1622,14 @@ fn a_missing_key_is_told_of_the_file_the_failing_line_read() {
             "The line that failed looks \"target_km\" up in what your code read from \
              notes/plan.md, and notes/plan.md is a note, not a table"
         ) && !told.contains("no column of data/runs.csv"),
+        "{told}"
+    );
+    // The task asks of April: the note's April row, not its May row.
+    assert!(
+        told.ends_with(
+            "The lines of notes/plan.md that name April, as the task does:\n- notes/plan.md, \
+             under | month | target |: | April | 125 km |"
+        ),
         "{told}"
     );
 }

@@ -735,7 +735,7 @@ fn push_lines(said: &mut String, lines: &[(&str, &str)]) {
 /// One line a check shows the model, as a row: its file, what it is about
 /// when that is known (a row with its table's header, an item with the
 /// heading it sits under), and the line, clipped.
-fn push_line(said: &mut String, path: &str, line: &str, about: Option<&str>) {
+pub(super) fn push_line(said: &mut String, path: &str, line: &str, about: Option<&str>) {
     let line = seam_term::clip(line, LINE_SHOWN, "…");
     said.push_str(&match about {
         Some(about) => format!("\n- {path}, under {about}: {line}"),
