@@ -45,7 +45,10 @@
 //! shown hold only as the start of longer ones: it is told so), `plan-walk-cut`
 //! (a plan's later steps that run the same code as an earlier one, but for
 //! the strings in it, are not run: the model is told to write one loop,
-//! when something of the reply ran),
+//! when something of the reply ran), `plan-change-before-read-cut` (a
+//! plan's builder edit of a file an earlier step of the same plan first
+//! reads was written before its text was shown: it and the steps after it
+//! are not run, and the model is told to copy `old` from the text now above),
 //! `code-stray-closer-cut` (closing brackets at the end of a program that
 //! open nowhere are cut before it runs, when the rest then balances),
 //! `code-json-tail-cut` (a program whose first closer that opens nowhere is
@@ -618,6 +621,24 @@ fn figures_from_note(task: &str, path: &str, text: Option<&str>) -> String {
         }
     }
     said
+}
+
+/// The file a builder call edits by its text (`old`, which must be copied
+/// from the file) when the turn first read that file in the same reply
+/// (`read_before`: the files read before it): the plan's edit was written
+/// before the text it copies had been shown. `None` for any other call.
+fn blind_change(
+    tool: &str,
+    params: &Map<String, Value>,
+    read_before: &HashSet<String>,
+    p: &Progress,
+) -> Option<String> {
+    if tool != BUILDER || !params.contains_key("old") {
+        return None;
+    }
+    let path = params.get("path")?.as_str()?;
+    let read_now = p.file_texts.iter().any(|(f, _)| f == path);
+    (read_now && !read_before.contains(path)).then(|| path.to_owned())
 }
 
 /// True when the task asks for its work as a branch: the word itself, as
@@ -1483,6 +1504,10 @@ impl Turn<'_> {
                     on,
                 );
             }
+            // The files the turn had read before this reply: a change a plan
+            // writes to a file an earlier step of it reads was written blind.
+            let read_before: HashSet<String> =
+                p.file_texts.iter().map(|(f, _)| f.clone()).collect();
             for (i, s) in steps.into_iter().enumerate() {
                 if walk.contains(&i) {
                     continue;
@@ -1558,6 +1583,34 @@ impl Turn<'_> {
                     }
                     Step::Respond(_) => {
                         p.correct("answer-after-calls-dropped", Value::Null, self.trace, on);
+                    }
+                    Step::Call { tool, params, .. }
+                        if let Some(path) = blind_change(&tool, &params, &read_before, &p) =>
+                    {
+                        // Planned as "read src/paginate.js, then replace
+                        // these lines of it", qwen2.5-coder-1.5b's `old` was
+                        // lines it had never seen (a listing's, prefixes and
+                        // all), refused, three plans running; the file's
+                        // text, read by the plan's first step, went unused.
+                        let left = calls_after[i] + 1;
+                        p.correct(
+                            "plan-change-before-read-cut",
+                            json!({"tool": tool, "path": path, "steps_not_run": left}),
+                            self.trace,
+                            on,
+                        );
+                        observations.push(format!(
+                            "Your plan's change to {path} was written before {path} was read, \
+                             so it and the {} step(s) after it were not run. Its text is above \
+                             now: find the lines the task is about in it, and change them with \
+                             {}, old copied word for word from the text above.",
+                            left - 1,
+                            json!({"mode": "action", "tool": BUILDER,
+                                   "params": {"op": "replace", "path": path,
+                                              "old": "the lines as the file has them",
+                                              "new": "the lines fixed"}})
+                        ));
+                        break;
                     }
                     Step::Call { tool, params, .. } => {
                         p.last_failed = false;

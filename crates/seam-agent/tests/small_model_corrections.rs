@@ -1164,6 +1164,55 @@ fn a_change_task_that_read_a_file_calling_into_others_is_told_which_files_it_tak
 }
 
 #[test]
+fn a_plan_that_reads_a_file_and_then_edits_it_by_its_text_stops_after_the_read() {
+    // qwen2.5-coder-1.5b planned "read src/paginate.js, then replace these
+    // lines of it", its `old` lines it had never seen; refused, three plans
+    // running, it never copied the text the plan's read had shown.
+    let task = "`shelf list` shows page 2 on page 1. Fix it on a branch for me.";
+    let change = json!({"actor":"builder","params":{"op":"replace","path":"src/cli.js",
+        "old":"src/cli.js:3: page = 2","new":"page = 1"}});
+    let plan = json!({"mode":"plan","steps":[
+        {"actor":"files.read","params":{"path":"src/cli.js"}},
+        change,
+        {"actor":"facts.get","params":{"fact":"os"}}]})
+    .to_string();
+    let fixed = json!({"mode":"action","tool":"builder","params":{"op":"replace",
+        "path":"src/cli.js","old":"paginate(loadBooks(), 1, PAGE_SIZE)",
+        "new":"paginate(loadBooks(), 0, PAGE_SIZE)"}})
+    .to_string();
+    let done = json!({"mode":"respond","text":"Fixed on a branch."}).to_string();
+    let (report, model, calls) = run_task(task, &[plan, fixed, done.clone()]);
+    assert_eq!(
+        report.corrections.get("plan-change-before-read-cut"),
+        Some(&1)
+    );
+    // The read ran; the blind edit and the step after it did not; the edit
+    // written after the text was shown ran.
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["files.read", "builder"], "{calls:?}");
+    assert_eq!(calls[1].1["old"], "paginate(loadBooks(), 1, PAGE_SIZE)");
+    let told = model.told(1);
+    assert!(
+        told.starts_with("files.read returned:")
+            && told.contains(
+                "Your plan's change to src/cli.js was written before src/cli.js was read, so \
+                 it and the 1 step(s) after it were not run."
+            ),
+        "{told}"
+    );
+    // A plan that edits a file the turn read before it runs its edit.
+    let again = json!({"mode":"plan","steps":[
+        {"actor":"files.read","params":{"path":"src/cli.js"}},
+        {"actor":"builder","params":{"op":"replace","path":"src/cli.js",
+            "old":"paginate(loadBooks(), 1, PAGE_SIZE)","new":"paginate(loadBooks(), 0, PAGE_SIZE)"}}]})
+    .to_string();
+    let (report, _, calls) = run_task(task, &[read("src/cli.js"), again, done]);
+    assert_eq!(report.corrections.get("plan-change-before-read-cut"), None);
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["files.read", "builder"], "{calls:?}");
+}
+
+#[test]
 fn an_answer_without_the_change_is_sent_back_once_at_each_stage_the_turn_reaches() {
     // qwen2.5-coder-1.5b, sent back once with how to find the code, listed
     // the repository's files and answered with them; the bug's file was
