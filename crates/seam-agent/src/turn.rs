@@ -49,6 +49,9 @@
 //! plan's builder edit of a file an earlier step of the same plan first
 //! reads was written before its text was shown: it and the steps after it
 //! are not run, and the model is told to copy `old` from the text now above),
+//! `shown-words-not-run` (a builder call whose `old` is the words that stood
+//! for the lines to change in a call the model was shown is not run: it is
+//! told to copy the lines the task is about),
 //! `code-stray-closer-cut` (closing brackets at the end of a program that
 //! open nowhere are cut before it runs, when the rest then balances),
 //! `code-json-tail-cut` (a program whose first closer that opens nowhere is
@@ -330,6 +333,13 @@ impl std::fmt::Debug for Turn<'_> {
 /// The tool that reads a file for the model, and how many of a file's first
 /// lines it is shown before code that opens the file runs.
 const READER: &str = "files.read";
+
+/// The words that stand for the lines to change and their change in a
+/// builder call the model is shown to write (`change-not-made`,
+/// `plan-change-before-read-cut`); sent back as they are, the call is not
+/// run (`shown-words-not-run`).
+const OLD_WORDS: &str = "the lines as the file has them";
+const NEW_WORDS: &str = "the lines fixed";
 const FILE_FIRST_LINES: u64 = 12;
 
 /// Calls in a row that each take the next value of an enum param, after the
@@ -1607,8 +1617,8 @@ impl Turn<'_> {
                             left - 1,
                             json!({"mode": "action", "tool": BUILDER,
                                    "params": {"op": "replace", "path": path,
-                                              "old": "the lines as the file has them",
-                                              "new": "the lines fixed"}})
+                                              "old": OLD_WORDS,
+                                              "new": NEW_WORDS}})
                         ));
                         break;
                     }
@@ -1864,6 +1874,32 @@ impl Turn<'_> {
                 "Write the code again with the task's own values, or answer.",
                 on,
             )));
+        }
+        if tool == BUILDER && params.get("old").and_then(Value::as_str) == Some(OLD_WORDS) {
+            // Shown a builder call to write with `old` standing for the
+            // lines to change, qwen2.5-coder-1.5b sent it back word for word,
+            // refused as not found, and then again, until it was made to
+            // answer.
+            let path = params
+                .get("path")
+                .and_then(Value::as_str)
+                .unwrap_or("the file");
+            p.correct(
+                "shown-words-not-run",
+                json!({"tool": tool, "path": path}),
+                self.trace,
+                on,
+            );
+            p.sent_back_unrun.insert(key);
+            let said = format!(
+                "Your {tool} call's old is \"{OLD_WORDS}\", the words that stood for the lines \
+                 to change in the call you were shown, not lines of {path}, so it was not run."
+            );
+            let next = format!(
+                "Copy into old the line or lines of {path} that the task is about, exactly as \
+                 its text has them, and write into new those lines as they should be."
+            );
+            return Ok(Some(self.after_unrun_copy(p, said, &next, on)));
         }
         if tool == READER
             && let Some(path) = params.get("path").and_then(Value::as_str)

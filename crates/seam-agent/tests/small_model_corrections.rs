@@ -1213,6 +1213,38 @@ fn a_plan_that_reads_a_file_and_then_edits_it_by_its_text_stops_after_the_read()
 }
 
 #[test]
+fn a_builder_call_sent_back_with_the_words_it_was_shown_is_not_run() {
+    // Shown the builder call to write, `old` standing for the lines to
+    // change, qwen2.5-coder-1.5b sent it back word for word until it was
+    // made to answer.
+    let task = "`shelf list` shows page 2 on page 1. Fix it on a branch for me.";
+    let shown = json!({"mode":"action","tool":"builder","params":{"op":"replace",
+        "path":"src/cli.js","old":"the lines as the file has them","new":"the lines fixed"}})
+    .to_string();
+    let fixed = json!({"mode":"action","tool":"builder","params":{"op":"replace",
+        "path":"src/cli.js","old":"paginate(loadBooks(), 1, PAGE_SIZE)",
+        "new":"paginate(loadBooks(), 0, PAGE_SIZE)"}})
+    .to_string();
+    let done = json!({"mode":"respond","text":"Fixed on a branch."}).to_string();
+    let (report, model, calls) = run_task(task, &[read("src/cli.js"), shown, fixed, done]);
+    assert_eq!(report.corrections.get("shown-words-not-run"), Some(&1));
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["files.read", "builder"], "{calls:?}");
+    assert_eq!(calls[1].1["old"], "paginate(loadBooks(), 1, PAGE_SIZE)");
+    let told = model.told(2);
+    assert!(
+        told.starts_with(
+            "Your builder call's old is \"the lines as the file has them\", the words that \
+             stood for the lines to change in the call you were shown, not lines of src/cli.js, \
+             so it was not run. Copy into old the line or lines of src/cli.js that the task is \
+             about"
+        ),
+        "{told}"
+    );
+    assert_eq!(report.answer, "Fixed on a branch.");
+}
+
+#[test]
 fn an_answer_without_the_change_is_sent_back_once_at_each_stage_the_turn_reaches() {
     // qwen2.5-coder-1.5b, sent back once with how to find the code, listed
     // the repository's files and answered with them; the bug's file was

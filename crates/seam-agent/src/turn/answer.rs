@@ -20,8 +20,8 @@
 use serde_json::{Value, json};
 
 use super::{
-    BUILDER, Progress, READER, Turn, asks_for_a_branch, code_files_named_in, how_to_change,
-    seams_words,
+    BUILDER, NEW_WORDS, OLD_WORDS, Progress, READER, Turn, asks_for_a_branch, code_files_named_in,
+    how_to_change, seams_words,
 };
 use crate::model::ChatMessage;
 
@@ -928,8 +928,8 @@ pub(super) fn unmade_change(
                      another file, read that file with files.read.",
                     json!({"mode": "action", "tool": BUILDER,
                            "params": {"op": "replace", "path": path,
-                                      "old": "the lines as the file has them",
-                                      "new": "the lines fixed"}})
+                                      "old": OLD_WORDS,
+                                      "new": NEW_WORDS}})
                 ),
                 // The call last, written out: told both calls, the change's
                 // last, qwen2.5-coder-1.5b read src/cli.js again until it
