@@ -333,6 +333,7 @@ impl std::fmt::Debug for Turn<'_> {
 /// The tool that reads a file for the model, and how many of a file's first
 /// lines it is shown before code that opens the file runs.
 const READER: &str = "files.read";
+const FILE_FIRST_LINES: u64 = 12;
 
 /// The words that stand for the lines to change and their change in a
 /// builder call the model is shown to write (`change-not-made`,
@@ -340,7 +341,6 @@ const READER: &str = "files.read";
 /// run (`shown-words-not-run`).
 const OLD_WORDS: &str = "the lines as the file has them";
 const NEW_WORDS: &str = "the lines fixed";
-const FILE_FIRST_LINES: u64 = 12;
 
 /// Calls in a row that each take the next value of an enum param, after the
 /// first, before the turn is told to answer: `arch` after `kernel` after `os`
@@ -600,19 +600,20 @@ fn code_files_named_in(text: &str, own: &str, code_files: &[String], task: &str)
 }
 
 /// What a model whose code read a note as a table is told to do instead,
-/// with the lines of the note (`text`, when the turn has it) that name a
+/// with the lines of the note (its text, when `files`, the turn's files
+/// read, hold it) that name a
 /// month the task names alone, at most four, each with what it is about:
 /// asked by how much a May distance target was missed, with the targets in
 /// a note's table, qwen2.5-coder-1.5b looked `target_km` up in the note
 /// read as CSV, told the note whole twice; the row it needed was
 /// `| May | 135 km |`. One sentence for `note-read-as-table` and
 /// `missing-column-told`.
-fn figures_from_note(task: &str, path: &str, text: Option<&str>) -> String {
+fn figures_from_note(task: &str, path: &str, files: &[(String, String)]) -> String {
     let mut said = String::from(
         "Take the figures the task needs from the note and write them into the code as \
          numbers; in code, open only the data files.",
     );
-    let Some(text) = text else {
+    let Some((_, text)) = files.iter().rev().find(|(f, _)| f == path) else {
         return said;
     };
     let lines: Vec<&str> = text.lines().collect();
@@ -2011,12 +2012,7 @@ impl Turn<'_> {
                     format!("{shown}\n\n")
                 }
             };
-            let text = p.file_texts.iter().rev().find(|(f, _)| *f == path);
-            let figures = figures_from_note(
-                &p.report.info.task,
-                &path,
-                text.map(|(_, text)| text.as_str()),
-            );
+            let figures = figures_from_note(&p.report.info.task, &path, &p.file_texts);
             return Ok(Some(format!("{not_run}.\n\n{note}{figures}")));
         }
         if let Some(path) = self.unread_file_of_code(p, tool, params) {
@@ -3064,19 +3060,11 @@ impl Turn<'_> {
                              for it where the task says it is.",
                             columns.join(", ")
                         ),
-                        None => {
-                            let text = p.file_texts.iter().rev().find(|(f, _)| *f == path);
-                            format!(
-                                "The line that failed looks {key:?} up in what your code read \
-                                 from {path}, and {path} is a note, not a table: it has no \
-                                 columns. {}",
-                                figures_from_note(
-                                    &p.report.info.task,
-                                    &path,
-                                    text.map(|(_, text)| text.as_str())
-                                )
-                            )
-                        }
+                        None => format!(
+                            "The line that failed looks {key:?} up in what your code read from \
+                             {path}, and {path} is a note, not a table: it has no columns. {}",
+                            figures_from_note(&p.report.info.task, &path, &p.file_texts)
+                        ),
                     };
                     return Ok((shown, Some(std::borrow::Cow::Owned(told))));
                 }
