@@ -1245,6 +1245,31 @@ fn a_builder_call_sent_back_with_the_words_it_was_shown_is_not_run() {
 }
 
 #[test]
+fn an_answer_without_the_change_given_again_word_for_word_is_asked_for_again_sampled() {
+    // Under llama-server, told at a file read to change it now,
+    // qwen2.5-coder-1.5b gave the same answer about the file, greedy, and it
+    // stood.
+    let task = "`shelf list` shows page 2 on page 1. Fix it on a branch for me.";
+    let about = json!({"mode":"respond","text":"src/cli.js lists the books."}).to_string();
+    let fixed = json!({"mode":"action","tool":"builder","params":{"op":"replace",
+        "path":"src/cli.js","old":"paginate(loadBooks(), 1, PAGE_SIZE)",
+        "new":"paginate(loadBooks(), 0, PAGE_SIZE)"}})
+    .to_string();
+    let done = json!({"mode":"respond","text":"Fixed on a branch."}).to_string();
+    let (report, model, calls) = run_with(
+        task,
+        &[read("src/cli.js"), about.clone(), about, fixed, done],
+        TurnOptions::default(),
+    );
+    assert_eq!(report.corrections.get("change-not-made"), Some(&1));
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert!(sampled(&model, 3).is_some());
+    let tools: Vec<&str> = calls.iter().map(|(t, _)| t.as_str()).collect();
+    assert_eq!(tools, ["files.read", "builder"], "{calls:?}");
+    assert_eq!(report.answer, "Fixed on a branch.");
+}
+
+#[test]
 fn an_answer_without_the_change_is_sent_back_once_at_each_stage_the_turn_reaches() {
     // qwen2.5-coder-1.5b, sent back once with how to find the code, listed
     // the repository's files and answered with them; the bug's file was

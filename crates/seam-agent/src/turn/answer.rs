@@ -113,9 +113,10 @@ enum Anew {
     /// mistake: told to read the runs the task named, qwen2.5-coder-1.5b read
     /// them and gave its answer again word for word, the runs in no program.
     ForNewFindings,
-    /// Any answer, a copy too, once for each stage of the work the turn has
-    /// reached (the check's finding is the stage); the stages are few, so
-    /// [`MAX_FOUND_ANEW`] does not bound them.
+    /// Any answer once for each stage of the work the turn has reached (the
+    /// check's finding is the stage); the stages are few, so
+    /// [`MAX_FOUND_ANEW`] does not bound them. A copy of an answer sent
+    /// back is no new answer: it is what the check's `OnCopy` says.
     PerStage,
 }
 
@@ -257,7 +258,10 @@ const CHECKS: &[Check] = &[
         when_forced: false,
         once: true,
         anew: Anew::PerStage,
-        on_copy: OnCopy::Stands,
+        // Told at a file read to change it now, qwen2.5-coder-1.5b under
+        // llama-server gave the same answer about the file word for word,
+        // greedy, and it stood: the task's branch was never made.
+        on_copy: OnCopy::Resampled,
         run: change_not_made,
     },
 ];
@@ -281,7 +285,7 @@ impl Turn<'_> {
                     Anew::Never => false,
                     Anew::InNewWords => found.len() < MAX_FOUND_ANEW && !p.copied,
                     Anew::ForNewFindings => found.len() < MAX_FOUND_ANEW,
-                    Anew::PerStage => true,
+                    Anew::PerStage => !p.copied,
                 };
             // A check that has had its once is made again only on a copy of
             // an answer sent back before (`reply-repeated`).
