@@ -335,12 +335,18 @@ impl std::fmt::Debug for Turn<'_> {
 const READER: &str = "files.read";
 const FILE_FIRST_LINES: u64 = 12;
 
-/// The words that stand for the lines to change and their change in a
-/// builder call the model is shown to write (`change-not-made`,
-/// `plan-change-before-read-cut`); sent back as they are, the call is not
-/// run (`shown-words-not-run`).
+/// The words that stand for the lines to change and their change in the
+/// builder call the model is shown to write ([`shown_change`]); sent back
+/// as they are, the call is not run (`shown-words-not-run`).
 const OLD_WORDS: &str = "the lines as the file has them";
 const NEW_WORDS: &str = "the lines fixed";
+
+/// The builder call a model is shown to write to change `path`
+/// (`change-not-made`, `plan-change-before-read-cut`): one shape for both.
+fn shown_change(path: &str) -> Value {
+    json!({"mode": "action", "tool": BUILDER,
+           "params": {"op": "replace", "path": path, "old": OLD_WORDS, "new": NEW_WORDS}})
+}
 
 /// Calls in a row that each take the next value of an enum param, after the
 /// first, before the turn is told to answer: `arch` after `kernel` after `os`
@@ -1616,10 +1622,7 @@ impl Turn<'_> {
                              now: find the lines the task is about in it, and change them with \
                              {}, old copied word for word from the text above.",
                             left - 1,
-                            json!({"mode": "action", "tool": BUILDER,
-                                   "params": {"op": "replace", "path": path,
-                                              "old": OLD_WORDS,
-                                              "new": NEW_WORDS}})
+                            shown_change(&path)
                         ));
                         break;
                     }

@@ -20,8 +20,8 @@
 use serde_json::{Value, json};
 
 use super::{
-    BUILDER, NEW_WORDS, OLD_WORDS, Progress, READER, Turn, asks_for_a_branch, code_files_named_in,
-    how_to_change, seams_words,
+    BUILDER, Progress, READER, Turn, asks_for_a_branch, code_files_named_in, how_to_change,
+    seams_words,
 };
 use crate::model::ChatMessage;
 
@@ -930,10 +930,7 @@ pub(super) fn unmade_change(
                     "You have read {path}. If the code the task is about is in it, change it \
                      now: {}, old word for word as the file has it. If it only calls code in \
                      another file, read that file with files.read.",
-                    json!({"mode": "action", "tool": BUILDER,
-                           "params": {"op": "replace", "path": path,
-                                      "old": OLD_WORDS,
-                                      "new": NEW_WORDS}})
+                    super::shown_change(path)
                 ),
                 // The call last, written out: told both calls, the change's
                 // last, qwen2.5-coder-1.5b read src/cli.js again until it
