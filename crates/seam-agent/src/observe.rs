@@ -543,6 +543,72 @@ pub fn unseen_times(answer: &str, task: &str, shown: &[String]) -> Vec<String> {
     out
 }
 
+/// The made-up times of `answer` (see [`unseen_times`]) whose digits stand,
+/// with no colon, as a number in the `task` or a result in `shown`: each as
+/// (the time as written, the number with the word before it). A small model
+/// reads a number of three or four digits as a time: qwen2.5-coder-0.5b,
+/// asked when its flight home left, answered 13:31 from the flight's number
+/// in `TP 1331`, and kept to it when shown the lines with the flights'
+/// times. A year (`2027`) or a room (`1042`) reads the same way.
+pub fn times_read_from_numbers(
+    answer: &str,
+    task: &str,
+    shown: &[String],
+) -> Vec<(String, String)> {
+    let seen = seen_times(task, shown);
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (written, (h, m)) in clock_times(answer, false) {
+        if seen.contains(&(h, m)) || out.iter().any(|(w, _)| *w == written) {
+            continue;
+        }
+        let forms = [format!("{h}{m:02}"), format!("{h:02}{m:02}")];
+        let found = seen_texts(task, shown).find_map(|t| number_in(t, &forms));
+        if let Some(number) = found {
+            out.push((written, number));
+        }
+    }
+    out
+}
+
+/// The first whole number in `text` written as one of `forms`, with the word
+/// before it when there is one on its line (`TP 1331`). A whole number has no
+/// digit, colon, point or comma beside it: `13:31`, `1331.5` and `21331` hold
+/// no `1331`.
+fn number_in(text: &str, forms: &[String]) -> Option<String> {
+    let b = text.as_bytes();
+    let joins = |c: u8| c.is_ascii_digit() || matches!(c, b':' | b'.' | b',');
+    let mut i = 0;
+    while i < b.len() {
+        if !b[i].is_ascii_digit() {
+            i += 1;
+            continue;
+        }
+        let end = i + b[i..].iter().take_while(|c| c.is_ascii_digit()).count();
+        let before_ok = i == 0 || !joins(b[i - 1]);
+        // A point or comma that ends a sentence is no part of the number.
+        let after_ok = match b.get(end) {
+            None => true,
+            Some(&c) if !joins(c) => true,
+            Some(_) => !b.get(end + 1).is_some_and(u8::is_ascii_digit) && b[end] != b':',
+        };
+        if before_ok && after_ok && forms.iter().any(|f| f.as_bytes() == &b[i..end]) {
+            let line_start = text[..i].rfind('\n').map_or(0, |n| n + 1);
+            let word = text[line_start..i]
+                .split_whitespace()
+                .last()
+                .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+                .filter(|w| !w.is_empty());
+            let number = &text[i..end];
+            return Some(match word {
+                Some(w) => format!("{w} {number}"),
+                None => number.to_owned(),
+            });
+        }
+        i = end;
+    }
+    None
+}
+
 /// True when `answer` gives a time of day that the `task` or a tool result
 /// in `shown` holds.
 pub fn gives_a_seen_time(answer: &str, task: &str, shown: &[String]) -> bool {
@@ -2207,6 +2273,44 @@ mod tests {
         // A time the task gives is seen.
         assert!(gives_a_seen_time("At 20:00.", "Is it at 20:00?", &[]));
         assert!(!gives_a_seen_time("On Thursday.", task, &shown));
+    }
+
+    #[test]
+    fn a_made_up_time_whose_digits_stand_as_a_number() {
+        let shown = vec![
+            "files.read returned:\n- Out: TP 1331, Fri 21 May, LHR 17:25\n- Back: TP 1336, OPO 06:50\nBooked 2027-02-11, 1950.5 paid\n"
+                .to_owned(),
+        ];
+        let task = "What time is our flight home?";
+        // The flight's numbers, each with the word before it.
+        assert_eq!(
+            times_read_from_numbers("At 13:31, or 13:36.", task, &shown),
+            [
+                ("13:31".to_owned(), "TP 1331".to_owned()),
+                ("13:36".to_owned(), "TP 1336".to_owned())
+            ]
+        );
+        // A number at the start of a text has no word before it.
+        assert_eq!(
+            times_read_from_numbers("9:15", task, &["915 came".to_owned()]),
+            [("9:15".to_owned(), "915".to_owned())]
+        );
+        // A date's year is a number too.
+        assert_eq!(
+            times_read_from_numbers("At 20:27.", task, &shown),
+            [("20:27".to_owned(), "Booked 2027".to_owned())]
+        );
+        // A time shown is no number read as one; a part of a decimal is no
+        // whole number; a time made up from nothing is not listed.
+        assert!(times_read_from_numbers("At 6:50.", task, &shown).is_empty());
+        assert!(times_read_from_numbers("At 19:50.", task, &shown).is_empty());
+        assert!(times_read_from_numbers("At 11:11.", task, &shown).is_empty());
+        // A number that ends a sentence is whole.
+        let year = ["It was 2027.".to_owned()];
+        assert_eq!(
+            times_read_from_numbers("20:27", task, &year),
+            [("20:27".to_owned(), "was 2027".to_owned())]
+        );
     }
 
     #[test]

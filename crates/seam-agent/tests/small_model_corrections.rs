@@ -48,6 +48,11 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
             "text": "# Lisbon offsite\n\n## Trains\n- Back: Thu 5 June, Lisbon 17:00 -> Porto 19:49\n\n## Agenda\n- Wed 4: team dinner at Cervejaria Ramiro (booked 20:30)\n",
             "next_offset": null
         })),
+        "files.read" if params["path"] == "notes/flights.md" => Ok(json!({
+            "path": params["path"],
+            "text": "# Zurich\n\n## Flights\n- Out: LX 317, Mon 3 May, London 07:40 -> Zurich 10:25\n- Home: LX 1742, Fri 7 May, Zurich 08:10 -> London 08:55\n",
+            "next_offset": null
+        })),
         "files.read" if params["path"] == "notes/pager.md" => Ok(json!({
             "path": params["path"],
             "text": "# Pager rota\n\n| week starting | primary |\n|---|---|\n| 2027-04-12 | Priya Raman |\n| 2027-04-19 | Tomasz Wrona |\n| 2027-04-26 | Lars Eklund |\n\n## Swaps\n- Week of 2027-04-19: Tomasz is away; Lars is primary that week.\n",
@@ -3646,6 +3651,41 @@ fn a_task_asking_what_time_answered_with_a_made_up_time_is_shown_the_lines_that_
         "{told}"
     );
     assert_eq!(report.answer, "At 17:00.");
+}
+
+#[test]
+fn a_time_made_from_a_number_in_the_text_is_told_to_be_that_number() {
+    // Told to answer after a loop, the model reads the flight's number as a
+    // time.
+    let task = "What time is our flight home? See notes/flights.md.";
+    let again = read("notes/flights.md");
+    let (report, model, calls) = run_task(
+        task,
+        &[
+            again.clone(),
+            again.clone(),
+            again,
+            say("The flight home is at 17:42."),
+            say("At 08:10."),
+        ],
+    );
+    assert_eq!(calls.len(), 1, "a correction calls nothing");
+    assert_eq!(report.corrections.get("time-not-given"), Some(&1));
+    let told = model.told(4);
+    assert!(
+        told.starts_with(
+            "The task asks what time, and your answer gives 17:42, which nothing you were shown \
+             holds. 17:42 is no time of day: it is the number in \"LX 1742\" read as one. \
+             These lines of what you read give a time and speak of what the task asks:\n\
+             - notes/flights.md: - Out: LX 317, Mon 3 May, London 07:40 -> Zurich 10:25\n\
+             - notes/flights.md: - Home: LX 1742, Fri 7 May, Zurich 08:10 -> London 08:55"
+        ),
+        "{told}"
+    );
+    assert_eq!(report.answer, "At 08:10.");
+    // A made-up time from no number is only said to be shown nowhere.
+    let (_, model, _) = told_to_answer_then(&["The train back leaves at 13:36.", "At 17:00."]);
+    assert!(!model.told(4).contains("no time of day"));
 }
 
 /// A turn that asks what time a train leaves, in which the model reads the

@@ -487,6 +487,14 @@ fn time_not_given(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, 
             made_up.join(", ")
         )
     };
+    // A number read as a time is said to be one: told only that its 13:31
+    // was shown nowhere, with the lines about the flights, the 0.5B gave
+    // 13:31 again, from `TP 1331`.
+    for (written, number) in crate::observe::times_read_from_numbers(a.text, task, &p.shown) {
+        said.push_str(&format!(
+            " {written} is no time of day: it is the number in \"{number}\" read as one."
+        ));
+    }
     said.push_str(" These lines of what you read give a time and speak of what the task asks:");
     push_lines(&mut said, &lines);
     said.push_str("\nAnswer with the time from the line about what the task asks.");
