@@ -337,6 +337,43 @@ pub fn asks_for_a_quantity(task: &str) -> bool {
             .any(|w| matches!(*w, "total" | "sum" | "altogether"))
 }
 
+/// The one number a program printed (`stdout`, trimmed), when it is below
+/// zero and `task` asks how many of something with no word that allows a
+/// signed answer ([`SIGNED_WORDS`]: "over or under", "difference"). A count,
+/// or a distance run, is never below zero: told to work the operator's
+/// starting mileage (312.6 km) into the sum of a shoe's runs (189.28 km),
+/// qwen2.5-coder-1.5b printed `sum(distance_km) - 312.6`, -123.32.
+pub fn below_zero_for_how_many(task: &str, stdout: &str) -> Option<String> {
+    let words = lower_words(task);
+    let how_many = words.windows(2).any(|w| w[0] == "how" && w[1] == "many");
+    if !how_many || words.iter().any(|w| SIGNED_WORDS.contains(&w.as_str())) {
+        return None;
+    }
+    let out = stdout.trim();
+    let n: f64 = out.parse().ok()?;
+    (n < 0.0).then(|| out.to_owned())
+}
+
+/// Words of a task that allow a number below zero for an answer: a change,
+/// a balance, a difference either way.
+const SIGNED_WORDS: &[&str] = &[
+    "under",
+    "below",
+    "short",
+    "difference",
+    "change",
+    "changed",
+    "balance",
+    "net",
+    "gain",
+    "loss",
+    "lost",
+    "delta",
+    "minus",
+    "negative",
+    "temperature",
+];
+
 /// The words of `text`, lower-cased: what the questions of a task are read
 /// from ([`asks_for_a_quantity`], [`asks_what_time`]).
 fn lower_words(text: &str) -> Vec<String> {
@@ -897,7 +934,8 @@ pub fn figure_off_task<'a>(
 /// answer or in any program the turn ran (`code`), nor does a program name
 /// the note. Returned as the note's name and those lines, at most
 /// [`ON_TASK_LINES`]. A year (a whole number from 1900 to 2100) is no such
-/// figure: a note dates what it says, and an answer need not.
+/// figure: a note dates what it says, and an answer need not. The figures
+/// of those lines come third, each once, in the order the lines give them.
 ///
 /// Asked how many km were on a pair of shoes and how many more before they
 /// should be retired, with the starting mileage and the retirement rule in
@@ -911,7 +949,7 @@ pub fn source_unused<'a>(
     task: &str,
     sources: &'a [(String, String)],
     code: &[String],
-) -> Option<(&'a str, Vec<&'a str>)> {
+) -> Option<(&'a str, Vec<&'a str>, Vec<String>)> {
     let counted = |n: &String| {
         judged(n) && !(n.len() == 4 && n.parse::<u32>().is_ok_and(|y| (1900..=2100).contains(&y)))
     };
@@ -944,7 +982,13 @@ pub fn source_unused<'a>(
         });
         if !theirs.is_empty() && !used {
             lines.truncate(ON_TASK_LINES);
-            return Some((name.as_str(), lines));
+            let mut given: Vec<String> = Vec::new();
+            for f in lines.iter().flat_map(|l| figures(l)).filter(&counted) {
+                if !given.contains(&f) {
+                    given.push(f);
+                }
+            }
+            return Some((name.as_str(), lines, given));
         }
     }
     None
@@ -1744,8 +1788,10 @@ mod tests {
                        print(sum(float(r['distance_km']) for r in rows if r['shoes'] == 'Novablast 4'))"
             .to_owned()];
         let answer = "They have 189.28 km on them; retire them after 189.28 km.";
-        let (name, lines) = source_unused(answer, task, &sources, &summed).unwrap();
+        let (name, lines, given) = source_unused(answer, task, &sources, &summed).unwrap();
         assert_eq!(name, "memory.operator");
+        // Their figures, the year and the shoe's model number left out.
+        assert_eq!(given, ["312.6", "700"]);
         // The lines about the task, not the parking bay.
         assert_eq!(lines.len(), 2, "{lines:?}");
         assert!(lines[0].starts_with("Shoe log:") && lines[1].starts_with("Rule of thumb:"));
@@ -2273,6 +2319,25 @@ mod tests {
         // A time the task gives is seen.
         assert!(gives_a_seen_time("At 20:00.", "Is it at 20:00?", &[]));
         assert!(!gives_a_seen_time("On Thursday.", task, &shown));
+    }
+
+    #[test]
+    fn a_number_below_zero_for_how_many_is_found() {
+        let task = "How many km are on my Novablast 4 now, and how many more before I \
+                    should retire them?";
+        assert_eq!(
+            below_zero_for_how_many(task, "-123.32\n"),
+            Some("-123.32".to_owned())
+        );
+        assert_eq!(below_zero_for_how_many(task, "501.88\n"), None);
+        assert_eq!(below_zero_for_how_many(task, "0\n"), None);
+        // More than one number, or words: not judged.
+        assert_eq!(below_zero_for_how_many(task, "-1\n-2\n"), None);
+        assert_eq!(below_zero_for_how_many(task, "total: -1\n"), None);
+        // A task that allows a signed answer, or asks no "how many".
+        let signed = "Tell me by how many km I was over or under.";
+        assert_eq!(below_zero_for_how_many(signed, "-16.06"), None);
+        assert_eq!(below_zero_for_how_many("What is 3 - 5?", "-2"), None);
     }
 
     #[test]

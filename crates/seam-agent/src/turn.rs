@@ -93,7 +93,14 @@
 //! figures into the code as numbers; once a turn), `rows-unfiltered-told` (a
 //! program that ran over a data table the turn read, in a task that names a
 //! value only some of its rows hold, and that names it nowhere, is told the
-//! value and its column, once a turn),
+//! value and its column, once a turn), `below-zero-told` (a program that
+//! printed one number below zero, in a task that asks how many of something
+//! and allows no signed answer, is told so, once a turn),
+//! `figure-set-unused` (a program that ran and printed, whose code sets a
+//! name to a number it never uses, is told the name and the number, once a
+//! turn), `program-unchanged-told` (a program run before, sent again
+//! unchanged after `answer-leaves-out-source` named the line of it to
+//! change, is not run and is told so, once a turn),
 //! `change-task-code-not-run` (code for a task that asks for a change on a
 //! branch, run before the repository was looked at, is sent back once with
 //! how code is changed), `code-over-read-text` (code that only looks through
@@ -113,8 +120,9 @@
 //! nor any result holds is sent back once),
 //! `time-not-given` (a task that asks what time, answered with no time of
 //! day, or only with times nothing showed, is sent back once with the lines
-//! read that give one and speak of what the task asks, also once the turn
-//! told the model to answer),
+//! read that give one and speak of what the task asks, and with the number
+//! a made-up time was read from, also once the turn told the model to
+//! answer),
 //! `answer-off-the-day` (a task that asks about one day, answered with
 //! nothing from the lines read that name that day or the start of the week
 //! it falls in, is sent back once with them; see `crate::days`),
@@ -363,6 +371,14 @@ const MAX_BOUNCES: u32 = 2;
 /// what a line that names the call to make shows it, to be copied.
 fn action_text(tool: &str, params: Value) -> String {
     json!({"mode": "action", "tool": tool, "params": params}).to_string()
+}
+
+/// Did a program's result (`v`) end with exit code 0 and print something?
+fn ran_and_printed(v: &Value) -> bool {
+    v.get("exit_code").and_then(Value::as_i64) == Some(0)
+        && v.get("stdout")
+            .and_then(Value::as_str)
+            .is_some_and(|o| !o.trim().is_empty())
 }
 
 /// A call as the turn compares calls: its text ([`action_text`]), which
@@ -1805,6 +1821,38 @@ impl Turn<'_> {
         }
         let params = asked.as_ref().unwrap_or(params);
         let key = call_key(tool, params);
+        // A program run before, sent again unchanged after the turn told the
+        // model which of its lines to change (`answer-leaves-out-source`):
+        // not run, and told so, once. Told to change the line that printed
+        // a shoe's runs' sum so it worked the operator's starting mileage
+        // in, qwen2.5-coder-1.5b sent the same program back, greedy and
+        // sampled, and was stopped; told at the copy, it may write the line
+        // anew.
+        if p.seen.contains(&key)
+            && !self.code_places(tool).is_empty()
+            && !p.report.corrections.contains_key("program-unchanged-told")
+            && let Some(change) = p
+                .found_by("answer-leaves-out-source")
+                .last()
+                .and_then(|d| d.get("change"))
+                .cloned()
+        {
+            p.correct(
+                "program-unchanged-told",
+                json!({"tool": tool}),
+                self.trace,
+                on,
+            );
+            p.unsay = true;
+            p.sent_back_unrun.insert(key);
+            let line = change["line"].as_str().unwrap_or_default();
+            let figures = change["figures"].as_str().unwrap_or_default();
+            return Ok(Some(format!(
+                "That is your last program unchanged, so it was not run: its line `{line}` \
+                 still prints without {figures}. Write that line anew so it works {figures} \
+                 in, and run the program with {tool}."
+            )));
+        }
         // A copy of a call the model was told of: a repeat it was warned of,
         // or a call a check sent back unrun in an earlier step (under
         // llama-server, qwen2.5-coder-1.5b sent the same search of a trip
@@ -2715,10 +2763,7 @@ impl Turn<'_> {
         params: &Map<String, Value>,
         v: &Value,
     ) -> Option<(String, crate::observe::NamedRows)> {
-        let ran = v.get("exit_code").and_then(Value::as_i64) == Some(0)
-            && v.get("stdout")
-                .and_then(Value::as_str)
-                .is_some_and(|o| !o.trim().is_empty());
+        let ran = ran_and_printed(v);
         if !ran || p.report.corrections.contains_key("rows-unfiltered-told") {
             return None;
         }
@@ -2730,6 +2775,29 @@ impl Turn<'_> {
             crate::observe::rows_the_task_names(&p.report.info.task, &code, path, text)
                 .map(|rows| (path.clone(), rows))
         })
+    }
+
+    /// A program that ran and printed, whose code sets a name to a number
+    /// and never uses it (see [`seam_pylex::figures_set_unused`]): those
+    /// names and numbers, once a turn. A hint, not a refusal: the model
+    /// decides whether the task needs the number.
+    fn figures_set_unused(
+        &self,
+        p: &Progress,
+        tool: &str,
+        params: &Map<String, Value>,
+        v: &Value,
+    ) -> Option<Vec<(String, String)>> {
+        let ran = ran_and_printed(v);
+        if !ran || p.report.corrections.contains_key("figure-set-unused") {
+            return None;
+        }
+        let unused: Vec<(String, String)> = self
+            .code_of(tool, params)
+            .into_iter()
+            .flat_map(seam_pylex::figures_set_unused)
+            .collect();
+        (!unused.is_empty()).then_some(unused)
     }
 
     fn exact_match_missed(
@@ -2994,11 +3062,7 @@ impl Turn<'_> {
         }
         if let CallResult::Output(v) = &outcome.result {
             let code = self.code_of(tool, params);
-            p.printed |= !code.is_empty()
-                && v.get("exit_code").and_then(Value::as_i64) == Some(0)
-                && v.get("stdout")
-                    .and_then(Value::as_str)
-                    .is_some_and(|o| !o.trim().is_empty());
+            p.printed |= !code.is_empty() && ran_and_printed(v);
             p.code_ran.extend(code.into_iter().map(str::to_owned));
             if tool == OPERATOR_NOTES {
                 let notes = v.get("notes").and_then(Value::as_array);
@@ -3110,6 +3174,51 @@ impl Turn<'_> {
                              about those rows only, keep the rows whose {} is {:?} and run it \
                              again; if not, answer from what it printed.",
                             rows.value, rows.rows, rows.of, rows.column, rows.column, rows.value
+                        ))),
+                    ));
+                }
+                if let Some(printed) = v
+                    .get("stdout")
+                    .and_then(Value::as_str)
+                    .filter(|_| {
+                        !self.code_places(tool).is_empty()
+                            && !p.report.corrections.contains_key("below-zero-told")
+                    })
+                    .and_then(|o| crate::observe::below_zero_for_how_many(&p.report.info.task, o))
+                {
+                    p.correct(
+                        "below-zero-told",
+                        json!({"printed": printed}),
+                        self.trace,
+                        on,
+                    );
+                    return Ok((
+                        shown,
+                        Some(std::borrow::Cow::Owned(format!(
+                            "It printed {printed}, a number below zero, and the task asks how \
+                             many. If what it counts cannot be below zero, look again at what \
+                             each number in the line that works it out stands for, mend that \
+                             line and run it again; if it can, answer from what it printed."
+                        ))),
+                    ));
+                }
+                if let Some(unused) = self.figures_set_unused(p, tool, params, v) {
+                    let names: Vec<&str> = unused.iter().map(|(n, _)| n.as_str()).collect();
+                    p.correct("figure-set-unused", json!({"names": names}), self.trace, on);
+                    let set: Vec<String> = unused
+                        .iter()
+                        .map(|(name, number)| format!("{name} to {number}"))
+                        .collect();
+                    let numbers: Vec<&str> = unused.iter().map(|(_, n)| n.as_str()).collect();
+                    let (set, numbers) = (set.join(" and "), numbers.join(" and "));
+                    let it = if unused.len() == 1 { "it" } else { "them" };
+                    return Ok((
+                        shown,
+                        Some(std::borrow::Cow::Owned(format!(
+                            "Your code sets {set} and never uses {it} after, so what it printed \
+                             leaves {numbers} out. If the task needs {it}, work {it} into what \
+                             the code prints and run it again; if not, answer from what it \
+                             printed."
                         ))),
                     ));
                 }

@@ -140,6 +140,17 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
         "python.run" if params["code"].as_str().unwrap_or("").contains("silent") => {
             Ok(json!({"exit_code": 0, "stdout": "", "stderr": ""}))
         }
+        "python.run" if params["code"].as_str().unwrap_or("").contains("# one sum") => {
+            Ok(json!({"exit_code": 0, "stdout": "12.92\n", "stderr": ""}))
+        }
+        "python.run"
+            if params["code"]
+                .as_str()
+                .unwrap_or("")
+                .contains("# below zero") =>
+        {
+            Ok(json!({"exit_code": 0, "stdout": "-198.12\n", "stderr": ""}))
+        }
         "python.run" if params["code"].as_str().unwrap_or("").contains("# column") => {
             Ok(json!({"exit_code": 0, "stdout": "12.92\n4.85\n5.91\n", "stderr": ""}))
         }
@@ -3324,8 +3335,10 @@ fn an_answer_worked_out_without_the_operators_note_about_the_task_is_sent_back_o
         told.starts_with(
             "Your answer uses nothing of the operator's notes (memory.operator), and these \
              lines of it bear on the task:\n- Shoe log: the Novablast 4 had 312.6 km before 2 March.\n\
-             Work what they give into your answer (with python.run for what must be worked out), \
-             then answer."
+             Neither your answer nor a program of the turn used 312.6. Work them into your last \
+             program: its line `print(sum(float(r['km']) for r in rows if r['shoes'] == \
+             'Novablast 4'))  # column` prints without them. Change that line so it works 312.6 \
+             in, run the program again with python.run, then answer."
         ),
         "{told}"
     );
@@ -3366,6 +3379,108 @@ fn an_answer_worked_out_without_the_operators_note_about_the_task_is_sent_back_o
     );
     assert_eq!(report.corrections.get("answer-leaves-out-source"), None);
     assert_eq!(report.answer, "They have 12.92 km on them.");
+}
+
+#[test]
+fn a_program_sent_again_unchanged_after_it_was_told_which_line_to_change_is_not_run() {
+    // Told to change the line that printed the runs' sum so it worked the
+    // note's starting mileage in, qwen2.5-coder-1.5b sent the same program.
+    let task = "How many km are on my Novablast 4 now? The starting mileage is in my notes \
+                to you; the runs are in data/shoes.csv.";
+    let summed = "# one sum\nimport csv\nrows = csv.DictReader(open('data/shoes.csv'))\n\
+                  total = sum(float(r['km']) for r in rows if r['shoes'] == 'Novablast 4')\n\
+                  print(total)";
+    let mended = summed.replace("print(total)", "print(total + 312.6)");
+    let (report, model, calls) = run_task(
+        task,
+        &[
+            recall("shoe"),
+            read("data/shoes.csv"),
+            python(summed),
+            say("They have 12.92 km on them."),
+            python(summed),
+            python(&mended),
+            say("12.92 km logged on top of the 312.6 km."),
+        ],
+    );
+    assert_eq!(report.corrections.get("answer-leaves-out-source"), Some(&1));
+    assert_eq!(report.corrections.get("program-unchanged-told"), Some(&1));
+    assert!(
+        model
+            .told(4)
+            .contains("Work them into your last program: its line `print(total)` prints"),
+        "{}",
+        model.told(4)
+    );
+    assert_eq!(
+        model.told(5),
+        "That is your last program unchanged, so it was not run: its line `print(total)` still \
+         prints without 312.6. Write that line anew so it works 312.6 in, and run the program \
+         with python.run."
+    );
+    // The copy ran nowhere, and left the conversation; the mended one ran.
+    let codes: Vec<&str> = calls
+        .iter()
+        .filter(|(tool, _)| tool == "python.run")
+        .map(|(_, params)| params["code"].as_str().unwrap())
+        .collect();
+    assert_eq!(codes, [summed, mended.as_str()]);
+    assert_eq!(report.answer, "12.92 km logged on top of the 312.6 km.");
+
+    // Without a line to change (no program ran before the answer), a copy
+    // of a program is the repeat it always was.
+    let (report, _, _) = run_task(
+        task,
+        &[
+            python(summed),
+            python(summed),
+            say("They have 12.92 km on them."),
+        ],
+    );
+    assert_eq!(report.corrections.get("program-unchanged-told"), None);
+}
+
+#[test]
+fn a_program_that_prints_a_number_below_zero_for_how_many_is_told_so() {
+    let task = "How many km more before I should retire my shoes? The rule is 700 km.";
+    let code = "# below zero\nprint(189.28 + 312.6 - 700)";
+    let (report, model, _) = run_task(task, &[python(code), say("198.12 km more.")]);
+    assert_eq!(report.corrections.get("below-zero-told"), Some(&1));
+    assert!(
+        model.told(1).ends_with(
+            "It printed -198.12, a number below zero, and the task asks how many. If what it \
+             counts cannot be below zero, look again at what each number in the line that works \
+             it out stands for, mend that line and run it again; if it can, answer from what it \
+             printed."
+        ),
+        "{}",
+        model.told(1)
+    );
+    // A task whose answer may be signed is not told.
+    let signed = "By how many km was I over or under my target of 700 km?";
+    let (report, _, _) = run_task(signed, &[python(code), say("198.12 km under.")]);
+    assert_eq!(report.corrections.get("below-zero-told"), None);
+}
+
+#[test]
+fn a_program_that_sets_a_number_and_never_uses_it_is_told_so() {
+    let task = "How many km are on my Novablast 4 now? It had 312.6 km before I logged runs.";
+    let code = "# one sum\nstart_km = float('312.6')\nlogged = 12.92\nprint(logged)";
+    let (report, model, _) = run_task(task, &[python(code), say("12.92 km.")]);
+    assert_eq!(report.corrections.get("figure-set-unused"), Some(&1));
+    assert!(
+        model.told(1).ends_with(
+            "Your code sets start_km to 312.6 and never uses it after, so what it printed \
+             leaves 312.6 out. If the task needs it, work it into what the code prints and run \
+             it again; if not, answer from what it printed."
+        ),
+        "{}",
+        model.told(1)
+    );
+    // A number the code uses is no hint.
+    let used = "# one sum\nstart_km = 312.6\nlogged = 12.92\nprint(logged + start_km)";
+    let (report, _, _) = run_task(task, &[python(used), say("12.92 km.")]);
+    assert_eq!(report.corrections.get("figure-set-unused"), None);
 }
 
 #[test]

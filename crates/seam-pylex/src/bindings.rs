@@ -42,6 +42,63 @@ pub fn files_behind_line(code: &str, line: usize) -> Vec<String> {
     out
 }
 
+/// The names `code` binds to a number and never names again: each as (name,
+/// the number as written), in order. A binding is a line `name = 312.6` (or
+/// `float('312.6')`, `int(700)`: a number's literal, or one such call of
+/// it); a name counts as named again when it stands anywhere else in the
+/// code, in a string too (an f-string's field), or later on its own line.
+/// Read by words, so a name it cannot follow counts as used: the rule errs
+/// towards silence. A number set and never used went into nothing the
+/// program printed: told of the operator's starting mileage,
+/// qwen2.5-coder-1.5b wrote `start_mileage = float('312.6')` and printed the
+/// runs' sum without it. `_` and names that start with it are left alone,
+/// as Python's own convention for a value kept on purpose.
+pub fn figures_set_unused(code: &str) -> Vec<(String, String)> {
+    let lines: Vec<&str> = code.lines().collect();
+    let mut out: Vec<(String, String)> = Vec::new();
+    for (i, line) in lines.iter().enumerate() {
+        let Some((name, number)) = figure_binding(line) else {
+            continue;
+        };
+        if name.starts_with('_') || out.iter().any(|(n, _)| n == name) {
+            continue;
+        }
+        let elsewhere = lines
+            .iter()
+            .enumerate()
+            .any(|(j, l)| j != i && identifiers(l).contains(&name));
+        let again_on_its_line = line.matches(name).count() > 1;
+        if !elsewhere && !again_on_its_line {
+            out.push((name.to_owned(), number.to_owned()));
+        }
+    }
+    out
+}
+
+/// `name = N`, `name = float('N')` or `name = int(N)` on one line, N a
+/// number's literal: (name, N).
+fn figure_binding(line: &str) -> Option<(&str, &str)> {
+    let (left, right) = line.trim().split_once('=')?;
+    let name = left.trim();
+    let right = right.trim();
+    if right.starts_with('=') || identifiers(name) != [name] || name.contains(['.', '[']) {
+        return None;
+    }
+    let mut value = right;
+    for call in ["float(", "int("] {
+        if let Some(inner) = value.strip_prefix(call).and_then(|v| v.strip_suffix(')')) {
+            value = inner.trim().trim_matches(|c| c == '\'' || c == '"');
+            break;
+        }
+    }
+    let number = value.strip_prefix('-').unwrap_or(value);
+    let mut parts = number.splitn(2, '.');
+    let whole = parts.next().unwrap_or("");
+    let digits = |s: &str| !s.is_empty() && s.bytes().all(|b| b.is_ascii_digit());
+    let is_number = digits(whole) && parts.next().is_none_or(digits);
+    is_number.then_some((name, value))
+}
+
 /// The identifiers of a line of code, each once, in order.
 fn identifiers(line: &str) -> Vec<&str> {
     let mut out: Vec<&str> = Vec::new();
@@ -86,6 +143,52 @@ fn binds(line: &str, name: &str) -> bool {
 
 #[cfg(test)]
 mod tests {
+    #[test]
+    fn a_number_set_and_never_named_again_is_found() {
+        let code = "import csv\nruns = csv.DictReader(open('data/runs.csv'))\n\
+                    km = [float(r['distance_km']) for r in runs]\n\
+                    start_mileage = float('312.6')\nretire_at = float('700.0')\n\
+                    now = sum(km)\nleft = retire_at - now\n\
+                    print(f'{now:.2f} km, {left:.2f} to go')";
+        assert_eq!(
+            super::figures_set_unused(code),
+            [("start_mileage".to_owned(), "312.6".to_owned())]
+        );
+        // Named in an f-string's field, in another binding, on its own line
+        // again, or by a function written before it: used.
+        for used in [
+            "start = 312.6\nprint(f'{start + 1}')",
+            "start = 312.6\nstart = start + 2",
+            "start = 312.6; print(start)",
+            "def f():\n    return start\nstart = 312.6\nprint(f())",
+            "start = int(700)\ntotal = start",
+        ] {
+            assert!(super::figures_set_unused(used).is_empty(), "{used}");
+        }
+        // Plain and negative literals, int() of one; `_` kept on purpose; a
+        // comparison, an attribute, an item and a non-number are no bindings.
+        assert_eq!(
+            super::figures_set_unused("a = 700\nb = -2.5\nc = int(\"12\")\n_ = 1\nprint(1)"),
+            [
+                ("a".to_owned(), "700".to_owned()),
+                ("b".to_owned(), "-2.5".to_owned()),
+                ("c".to_owned(), "12".to_owned())
+            ]
+        );
+        for none in [
+            "a == 700",
+            "self.a = 700",
+            "d['a'] = 700",
+            "a = 700 + 1",
+            "a = 'x'",
+            "a = 1.2.3",
+            "a, b = 1, 2",
+            "a = float(x)",
+        ] {
+            assert!(super::figures_set_unused(none).is_empty(), "{none}");
+        }
+    }
+
     #[test]
     fn the_files_behind_a_line_are_followed_through_its_names() {
         let code = "import csv\nnotes = csv.DictReader(open('notes/plan.md'))\n\

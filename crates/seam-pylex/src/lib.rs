@@ -14,7 +14,8 @@
 //! end are cut, where a line break inside a one-line literal stands for its escape, and
 //! which literals in an f-string's fields need the other quote before Python 3.12,
 //! which directory code lists when listing one and printing it is all it does, and
-//! which files a line of code read, through the names it uses.
+//! which files a line of code read, through the names it uses, and which numbers it
+//! sets and never uses.
 //! Must never: run or import code, touch the file system, or depend on
 //! another seam crate (both the gate and the agent use it).
 
@@ -22,7 +23,7 @@ mod bindings;
 mod listing;
 mod literals;
 
-pub use bindings::files_behind_line;
+pub use bindings::{figures_set_unused, files_behind_line};
 pub use listing::directory_listed;
 
 pub use literals::{

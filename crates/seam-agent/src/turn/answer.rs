@@ -788,11 +788,14 @@ fn leaves_out_source(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Valu
     sources.retain(|(name, text)| {
         !flagged(name) && (!p.code_ran.is_empty() || !crate::observe::is_data_table(name, text))
     });
-    let (name, lines) = crate::observe::source_unused(a.text, task, &sources, &p.code_ran)?;
+    let (name, lines, given) = crate::observe::source_unused(a.text, task, &sources, &p.code_ran)?;
     let python = t.python_tool();
     let table = sources
         .iter()
         .any(|(n, text)| n == name && crate::observe::is_data_table(n, text));
+    // The line of the last program to change, when the model is told to
+    // change one: kept for a copy of that program (`program-unchanged-told`).
+    let mut change = None;
     let said = if table {
         let work = match python {
             Some(python) => format!(" (with {python}, whose code can open {name})"),
@@ -813,17 +816,48 @@ fn leaves_out_source(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Valu
             .iter()
             .map(|l| format!("\n- {}", seam_term::clip(l, LINE_SHOWN, "…")))
             .collect();
-        let work = match python {
-            Some(python) => format!(" (with {python} for what must be worked out)"),
-            None => String::new(),
+        // The figures are named; with a program run, the way to work them
+        // in is said: told only to work the lines in, qwen2.5-coder-1.5b
+        // ran the same program again, twice, and answered with its sum alone.
+        let figures = match given.as_slice() {
+            [init @ .., last] if !init.is_empty() => format!("{} and {last}", init.join(", ")),
+            _ => given.join(""),
+        };
+        // The line that prints the last program's result: where what it
+        // works out is made.
+        let printing = p.code_ran.last().and_then(|code| {
+            code.lines()
+                .rev()
+                .map(str::trim)
+                .find(|l| l.starts_with("print("))
+                .map(|l| seam_term::clip(l, LINE_SHOWN, "…"))
+        });
+        change = printing
+            .as_ref()
+            .map(|line| json!({"line": line, "figures": figures}));
+        let work = match (python, printing) {
+            (Some(python), Some(line)) => format!(
+                "Work them into your last program: its line `{line}` prints without them. \
+                 Change that line so it works {figures} in, run the program again with \
+                 {python}, then answer."
+            ),
+            (Some(python), None) => format!(
+                "Work what they give into your answer (with {python} for what must be worked \
+                 out), then answer."
+            ),
+            (None, _) => "Work what they give into your answer, then answer.".to_owned(),
         };
         format!(
             "Your answer uses nothing of {what}, and these lines of it bear on the task:{listed}\n\
-             Work what they give into your answer{work}, then answer."
+             Neither your answer nor a program of the turn used {figures}. {work}"
         )
     };
+    let mut detail = json!({"source": name, "lines": lines.len()});
+    if let Some(change) = change {
+        detail["change"] = change;
+    }
     Some((
-        json!({"source": name, "lines": lines.len()}),
+        detail,
         SendBack::SayDropping {
             said: task_again(p, &said),
             unsaid: "left-out-reply-unsaid",
