@@ -209,4 +209,23 @@ mod tests {
         let code = "print(rows['x'])\nrows = open('a.csv')";
         assert!(super::files_behind_line(code, 1).is_empty());
     }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(2000))]
+        /// Never panics; a name it finds stands on exactly one line of the
+        /// code, once, and the number it gives is on that line.
+        #[test]
+        fn a_name_set_and_unused_stands_once(
+            code in "[a-z_0-9=.()'\"+\\- \n{}f]{0,80}"
+        ) {
+            for (name, number) in super::figures_set_unused(&code) {
+                let lines: Vec<&str> = code
+                    .lines()
+                    .filter(|l| super::identifiers(l).contains(&name.as_str()))
+                    .collect();
+                proptest::prop_assert_eq!(lines.len(), 1, "{:?} in {:?}", name, code);
+                proptest::prop_assert!(lines[0].contains(number.as_str()));
+            }
+        }
+    }
 }
