@@ -374,6 +374,100 @@ const SIGNED_WORDS: &[&str] = &[
     "temperature",
 ];
 
+/// When `task` asks about now ("…on now", "the current host") and every
+/// name of `answer` that a result in `shown` holds (a word with letters and
+/// a digit or a hyphen: `pg-stage-01`, `kestrel-db-2`) stands there only in
+/// clauses that say it is gone ([`GONE_WORDS`]: "the old host pg-stage-01
+/// is switched off"): the first such name and its clause. Clauses are cut
+/// at `;`, `,`, a line's end and a sentence's. Asked which host the staging
+/// database was on now, with the operator's note "The staging database
+/// moved to kestrel-db-2 on 2 March 2027; the old host pg-stage-01 is
+/// switched off", qwen2.5-coder-1.5b answered pg-stage-01 in one run of
+/// four. An answer that names the new one too ("kestrel-db-2; the old
+/// pg-stage-01 is off") is not judged.
+pub fn names_only_what_is_gone<'a>(
+    answer: &str,
+    task: &str,
+    shown: &'a [String],
+) -> Option<(String, &'a str)> {
+    let words = lower_words(task);
+    if !words.iter().any(|w| NOW_WORDS.contains(&w.as_str())) {
+        return None;
+    }
+    let clauses: Vec<&str> = shown
+        .iter()
+        .flat_map(|s| s.split([';', ',', '\n']))
+        .flat_map(|c| c.split(". "))
+        .map(|c| {
+            c.trim_matches(|ch: char| {
+                ch.is_whitespace() || matches!(ch, '"' | '.' | '{' | '}' | '[' | ']')
+            })
+        })
+        .filter(|c| !c.is_empty())
+        .collect();
+    let gone_clause = |c: &str| {
+        let w = lower_words(c);
+        w.iter().any(|x| GONE_WORDS.contains(&x.as_str()))
+            || w.windows(2).any(|p| {
+                matches!(
+                    (p[0].as_str(), p[1].as_str()),
+                    ("switched" | "turned" | "shut", "off" | "down") | ("no", "longer")
+                )
+            })
+    };
+    let mut gone = None;
+    for name in host_like_names(answer) {
+        if task.contains(name.as_str()) {
+            continue;
+        }
+        let held: Vec<&str> = clauses
+            .iter()
+            .copied()
+            .filter(|c| host_like_names(c).contains(&name))
+            .collect();
+        match held.iter().all(|c| gone_clause(c)) {
+            _ if held.is_empty() => {}
+            true => gone = gone.or(Some((name, held[0]))),
+            false => return None,
+        }
+    }
+    gone
+}
+
+/// The words of `text` that name a thing by letters with a digit or a
+/// hyphen in them (`pg-stage-01`, `kestrel-db-2`, `web3`), four characters
+/// or more, edge punctuation trimmed.
+fn host_like_names(text: &str) -> Vec<String> {
+    text.split(|c: char| c.is_whitespace() || matches!(c, '"' | '\'' | '`' | '(' | ')' | ',' | ';'))
+        .map(|w| w.trim_matches(|c: char| !c.is_alphanumeric()))
+        .filter(|w| {
+            w.chars().count() >= 4
+                && w.chars().any(|c| c.is_ascii_alphabetic())
+                && w.chars().any(|c| c.is_ascii_digit() || c == '-')
+                && w.chars()
+                    .all(|c| c.is_alphanumeric() || matches!(c, '-' | '_' | '.'))
+        })
+        .map(str::to_owned)
+        .collect()
+}
+
+/// Words of a task that ask about the present.
+const NOW_WORDS: &[&str] = &["now", "current", "currently", "today", "still", "nowadays"];
+
+/// Words of a clause that say what it names is gone, beside "switched off",
+/// "turned off", "shut down" and "no longer".
+const GONE_WORDS: &[&str] = &[
+    "old",
+    "former",
+    "formerly",
+    "previous",
+    "previously",
+    "decommissioned",
+    "retired",
+    "deprecated",
+    "obsolete",
+];
+
 /// The words of `text`, lower-cased: what the questions of a task are read
 /// from ([`asks_for_a_quantity`], [`asks_what_time`]).
 fn lower_words(text: &str) -> Vec<String> {
@@ -2338,6 +2432,55 @@ mod tests {
         let signed = "Tell me by how many km I was over or under.";
         assert_eq!(below_zero_for_how_many(signed, "-16.06"), None);
         assert_eq!(below_zero_for_how_many("What is 3 - 5?", "-2"), None);
+    }
+
+    #[test]
+    fn a_name_the_notes_say_is_gone_for_a_task_about_now() {
+        let shown = vec![
+            "memory.operator returned:\nnotes: [{\"id\":2,\"text\":\"Maintenance window for \
+             kestrel-db-2: Wednesdays 03:30-04:00 UTC.\"},{\"id\":1,\"text\":\"The staging \
+             database moved to kestrel-db-2 on 2 March 2027; the old host pg-stage-01 is \
+             switched off.\"}]"
+                .to_owned(),
+        ];
+        let task = "Which host is the staging database on now?";
+        assert_eq!(
+            names_only_what_is_gone("It is on pg-stage-01.", task, &shown),
+            Some((
+                "pg-stage-01".to_owned(),
+                "the old host pg-stage-01 is switched off"
+            ))
+        );
+        // The new one named, alone or beside the old: not judged.
+        assert_eq!(names_only_what_is_gone("kestrel-db-2.", task, &shown), None);
+        assert_eq!(
+            names_only_what_is_gone("kestrel-db-2; the old pg-stage-01 is off.", task, &shown),
+            None
+        );
+        // A task not about now, or a name the results do not hold.
+        assert_eq!(
+            names_only_what_is_gone("pg-stage-01", "Which host was it on in 2026?", &shown),
+            None
+        );
+        assert_eq!(names_only_what_is_gone("db-9 it is.", task, &shown), None);
+        // Other words of going.
+        for clause in [
+            "web-01 was decommissioned",
+            "web-01 is no longer used",
+            "formerly web-01",
+            "web-01 shut down in May",
+        ] {
+            let shown = [format!("{clause}; web-02 serves it.")];
+            assert!(
+                names_only_what_is_gone("web-01", "Which web host is current?", &shown).is_some(),
+                "{clause}"
+            );
+        }
+        let kept = ["web-01 serves the site.".to_owned()];
+        assert_eq!(
+            names_only_what_is_gone("web-01", "Which web host is current?", &kept),
+            None
+        );
     }
 
     #[test]

@@ -126,6 +126,9 @@
 //! `answer-off-the-day` (a task that asks about one day, answered with
 //! nothing from the lines read that name that day or the start of the week
 //! it falls in, is sent back once with them; see `crate::days`),
+//! `answer-names-what-is-gone` (a task about now answered with only a name
+//! that what was read says is gone, "the old host pg-stage-01 is switched
+//! off", is sent back once with that clause),
 //! `question-left-out` (an answer to one part of the task that leaves out a
 //! question it asks is sent back once with the question and the file read
 //! that speaks of it, also once the turn told the model to answer),

@@ -194,6 +194,10 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
                          is read with files.read (its path); what the operator told you to \
                          remember is searched with memory.operator"}))
         }
+        "memory.operator" if params["query"] == "mail host" => {
+            Ok(json!({"op": "search", "notes": [
+                {"id": 3, "text": "Mail moved to mx-kite-4 in June; the old relay smtp-07 is shut down."}]}))
+        }
         "memory.operator" => Ok(json!({"op": "search", "notes": [
                 {"id": 1, "text": "Shoe log: the Novablast 4 had 312.6 km before 2 March."}]})),
         "memory.codebase" if params["op"] == "search" => {
@@ -3438,6 +3442,47 @@ fn a_program_sent_again_unchanged_after_it_was_told_which_line_to_change_is_not_
         ],
     );
     assert_eq!(report.corrections.get("program-unchanged-told"), None);
+}
+
+#[test]
+fn a_task_about_now_answered_with_only_what_the_notes_say_is_gone_is_sent_back_once() {
+    let task = "Which host relays our mail now? I noted it for you.";
+    let (report, model, calls) = run_task(
+        task,
+        &[
+            recall("mail host"),
+            say("Mail goes through smtp-07."),
+            say("Mail goes through mx-kite-4."),
+        ],
+    );
+    assert_eq!(calls.len(), 1, "a correction calls nothing");
+    assert_eq!(
+        report.corrections.get("answer-names-what-is-gone"),
+        Some(&1)
+    );
+    assert_eq!(
+        model.told(2),
+        "Your answer names smtp-07, and what you read says it is gone: \"the old relay smtp-07 \
+         is shut down\". The task asks about now: answer with what it is now, from what you \
+         read. The operator's task was: Which host relays our mail now? I noted it for you."
+    );
+    assert_eq!(report.answer, "Mail goes through mx-kite-4.");
+    // The new one named beside the old, or a task not about now: it stands.
+    for (task, answer) in [
+        (task, "mx-kite-4; smtp-07 is shut down."),
+        (
+            "Which host relayed our mail in May? I noted it.",
+            "smtp-07.",
+        ),
+    ] {
+        let (report, _, _) = run_task(task, &[recall("mail host"), say(answer)]);
+        assert_eq!(
+            report.corrections.get("answer-names-what-is-gone"),
+            None,
+            "{task}"
+        );
+        assert_eq!(report.answer, answer);
+    }
 }
 
 #[test]

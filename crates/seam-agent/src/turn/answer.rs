@@ -174,6 +174,14 @@ const CHECKS: &[Check] = &[
         run: off_the_day,
     },
     Check {
+        name: "answer-names-what-is-gone",
+        when_forced: true,
+        once: true,
+        anew: Anew::Never,
+        on_copy: OnCopy::Resampled,
+        run: names_what_is_gone,
+    },
+    Check {
         name: "question-left-out",
         when_forced: true,
         once: true,
@@ -564,6 +572,26 @@ fn off_the_day(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Sen
     Some((
         json!({"day": asked.to_string(), "week_of": week_of.map(|d| d.to_string()), "lines": lines.len()}),
         with_task(p, &said),
+    ))
+}
+
+/// A task about now answered with only a name the results say is gone
+/// (see [`crate::observe::names_only_what_is_gone`]): sent back once with
+/// the clause that says so. Made once the turn told the model to answer
+/// too.
+fn names_what_is_gone(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
+    let (name, clause) =
+        crate::observe::names_only_what_is_gone(a.text, &p.report.info.task, &p.shown)?;
+    Some((
+        json!({"name": name}),
+        with_task(
+            p,
+            &format!(
+                "Your answer names {name}, and what you read says it is gone: \"{}\". The task \
+                 asks about now: answer with what it is now, from what you read.",
+                seam_term::clip(clause, LINE_SHOWN, "…")
+            ),
+        ),
     ))
 }
 
