@@ -1839,6 +1839,11 @@ impl Turn<'_> {
                 .last()
                 .and_then(|d| d.get("change"))
                 .cloned()
+            // The program that line was told of, not another run since.
+            && self
+                .code_of(tool, params)
+                .into_iter()
+                .any(|code| answer::printing_line(code).as_deref() == change["line"].as_str())
         {
             p.correct(
                 "program-unchanged-told",

@@ -3431,6 +3431,24 @@ fn a_program_sent_again_unchanged_after_it_was_told_which_line_to_change_is_not_
     assert_eq!(codes, [summed, mended.as_str()]);
     assert_eq!(report.answer, "12.92 km logged on top of the 312.6 km.");
 
+    // A copy of a program run since, with that line changed, is the repeat
+    // it always was: the line told of is no longer in it.
+    let (report, model, _) = run_task(
+        task,
+        &[
+            recall("shoe"),
+            read("data/shoes.csv"),
+            python(summed),
+            say("They have 12.92 km on them."),
+            python(&mended),
+            python(&mended),
+            say("12.92 km logged on top of the 312.6 km."),
+        ],
+    );
+    assert_eq!(report.corrections.get("program-unchanged-told"), None);
+    assert_eq!(report.corrections.get("repeat-warned"), Some(&1));
+    assert!(!model.told(6).contains("print(total)"), "{}", model.told(6));
+
     // Without a line to change (no program ran before the answer), a copy
     // of a program is the repeat it always was.
     let (report, _, _) = run_task(

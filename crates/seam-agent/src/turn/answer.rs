@@ -595,6 +595,19 @@ fn names_what_is_gone(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Val
     ))
 }
 
+/// The line that prints a program's result, where what it works out is
+/// made: its last line that starts with `print(`, trimmed and clipped as a
+/// shown line is. One reading for the line `answer-leaves-out-source` tells
+/// the model to change and the program `program-unchanged-told` finds
+/// unchanged.
+pub(super) fn printing_line(code: &str) -> Option<String> {
+    code.lines()
+        .rev()
+        .map(str::trim)
+        .find(|l| l.starts_with("print("))
+        .map(|l| seam_term::clip(l, LINE_SHOWN, "…").into_owned())
+}
+
 /// At most this many lines are shown by `answer-off-the-day`.
 const DAY_LINES_SHOWN: usize = 4;
 
@@ -851,15 +864,7 @@ fn leaves_out_source(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Valu
             [init @ .., last] if !init.is_empty() => format!("{} and {last}", init.join(", ")),
             _ => given.join(""),
         };
-        // The line that prints the last program's result: where what it
-        // works out is made.
-        let printing = p.code_ran.last().and_then(|code| {
-            code.lines()
-                .rev()
-                .map(str::trim)
-                .find(|l| l.starts_with("print("))
-                .map(|l| seam_term::clip(l, LINE_SHOWN, "…"))
-        });
+        let printing = p.code_ran.last().and_then(|code| printing_line(code));
         change = printing
             .as_ref()
             .map(|line| json!({"line": line, "figures": figures}));
