@@ -383,7 +383,7 @@ const SIGNED_WORDS: &[&str] = &[
 /// database was on now, with the operator's note "The staging database
 /// moved to kestrel-db-2 on 2 March 2027; the old host pg-stage-01 is
 /// switched off", qwen2.5-coder-1.5b answered pg-stage-01 in one run of
-/// four. An answer that names the new one too ("kestrel-db-2; the old
+/// five. An answer that names the new one too ("kestrel-db-2; the old
 /// pg-stage-01 is off") is not judged.
 pub fn names_only_what_is_gone<'a>(
     answer: &str,
@@ -2432,6 +2432,31 @@ mod tests {
         let signed = "Tell me by how many km I was over or under.";
         assert_eq!(below_zero_for_how_many(signed, "-16.06"), None);
         assert_eq!(below_zero_for_how_many("What is 3 - 5?", "-2"), None);
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig::with_cases(1000))]
+        /// Any text: the three readings of this round end, and what they
+        /// give is in what they were given.
+        #[test]
+        fn numbers_times_and_gone_names_hold_on_any_text(
+            answer in "(?s).{0,60}",
+            shown in "(?s).{0,120}",
+            task in "(how many|what time|now|old|[a-z0-9: .;,-]){0,12}",
+        ) {
+            let shown = vec![shown];
+            for (written, number) in times_read_from_numbers(&answer, &task, &shown) {
+                proptest::prop_assert!(answer.contains(&written));
+                let digits = number.rsplit(' ').next().unwrap_or("");
+                proptest::prop_assert!(shown[0].contains(digits) || task.contains(digits));
+            }
+            if let Some((name, clause)) = names_only_what_is_gone(&answer, &task, &shown) {
+                proptest::prop_assert!(clause.contains(&name) && answer.contains(&name));
+            }
+            if let Some(n) = below_zero_for_how_many(&task, &shown[0]) {
+                proptest::prop_assert!(n.parse::<f64>().is_ok_and(|x| x < 0.0));
+            }
+        }
     }
 
     #[test]
