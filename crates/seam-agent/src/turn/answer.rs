@@ -222,7 +222,7 @@ const CHECKS: &[Check] = &[
         run: about_own_failure,
     },
     Check {
-        name: "answer-leaves-out-source",
+        name: super::LEAVES_OUT_SOURCE,
         when_forced: false,
         once: true,
         anew: Anew::ForNewFindings,
