@@ -686,19 +686,17 @@ pub fn times_read_from_numbers(
     task: &str,
     shown: &[String],
 ) -> Vec<(String, String)> {
-    let seen = seen_times(task, shown);
-    let mut out: Vec<(String, String)> = Vec::new();
-    for (written, (h, m)) in clock_times(answer, false) {
-        if seen.contains(&(h, m)) || out.iter().any(|(w, _)| *w == written) {
-            continue;
-        }
-        let forms = [format!("{h}{m:02}"), format!("{h:02}{m:02}")];
-        let found = seen_texts(task, shown).find_map(|t| number_in(t, &forms));
-        if let Some(number) = found {
-            out.push((written, number));
-        }
-    }
-    out
+    // Which times are made up is `unseen_times`'s to say; here only where
+    // their digits stand.
+    unseen_times(answer, task, shown)
+        .into_iter()
+        .filter_map(|written| {
+            let (_, (h, m)) = clock_times(&written, false).into_iter().next()?;
+            let forms = [format!("{h}{m:02}"), format!("{h:02}{m:02}")];
+            let number = seen_texts(task, shown).find_map(|t| number_in(t, &forms))?;
+            Some((written, number))
+        })
+        .collect()
 }
 
 /// The first whole number in `text` written as one of `forms`, with the word
