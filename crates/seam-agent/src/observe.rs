@@ -614,8 +614,17 @@ pub fn rows_the_task_names(task: &str, code: &str, path: &str, text: &str) -> Op
 /// Does `text` hold `phrase` with no letter or digit right before or after
 /// it (both lower-cased)?
 fn has_phrase(text: &str, phrase: &str) -> bool {
-    let word = |c: Option<char>| c.is_some_and(char::is_alphanumeric);
-    text.match_indices(phrase).any(|(at, _)| {
+    phrase_at(text, phrase, char::is_alphanumeric).is_some()
+}
+
+/// Where `text` first holds `phrase` apart from other words: with no
+/// character `in_word` counts as part of a word right before or after it.
+/// Prose counts letters and digits (`has_phrase`); a file's stem named in
+/// code counts `_` too, so `paginate` is not named by `paginate_all`.
+/// One walk for both, so the two readings differ only in `in_word`.
+pub(crate) fn phrase_at(text: &str, phrase: &str, in_word: fn(char) -> bool) -> Option<usize> {
+    let word = |c: Option<char>| c.is_some_and(in_word);
+    text.match_indices(phrase).map(|(at, _)| at).find(|&at| {
         !word(text[..at].chars().next_back()) && !word(text[at + phrase.len()..].chars().next())
     })
 }
@@ -1770,6 +1779,28 @@ pub fn render(value: &Value) -> String {
 mod tests {
     use super::*;
     use serde_json::json;
+
+    #[test]
+    fn a_phrase_stands_apart_by_what_counts_as_part_of_a_word() {
+        let code = "const all = paginate_all(items); paginate(items, 1, 10);";
+        let code_word = |c: char| c.is_alphanumeric() || c == '_';
+        // In code, `_` joins words: the first `paginate` apart is the call.
+        assert_eq!(
+            phrase_at(code, "paginate", code_word),
+            code.find("paginate(")
+        );
+        // In prose only letters and digits do, so `paginate_all` names it first.
+        assert_eq!(
+            phrase_at(code, "paginate", char::is_alphanumeric),
+            code.find("paginate_all")
+        );
+        assert_eq!(
+            phrase_at("repaginated", "paginate", char::is_alphanumeric),
+            None
+        );
+        assert!(has_phrase("the shoes, novablast 4, are", "novablast 4"));
+        assert!(!has_phrase("novablast 45", "novablast 4"));
+    }
 
     #[test]
     fn the_owners_home_is_shown_as_a_tilde_and_nothing_else_is() {

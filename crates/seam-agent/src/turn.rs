@@ -606,15 +606,9 @@ fn like_task_first(files: &[String], task: &str) -> Vec<String> {
 /// qwen2.5-coder-1.5b was told "if it only calls code in another file, read
 /// that file" and read the same file again until it was made to answer.
 fn code_files_named_in(text: &str, own: &str, code_files: &[String], task: &str) -> Vec<String> {
-    // Where the text first names the word, apart from other letters.
+    // Where the text first names the word, apart from other letters and `_`.
     let first_named = |word: &str| {
-        let apart = |c: Option<char>| !c.is_some_and(|c| c.is_alphanumeric() || c == '_');
-        text.match_indices(word)
-            .map(|(at, _)| at)
-            .find(|&at| {
-                apart(text[..at].chars().next_back())
-                    && apart(text[at + word.len()..].chars().next())
-            })
+        crate::observe::phrase_at(text, word, |c| c.is_alphanumeric() || c == '_')
             .filter(|_| !word.is_empty())
     };
     let mut named: Vec<(std::cmp::Reverse<usize>, usize, &String)> = code_files
