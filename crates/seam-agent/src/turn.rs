@@ -384,6 +384,15 @@ fn ran_and_printed(v: &Value) -> bool {
             .is_some_and(|o| !o.trim().is_empty())
 }
 
+/// A hint on a program that ran: the correction's name and detail, and
+/// what the model is told after the result. A hint is no refusal: the
+/// program ran, and the model decides whether the hint bears on the task.
+struct ProgramHint {
+    name: &'static str,
+    detail: Value,
+    told: String,
+}
+
 /// A call as the turn compares calls: its text ([`action_text`]), which
 /// holds the tool and every param.
 fn call_key(tool: &str, params: &Map<String, Value>) -> String {
@@ -2769,18 +2778,53 @@ impl Turn<'_> {
         tool: &str,
         params: &Map<String, Value>,
         v: &Value,
-    ) -> Option<(String, crate::observe::NamedRows)> {
+    ) -> Option<ProgramHint> {
         let ran = ran_and_printed(v);
         if !ran || p.report.corrections.contains_key("rows-unfiltered-told") {
             return None;
         }
         let code = self.code_of(tool, params).join("\n");
-        p.file_texts.iter().rev().find_map(|(path, text)| {
+        let (path, rows) = p.file_texts.iter().rev().find_map(|(path, text)| {
             if !code.contains(path.as_str()) {
                 return None;
             }
             crate::observe::rows_the_task_names(&p.report.info.task, &code, path, text)
                 .map(|rows| (path.clone(), rows))
+        })?;
+        Some(ProgramHint {
+            name: "rows-unfiltered-told",
+            detail: json!({"path": path, "value": rows.value, "column": rows.column}),
+            told: format!(
+                "Your code worked over every row of {path}, and the task names {:?}, which only \
+                 {} of its {} rows hold (column {:?}). If the task is about those rows only, \
+                 keep the rows whose {} is {:?} and run it again; if not, answer from what it \
+                 printed.",
+                rows.value, rows.rows, rows.of, rows.column, rows.column, rows.value
+            ),
+        })
+    }
+
+    /// A program of a code tool that printed one number below zero, in a
+    /// task that asks "how many" with no word of a signed answer (see
+    /// [`crate::observe::below_zero_for_how_many`]): the number, once a
+    /// turn. A hint: the model decides whether what it counts can be below
+    /// zero.
+    fn below_zero(&self, p: &Progress, tool: &str, v: &Value) -> Option<ProgramHint> {
+        if self.code_places(tool).is_empty() || p.report.corrections.contains_key("below-zero-told")
+        {
+            return None;
+        }
+        let stdout = v.get("stdout").and_then(Value::as_str)?;
+        let printed = crate::observe::below_zero_for_how_many(&p.report.info.task, stdout)?;
+        Some(ProgramHint {
+            name: "below-zero-told",
+            detail: json!({"printed": printed}),
+            told: format!(
+                "It printed {printed}, a number below zero, and the task asks how many. If what \
+                 it counts cannot be below zero, look again at what each number in the line \
+                 that works it out stands for, mend that line and run it again; if it can, \
+                 answer from what it printed."
+            ),
         })
     }
 
@@ -2794,7 +2838,7 @@ impl Turn<'_> {
         tool: &str,
         params: &Map<String, Value>,
         v: &Value,
-    ) -> Option<Vec<(String, String)>> {
+    ) -> Option<ProgramHint> {
         let ran = ran_and_printed(v);
         if !ran || p.report.corrections.contains_key("figure-set-unused") {
             return None;
@@ -2804,7 +2848,26 @@ impl Turn<'_> {
             .into_iter()
             .flat_map(seam_pylex::figures_set_unused)
             .collect();
-        (!unused.is_empty()).then_some(unused)
+        if unused.is_empty() {
+            return None;
+        }
+        let names: Vec<&str> = unused.iter().map(|(n, _)| n.as_str()).collect();
+        let set: Vec<String> = unused
+            .iter()
+            .map(|(name, number)| format!("{name} to {number}"))
+            .collect();
+        let numbers: Vec<&str> = unused.iter().map(|(_, n)| n.as_str()).collect();
+        let (set, numbers) = (set.join(" and "), numbers.join(" and "));
+        let it = if unused.len() == 1 { "it" } else { "them" };
+        Some(ProgramHint {
+            name: "figure-set-unused",
+            detail: json!({"names": names}),
+            told: format!(
+                "Your code sets {set} and never uses {it} after, so what it printed leaves \
+                 {numbers} out. If the task needs {it}, work {it} into what the code prints and \
+                 run it again; if not, answer from what it printed."
+            ),
+        })
     }
 
     fn exact_match_missed(
@@ -3166,68 +3229,14 @@ impl Turn<'_> {
                     );
                     return Ok((shown, Some(std::borrow::Cow::Owned(told))));
                 }
-                if let Some((path, rows)) = self.rows_unfiltered(p, tool, params, v) {
-                    p.correct(
-                        "rows-unfiltered-told",
-                        json!({"path": path, "value": rows.value, "column": rows.column}),
-                        self.trace,
-                        on,
-                    );
-                    return Ok((
-                        shown,
-                        Some(std::borrow::Cow::Owned(format!(
-                            "Your code worked over every row of {path}, and the task names {:?}, \
-                             which only {} of its {} rows hold (column {:?}). If the task is \
-                             about those rows only, keep the rows whose {} is {:?} and run it \
-                             again; if not, answer from what it printed.",
-                            rows.value, rows.rows, rows.of, rows.column, rows.column, rows.value
-                        ))),
-                    ));
-                }
-                if let Some(printed) = v
-                    .get("stdout")
-                    .and_then(Value::as_str)
-                    .filter(|_| {
-                        !self.code_places(tool).is_empty()
-                            && !p.report.corrections.contains_key("below-zero-told")
-                    })
-                    .and_then(|o| crate::observe::below_zero_for_how_many(&p.report.info.task, o))
-                {
-                    p.correct(
-                        "below-zero-told",
-                        json!({"printed": printed}),
-                        self.trace,
-                        on,
-                    );
-                    return Ok((
-                        shown,
-                        Some(std::borrow::Cow::Owned(format!(
-                            "It printed {printed}, a number below zero, and the task asks how \
-                             many. If what it counts cannot be below zero, look again at what \
-                             each number in the line that works it out stands for, mend that \
-                             line and run it again; if it can, answer from what it printed."
-                        ))),
-                    ));
-                }
-                if let Some(unused) = self.figures_set_unused(p, tool, params, v) {
-                    let names: Vec<&str> = unused.iter().map(|(n, _)| n.as_str()).collect();
-                    p.correct("figure-set-unused", json!({"names": names}), self.trace, on);
-                    let set: Vec<String> = unused
-                        .iter()
-                        .map(|(name, number)| format!("{name} to {number}"))
-                        .collect();
-                    let numbers: Vec<&str> = unused.iter().map(|(_, n)| n.as_str()).collect();
-                    let (set, numbers) = (set.join(" and "), numbers.join(" and "));
-                    let it = if unused.len() == 1 { "it" } else { "them" };
-                    return Ok((
-                        shown,
-                        Some(std::borrow::Cow::Owned(format!(
-                            "Your code sets {set} and never uses {it} after, so what it printed \
-                             leaves {numbers} out. If the task needs {it}, work {it} into what \
-                             the code prints and run it again; if not, answer from what it \
-                             printed."
-                        ))),
-                    ));
+                // Hints on a program that ran: the first that applies is told, once a turn.
+                let hint = self
+                    .rows_unfiltered(p, tool, params, v)
+                    .or_else(|| self.below_zero(p, tool, v))
+                    .or_else(|| self.figures_set_unused(p, tool, params, v));
+                if let Some(hint) = hint {
+                    p.correct(hint.name, hint.detail, self.trace, on);
+                    return Ok((shown, Some(std::borrow::Cow::Owned(hint.told))));
                 }
                 // what code prints when nothing matched its filter: nothing, or an empty
                 // total (a sum of no rows is 0, a list of none is [])
