@@ -2779,8 +2779,9 @@ impl Turn<'_> {
         params: &Map<String, Value>,
         v: &Value,
     ) -> Option<ProgramHint> {
+        const NAME: &str = "rows-unfiltered-told";
         let ran = ran_and_printed(v);
-        if !ran || p.report.corrections.contains_key("rows-unfiltered-told") {
+        if !ran || p.report.corrections.contains_key(NAME) {
             return None;
         }
         let code = self.code_of(tool, params).join("\n");
@@ -2792,7 +2793,7 @@ impl Turn<'_> {
                 .map(|rows| (path.clone(), rows))
         })?;
         Some(ProgramHint {
-            name: "rows-unfiltered-told",
+            name: NAME,
             detail: json!({"path": path, "value": rows.value, "column": rows.column}),
             told: format!(
                 "Your code worked over every row of {path}, and the task names {:?}, which only \
@@ -2810,14 +2811,14 @@ impl Turn<'_> {
     /// turn. A hint: the model decides whether what it counts can be below
     /// zero.
     fn below_zero(&self, p: &Progress, tool: &str, v: &Value) -> Option<ProgramHint> {
-        if self.code_places(tool).is_empty() || p.report.corrections.contains_key("below-zero-told")
-        {
+        const NAME: &str = "below-zero-told";
+        if self.code_places(tool).is_empty() || p.report.corrections.contains_key(NAME) {
             return None;
         }
         let stdout = v.get("stdout").and_then(Value::as_str)?;
         let printed = crate::observe::below_zero_for_how_many(&p.report.info.task, stdout)?;
         Some(ProgramHint {
-            name: "below-zero-told",
+            name: NAME,
             detail: json!({"printed": printed}),
             told: format!(
                 "It printed {printed}, a number below zero, and the task asks how many. If what \
@@ -2839,8 +2840,9 @@ impl Turn<'_> {
         params: &Map<String, Value>,
         v: &Value,
     ) -> Option<ProgramHint> {
+        const NAME: &str = "figure-set-unused";
         let ran = ran_and_printed(v);
-        if !ran || p.report.corrections.contains_key("figure-set-unused") {
+        if !ran || p.report.corrections.contains_key(NAME) {
             return None;
         }
         let unused: Vec<(String, String)> = self
@@ -2860,7 +2862,7 @@ impl Turn<'_> {
         let (set, numbers) = (set.join(" and "), numbers.join(" and "));
         let it = if unused.len() == 1 { "it" } else { "them" };
         Some(ProgramHint {
-            name: "figure-set-unused",
+            name: NAME,
             detail: json!({"names": names}),
             told: format!(
                 "Your code sets {set} and never uses {it} after, so what it printed leaves \
