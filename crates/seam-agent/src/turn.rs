@@ -512,11 +512,6 @@ const BUILDER: &str = "builder";
 /// `answer::unmade_change`).
 const CHANGE_NOT_MADE: &str = "change-not-made";
 
-/// The name of the answer check that finds a source left out, and whose
-/// finding names the program line to change, which a copy of that program
-/// is told of (`program-unchanged-told`).
-const LEAVES_OUT_SOURCE: &str = "answer-leaves-out-source";
-
 /// The tool that finds code in the indexed repository.
 const CODE_INDEX: &str = "memory.codebase";
 
@@ -1843,7 +1838,7 @@ impl Turn<'_> {
             && !self.code_places(tool).is_empty()
             && !p.report.corrections.contains_key("program-unchanged-told")
             && let Some(change) = p
-                .found_by(LEAVES_OUT_SOURCE)
+                .found_by(answer::LEAVES_OUT_SOURCE)
                 .last()
                 .and_then(|d| d.get("change"))
                 .cloned()

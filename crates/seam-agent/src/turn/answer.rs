@@ -139,6 +139,11 @@ enum OnCopy {
     SentBack,
 }
 
+/// The name of the answer check that finds a source left out, and whose
+/// finding names the program line to change, which a copy of that program
+/// is told of (`program-unchanged-told`).
+pub(super) const LEAVES_OUT_SOURCE: &str = "answer-leaves-out-source";
+
 /// The checks, in the order they are made.
 const CHECKS: &[Check] = &[
     Check {
@@ -222,7 +227,7 @@ const CHECKS: &[Check] = &[
         run: about_own_failure,
     },
     Check {
-        name: super::LEAVES_OUT_SOURCE,
+        name: LEAVES_OUT_SOURCE,
         when_forced: false,
         once: true,
         anew: Anew::ForNewFindings,
