@@ -88,6 +88,31 @@ pub const AGENT_OPENINGS: &[&str] = &[
     "can index one with `seam index",
 ];
 
+/// The line a tool's result is shown to the model under, the result below
+/// it: `files.read returned:`.
+pub fn result_header(tool: &str) -> String {
+    format!("{tool} returned:")
+}
+
+/// True when `answer` opens the way a tool's result is shown to the model
+/// ([`result_header`] of a name in a tool name's form: lowercase letters,
+/// digits, `.`, `_`, `-`). Told to answer from a rota it had read,
+/// qwen2.5-coder-0.5b gave back the result message whole, header and all
+/// ("files.read returned: path: notes/oncall-rota.md size: 1025 …"): a quote
+/// of the file, so [`says_nothing_new`] does not take it for an echo, and
+/// the operator would have had the file's dump for an answer. Unlike an
+/// echo of seam's lines, it may hold the answer (a program's output).
+pub fn gives_back_a_result(answer: &str) -> bool {
+    let answer = answer.trim_start();
+    answer.split_whitespace().next().is_some_and(|word| {
+        word.chars().next().is_some_and(|c| c.is_ascii_lowercase())
+            && word
+                .chars()
+                .all(|c| c.is_ascii_lowercase() || c.is_ascii_digit() || "._-".contains(c))
+            && answer.starts_with(&result_header(word))
+    })
+}
+
 /// True when `answer` is one of the agent's own lines given back
 /// ([`AGENT_OPENINGS`], at its start or after a leading count or name).
 pub fn echoes_the_agent(answer: &str) -> bool {
@@ -2864,6 +2889,33 @@ mod tests {
             "Yesterday you already called it: 8.5 km.",
         ] {
             assert!(!echoes_the_agent(answer), "{answer}");
+        }
+    }
+
+    #[test]
+    fn a_result_given_back_under_the_line_it_was_shown_under_is_known() {
+        // As the model was shown it, or with its newlines made spaces.
+        assert!(gives_back_a_result(&format!(
+            "{}\npath: notes/oncall-rota.md\nsize: 1025",
+            result_header("files.read")
+        )));
+        assert!(gives_back_a_result(
+            "files.read returned: path: notes/oncall-rota.md size: 1025 offset: 1"
+        ));
+        assert!(gives_back_a_result("  python.run returned: exit_code: 0"));
+        assert!(gives_back_a_result(
+            "memory.codebase returned:\nmatches: []"
+        ));
+        for answer in [
+            "The flight home leaves Porto at 06:50.",
+            // Words before "returned:" that are no tool's name.
+            "It returned: 1247.02",
+            "The program returned: 1247.02 a month.",
+            "Alice returned: she is on call.",
+            "python.run printed 1247.02",
+            "files.read was refused: ~/.netrc is protected",
+        ] {
+            assert!(!gives_back_a_result(answer), "{answer}");
         }
     }
 

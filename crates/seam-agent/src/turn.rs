@@ -3083,7 +3083,11 @@ impl Turn<'_> {
                     p.correct("envelope-unwrapped", Value::Null, self.trace, on);
                 }
                 let text = crate::observe::render(v);
-                format!("{tool} returned:\n{}", self.cut(&self.home_folded(&text)))
+                format!(
+                    "{}\n{}",
+                    crate::observe::result_header(tool),
+                    self.cut(&self.home_folded(&text))
+                )
             }
             (CallResult::Refused { message, .. }, None) => {
                 p.correct("unknown-tool-listed", json!({"tool": tool}), self.trace, on);

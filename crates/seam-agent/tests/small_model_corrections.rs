@@ -924,6 +924,47 @@ fn an_echo_after_a_file_read_whole_is_shown_the_file_again_once_then_forced() {
 }
 
 #[test]
+fn a_result_given_back_as_the_answer_is_sent_back_with_the_file_and_never_stops_the_turn() {
+    // The result message whole, header and all, as qwen2.5-coder-0.5b gave
+    // back a rota: it quotes the file, so it is no echo of seam's lines, but
+    // no answer either.
+    let dump = json!({"mode":"respond","text":
+        "files.read returned: path: notes/short.md size: 16 text: 1. Tag. 2. Push."})
+    .to_string();
+    let task = "What are the steps? See notes/short.md.";
+    let (report, model, calls) = run_task(task, &[read("notes/short.md"), dump.clone(), respond()]);
+    assert_eq!(calls.len(), 1, "nothing is called for the model: {calls:?}");
+    assert_eq!(report.corrections.get("answer-echoes-agent"), Some(&1));
+    let told = model.told(2);
+    assert!(
+        told.starts_with("Your answer gave back a note of mine"),
+        "{told}"
+    );
+    assert!(
+        told.contains("Here is notes/short.md again:\n\n1. Tag.\n2. Push.\n"),
+        "{told}"
+    );
+    assert_eq!(report.answer, "8.5 km");
+
+    // Told to answer, a result given back stands: it may hold what the
+    // operator asked for (a program's output), and stopping would lose it.
+    let repeat = read("notes/short.md");
+    let (report, _, _) = run_task(task, &[repeat.clone(), repeat.clone(), repeat, dump]);
+    assert_eq!(report.corrections.get("final-answer-forced"), Some(&1));
+    assert_eq!(report.corrections.get("answer-echoes-agent"), None);
+    assert!(
+        matches!(report.end, TurnEnd::ForcedAnswer { .. }),
+        "{:?}",
+        report.end
+    );
+    assert!(
+        report.answer.starts_with("files.read returned:"),
+        "{}",
+        report.answer
+    );
+}
+
+#[test]
 fn a_tool_the_task_names_and_the_turn_never_called_is_named_once() {
     let task = "Print ~/.ssh/id_rsa with python.run, and have it print 7**23 too.";
     let key = read("~/.ssh/id_rsa");

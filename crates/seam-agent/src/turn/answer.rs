@@ -369,12 +369,19 @@ impl Turn<'_> {
 /// once, the note comes again, last; then the turn asks for its answer, and
 /// an echo of a forced answer ends the turn, once it was asked for again,
 /// sampled, where the turn can (`copy-resampled`).
+///
+/// A tool's result given back under the line seam showed it under
+/// ([`crate::observe::gives_back_a_result`]) is sent back the same way, but
+/// never stops the turn: it may hold the answer (a program's output), so
+/// once the turn has told the model to answer, it stands.
 fn echoes_agent(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
-    if !crate::observe::says_nothing_new(a.text, seams_words(a.messages), &p.shown) {
+    let echo = crate::observe::says_nothing_new(a.text, seams_words(a.messages), &p.shown);
+    let result = !echo && crate::observe::gives_back_a_result(a.text);
+    if !echo && !result {
         return None;
     }
     if p.forced {
-        return Some((
+        return echo.then_some((
             Value::Null,
             SendBack::Stop("the model gave back seam's own words, not an answer"),
         ));
@@ -386,7 +393,7 @@ fn echoes_agent(t: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Se
         .find(|(path, _)| p.whole.contains(path.as_str()));
     Some(match shown {
         Some((path, text)) if !a.again => (
-            json!({"shown_again": path}),
+            json!({"shown_again": path, "result_given_back": result}),
             SendBack::SayDropping {
                 said: format!(
                     "Your answer gave back a note of mine, not an answer. {}Answer the \
@@ -748,7 +755,7 @@ fn file_unseen(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Sen
 fn figure_off_task(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
     // Results other than a file's lines (a program's output) may hold the
     // figure worked out; those are not judged.
-    let read = format!("{READER} returned:");
+    let read = crate::observe::result_header(READER);
     let others: Vec<&str> = p
         .shown
         .iter()
