@@ -1,6 +1,8 @@
 //! One chat-completions request, decoded by the embedded engine the way
 //! `seam ask` decodes it, to put beside what a model server answers to the
-//! same body (`bench/parity.sh` does both and compares).
+//! same body (bench/README.md, "Why the two backends pass different tasks",
+//! put the two side by side; `bench/answer-probe.py` asks it questions
+//! with seam's turn taken out).
 //!
 //! ```text
 //! parity --model NAME REQUEST.json
