@@ -11,8 +11,8 @@ use serde::Serialize;
 /// default before, answered the main job's one-file question with nothing
 /// usable (every reply a valid action, none doing the task);
 /// qwen2.5-coder-1.5b picks the right tool and, on the dev suite of operator
-/// tasks, did some of them (3 of 14 in the run that chose it; 12 of 16 now,
-/// where qwen2.5-coder-0.5b does 4 and smollm2-135m none: bench/README.md).
+/// tasks, did some of them (3 of 14 in the run that chose it; each model's
+/// `notes` give its figure now).
 /// It is an anonymous re-packaging, so it is the one such model pulled
 /// without `--accept-provenance`, and its provenance is printed whenever it
 /// is pulled or loaded; its bytes stay pinned by SHA-256.
