@@ -15,7 +15,8 @@ one user message, decoded by the embedded engine greedily under the same
 SUITE_DIR is the dev suite (`agent-tasks-dev`, with its `workspace/`);
 MODEL is a catalog name, pulled already (default: the three of the catalog).
 Prints one line per model, question and context, and a tally per model.
-Builds the example with `cargo build --release` first.
+Builds the example and `seam` with `cargo build --release` first; the
+schema is the one `seam prompt --json` gives.
 """
 
 import json
@@ -26,14 +27,17 @@ import tempfile
 
 REPO = pathlib.Path(__file__).resolve().parent.parent
 
-# The `respond` form of the action schema (seam-agent's registry writes the
-# whole schema; an answer is this branch of it).
-RESPOND = {
-    "type": "object",
-    "properties": {"mode": {"const": "respond"}, "text": {"type": "string"}},
-    "required": ["mode", "text"],
-    "additionalProperties": False,
-}
+
+def respond_schema() -> dict:
+    """The `respond` branch of the action schema, as `seam prompt --json`
+    gives it (seam-agent's registry writes the schema; not written again here)."""
+    out = subprocess.run(
+        [str(REPO / "target/release/seam"), "prompt", "--json"],
+        capture_output=True, text=True, check=True,
+    ).stdout
+    branches = json.loads(out)["action_schema"]["oneOf"]
+    return next(b for b in branches if b["properties"]["mode"].get("const") == "respond")
+
 
 # (task id, note, the line that answers it picked by a word in it, the table
 # header to keep with it if any, the question as the task asks it, what the
@@ -56,11 +60,11 @@ def context(note: str, pick: str, header):
     return "\n".join(kept)
 
 
-def ask(model: str, content: str) -> str:
+def ask(model: str, content: str, schema: dict) -> str:
     body = {
         "messages": [{"role": "user", "content": content}],
         "max_tokens": 96,
-        "response_format": {"type": "json_schema", "json_schema": {"schema": RESPOND}},
+        "response_format": {"type": "json_schema", "json_schema": {"schema": schema}},
     }
     with tempfile.NamedTemporaryFile("w", suffix=".json") as f:
         json.dump(body, f)
@@ -82,10 +86,9 @@ def main() -> int:
         return 2
     workspace = pathlib.Path(sys.argv[1]) / "workspace"
     models = sys.argv[2:] or ["qwen2.5-coder-1.5b", "qwen2.5-coder-0.5b", "smollm2-135m"]
-    subprocess.run(
-        ["cargo", "build", "--release", "-q", "-p", "seam-engine", "--example", "parity"],
-        cwd=REPO, check=True,
-    )
+    for target in (["-p", "seam-engine", "--example", "parity"], ["-p", "seam-cli"]):
+        subprocess.run(["cargo", "build", "--release", "-q", *target], cwd=REPO, check=True)
+    schema = respond_schema()
     for model in models:
         right = 0
         asked = 0
@@ -96,7 +99,7 @@ def main() -> int:
             if task != "redact-runbook-tokens":
                 shown.append(("note", note))
             for kind, text in shown:
-                answer = ask(model, f"{text}\n\n{question}")
+                answer = ask(model, f"{text}\n\n{question}", schema)
                 ok = expect in answer
                 right += ok
                 asked += 1
