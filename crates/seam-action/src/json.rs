@@ -520,6 +520,45 @@ impl<'a> Reader<'a, '_> {
         }
     }
 
+    /// Whether the embedded engine's quote-tolerant grammar lets the run of
+    /// `"` at `q` stand bare in a free string (`seam_engine`'s rule
+    /// `seam-bare-quotes`): what follows the run is a character that cannot
+    /// follow a string's end (not a space, `,`, `}` or a quote), or an
+    /// escape; or up to eight spaces, or a `}` or `,` with at most one space
+    /// after it, then a character that cannot go on with JSON there (not a
+    /// space, `,`, `}`, `]`, a quote or a backslash; after a `}`, an escape
+    /// too). A quote the grammar would not let stand bare is one it closed.
+    fn admitted_bare(&self, q: usize) -> bool {
+        let s = self.s;
+        let mut i = q;
+        while s.get(i) == Some(&b'"') {
+            i += 1;
+        }
+        let plain = |c: Option<&u8>| {
+            c.is_some_and(|&c| {
+                c >= 0x20 && c != 0x7f && !matches!(c, b'"' | b'\\' | b' ' | b',' | b'}' | b']')
+            })
+        };
+        let escape = |p: usize| s.get(p) == Some(&b'\\');
+        match s.get(i) {
+            None => false,
+            Some(b' ') => {
+                let n = s[i..].iter().take_while(|c| **c == b' ').count();
+                n <= 8 && plain(s.get(i + n))
+            }
+            Some(&c @ (b'}' | b',')) => {
+                let j = if s.get(i + 1) == Some(&b' ') {
+                    i + 2
+                } else {
+                    i + 1
+                };
+                plain(s.get(j)) || (c == b'}' && escape(j))
+            }
+            Some(b'\\') => true,
+            Some(&c) => c >= 0x20 && c != 0x7f,
+        }
+    }
+
     /// Is there a quoted key (`"word":`) at `p`?
     fn key_like(&self, p: usize) -> bool {
         let q = self.s[p];
@@ -543,6 +582,7 @@ impl<'a> Reader<'a, '_> {
         let mut out: Vec<u8> = Vec::new();
         // Where each quote kept as a literal was, to close there if the text runs out.
         let mut last_literal: Option<(usize, usize)> = None; // (pos of quote, out len before it)
+        let mut inner = InnerJson::default();
         loop {
             self.burn(1)?;
             let Some(b) = self.peek() else {
@@ -563,6 +603,9 @@ impl<'a> Reader<'a, '_> {
                     let Some(e) = self.peek() else {
                         continue;
                     };
+                    // An escape is text, never one of the inner brackets; an
+                    // escaped quote is one of the inner JSON's quotes.
+                    inner.see(if e == b'"' { b'"' } else { b'\\' });
                     self.pos += 1;
                     match e {
                         b'"' => out.push(b'"'),
@@ -592,12 +635,18 @@ impl<'a> Reader<'a, '_> {
                 }
                 b'"' if quote == Quote::Double => {
                     // A key never holds a quote: its first one closes it.
-                    if is_key || self.closes(self.pos, 1, false) {
+                    if is_key
+                        || (self.closes(self.pos, 1, false)
+                            && !(last_literal.is_some()
+                                && inner.holds_open_json()
+                                && self.admitted_bare(self.pos)))
+                    {
                         self.pos += 1;
                         return Ok(bytes_to_string(out));
                     }
                     self.repairs.add(Correction::UnescapedQuotes);
                     last_literal = Some((self.pos, out.len()));
+                    inner.see(b'"');
                     out.push(b'"');
                     self.pos += 1;
                 }
@@ -626,10 +675,12 @@ impl<'a> Reader<'a, '_> {
                 }
                 c if c < 0x20 => {
                     self.repairs.add(Correction::ControlCharInString);
+                    inner.see(c);
                     out.push(c);
                     self.pos += 1;
                 }
                 c => {
+                    inner.see(c);
                     out.push(c);
                     self.pos += 1;
                 }
@@ -662,6 +713,53 @@ impl<'a> Reader<'a, '_> {
             return char::REPLACEMENT_CHARACTER;
         }
         char::from_u32(hi).unwrap_or(char::REPLACEMENT_CHARACTER)
+    }
+}
+
+/// Whether a string's text so far is JSON written bare inside it and still
+/// open: it begins with `{` or `[` and more brackets are open than closed.
+///
+/// A model that answers with JSON, or puts a whole action in its answer,
+/// writes `{"text":"{"os":"Debian",“arch”:“x86_64”}"}` or
+/// `{"text":"{"mode":"action",tool:"files.read",…}"}`: its inner quotes are
+/// bare, and one of them followed by `,key:` looks like the string's end.
+/// While the inner JSON's brackets are open, none is: the string ends at a
+/// quote after they close (or, when none does, at the last quote kept as
+/// text, where the reply runs out). The quote-tolerant grammar of the
+/// embedded engine admits such a quote bare, since the schema has no key
+/// there; read at its first `",key`, the answer was cut to `{"os":"Debian`
+/// (qwen2.5-coder-0.5b, dev suite, facts-machine-report).
+///
+/// It counts only once a bare quote was kept as text (the reader's
+/// condition): an escaped inner JSON, or a lone `{` in a value, closes as
+/// before. Kept as the string is read (its characters outside escapes and
+/// quotes), so a long string costs no second pass.
+#[derive(Debug, Default)]
+struct InnerJson {
+    /// The string's first character that is not a space, once seen.
+    first: Option<u8>,
+    /// Brackets opened minus brackets closed, outside the inner strings.
+    depth: i64,
+    /// Inside one of the inner JSON's strings (between two of its quotes):
+    /// a bracket there is its text (`{"a":"x}"}`).
+    in_string: bool,
+}
+
+impl InnerJson {
+    fn see(&mut self, c: u8) {
+        if self.first.is_none() && !c.is_ascii_whitespace() {
+            self.first = Some(c);
+        }
+        match c {
+            b'"' => self.in_string = !self.in_string,
+            b'{' | b'[' if !self.in_string => self.depth += 1,
+            b'}' | b']' if !self.in_string => self.depth -= 1,
+            _ => {}
+        }
+    }
+
+    fn holds_open_json(&self) -> bool {
+        matches!(self.first, Some(b'{' | b'[')) && self.depth > 0
     }
 }
 
@@ -929,6 +1027,100 @@ mod tests {
             let r = read_value(&reply, 0, &mut fuel).unwrap();
             proptest::prop_assert_eq!(&r.value["params"]["code"], &json!(code), "{}", reply);
             proptest::prop_assert_eq!(&r.value["tool"], &json!("python.run"), "{}", reply);
+        }
+    }
+
+    #[test]
+    fn json_written_bare_in_a_string_is_read_back_whole() {
+        // Seen from qwen2.5-coder-0.5b, the embedded engine's grammar admitting
+        // every inner quote bare: an answer that is JSON, and an action put in
+        // an answer. Each was cut at its first `",key`.
+        let facts =
+            r#"{"os":"Debian GNU/Linux 12 (bookworm)",“kernel”:“Linux 6.18.44”,“arch”:“x86_64”}}"#;
+        let call = r#"{"mode":"action",tool:"files.read",params:{path:"porto/trip-porto.md",offset:1000}}"#;
+        for inner in [
+            facts,
+            call,
+            r#"{"a":"x}",b:[1,"]"]}"#,
+            r#"[{"a":1},{"b":2}]"#,
+        ] {
+            for tail in ["}", r#","extra":1}"#, "}\n```"] {
+                let reply = format!(r#"{{"mode":"respond","text":"{inner}"{tail}"#);
+                let (v, c) = read(&reply);
+                assert_eq!(v["text"], json!(inner), "{reply}");
+                assert_eq!(v["mode"], "respond", "{reply}");
+                assert!(c.contains(&Correction::UnescapedQuotes), "{reply}: {c:?}");
+            }
+        }
+        // Until a bare quote is kept as text, a bracket in a value is only text:
+        // the string closes where it did.
+        let (v, _) = read(r#"{"query":"{","path":"src"}"#);
+        assert_eq!(v, json!({"query": "{", "path": "src"}));
+        let (v, _) = read(r#"{"a":"[x","b":1"#);
+        assert_eq!(v, json!({"a": "[x", "b": 1}));
+        // Inner JSON that is escaped is read as it always was.
+        let (v, c) = read(r#"{"text":"{\"a\":\"b\"}","n":1"#);
+        assert_eq!(v, json!({"text": "{\"a\":\"b\"}", "n": 1}));
+        assert!(!c.contains(&Correction::UnescapedQuotes), "{c:?}");
+    }
+
+    /// JSON as a model writes it bare in an answer: strings with no quote or
+    /// backslash in them (but brackets, commas, colons), keys quoted or not,
+    /// nested a few levels. A string opens with a letter: the string's first
+    /// bare quote is read as it was before any was kept as text (`"}a` there
+    /// closes an answer, prose after it), which the property is not about.
+    fn bare_json() -> impl proptest::strategy::Strategy<Value = String> {
+        use proptest::prelude::*;
+        let leaf = prop_oneof![
+            "[a-z][a-z0-9 .,:/(){}\\[\\]-]{0,7}".prop_map(|t| format!("\"{t}\"")),
+            (-99i64..999).prop_map(|n| n.to_string()),
+            Just("true".to_owned()),
+        ];
+        leaf.prop_recursive(3, 16, 4, |inner| {
+            prop_oneof![
+                proptest::collection::vec(inner.clone(), 0..4)
+                    .prop_map(|v| format!("[{}]", v.join(","))),
+                proptest::collection::vec(("[a-z_]{1,6}", proptest::bool::ANY, inner), 0..4)
+                    .prop_map(|m| {
+                        let members: Vec<String> = m
+                            .into_iter()
+                            .map(|(k, quoted, v)| {
+                                if quoted {
+                                    format!("\"{k}\":{v}")
+                                } else {
+                                    format!("{k}:{v}")
+                                }
+                            })
+                            .collect();
+                        format!("{{{}}}", members.join(","))
+                    }),
+            ]
+        })
+    }
+
+    proptest::proptest! {
+        #![proptest_config(proptest::prelude::ProptestConfig {
+            cases: 1000,
+            max_global_rejects: 100_000,
+            ..proptest::prelude::ProptestConfig::default()
+        })]
+        /// JSON that the grammar lets a model write bare inside an answer's
+        /// string is read back whole, as the string's text, whether the
+        /// string is the object's last member or not.
+        #[test]
+        fn bare_json_the_grammar_admits_is_read_back_whole(
+            inner in bare_json(),
+            more in proptest::bool::ANY,
+        ) {
+            proptest::prop_assume!(inner.starts_with(['{', '[']) && grammar_admits(&inner));
+            let tail = if more { r#","n":1}"# } else { "}" };
+            let reply = format!(r#"{{"mode":"respond","text":"{inner}"{tail}"#);
+            let mut fuel = Fuel::for_len(reply.len());
+            let r = read_value(&reply, 0, &mut fuel).unwrap();
+            proptest::prop_assert_eq!(&r.value["text"], &json!(inner), "{}", reply);
+            if more {
+                proptest::prop_assert_eq!(&r.value["n"], &json!(1), "{}", reply);
+            }
         }
     }
 
