@@ -151,6 +151,10 @@ corrections! {
     EmptyStepDropped => "empty-step-dropped",
     /// A plan whose only steps were a final answer (`{"actor":"respond",…}`): read as `respond`.
     AnswerInPlan => "answer-in-plan",
+    /// A reply whose answer text was, whole, one call or plan written as JSON
+    /// (`{"mode":"respond","text":"{"mode":"action","tool":"files.read",…}"}`):
+    /// the call it names, not that text as the answer.
+    ActionInAnswer => "action-in-answer",
     /// A call to no tool whose params are only text under keys no tool has
     /// (`{"actor":"seam","params":{"msg":"The build failed."}}`): nothing can
     /// run it, so its text is read as the answer (dropped beside real calls).

@@ -651,6 +651,52 @@ fn plan_steps_that_are_no_calls() {
 }
 
 #[test]
+fn an_answer_that_is_one_call_written_whole_is_that_call() {
+    let c = names();
+    let read = call("files.read", json!({"path": "notes/trip.md", "offset": 10}));
+    // Escaped, as strict JSON holds it; bare, as the quote-tolerant grammar
+    // lets a small model write it (its keys unquoted); with no mode, its tool
+    // under `tool`.
+    check(
+        &c,
+        r#"{"mode":"respond","text":"{\"mode\":\"action\",\"tool\":\"files.read\",\"params\":{\"path\":\"notes/trip.md\",\"offset\":10}}"}"#,
+        read.clone(),
+        Correction::ActionInAnswer,
+    );
+    check(
+        &c,
+        r#"{"mode":"respond","text":"{"mode":"action",tool:"files.read",params:{path:"notes/trip.md",offset:10}}"}"#,
+        read.clone(),
+        Correction::ActionInAnswer,
+    );
+    check(
+        &c,
+        r#"{"mode":"respond","text":"{\"tool\":\"files.read\",\"params\":{\"path\":\"notes/trip.md\",\"offset\":10}}"}"#,
+        read,
+        Correction::ActionInAnswer,
+    );
+    // JSON that is data, a call shown inside prose, and a call to no tool of
+    // the catalog stay the answer.
+    for text in [
+        r#"{\"os\":\"Debian\",\"arch\":\"x86_64\"}"#,
+        r#"Run this: {\"mode\":\"action\",\"tool\":\"files.read\",\"params\":{}}"#,
+        r#"{\"tool\":\"rm_rf\",\"params\":{\"path\":\"/\"}}"#,
+    ] {
+        let raw = format!(r#"{{"mode":"respond","text":"{text}"}}"#);
+        let p = parse(&raw, &c).unwrap();
+        assert!(
+            matches!(p.action, Action::Respond { .. }),
+            "{raw}: {:?}",
+            p.action
+        );
+        assert!(
+            !p.corrections.contains(&Correction::ActionInAnswer),
+            "{raw}"
+        );
+    }
+}
+
+#[test]
 fn a_call_to_no_tool_that_only_carries_a_message() {
     let cat = catalog_fixture();
     check(

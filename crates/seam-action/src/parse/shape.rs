@@ -134,7 +134,7 @@ fn interpret_object(
                 if lower != "respond" {
                     fixes.add(Correction::UnknownMode);
                 }
-                items.push(respond_from(&o));
+                push_answer(&o, catalog, fuel, fixes, items, depth);
             }
             _ if catalog.resolve(&mode).is_some() => {
                 fixes.add(Correction::ToolNameAsMode);
@@ -160,7 +160,7 @@ fn interpret_object(
                     plan_from(o, catalog, fuel, fixes, items);
                 } else if o.contains_key("text") {
                     fixes.add(Correction::UnknownMode);
-                    items.push(respond_from(&o));
+                    push_answer(&o, catalog, fuel, fixes, items, depth);
                 } else {
                     items.push(Item::NotAction(format!(
                         "mode {mode:?} is none of action, plan, respond, and names no tool"
@@ -651,6 +651,67 @@ fn respond_step(step: &Map<String, Value>) -> Option<String> {
         .find_map(|k| holder.get(*k).and_then(Value::as_str))
         .filter(|t| !t.trim().is_empty())
         .map(str::to_owned)
+}
+
+/// A reply's answer, or, when its text is one call or plan written whole as
+/// JSON, that call ([`Correction::ActionInAnswer`]).
+fn push_answer(
+    o: &Map<String, Value>,
+    catalog: &ToolCatalog,
+    fuel: &mut Fuel,
+    fixes: &mut Corrections,
+    items: &mut Vec<Item>,
+    depth: usize,
+) {
+    let item = respond_from(o);
+    if let Item::Respond(text) = &item
+        && let Some((found, inner)) = action_in_answer(text, catalog, fuel, depth)
+    {
+        fixes.add(Correction::ActionInAnswer);
+        fixes.extend(&inner);
+        items.extend(found);
+        return;
+    }
+    items.push(item);
+}
+
+/// The call or plan an answer's text is, whole: an object (nothing around
+/// it) that says it is one, by a `mode` of `action` or `plan`, or by a tool
+/// of the catalog under a key that always names one (`tool`, `actor`, …).
+/// JSON that is data (`{"os":"Debian",…}`) stays the answer, and so does a
+/// call written inside prose: the model may be showing it to the operator.
+fn action_in_answer(
+    text: &str,
+    catalog: &ToolCatalog,
+    fuel: &mut Fuel,
+    depth: usize,
+) -> Option<(Vec<Item>, Corrections)> {
+    let t = text.trim();
+    if depth > 3 || !t.starts_with('{') || !t.ends_with('}') {
+        return None;
+    }
+    let mut inner = Corrections::default();
+    let Value::Object(o) = json_in_string(t, fuel, &mut inner)? else {
+        return None;
+    };
+    let says_action = o
+        .get("mode")
+        .and_then(Value::as_str)
+        .is_some_and(|m| matches!(m.trim().to_ascii_lowercase().as_str(), "action" | "plan"))
+        || NAME_KEYS.iter().any(|k| {
+            o.get(*k)
+                .and_then(Value::as_str)
+                .is_some_and(|n| catalog.resolve(n).is_some())
+        });
+    if !says_action {
+        return None;
+    }
+    let mut found = Vec::new();
+    interpret_object(o, catalog, fuel, &mut inner, &mut found, depth + 1);
+    found
+        .iter()
+        .any(|i| matches!(i, Item::Call(_) | Item::Plan(_)))
+        .then_some((found, inner))
 }
 
 fn respond_from(o: &Map<String, Value>) -> Item {
