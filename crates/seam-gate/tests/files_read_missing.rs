@@ -73,3 +73,44 @@ fn a_missing_path_names_the_readable_files_of_its_name() {
     let (_, message) = refusal(&tb, "nothing-of-this-name.txt");
     assert!(!message.contains("can be read"), "{message}");
 }
+
+#[test]
+fn a_directory_read_as_a_file_names_the_files_in_it_that_can_be_read() {
+    let dir = tempfile::tempdir().unwrap();
+    let root = dir.path().canonicalize().unwrap();
+    let home = root.join("home");
+    for d in ["notes/sub", ".ssh", "empty"] {
+        std::fs::create_dir_all(home.join(d)).unwrap();
+    }
+    std::fs::create_dir_all(root.join("seam")).unwrap();
+    std::fs::write(home.join("notes/rota.md"), "the rota").unwrap();
+    std::fs::write(home.join("notes/b.txt"), "b").unwrap();
+    std::fs::write(home.join("notes/sub/deep.md"), "deeper").unwrap();
+    std::fs::write(home.join("notes/.secret"), "hidden").unwrap();
+    // a file the protected list names by its name, and a link to a key
+    std::fs::write(home.join("notes/vault.kdbx"), "KDBX").unwrap();
+    std::fs::write(home.join(".ssh/id_rsa"), "KEY").unwrap();
+    symlink(home.join(".ssh/id_rsa"), home.join("notes/key.txt")).unwrap();
+    let tb = toolbox(&root);
+
+    for path in ["notes", "notes/", "~/notes"] {
+        let (code, message) = refusal(&tb, path);
+        assert_eq!(code, RefusalCode::NotAFile, "{path}");
+        assert!(message.contains("is a directory"), "{message}");
+        let sep = if path.ends_with('/') { "" } else { "/" };
+        let want = format!(
+            "the files in it that can be read: {path}{sep}b.txt, {path}{sep}rota.md (read one by its path)"
+        );
+        assert!(message.contains(&want), "{message}");
+        for never in ["vault", "key.txt", ".secret", "sub", "deep"] {
+            assert!(!message.contains(never), "{never} named: {message}");
+        }
+    }
+    // A directory with nothing to read says only what it is.
+    let (_, message) = refusal(&tb, "empty");
+    assert!(!message.contains("can be read"), "{message}");
+    // A protected directory is refused as protected, its files unnamed.
+    let (code, message) = refusal(&tb, ".ssh");
+    assert_ne!(code, RefusalCode::NotAFile, "{message}");
+    assert!(!message.contains("id_rsa"), "{message}");
+}

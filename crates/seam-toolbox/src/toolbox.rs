@@ -867,6 +867,21 @@ impl Toolbox {
                         };
                         return Err(refuse(r.code, message));
                     }
+                    Err(r)
+                        if r.code == RefusalCode::NotAFile
+                            && p.access == Access::Owner(FileAccess::Read) =>
+                    {
+                        let held = self.files_in_directory(p.access, raw);
+                        let message = match held.as_slice() {
+                            [] => r.message,
+                            names => format!(
+                                "{}; the files in it that can be read: {} (read one by its path)",
+                                r.message,
+                                names.join(", ")
+                            ),
+                        };
+                        return Err(refuse(r.code, message));
+                    }
                     Err(r) => return Err(refuse(r.code, r.message)),
                 }
             }
@@ -956,6 +971,10 @@ struct DestinationStop {
 const NEARBY_DEPTH: usize = 4;
 const NEARBY_ENTRIES: usize = 4096;
 const NEARBY_SHOWN: usize = 3;
+
+/// Bounds of the list of a directory's files in a refusal to read it.
+const HELD_ENTRIES: usize = 1024;
+const HELD_SHOWN: usize = 20;
 
 /// Who made a call's decision `ask` (or `deny`): the policy, or the gate's config for the tool.
 #[derive(Debug, Clone, Copy, PartialEq, Eq)]
@@ -1281,6 +1300,36 @@ impl Toolbox {
             }
         }
         found
+    }
+
+    /// The regular files directly in the directory `raw` names, each as the path that reads
+    /// it (`raw` joined with its name), each one the same admission would open for `access`
+    /// (so never a protected file, nor one behind a link out of the allowed places), in name
+    /// order, at most [`HELD_SHOWN`] of the first [`HELD_ENTRIES`] entries. A model that
+    /// reads a directory learns what to read instead, and nothing it could not read.
+    /// Hidden entries are left out, as the look for a missing file's name leaves them.
+    fn files_in_directory(&self, access: Access, raw: &OsStr) -> Vec<String> {
+        let Ok(dir) = self.admission.admitted_path(access, raw) else {
+            return Vec::new();
+        };
+        let Ok(entries) = std::fs::read_dir(&dir.real) else {
+            return Vec::new();
+        };
+        let mut names: Vec<std::ffi::OsString> = entries
+            .take(HELD_ENTRIES)
+            .flatten()
+            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+            .map(|e| e.file_name())
+            .filter(|n| !n.as_encoded_bytes().starts_with(b"."))
+            .collect();
+        names.sort();
+        names
+            .into_iter()
+            .map(|n| Path::new(raw).join(n))
+            .filter(|path| self.admission.open_read(access, path.as_os_str()).is_ok())
+            .take(HELD_SHOWN)
+            .map(|path| path.to_string_lossy().into_owned())
+            .collect()
     }
 
     /// An `Access::Source` path: a regular file is opened, as for any read; a directory is
