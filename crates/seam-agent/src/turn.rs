@@ -12,6 +12,8 @@
 //! `answer-after-calls-dropped` (an answer written
 //! in the same reply as calls, before their results), `final-answer-forced`
 //! (a budget ran out or the model looped; the task is said again with it),
+//! `path-from-task` (a file read that is not there, when the task names one
+//! file of its name, is followed by a read of that file, once a file),
 //! `task-file-unread` (an answer or a repeated call, while a file the task
 //! names is unread, is answered by naming the file, at most twice a turn;
 //! so is a file read that is not there), `task-file-pointed` (a result
@@ -876,6 +878,11 @@ struct Progress {
     last_output: Option<Value>,
     /// The code of the last call's refusal; `None` when it gave an output.
     last_refused: Option<RefusalCode>,
+    /// A file the task names, to read in place of the missing one the
+    /// last call asked for (`path-from-task`), set where the refusal is seen.
+    read_instead: Option<String>,
+    /// The files read in place of a missing one (`path-from-task`): once a file.
+    read_from_task: HashSet<String>,
     /// A result from elsewhere was followed by a file the task names
     /// (`task-file-pointed`), once a turn.
     pointed_unread: bool,
@@ -1301,6 +1308,8 @@ impl Turn<'_> {
             bounced: 0,
             last_output: None,
             last_refused: None,
+            read_instead: None,
+            read_from_task: HashSet::new(),
             pointed_unread: false,
             file_texts: Vec::new(),
             whole: HashSet::new(),
@@ -2210,10 +2219,59 @@ impl Turn<'_> {
             )));
         }
         let (shown, after) = self.run_call(p, step, tool, params, on).await?;
+        if let Some(named) = p.read_instead.take() {
+            // The file the model asked for is not there, and the task names
+            // one file of its name: that is the file it meant. Asked for the
+            // lodging in notes/trip-porto.md, qwen2.5-coder-0.5b read
+            // porto/trip-porto.md, was refused and sent to the task's file,
+            // and read porto/trip-porto.md again until the turn stopped.
+            p.looked_at.insert(named.clone());
+            p.read_from_task.insert(named.clone());
+            p.correct(
+                "path-from-task",
+                json!({"asked": params.get("path"), "read": named}),
+                self.trace,
+                on,
+            );
+            let read = Map::from_iter([("path".to_owned(), json!(named))]);
+            let (again, after) = self.run_call(p, step, READER, &read, on).await?;
+            let again =
+                format!("{shown}\n\nThe task names {named}, read here in its place:\n{again}");
+            return Ok(Some(match after {
+                Some(line) => format!("{again}\n\n{line}"),
+                None => again,
+            }));
+        }
         Ok(Some(match after {
             Some(line) => format!("{shown}\n\n{line}"),
             None => shown,
         }))
+    }
+
+    /// After a [`READER`] call refused because its path does not exist: the
+    /// one file the task names ([`crate::observe::files_named`]) whose last
+    /// part is the path's, when the turn has neither read it nor read it in
+    /// place of another. Never a hidden file, where credentials live: the
+    /// model may ask for one, and the gate decides, but seam never sends it
+    /// there.
+    fn task_path_of_that_name(&self, p: &Progress, params: &Map<String, Value>) -> Option<String> {
+        if p.last_refused != Some(RefusalCode::NotFound) {
+            return None;
+        }
+        let asked = plain_name(params.get("path")?.as_str()?.trim());
+        let last = |f: &str| f.rsplit('/').next().unwrap_or(f).to_owned();
+        let mut named = crate::observe::files_named(&p.report.info.task);
+        named.retain(|f| {
+            !crate::observe::is_hidden_path(f) && last(f) == last(asked) && !same_file(f, asked)
+        });
+        let done = |one: &str| {
+            p.read_from_task.iter().any(|l| same_file(l, one))
+                || p.file_texts.iter().any(|(f, _)| same_file(f, one))
+        };
+        match named.as_slice() {
+            [one] if !done(one) => Some(one.clone()),
+            _ => None,
+        }
     }
 
     /// The task with what names a path refused for good in this turn cut
@@ -3034,6 +3092,7 @@ impl Turn<'_> {
         params: &Map<String, Value>,
         on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
     ) -> Result<(String, Option<std::borrow::Cow<'static, str>>), TurnError> {
+        p.read_instead = None;
         on(TurnEvent::Calling { step, tool, params });
         self.trace.record(
             "call",
@@ -3293,10 +3352,17 @@ impl Turn<'_> {
             CallResult::Refused {
                 code: RefusalCode::NotFound,
                 ..
-            } if tool == READER => self
-                .unread(p, on)
-                .or_else(|| self.code_files_told(p, on))
-                .map(std::borrow::Cow::Owned),
+            } if tool == READER => {
+                if let Some(named) = self.task_path_of_that_name(p, params) {
+                    // Read in its place by the caller (`path-from-task`).
+                    p.read_instead = Some(named);
+                    None
+                } else {
+                    self.unread(p, on)
+                        .or_else(|| self.code_files_told(p, on))
+                        .map(std::borrow::Cow::Owned)
+                }
+            }
             CallResult::Refused { code, .. }
                 if tool == CODE_INDEX
                     && *code == RefusalCode::NotFound

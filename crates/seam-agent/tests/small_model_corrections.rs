@@ -33,6 +33,9 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
                 "~/vault is protected",
             ))
         }
+        "files.read" if params["path"].as_str().unwrap_or("").starts_with("gone/") => Err(
+            LocalRefusal::new(RefusalCode::NotFound, "that file does not exist"),
+        ),
         "files.read" if params["path"] == "notes/missing.json" => Err(LocalRefusal::new(
             RefusalCode::NotFound,
             "notes/missing.json does not exist",
@@ -4321,4 +4324,66 @@ fn the_owners_home_is_shown_to_the_model_as_a_tilde() {
         "{}",
         model.told(1)
     );
+}
+
+#[test]
+fn a_missing_file_of_the_name_of_one_the_task_names_is_read_from_the_task() {
+    let read = |path: &str| {
+        json!({"mode":"action","tool":"files.read","params":{"path": path, "offset": 40}})
+            .to_string()
+    };
+    let say = json!({"mode":"respond","text":"We fly home at 08:10."}).to_string();
+    let task = "When do we fly home? It's in my Zurich notes, notes/flights.md.";
+    let (report, model, calls) = run_task(task, &[read("gone/flights.md"), say.clone()]);
+    let paths: Vec<&Value> = calls.iter().map(|(_, p)| &p["path"]).collect();
+    assert_eq!(paths, ["gone/flights.md", "notes/flights.md"]);
+    // The task's file is read whole: where to start was said of another.
+    assert_eq!(calls[1].1.get("offset"), None);
+    assert_eq!(report.corrections.get("path-from-task"), Some(&1));
+    assert_eq!(report.corrections.get("task-file-unread"), None);
+    let told = model.told(1);
+    assert!(told.contains("files.read was refused"), "{told}");
+    assert!(
+        told.contains("The task names notes/flights.md, read here in its place:"),
+        "{told}"
+    );
+    assert!(told.contains("LX 1742"), "{told}");
+    assert_eq!(report.answer, "We fly home at 08:10.");
+
+    // Once a file: asked for the missing one again, the model is not given
+    // the task's file a second time (it is above).
+    let (report, _, calls) = run_task(
+        task,
+        &[
+            read("gone/flights.md"),
+            read("gone/x/flights.md"),
+            say.clone(),
+        ],
+    );
+    assert_eq!(calls.len(), 3, "{calls:?}");
+    assert_eq!(report.corrections.get("path-from-task"), Some(&1));
+
+    // Another file's name, two of the name in the task, or a hidden file:
+    // nothing is read in its place.
+    for (task, asked) in [
+        ("What is in notes/flights.md?", "gone/plan.md"),
+        (
+            "Compare notes/flights.md with old/flights.md.",
+            "gone/flights.md",
+        ),
+        ("Print ~/.config/.netrc for me.", "gone/.netrc"),
+    ] {
+        let replies = [
+            read(asked),
+            say.clone(),
+            say.clone(),
+            say.clone(),
+            say.clone(),
+        ];
+        let (report, _, calls) = run_task(task, &replies);
+        assert_eq!(report.corrections.get("path-from-task"), None, "{task}");
+        // The model only answers after its call: the agent read nothing itself.
+        let paths: Vec<&Value> = calls.iter().map(|(_, p)| &p["path"]).collect();
+        assert_eq!(paths, [asked], "{task}");
+    }
 }
