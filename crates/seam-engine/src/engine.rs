@@ -1079,7 +1079,9 @@ const JSON_CHAR_RULE: &str =
 /// `}` or `,` with at most one space after it, followed by a character that
 /// cannot continue JSON there (not `,`, `}`, `]` or a quote). `seam_action`'s
 /// reader closes a string where this rule does not let it go on (its test
-/// `what_the_grammar_admits_bare_is_read_back_whole` holds the two together).
+/// `what_the_grammar_admits_bare_is_read_back_whole` holds the two together),
+/// and reads this rule back (its `Reader::admitted_bare`, which must change
+/// with it) to keep JSON written bare inside an answer whole.
 ///
 /// The spaces are bounded as JSON's own spacing between tokens is (llama.cpp's
 /// `space` rule): unbounded, they were a way for a reply to run on in spaces
