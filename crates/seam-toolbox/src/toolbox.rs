@@ -857,14 +857,8 @@ impl Toolbox {
                             && p.access != Access::Owner(FileAccess::Write) =>
                     {
                         let found = self.same_name_nearby(p.access, raw);
-                        let message = match found.as_slice() {
-                            [] => r.message,
-                            names => format!(
-                                "{}; of that name, this can be read: {}",
-                                r.message,
-                                names.join(", ")
-                            ),
-                        };
+                        let message =
+                            naming_files(r.message, "of that name, this can be read", &found, "");
                         return Err(refuse(r.code, message));
                     }
                     Err(r)
@@ -872,14 +866,12 @@ impl Toolbox {
                             && p.access == Access::Owner(FileAccess::Read) =>
                     {
                         let held = self.files_in_directory(p.access, raw);
-                        let message = match held.as_slice() {
-                            [] => r.message,
-                            names => format!(
-                                "{}; the files in it that can be read: {} (read one by its path)",
-                                r.message,
-                                names.join(", ")
-                            ),
-                        };
+                        let message = naming_files(
+                            r.message,
+                            "the files in it that can be read",
+                            &held,
+                            " (read one by its path)",
+                        );
                         return Err(refuse(r.code, message));
                     }
                     Err(r) => return Err(refuse(r.code, r.message)),
@@ -971,6 +963,15 @@ struct DestinationStop {
 const NEARBY_DEPTH: usize = 4;
 const NEARBY_ENTRIES: usize = 4096;
 const NEARBY_SHOWN: usize = 3;
+
+/// A path refusal's `message`, followed, when there are any, by the files the model can read
+/// instead, after `lead` and before `tail`.
+fn naming_files(message: String, lead: &str, names: &[String], tail: &str) -> String {
+    if names.is_empty() {
+        return message;
+    }
+    format!("{message}; {lead}: {}{tail}", names.join(", "))
+}
 
 /// Bounds of the list of a directory's files in a refusal to read it.
 const HELD_ENTRIES: usize = 1024;
