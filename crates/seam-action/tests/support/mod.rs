@@ -1,4 +1,4 @@
-//! Shared by tests/corpus.rs and examples/corpus_eval.rs: the 14-tool catalog
+//! Shared by tests/corpus.rs and examples/repair_eval.rs: the 14-tool catalog
 //! fixture and the two corpora's scoring, as their READMEs define it.
 
 #![allow(dead_code)]

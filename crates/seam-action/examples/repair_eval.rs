@@ -1,6 +1,6 @@
 //! Measures the parser on the two corpora of real model replies.
 //!
-//! `cargo run -p seam-action --example corpus_eval -- [BENCH_DATA_DIR]`
+//! `cargo run -p seam-action --example repair_eval -- [BENCH_DATA_DIR]`
 //! (default: the shared bench data beside the workspace). Prints, as
 //! markdown tables, the toolcalls recovery rate per category and the
 //! seam-actions dispatch rate per model and per category.
