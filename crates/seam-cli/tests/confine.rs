@@ -468,3 +468,62 @@ fn the_confined_agent_cannot_touch_the_operators_git_directory() {
     assert!(!dot_git.join("hooks/pre-commit").exists());
     assert!(!dot_git.join("seam-filter").exists());
 }
+
+/// A files.read of a directory names the files in it that can be read: asked from inside
+/// the agent's walls, through the gate's socket, that list is no way to learn the names of
+/// the owner's protected files, of what a link points to, or of what a protected
+/// directory holds.
+#[test]
+fn the_confined_agent_learns_no_protected_name_by_reading_a_directory() {
+    let owner = Owner::new();
+    owner.write("project/notes.md", b"The launch moves to Thursday.\n");
+    owner.write("project/vault.kdbx", b"KDBX");
+    owner.write(".ssh/id_ed25519", b"-----BEGIN OPENSSH PRIVATE KEY-----\n");
+    owner.write("project/.env", b"TOKEN=x\n");
+    std::os::unix::fs::symlink(
+        owner.home.join(".ssh/id_ed25519"),
+        owner.workspace.join("deploy-key.txt"),
+    )
+    .unwrap();
+    std::os::unix::fs::symlink(owner.home.join(".ssh"), owner.workspace.join("keys")).unwrap();
+    let gate_read = |path: &str| -> Value {
+        let out = owner
+            .seam()
+            .args(["__agent-attack", "--gate-read", path])
+            .output()
+            .unwrap();
+        assert!(
+            out.status.success(),
+            "{}",
+            String::from_utf8_lossy(&out.stderr)
+        );
+        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        assert_eq!(report["confinement"]["filesystem"], true, "{report}");
+        assert_eq!(report["gate"]["ok"], true, "{report}");
+        report["gate"]["answer"]["refused"].clone()
+    };
+
+    // The workspace: its one readable file is named; the protected file, the link to a
+    // key and the hidden file are not.
+    for path in [".", "~/project"] {
+        let refused = gate_read(path);
+        assert_eq!(refused["code"], "not_a_file", "{path}: {refused}");
+        let message = refused["message"].as_str().unwrap();
+        assert!(
+            message.contains("notes.md (read one by its path)"),
+            "{message}"
+        );
+        for never in ["vault", "deploy-key", "id_ed25519", ".env", "keys"] {
+            assert!(!message.contains(never), "{path}: {never} named: {message}");
+        }
+    }
+    // A protected directory, by its name or through a link to it, is refused as such, and
+    // nothing in it is named.
+    for path in ["~/.ssh", "keys"] {
+        let refused = gate_read(path);
+        assert_eq!(refused["code"], "protected", "{path}: {refused}");
+        let message = refused["message"].as_str().unwrap();
+        assert!(!message.contains("id_ed25519"), "{path}: {message}");
+        assert!(!message.contains("can be read"), "{path}: {message}");
+    }
+}
