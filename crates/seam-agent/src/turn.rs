@@ -567,7 +567,7 @@ fn tree_code_files(v: &Value) -> Option<Vec<String>> {
 /// A file's stem: its name up to the first dot (`src/paginate.test.js` is
 /// `paginate`), the word an import names it by.
 fn stem(path: &str) -> &str {
-    let name = path.rsplit('/').next().unwrap_or(path);
+    let name = last_part(path);
     name.split('.').next().unwrap_or(name)
 }
 
@@ -810,6 +810,38 @@ fn read_it(name: &str) -> String {
         "The task names {name}, and this turn has not read it: read it with {READER} if it \
          bears on the task, then answer. That call is: {call}"
     )
+}
+
+/// After a [`READER`] call refused because its path does not exist: the one
+/// file the task names ([`crate::observe::files_named`]) whose last part is
+/// the path's, when the turn has neither read it nor read it in place of
+/// another (`path-from-task`). Never a hidden file, where credentials live:
+/// the model may ask for one, and the gate decides, but seam never sends it
+/// there.
+fn task_file_of_that_name(p: &Progress, params: &Map<String, Value>) -> Option<String> {
+    if p.last_refused != Some(RefusalCode::NotFound) {
+        return None;
+    }
+    let asked = plain_name(params.get("path")?.as_str()?.trim());
+    let mut named = crate::observe::files_named(&p.report.info.task);
+    named.retain(|f| {
+        !crate::observe::is_hidden_path(f)
+            && last_part(f) == last_part(asked)
+            && !same_file(f, asked)
+    });
+    let done = |one: &str| {
+        p.read_from_task.iter().any(|l| same_file(l, one))
+            || p.file_texts.iter().any(|(f, _)| same_file(f, one))
+    };
+    match named.as_slice() {
+        [one] if !done(one) => Some(one.clone()),
+        _ => None,
+    }
+}
+
+/// A path's last part: the file's name.
+fn last_part(path: &str) -> &str {
+    path.rsplit('/').next().unwrap_or(path)
 }
 
 /// `name` without a leading `./`.
@@ -2248,32 +2280,6 @@ impl Turn<'_> {
         }))
     }
 
-    /// After a [`READER`] call refused because its path does not exist: the
-    /// one file the task names ([`crate::observe::files_named`]) whose last
-    /// part is the path's, when the turn has neither read it nor read it in
-    /// place of another. Never a hidden file, where credentials live: the
-    /// model may ask for one, and the gate decides, but seam never sends it
-    /// there.
-    fn task_path_of_that_name(&self, p: &Progress, params: &Map<String, Value>) -> Option<String> {
-        if p.last_refused != Some(RefusalCode::NotFound) {
-            return None;
-        }
-        let asked = plain_name(params.get("path")?.as_str()?.trim());
-        let last = |f: &str| f.rsplit('/').next().unwrap_or(f).to_owned();
-        let mut named = crate::observe::files_named(&p.report.info.task);
-        named.retain(|f| {
-            !crate::observe::is_hidden_path(f) && last(f) == last(asked) && !same_file(f, asked)
-        });
-        let done = |one: &str| {
-            p.read_from_task.iter().any(|l| same_file(l, one))
-                || p.file_texts.iter().any(|(f, _)| same_file(f, one))
-        };
-        match named.as_slice() {
-            [one] if !done(one) => Some(one.clone()),
-            _ => None,
-        }
-    }
-
     /// The task with what names a path refused for good in this turn cut
     /// out (see [`crate::observe::task_without`]), as the line that says
     /// it (`task-rest-told`); `None` when nothing of the task is cut or
@@ -3353,7 +3359,7 @@ impl Turn<'_> {
                 code: RefusalCode::NotFound,
                 ..
             } if tool == READER => {
-                if let Some(named) = self.task_path_of_that_name(p, params) {
+                if let Some(named) = task_file_of_that_name(p, params) {
                     // Read in its place by the caller (`path-from-task`).
                     p.read_instead = Some(named);
                     None
