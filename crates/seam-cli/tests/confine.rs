@@ -16,6 +16,17 @@ use serde_json::Value;
 
 const EACCES: i64 = 13;
 
+/// Runs `seam __agent-attack` as `cmd` says, and returns its report (it must exit 0).
+fn attack_report(cmd: &mut assert_cmd::Command) -> Value {
+    let out = cmd.output().unwrap();
+    assert!(
+        out.status.success(),
+        "{}",
+        String::from_utf8_lossy(&out.stderr)
+    );
+    serde_json::from_slice(&out.stdout).unwrap()
+}
+
 fn attempt<'a>(report: &'a Value, kind: &str, target: &str) -> &'a Value {
     report["attempts"]
         .as_array()
@@ -64,49 +75,43 @@ fn the_confined_agent_cannot_touch_the_world_but_reaches_the_gate() {
     // The embedded model's prompt cache (made by the walls' plan, inside them).
     let kv_write = owner.layout().prompt_cache().join("probe.state");
 
-    let out = owner
-        .seam()
-        .env("GITHUB_TOKEN", "ghp_0123456789abcdefghijklmnopqrstuvwxyz")
-        .env(
-            "AWS_SECRET_ACCESS_KEY",
-            "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
-        )
-        .env("SSH_AUTH_SOCK", "/run/agent.sock")
-        .args(["__agent-attack", "--model-url"])
-        .arg(format!("http://127.0.0.1:{model_port}/v1"))
-        .arg("--read")
-        .arg(&key)
-        .arg("--read")
-        .arg("/etc/passwd")
-        .arg("--read")
-        .arg(&keeper)
-        .arg("--read")
-        .arg("/proc/self/environ")
-        .arg("--read")
-        .arg(&staged)
-        .arg("--read")
-        .arg(&gate_config)
-        .arg("--write")
-        .arg(&gate_config)
-        .arg("--write")
-        .arg(&home_write)
-        .arg("--write")
-        .arg(&tmp_write)
-        .arg("--write")
-        .arg(&kv_write)
-        .args(["--connect", &other_port, "--connect", &model_port])
-        .args(["--exec", "/usr/bin/id", "--exec", "git"])
-        .args(["--env", "GITHUB_TOKEN", "--env", "AWS_SECRET_ACCESS_KEY"])
-        .args(["--env", "SSH_AUTH_SOCK", "--env", "PATH"])
-        .args(["--gate-read", "notes.md"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let report = attack_report(
+        owner
+            .seam()
+            .env("GITHUB_TOKEN", "ghp_0123456789abcdefghijklmnopqrstuvwxyz")
+            .env(
+                "AWS_SECRET_ACCESS_KEY",
+                "wJalrXUtnFEMI/K7MDENG/bPxRfiCYEXAMPLEKEY",
+            )
+            .env("SSH_AUTH_SOCK", "/run/agent.sock")
+            .args(["__agent-attack", "--model-url"])
+            .arg(format!("http://127.0.0.1:{model_port}/v1"))
+            .arg("--read")
+            .arg(&key)
+            .arg("--read")
+            .arg("/etc/passwd")
+            .arg("--read")
+            .arg(&keeper)
+            .arg("--read")
+            .arg("/proc/self/environ")
+            .arg("--read")
+            .arg(&staged)
+            .arg("--read")
+            .arg(&gate_config)
+            .arg("--write")
+            .arg(&gate_config)
+            .arg("--write")
+            .arg(&home_write)
+            .arg("--write")
+            .arg(&tmp_write)
+            .arg("--write")
+            .arg(&kv_write)
+            .args(["--connect", &other_port, "--connect", &model_port])
+            .args(["--exec", "/usr/bin/id", "--exec", "git"])
+            .args(["--env", "GITHUB_TOKEN", "--env", "AWS_SECRET_ACCESS_KEY"])
+            .args(["--env", "SSH_AUTH_SOCK", "--env", "PATH"])
+            .args(["--gate-read", "notes.md"]),
     );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     let walls = &report["confinement"];
     assert_eq!(
         walls["filesystem"], true,
@@ -233,26 +238,20 @@ fn the_confined_agent_cannot_open_leave_or_close_turns_and_an_attachment_taints_
     let other: seam_protocol::wire::TurnOpened = serde_json::from_slice(&out.stdout).unwrap();
     let opener = owner.layout().turn_opener();
 
-    let out = owner
-        .seam()
-        .arg("__agent-attack")
-        .arg("--attach")
-        .arg(&attached)
-        .arg("--read")
-        .arg(&attached)
-        .arg("--read")
-        .arg(&opener)
-        .arg("--gate-fresh-turn")
-        .arg("--gate-close")
-        .arg(&other.turn)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let report = attack_report(
+        owner
+            .seam()
+            .arg("__agent-attack")
+            .arg("--attach")
+            .arg(&attached)
+            .arg("--read")
+            .arg(&attached)
+            .arg("--read")
+            .arg(&opener)
+            .arg("--gate-fresh-turn")
+            .arg("--gate-close")
+            .arg(&other.turn),
     );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["confinement"]["filesystem"], true, "{report}");
     denied_by_the_kernel(&report, "read", opener.to_str().unwrap());
     denied_by_the_kernel(&report, "read", attached.to_str().unwrap());
@@ -298,19 +297,13 @@ fn the_confined_agent_cannot_open_leave_or_close_turns_and_an_attachment_taints_
 fn the_confined_agent_cannot_make_a_value_the_operators_words() {
     let owner = Owner::new();
     let gate = ServiceGate::start(&owner);
-    let out = owner
-        .seam()
-        .arg("__agent-attack")
-        .args(["--task", "pay the rent to GB29 NWBK 6016 1331 9268 19"])
-        .args(["--gate-endorse", "mallory@evil.example"])
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let report = attack_report(
+        owner
+            .seam()
+            .arg("__agent-attack")
+            .args(["--task", "pay the rent to GB29 NWBK 6016 1331 9268 19"])
+            .args(["--gate-endorse", "mallory@evil.example"]),
     );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["confinement"]["filesystem"], true, "{report}");
     let t = &report["turn_attacks"];
     assert_eq!(t["endorse_read_opener"]["denied"], true, "{t}");
@@ -425,33 +418,27 @@ fn the_confined_agent_cannot_touch_the_operators_git_directory() {
     let dot_git = repo.join(".git");
     let config = dot_git.join("config");
     let before = std::fs::read(&config).unwrap();
-    let out = owner
-        .seam()
-        .arg("__agent-attack")
-        .arg("--repo")
-        .arg(repo)
-        .arg("--write")
-        .arg(&config)
-        .arg("--write")
-        .arg(dot_git.join("hooks/pre-commit"))
-        .arg("--write")
-        .arg(dot_git.join("info/attributes"))
-        .arg("--write")
-        .arg(dot_git.join("seam-filter"))
-        .arg("--read")
-        .arg(&config)
-        .arg("--read")
-        .arg(repo.join("README.md"))
-        .arg("--read")
-        .arg(&object)
-        .output()
-        .unwrap();
-    assert!(
-        out.status.success(),
-        "{}",
-        String::from_utf8_lossy(&out.stderr)
+    let report = attack_report(
+        owner
+            .seam()
+            .arg("__agent-attack")
+            .arg("--repo")
+            .arg(repo)
+            .arg("--write")
+            .arg(&config)
+            .arg("--write")
+            .arg(dot_git.join("hooks/pre-commit"))
+            .arg("--write")
+            .arg(dot_git.join("info/attributes"))
+            .arg("--write")
+            .arg(dot_git.join("seam-filter"))
+            .arg("--read")
+            .arg(&config)
+            .arg("--read")
+            .arg(repo.join("README.md"))
+            .arg("--read")
+            .arg(&object),
     );
-    let report: Value = serde_json::from_slice(&out.stdout).unwrap();
     assert_eq!(report["confinement"]["filesystem"], true, "{report}");
     for w in [
         "config",
@@ -487,17 +474,7 @@ fn the_confined_agent_learns_no_protected_name_by_reading_a_directory() {
     .unwrap();
     std::os::unix::fs::symlink(owner.home.join(".ssh"), owner.workspace.join("keys")).unwrap();
     let gate_read = |path: &str| -> Value {
-        let out = owner
-            .seam()
-            .args(["__agent-attack", "--gate-read", path])
-            .output()
-            .unwrap();
-        assert!(
-            out.status.success(),
-            "{}",
-            String::from_utf8_lossy(&out.stderr)
-        );
-        let report: Value = serde_json::from_slice(&out.stdout).unwrap();
+        let report = attack_report(owner.seam().args(["__agent-attack", "--gate-read", path]));
         assert_eq!(report["confinement"]["filesystem"], true, "{report}");
         assert_eq!(report["gate"]["ok"], true, "{report}");
         report["gate"]["answer"]["refused"].clone()
