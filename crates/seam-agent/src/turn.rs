@@ -9,7 +9,9 @@
 //! earlier one in the turn is not run again: the model is told, and a
 //! repeat after it read that forces a final answer; so does code that only
 //! prints, sent again after it was sent back and resampled),
-//! `answer-after-calls-dropped` (an answer written
+//! `told-call-run` (a repeat of an earlier call of a tool, after the turn
+//! wrote out whole the call of that tool to make instead, makes that call
+//! once), `answer-after-calls-dropped` (an answer written
 //! in the same reply as calls, before their results), `final-answer-forced`
 //! (a budget ran out or the model looped; the task is said again with it),
 //! `path-from-task` (a file read that is not there, when the task names one
@@ -401,6 +403,15 @@ fn call_key(tool: &str, params: &Map<String, Value>) -> String {
     action_text(tool, Value::Object(params.clone()))
 }
 
+/// The code-index lookup of `name`, the call [`find_by_name`] writes out.
+fn find_call(name: &str) -> (String, Map<String, Value>) {
+    let params = Map::from_iter([
+        ("op".to_owned(), json!("find_symbol")),
+        ("name".to_owned(), json!(name)),
+    ]);
+    (CODE_INDEX.to_owned(), params)
+}
+
 /// The line that sends the model to the code index for the name the task asks about.
 fn find_by_name(name: &str) -> String {
     format!(
@@ -421,6 +432,7 @@ fn code_index_next(v: &Value, task: &str, after: &str) -> Option<CodeIndexNext> 
             detail,
             line,
             found_nothing: false,
+            call: None,
         })
     };
     // `uses-search-told`: asked which functions call paginate(),
@@ -494,6 +506,7 @@ fn code_index_next(v: &Value, task: &str, after: &str) -> Option<CodeIndexNext> 
             detail: json!({"name": name}),
             line: find_by_name(name),
             found_nothing: true,
+            call: Some(find_call(name)),
         });
     }
     None
@@ -505,6 +518,8 @@ struct CodeIndexNext {
     detail: Value,
     line: String,
     found_nothing: bool,
+    /// The call `line` writes out whole, when it writes one.
+    call: Option<(String, Map<String, Value>)>,
 }
 
 /// The local tool that changes code on the turn's branch.
@@ -799,13 +814,22 @@ fn first_unread(p: &Progress) -> Option<String> {
         .find(|f| !seen(f.trim_start_matches("~/")))
 }
 
+/// The read of `name`, the call [`read_it`] writes out.
+fn read_call(name: &str) -> (String, Map<String, Value>) {
+    (
+        READER.to_owned(),
+        Map::from_iter([("path".to_owned(), json!(name))]),
+    )
+}
+
 /// The line that sends the model to read `name`, a file the task names. The
 /// call is written out whole: told only to read another file,
 /// qwen2.5-coder-0.5b and smollm2-135m made their last call again, word for
 /// word, in three tasks of four; the last JSON they are shown is the one
 /// they copy.
 fn read_it(name: &str) -> String {
-    let call = action_text(READER, json!({"path": name}));
+    let (tool, params) = read_call(name);
+    let call = action_text(&tool, Value::Object(params));
     format!(
         "The task names {name}, and this turn has not read it: read it with {READER} if it \
          bears on the task, then answer. That call is: {call}"
@@ -893,6 +917,12 @@ const RESAMPLE_TEMPERATURE: f32 = 0.7;
 struct Progress {
     report: TurnReport,
     seen: HashSet<String>,
+    /// The call the turn last wrote out whole for the model to make (a
+    /// read of a file the task names, a code-index lookup by the name the
+    /// task asks about), until it runs: a reply that repeats an earlier
+    /// call of the same tool runs it in the repeat's place
+    /// (`told-call-run`).
+    told: Option<(String, Map<String, Value>)>,
     warned: bool,
     force: Option<String>,
     forced: bool,
@@ -1314,6 +1344,7 @@ impl Turn<'_> {
             self.trace.record("message", m);
         }
         let mut p = Progress {
+            told: None,
             report: TurnReport {
                 answer: String::new(),
                 end: TurnEnd::Answered,
@@ -2208,6 +2239,34 @@ impl Turn<'_> {
             return Ok(None);
         }
         let refused = p.refused_keys.contains(&key);
+        if p.seen.contains(&key)
+            && let Some(told) = self.told_in_place(p, tool)
+        {
+            // A repeat of a call the turn had answered with the call to make
+            // instead, written out whole: that call is made. Told to look
+            // parse_duration up by its name after an outline of a file that
+            // does not exist, qwen2.5-coder-1.5b asked for the same outline
+            // again, word for word, then named the missing file as the
+            // answer (agent-tasks-fresh, nav-define-parse-duration). The
+            // reply names the tool; only its params are the ones it was told.
+            let (told_tool, told_params) = told;
+            p.correct(
+                "told-call-run",
+                json!({"tool": told_tool, "params": told_params}),
+                self.trace,
+                on,
+            );
+            let (shown, after) = self.run_call(p, step, &told_tool, &told_params, on).await?;
+            let shown = format!(
+                "You already called {tool} with these params; the call you were told to make, \
+                 {}, was made in its place:\n{shown}",
+                action_text(&told_tool, Value::Object(told_params.clone()))
+            );
+            return Ok(Some(match after {
+                Some(line) => format!("{shown}\n\n{line}"),
+                None => shown,
+            }));
+        }
         if !p.seen.insert(key) {
             let repeat = if refused {
                 format!(
@@ -2278,6 +2337,19 @@ impl Turn<'_> {
             Some(line) => format!("{shown}\n\n{line}"),
             None => shown,
         }))
+    }
+
+    /// The call the turn wrote out for the model ([`Progress::told`]), taken,
+    /// when it is a call of `tool` that has not run: what a repeat of an
+    /// earlier `tool` call runs in its place.
+    fn told_in_place(&self, p: &mut Progress, tool: &str) -> Option<(String, Map<String, Value>)> {
+        let (told_tool, told_params) = p.told.as_ref()?;
+        if told_tool != tool || p.seen.contains(&call_key(told_tool, told_params)) {
+            return None;
+        }
+        let told = p.told.take()?;
+        p.seen.insert(call_key(&told.0, &told.1));
+        Some(told)
     }
 
     /// The task with what names a path refused for good in this turn cut
@@ -2396,6 +2468,7 @@ impl Turn<'_> {
         p.correct("task-file-unread", json!({"path": name}), self.trace, on);
         // Named once: the turn is not sent to the same file twice.
         p.looked_at.insert(name.clone());
+        p.told = Some(read_call(&name));
         Some(read_it(&name))
     }
 
@@ -2419,6 +2492,7 @@ impl Turn<'_> {
         let name = first_unread(p)?;
         p.pointed_unread = true;
         p.correct("task-file-pointed", json!({"path": name}), self.trace, on);
+        p.told = Some(read_call(&name));
         Some(read_it(&name))
     }
 
@@ -3239,6 +3313,9 @@ impl Turn<'_> {
                     // Found nothing: a plan's later steps, written before
                     // it ran, are not run (it went on to `from shelf import`).
                     p.last_failed |= next.found_nothing;
+                    if next.call.is_some() {
+                        p.told = next.call;
+                    }
                     return Ok((shown, Some(std::borrow::Cow::Owned(next.line))));
                 }
                 if line == crate::observe::AFTER_RESULT
@@ -3388,6 +3465,7 @@ impl Turn<'_> {
                     self.trace,
                     on,
                 );
+                p.told = Some(find_call(&name));
                 Some(std::borrow::Cow::Owned(find_by_name(&name)))
             }
             CallResult::Refused { code, .. } => {

@@ -644,10 +644,10 @@ fn a_repeated_call_while_a_file_the_task_names_is_unread_is_answered_by_naming_i
             read("~/.netrc"),
             read("~/.netrc"),
             read("~/.netrc"),
+            read("~/.netrc"),
             respond(),
         ],
     );
-    assert_eq!(calls.len(), 1, "a repeat is not run: {calls:?}");
     // The workspace's file is named before the one under ~, and the
     // repeat after the warning is not stopped while a file is unread.
     let warned = model.told(2);
@@ -656,11 +656,22 @@ fn a_repeated_call_while_a_file_the_task_names_is_unread_is_answered_by_naming_i
         "{warned}"
     );
     assert!(warned.contains("The task names notes/rota.md"), "{warned}");
-    let stopped = model.told(3);
+    // The repeat after that makes the call it was told (`told-call-run`),
+    // and the one after it is told the next file.
+    let made = model.told(3);
+    assert!(
+        made.contains("the call you were told to make")
+            && made.contains(r#""path":"notes/rota.md""#),
+        "{made}"
+    );
+    let stopped = model.told(4);
     assert!(
         stopped.contains("The task names ~/plans/week.md"),
         "{stopped}"
     );
+    let paths: Vec<&Value> = calls.iter().map(|c| &c.1["path"]).collect();
+    assert_eq!(paths, [&json!("~/.netrc"), &json!("notes/rota.md")]);
+    assert_eq!(report.corrections.get("told-call-run"), Some(&1));
     assert_eq!(report.corrections.get("task-file-unread"), Some(&2));
     assert_eq!(report.corrections.get("final-answer-forced"), None);
     assert_eq!(report.answer, "8.5 km");
@@ -2322,6 +2333,60 @@ fn a_name_looked_up_in_vain_that_is_not_the_tasks_is_told_the_tasks_name() {
     // The task's own name found: nothing more is said.
     let (report, _, _) = run_task(task, &[lookup("slugifyTitle"), answer]);
     assert_eq!(report.corrections.get("other-name-find-symbol-told"), None);
+}
+
+#[test]
+fn a_repeat_after_the_call_to_make_was_written_out_makes_that_call() {
+    let task = "In the tally project, where is parse_duration defined? Check the code index.";
+    let outline = json!({"mode":"action","tool":"memory.codebase","params":{
+        "op":"outline","name":"tally","path":"src/tally.py"}})
+    .to_string();
+    let (report, model, calls) = run_task(task, &[outline.clone(), outline.clone(), respond()]);
+    assert_eq!(report.corrections.get("told-call-run"), Some(&1));
+    assert_eq!(report.corrections.get("repeat-warned"), None);
+    let made: Vec<&Value> = calls.iter().map(|c| &c.1).collect();
+    assert_eq!(made.len(), 2, "{calls:?}");
+    assert_eq!(
+        made[1],
+        &json!({"op":"find_symbol","name":"parse_duration"})
+    );
+    let told = model.told(2);
+    assert!(
+        told.starts_with(
+            r#"You already called memory.codebase with these params; the call you were told to make, {"mode":"action","tool":"memory.codebase","params":{"op":"find_symbol","name":"parse_duration"}}, was made in its place:"#
+        ),
+        "{told}"
+    );
+
+    // Once: the same repeat after it is a repeat, warned as ever.
+    let (report, _, calls) = run_task(
+        task,
+        &[outline.clone(), outline.clone(), outline.clone(), respond()],
+    );
+    assert_eq!(report.corrections.get("told-call-run"), Some(&1));
+    assert_eq!(report.corrections.get("repeat-warned"), Some(&1));
+    assert_eq!(calls.len(), 2, "{calls:?}");
+
+    // A repeat of a call of another tool is not answered with it.
+    let other = json!({"mode":"action","tool":"facts.get","params":{"fact":"os"}}).to_string();
+    let (report, _, calls) = run_task(task, &[outline.clone(), other.clone(), other, respond()]);
+    assert_eq!(report.corrections.get("told-call-run"), None);
+    assert_eq!(report.corrections.get("repeat-warned"), Some(&1));
+    assert_eq!(tool_names(&calls), ["memory.codebase", "facts.get"]);
+
+    // Told to read a file the task names, a repeat of another read reads it.
+    let task = "What does notes/short.md say? It is in notes/short.md.";
+    let wrong =
+        json!({"mode":"action","tool":"files.read","params":{"path":"notes/other.md"}}).to_string();
+    let (report, _, calls) = run_task(task, &[wrong.clone(), respond(), wrong, respond()]);
+    let paths: Vec<&Value> = calls.iter().map(|c| &c.1["path"]).collect();
+    assert_eq!(report.corrections.get("task-file-unread"), Some(&1));
+    assert_eq!(
+        report.corrections.get("told-call-run"),
+        Some(&1),
+        "{paths:?}"
+    );
+    assert_eq!(paths, [&json!("notes/other.md"), &json!("notes/short.md")]);
 }
 
 #[test]
