@@ -636,6 +636,118 @@ pub fn rows_the_task_names(task: &str, code: &str, path: &str, text: &str) -> Op
         })
 }
 
+/// Asked what was spent on groceries in October 2027, from a CSV of
+/// expenses dated `2027-10-05`, qwen2.5-coder-1.5b kept the groceries rows
+/// and added up every month's (agent-tasks-fresh, a suite it was not tuned
+/// on). The month the task names (see [`crate::days::months_alone_in`],
+/// with the year when the task gives one year), when `text`, the table at
+/// `path`, is a data table with a column of ISO dates (`YYYY-MM-DD`, in at
+/// least four rows of five), some of whose rows fall in that month and some
+/// not, and `code` names the month in no way: neither its ISO form
+/// (`2027-10`, or `-10-` with no year), nor its name or the first three
+/// letters of it, nor the word `month`, nor its number beside `==`
+/// (`d[5:7] == '10'`). The value is the ISO prefix the
+/// rows of the month start with.
+pub fn month_rows_the_task_names(
+    task: &str,
+    code: &str,
+    path: &str,
+    text: &str,
+) -> Option<NamedRows> {
+    let [month] = crate::days::months_alone_in(task)[..] else {
+        return None;
+    };
+    if !is_data_table(path, text) {
+        return None;
+    }
+    let years: Vec<&str> = task
+        .split(|c: char| !c.is_ascii_digit())
+        .filter(|w| w.len() == 4 && (w.starts_with("19") || w.starts_with("20")))
+        .collect();
+    let year = match years[..] {
+        [y] => Some(y),
+        _ => None,
+    };
+    let delimiter = header_delimiter(text).map_or(b',', |(d, _)| d);
+    let mut reader = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let columns: Vec<String> = reader
+        .headers()
+        .ok()?
+        .iter()
+        .map(|c| c.trim().to_owned())
+        .collect();
+    let records: Vec<csv::StringRecord> = reader.records().filter_map(Result::ok).collect();
+    let iso = |cell: &str| {
+        let b = cell.trim().as_bytes();
+        b.len() >= 10
+            && b[..10].iter().enumerate().all(|(i, c)| match i {
+                4 | 7 => *c == b'-',
+                _ => c.is_ascii_digit(),
+            })
+    };
+    let column = (0..columns.len()).find(|&i| {
+        let dated = records.iter().filter(|r| r.get(i).is_some_and(iso)).count();
+        dated > 0 && dated * 5 >= records.len() * 4
+    })?;
+    let mm = format!("{month:02}");
+    let in_month = |cell: &str| {
+        let cell = cell.trim();
+        iso(cell) && cell[5..7] == mm && year.is_none_or(|y| &cell[..4] == y)
+    };
+    let rows = records
+        .iter()
+        .filter(|r| r.get(column).is_some_and(in_month))
+        .count();
+    let of = records.len();
+    if rows == 0 || rows == of {
+        return None;
+    }
+    let value = match year {
+        Some(y) => format!("{y}-{mm}"),
+        None => format!("-{mm}-"),
+    };
+    // A month compared as a number or a string of its own (`d[5:7] == '10'`,
+    // `d.month == 10`): `==` beside it, spaces aside.
+    let compared = |code: &str| {
+        let tight: String = code.chars().filter(|c| !c.is_whitespace()).collect();
+        [month.to_string(), mm.clone()].iter().any(|m| {
+            [
+                format!("=={m}"),
+                format!("=='{m}'"),
+                format!("==\"{m}\""),
+                format!("{m}=="),
+                format!("'{m}'=="),
+                format!("\"{m}\"=="),
+            ]
+            .iter()
+            .any(|form| {
+                tight.match_indices(form.as_str()).any(|(at, _)| {
+                    let before = tight[..at].chars().next_back();
+                    let after = tight[at + form.len()..].chars().next();
+                    !before.is_some_and(|c| c.is_ascii_digit())
+                        && !after.is_some_and(|c| c.is_ascii_digit())
+                })
+            })
+        })
+    };
+    let code = code.to_lowercase();
+    let name = crate::days::month_name(month).to_lowercase();
+    let named = code.contains(&value)
+        || code.contains(&format!("-{mm}-"))
+        || code.contains(&name[..3])
+        || code.contains("month")
+        || compared(&code);
+    (!named).then(|| NamedRows {
+        value,
+        column: columns[column].clone(),
+        rows,
+        of,
+    })
+}
+
 /// Does `text` hold `phrase` with no letter or digit right before or after
 /// it (both lower-cased)?
 fn has_phrase(text: &str, phrase: &str) -> bool {

@@ -97,7 +97,9 @@
 //! figures into the code as numbers; once a turn), `rows-unfiltered-told` (a
 //! program that ran over a data table the turn read, in a task that names a
 //! value only some of its rows hold, and that names it nowhere, is told the
-//! value and its column, once a turn), `below-zero-told` (a program that
+//! value and its column, once a turn), `month-rows-unfiltered-told` (the
+//! same for a month the task names, over a column of ISO dates, that the
+//! code names in no way), `below-zero-told` (a program that
 //! printed one number below zero, in a task that asks how many of something
 //! and allows no signed answer, is told so, once a turn),
 //! `figure-set-unused` (a program that ran and printed, whose code sets a
@@ -2938,6 +2940,45 @@ impl Turn<'_> {
         })
     }
 
+    /// A program that ran and printed, over a data table the turn read, in a
+    /// task that names a month only some of its dated rows fall in, where the
+    /// code names that month in no way (see
+    /// [`crate::observe::month_rows_the_task_names`]): the table and the
+    /// month, once a turn, and apart from `rows-unfiltered-told` (told to keep
+    /// a category's rows, a program may still add up every month's). A hint,
+    /// as that one is.
+    fn month_rows_unfiltered(
+        &self,
+        p: &Progress,
+        tool: &str,
+        params: &Map<String, Value>,
+        v: &Value,
+    ) -> Option<ProgramHint> {
+        const NAME: &str = "month-rows-unfiltered-told";
+        if !ran_and_printed(v) || p.report.corrections.contains_key(NAME) {
+            return None;
+        }
+        let code = self.code_of(tool, params).join("\n");
+        let (path, rows) = p.file_texts.iter().rev().find_map(|(path, text)| {
+            if !code.contains(path.as_str()) {
+                return None;
+            }
+            crate::observe::month_rows_the_task_names(&p.report.info.task, &code, path, text)
+                .map(|rows| (path.clone(), rows))
+        })?;
+        Some(ProgramHint {
+            name: NAME,
+            detail: json!({"path": path, "month": rows.value, "column": rows.column}),
+            told: format!(
+                "Your code worked over the rows of every month in {path}, and the task asks \
+                 about one month: {} of the {} rows shown fall in it (column {:?}, dates that \
+                 hold {:?}). If the task is about that month only, keep the rows whose {} \
+                 holds {:?} and run it again; if not, answer from what it printed.",
+                rows.rows, rows.of, rows.column, rows.value, rows.column, rows.value
+            ),
+        })
+    }
+
     /// A program of a code tool that printed one number below zero, in a
     /// task that asks "how many" with no word of a signed answer (see
     /// [`crate::observe::below_zero_for_how_many`]): the number, once a
@@ -3375,6 +3416,7 @@ impl Turn<'_> {
                 // Hints on a program that ran: the first that applies is told, once a turn.
                 let hint = self
                     .rows_unfiltered(p, tool, params, v)
+                    .or_else(|| self.month_rows_unfiltered(p, tool, params, v))
                     .or_else(|| self.below_zero(p, tool, v))
                     .or_else(|| self.figures_set_unused(p, tool, params, v));
                 if let Some(hint) = hint {

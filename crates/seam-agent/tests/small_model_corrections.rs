@@ -71,6 +71,13 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
             "text": "# Plan\n\n| month | target |\n|---|---|\n| April | 125 km |\n| May | 135 km |\n",
             "next_offset": null
         })),
+        "files.read" if params["path"] == "data/spend.csv" => Ok(json!({
+            "path": params["path"],
+            "text": "date,amount,category,merchant\n2027-09-02,63.18,groceries,\"Pingo Doce, Faro\"\n\
+                     2027-10-03,12.50,eating out,Cafe\n2027-10-07,28.74,groceries,Mercado\n\
+                     2027-10-31,41.00,groceries,Lidl\n2027-11-02,30.00,groceries,Lidl\n",
+            "next_offset": null
+        })),
         "files.read" if params["path"] == "data/shoes.csv" => Ok(json!({
             "path": params["path"],
             "text": "date,km,shoes\n2027-03-02,6.42,Novablast 4\n2027-03-04,7.07,Pegasus 41\n2027-03-09,6.06,Novablast 4\n2027-03-14,20.48,Pegasus 41\n",
@@ -1616,6 +1623,64 @@ fn a_program_over_every_row_of_a_table_is_told_once_of_the_rows_the_task_names()
     assert_eq!(report.corrections.get("rows-unfiltered-told"), None);
     let (report, _, _) = run_task(task, &[python(all), respond()]);
     assert_eq!(report.corrections.get("rows-unfiltered-told"), None);
+}
+
+#[test]
+fn a_program_over_every_month_of_a_dated_table_is_told_once_of_the_month_the_task_names() {
+    let task = "How much did I spend on groceries in October 2027? It's in data/spend.csv.";
+    let all = "import csv\nrows = csv.DictReader(open('data/spend.csv'))\n\
+               print(sum(float(r['amount']) for r in rows if r['category'] == 'groceries'))";
+    let kept = "import csv\nrows = csv.DictReader(open('data/spend.csv'))\n\
+                print(sum(float(r['amount']) for r in rows if r['category'] == 'groceries' \
+                and r['date'].startswith('2027-10')))";
+    let (report, model, calls) = run_task(
+        task,
+        &[read("data/spend.csv"), python(all), python(kept), respond()],
+    );
+    assert_eq!(
+        report.corrections.get("month-rows-unfiltered-told"),
+        Some(&1)
+    );
+    let told = model.told(2);
+    assert!(
+        told.contains(
+            "Your code worked over the rows of every month in data/spend.csv, and the task \
+             asks about one month: 3 of the 5 rows shown fall in it (column \"date\", dates \
+             that hold \"2027-10\"). If the task is about that month only, keep the rows whose \
+             date holds \"2027-10\" and run it again; if not, answer from what it printed."
+        ),
+        "{told}"
+    );
+    assert_eq!(calls.len(), 3, "a hint: the program ran: {calls:?}");
+    assert!(!model.told(3).contains("every month"), "{}", model.told(3));
+
+    // Code that names the month in any way, a task with no month or with
+    // two, and a task whose month every row falls in: not told.
+    for code in [
+        kept.to_owned(),
+        all.replace("groceries'", "groceries' and r['date'][5:7] == '10'"),
+        all.replace("print(", "month = 10\nprint("),
+        all.replace("print(", "# October\nprint("),
+    ] {
+        let (report, _, _) = run_task(task, &[read("data/spend.csv"), python(&code), respond()]);
+        assert_eq!(
+            report.corrections.get("month-rows-unfiltered-told"),
+            None,
+            "{code}"
+        );
+    }
+    for task in [
+        "How much did I spend on groceries in all? It's in data/spend.csv.",
+        "Did I spend more on groceries in October or November? It's in data/spend.csv.",
+        "How much did I spend on groceries in December? It's in data/spend.csv.",
+    ] {
+        let (report, _, _) = run_task(task, &[read("data/spend.csv"), python(all), respond()]);
+        assert_eq!(
+            report.corrections.get("month-rows-unfiltered-told"),
+            None,
+            "{task}"
+        );
+    }
 }
 
 #[test]
