@@ -330,6 +330,35 @@ pub fn tools_named<'a>(text: &str, tools: impl IntoIterator<Item = &'a str>) -> 
     found.into_iter().map(|(_, t)| t).collect()
 }
 
+/// The phrases in which an operator says a thing is something they told
+/// seam, not something in a file: "I told you both", "I noted both down for
+/// you", "I asked you to remember".
+const TOLD_SEAM: &[&str] = &[
+    "told you",
+    "noted down for you",
+    "noted it down for you",
+    "noted both down for you",
+    "noted them down for you",
+    "noted for you",
+    "asked you to remember",
+    "asked you to keep",
+    "reminded you",
+    "mentioned to you",
+    "said to you",
+    "my notes to you",
+    "in your notes",
+];
+
+/// Does `task` speak of something the operator told seam to remember (see
+/// [`TOLD_SEAM`])? Asked "when's the boiler being serviced … I told you
+/// both at some point", qwen2.5-coder-1.5b wrote a program that asked a
+/// made-up web API, and answered with a date and a reference it made up
+/// (agent-tasks-fresh, a suite it was not tuned on).
+pub fn speaks_of_telling_seam(task: &str) -> bool {
+    let task = task.to_lowercase();
+    TOLD_SEAM.iter().any(|phrase| has_phrase(&task, phrase))
+}
+
 /// Does `answer` speak of the error of a program the turn just ran and that
 /// failed (`last`: the output of the turn's last call, which for a program
 /// holds its `exit_code`), in a task that asks about no error? Such an answer

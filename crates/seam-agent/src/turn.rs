@@ -9,6 +9,9 @@
 //! earlier one in the turn is not run again: the model is told, and a
 //! repeat after it read that forces a final answer; so does code that only
 //! prints, sent again after it was sent back and resampled),
+//! `told-notes-uncalled` (an answer or a repeated call, in a task that
+//! speaks of what the operator told seam, while the operator's notes are
+//! unlooked at, is sent to them once, with the call written out),
 //! `told-call-run` (a repeat of an earlier call of a tool, after the turn
 //! wrote out whole the call of that tool to make instead, makes that call
 //! once), `answer-after-calls-dropped` (an answer written
@@ -2511,7 +2514,7 @@ impl Turn<'_> {
         let called = p.called();
         // Only a dotted name (`python.run`) is a tool's own name in a task;
         // `builder` or `image` there is as likely a plain word.
-        let tool = crate::observe::tools_named(
+        let named = crate::observe::tools_named(
             &p.report.info.task,
             self.registry
                 .tools()
@@ -2519,16 +2522,43 @@ impl Turn<'_> {
                 .filter(|t| t.contains('.')),
         )
         .into_iter()
-        .find(|t| !called.contains(t) && !p.told_tools.contains(*t))?
-        .to_owned();
+        .find(|t| !called.contains(t) && !p.told_tools.contains(*t))
+        .map(str::to_owned);
+        if let Some(tool) = named {
+            p.bounced += 1;
+            p.correct("task-tool-uncalled", json!({"tool": tool}), self.trace, on);
+            let m = format!(
+                "The task names {tool}, and this turn has not called it: call {tool} for the \
+                 part of the task it is named for, then answer."
+            );
+            p.told_tools.insert(tool);
+            return Some(m);
+        }
+        // A task that speaks of what the operator told seam (`told-notes-uncalled`):
+        // the operator's notes, listed, newest first.
+        if !crate::observe::speaks_of_telling_seam(&p.report.info.task)
+            || called.contains(&OPERATOR_NOTES)
+            || p.told_tools.contains(OPERATOR_NOTES)
+            || self.registry.get(OPERATOR_NOTES).is_none()
+        {
+            return None;
+        }
         p.bounced += 1;
-        p.correct("task-tool-uncalled", json!({"tool": tool}), self.trace, on);
-        let m = format!(
-            "The task names {tool}, and this turn has not called it: call {tool} for the part of \
-             the task it is named for, then answer."
+        p.correct(
+            "told-notes-uncalled",
+            json!({"tool": OPERATOR_NOTES}),
+            self.trace,
+            on,
         );
-        p.told_tools.insert(tool);
-        Some(m)
+        p.told_tools.insert(OPERATOR_NOTES.to_owned());
+        let params = Map::from_iter([("op".to_owned(), json!("list"))]);
+        let call = action_text(OPERATOR_NOTES, Value::Object(params.clone()));
+        p.told = Some((OPERATOR_NOTES.to_owned(), params));
+        Some(format!(
+            "The task speaks of what the operator told you, and this turn has not looked at \
+             it: what the operator told you to remember is kept by {OPERATOR_NOTES}. List it, \
+             then answer from it. That call is: {call}"
+        ))
     }
 
     /// The final answer, kept whole: when it speaks only of what was refused

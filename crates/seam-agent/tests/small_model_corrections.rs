@@ -1684,6 +1684,42 @@ fn a_program_over_every_month_of_a_dated_table_is_told_once_of_the_month_the_tas
 }
 
 #[test]
+fn an_answer_to_a_task_about_what_the_operator_told_seam_is_sent_to_the_notes_once() {
+    let task = "When's the boiler being serviced? I told you at some point.";
+    let made_up = json!({"mode":"respond","text":"On 2023-04-15."}).to_string();
+    let list = json!({"mode":"action","tool":"memory.operator","params":{
+        "op":"search","query":"boiler"}})
+    .to_string();
+    let (report, model, calls) = run_task(task, &[made_up.clone(), list.clone(), respond()]);
+    assert_eq!(report.corrections.get("told-notes-uncalled"), Some(&1));
+    let told = model.told(1);
+    assert!(
+        told.contains(
+            r#"The task speaks of what the operator told you, and this turn has not looked at it: what the operator told you to remember is kept by memory.operator. List it, then answer from it. That call is: {"mode":"action","tool":"memory.operator","params":{"op":"list"}}"#
+        ),
+        "{told}"
+    );
+    assert_eq!(tool_names(&calls), ["memory.operator"]);
+    assert_eq!(report.answer, "8.5 km");
+
+    // Once a turn; not when the notes were looked at; not in a task that
+    // speaks of no telling.
+    let (report, _, _) = run_task(task, &[made_up.clone(), made_up.clone(), made_up.clone()]);
+    assert_eq!(report.corrections.get("told-notes-uncalled"), Some(&1));
+    let (report, _, _) = run_task(
+        "Which host relays our mail now? I told you.",
+        &[recall("mail host"), say("Mail goes through mx-kite-4.")],
+    );
+    assert_eq!(report.corrections.get("told-notes-uncalled"), None);
+    assert_eq!(report.answer, "Mail goes through mx-kite-4.");
+    let (report, _, _) = run_task(
+        "When's the boiler being serviced?",
+        &[made_up.clone(), made_up.clone(), made_up],
+    );
+    assert_eq!(report.corrections.get("told-notes-uncalled"), None);
+}
+
+#[test]
 fn a_key_that_is_no_column_of_the_file_the_code_opens_is_told_the_columns() {
     let code = "import csv\nrows = csv.DictReader(open('data/runs.csv'))\nprint(next(rows)['retirement_rule'])";
     let (report, model, _) = run(&[read("data/runs.csv"), python(code), respond()]);
@@ -1763,7 +1799,15 @@ fn a_file_the_code_opens_that_is_not_there_is_told_the_files_it_can_open() {
     // Without the notes read, only the files; another failure, the plain line.
     let (report, model, _) = run_task(
         task,
-        &[read("notes.md"), python(code), respond(), respond()],
+        // (a third answer: the task speaks of the notes, and they are
+        // never looked at, `told-notes-uncalled`)
+        &[
+            read("notes.md"),
+            python(code),
+            respond(),
+            respond(),
+            respond(),
+        ],
     );
     assert_eq!(report.corrections.get("code-file-missing-told"), Some(&1));
     let told = model.told(2);
@@ -1788,7 +1832,7 @@ fn a_file_the_code_opens_that_is_not_there_is_told_the_files_it_can_open() {
         "{told}"
     );
 
-    let (report, model, _) = run_task(task, &[python("fail"), respond(), respond()]);
+    let (report, model, _) = run_task(task, &[python("fail"), respond(), respond(), respond()]);
     assert_eq!(report.corrections.get("code-file-missing-told"), None);
     // Any other failure is told it worked nothing out, with its last line,
     // in place of "if this tells you the answer".
@@ -3630,6 +3674,7 @@ fn a_program_sent_again_unchanged_after_it_was_told_which_line_to_change_is_not_
         &[
             python(summed),
             python(summed),
+            say("They have 12.92 km on them."),
             say("They have 12.92 km on them."),
         ],
     );
