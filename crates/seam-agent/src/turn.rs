@@ -172,7 +172,8 @@
 //! `copy-resampled` (a copy the model was told of and made again, a call
 //! repeated after `repeat-warned` or after a call check sent it back unrun
 //! (`example-call-not-run`, `code-over-read-text`, `print-only-code-not-run`,
-//! `change-task-code-not-run`), or an answer, forced too, with the mistake a
+//! `change-task-code-not-run`), a call that ran a failed program or looked a
+//! name up in vain, at its first repeat, or an answer, forced too, with the mistake a
 //! check sent it back for, is dropped and the same request asked again with a
 //! temperature, a few times a turn: see `Progress::resample_copy`),
 //! `reply-repeated` (past those, an answer given again word for word with the
@@ -941,6 +942,11 @@ struct Progress {
     walked: u32,
     /// The last call was refused, or ran a program that failed.
     last_failed: bool,
+    /// The calls of the turn (see [`call_key`]) that ran a program that
+    /// failed or looked a name up in vain: a copy of one is asked for again,
+    /// sampled, at its first repeat (`copy-resampled`). Not a refusal: the
+    /// repeat of one is told what of the task is left.
+    failed_keys: HashSet<String>,
     /// The output of the last call that gave one (not a refusal).
     last_output: Option<Value>,
     /// The code of the last call's refusal; `None` when it gave an output.
@@ -1373,6 +1379,7 @@ impl Turn<'_> {
             last_call: None,
             walked: 0,
             last_failed: false,
+            failed_keys: HashSet::new(),
             bounced: 0,
             last_output: None,
             last_refused: None,
@@ -1950,10 +1957,19 @@ impl Turn<'_> {
         // builder call was the prompt's example, qwen2.5-coder-0.5b read the
         // file the task named, then made the example call again).
         let unrun_copy = p.sent_back_unrun.contains(&key);
+        // A copy of a call that failed needs no warning first: told only that
+        // it repeats itself, the model answers from what it has, and a failure
+        // gave it nothing (qwen2.5-coder-1.5b sent a program that needed a
+        // module the sandbox lacks again, word for word, and then answered a
+        // count it made up; agent-tasks-fresh, compute-weekdays).
+        let failed_copy = p.seen.contains(&key)
+            && p.failed_keys.contains(&key)
+            && p.report.calls == p.copies.calls_before_reply;
         let told_of = (p.seen.contains(&key)
             && p.copies.warned_before_reply
             && p.report.calls == p.copies.calls_before_reply)
-            || unrun_copy;
+            || unrun_copy
+            || failed_copy;
         if told_of && p.resample_copy(self.options.copy_resamples) {
             p.correct(
                 "copy-resampled",
@@ -3384,6 +3400,9 @@ impl Turn<'_> {
                     // Found nothing: a plan's later steps, written before
                     // it ran, are not run (it went on to `from shelf import`).
                     p.last_failed |= next.found_nothing;
+                    if next.found_nothing {
+                        p.failed_keys.insert(call_key(tool, params));
+                    }
                     if next.call.is_some() {
                         p.told = next.call;
                     }
@@ -3569,6 +3588,10 @@ impl Turn<'_> {
                     || v.get("timed_out").and_then(Value::as_bool) == Some(true)
             }
         };
+        // A refusal is not one: its repeat is told the rest of the task.
+        if p.last_failed && matches!(outcome.result, CallResult::Output(_)) {
+            p.failed_keys.insert(call_key(tool, params));
+        }
         Ok((shown, after))
     }
 

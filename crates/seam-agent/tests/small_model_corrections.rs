@@ -3211,7 +3211,9 @@ fn sampled(model: &Scripted, n: usize) -> Option<(f32, Option<u32>)> {
 
 #[test]
 fn a_call_repeated_after_the_model_was_told_is_dropped_and_asked_for_again_sampled() {
-    let first = python("fail()");
+    // A program that ran: a copy of one that failed is resampled at once
+    // (see the test after this one).
+    let first = python("print(8.4)");
     let other = python("print(8.5)");
     let (report, model, calls) = run_with(
         TASK,
@@ -3234,7 +3236,7 @@ fn a_call_repeated_after_the_model_was_told_is_dropped_and_asked_for_again_sampl
             .iter()
             .map(|(_, p)| p["code"].clone())
             .collect::<Vec<_>>(),
-        [json!("fail()"), json!("print(8.5)")],
+        [json!("print(8.4)"), json!("print(8.5)")],
         "the copies did not run; the sampled reply did"
     );
     // Greedy but for the request after the dropped copy, which is the copy's
@@ -3247,6 +3249,37 @@ fn a_call_repeated_after_the_model_was_told_is_dropped_and_asked_for_again_sampl
     );
     assert_eq!(model.seen[3].messages, model.seen[2].messages);
     assert_eq!(report.answer, "8.5 km");
+}
+
+#[test]
+fn a_copy_of_a_call_that_failed_is_asked_for_again_sampled_at_its_first_repeat() {
+    let failed = python("fail()");
+    let other = python("print(8.5)");
+    let (report, model, calls) = run_with(
+        TASK,
+        &[failed.clone(), failed.clone(), other, respond()],
+        TurnOptions::default(),
+    );
+    // No warning first: the copy is dropped and its request asked again.
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert_eq!(report.corrections.get("repeat-warned"), None);
+    let codes: Vec<Value> = calls.iter().map(|(_, p)| p["code"].clone()).collect();
+    assert_eq!(codes, [json!("fail()"), json!("print(8.5)")]);
+    assert_eq!(sampled(&model, 2), Some((0.7, Some(3))));
+    assert_eq!(model.seen[2].messages, model.seen[1].messages);
+
+    // A lookup that found nothing is such a copy too.
+    let task = "Which file of the shelf project defines slugifyTitle? Look it up.";
+    let vain = json!({"mode":"action","tool":"memory.codebase","params":{
+        "op":"find_symbol","name":"shelf"}})
+    .to_string();
+    let (report, _, _) = run_with(
+        task,
+        &[vain.clone(), vain, respond(), respond()],
+        TurnOptions::default(),
+    );
+    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
+    assert_eq!(report.corrections.get("repeat-warned"), None);
 }
 
 #[test]
@@ -3314,7 +3347,7 @@ fn a_copy_on_the_turns_last_step_is_not_resampled_into_the_forced_answer() {
 
 #[test]
 fn a_resampled_copy_that_copies_again_is_left_to_the_repeat_checks() {
-    let same = python("fail()");
+    let same = python("print(8.4)");
     let (report, model, calls) = run_with(
         TASK,
         &[
