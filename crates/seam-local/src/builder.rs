@@ -365,9 +365,19 @@ pub(crate) enum Edit<'a> {
 
 /// Edits one file (see [`Edit`]) and commits it. Refused, naming the file:
 /// a file that is not UTF-8 text, a `replace` whose `old` is not in the file
-/// exactly once, and a file that would grow over `max_bytes`. `notes` says
-/// what was read differently from how it was written (the file's CRLF line
-/// endings).
+/// exactly once (nor loosely, see [`replaced`]), and a file that would grow
+/// over `max_bytes`. `notes` says what was read differently from how it was
+/// written (the file's CRLF line endings, a path read as another file's).
+///
+/// A path the branch has no file at may be read as the one file it means
+/// (see [`files_meant`]): a `replace` takes the one file whose path the
+/// given one ends with (at a `/`), or failing that the one file of its name,
+/// and is refused naming them when there are several; an `append` takes
+/// only the first kind, and only for a file in a directory (a file's name
+/// alone, or a file at the top, is no reason not to make the file named).
+/// qwen2.5-coder-1.5b, on a Python project whose settings are in
+/// `tally/config.py`, sent `src/tally/config.py` twice, was refused twice,
+/// and gave up.
 pub(crate) fn edit(
     repo: &Repo,
     b: &mut TurnBranch,
@@ -377,7 +387,7 @@ pub(crate) fn edit(
     max_bytes: usize,
     mut notes: Vec<String>,
 ) -> Result<Value, LocalRefusal> {
-    let path = admit(repo, raw)?;
+    let mut path = admit(repo, raw)?;
     let given = match edit {
         Edit::Append { text } => text.len(),
         Edit::Replace { old, new } => old.len().max(new.len()),
@@ -388,18 +398,75 @@ pub(crate) fn edit(
             format!("the text is {given} bytes, over the limit of {max_bytes}"),
         ));
     }
-    let before = repo_path::read_file(&b.worktree, &path, max_bytes)?;
-    let before = match before {
-        None => None,
-        Some(bytes) => Some(String::from_utf8(bytes).map_err(|_| {
-            LocalRefusal::new(
-                RefusalCode::InvalidParams,
-                format!(
-                    "{path} is not UTF-8 text: append and replace edit text (write replaces a file whole)"
-                ),
-            )
-        })?),
+    let mut before = read_text(b, &path, max_bytes)?;
+    // How the path given was read, when it named no file: said in a refusal too.
+    let mut read_as = None;
+    let mut meant = Meant::default();
+    if before.is_none() {
+        meant = files_meant(b, repo, &path);
+        let taken = match edit {
+            Edit::Replace { .. } => meant.one(),
+            Edit::Append { .. } => meant.one().filter(|f| meant.by_path && f.contains('/')),
+        };
+        if let Some(found) = taken {
+            let found = admit(repo, found)?;
+            let why = if meant.by_path {
+                "the one file of the repository its path ends with"
+            } else {
+                "the one file of that name"
+            };
+            read_as = Some(format!("{path} does not exist; read as {found}, {why}"));
+            notes.push(format!("{path} does not exist; edited {found}, {why}"));
+            before = read_text(b, &found, max_bytes)?;
+            path = found;
+        }
+    }
+    let done = edit_read(
+        repo, b, &path, before, &meant, edit, message, max_bytes, notes,
+    );
+    match read_as {
+        Some(said) => done.map_err(|mut e| {
+            e.message = format!("{said}: {}", e.message);
+            e
+        }),
+        None => done,
+    }
+}
+
+/// The file at `path` as UTF-8 text, `None` when there is none.
+fn read_text(
+    b: &TurnBranch,
+    path: &RepoPath,
+    max_bytes: usize,
+) -> Result<Option<String>, LocalRefusal> {
+    let Some(bytes) = repo_path::read_file(&b.worktree, path, max_bytes)? else {
+        return Ok(None);
     };
+    String::from_utf8(bytes).map(Some).map_err(|_| {
+        LocalRefusal::new(
+            RefusalCode::InvalidParams,
+            format!(
+                "{path} is not UTF-8 text: append and replace edit text (write replaces a file whole)"
+            ),
+        )
+    })
+}
+
+/// [`edit`] of the file at `path`, read as `before`; `meant` are the files a
+/// missing `path` may mean (named by the refusal or the note).
+#[allow(clippy::too_many_arguments)]
+fn edit_read(
+    repo: &Repo,
+    b: &mut TurnBranch,
+    path: &RepoPath,
+    before: Option<String>,
+    meant: &Meant,
+    edit: Edit<'_>,
+    message: Option<&str>,
+    max_bytes: usize,
+    mut notes: Vec<String>,
+) -> Result<Value, LocalRefusal> {
+    let path = path.clone();
     let mut extra = json!({"path": path.as_str()});
     let (after, verb) = match edit {
         Edit::Append { text } => {
@@ -422,12 +489,23 @@ pub(crate) fn edit(
                         like.join("\n")
                     ));
                 }
+                if !meant.files.is_empty() {
+                    let made = if like.is_empty() {
+                        format!("{path} did not exist and was made; ")
+                    } else {
+                        String::new()
+                    };
+                    notes.push(format!(
+                        "{made}the repository's files of that name: {} (to add to one, give it as params.path)",
+                        meant.files.join(", ")
+                    ));
+                }
             }
             (appended(before.as_deref().unwrap_or(""), text), "append to")
         }
         Edit::Replace { old, new } => {
             let Some(content) = before.as_deref() else {
-                return Err(no_such_file(b, repo, &path, Some((old, new))));
+                return Err(no_such_file(b, repo, &path, Some((old, new)), &meant.files));
             };
             let r = match replaced(content, old, new) {
                 Ok(r) => r,
@@ -461,6 +539,21 @@ pub(crate) fn edit(
                     "params.old is lines {}-{last} of {path} but for their indentation: those lines were replaced, params.new indented like them",
                     r.line
                 ));
+            }
+            if let Some(loose) = &r.loose {
+                let place = if loose.last == r.line {
+                    format!("line {}", r.line)
+                } else {
+                    format!("lines {}-{}", r.line, loose.last)
+                };
+                notes.push(format!(
+                    "params.old is not in {path} as written, but is {place} of {path} when ' and \" are one and a run of spaces is one space: that place was replaced"
+                ));
+                for (model, file) in &loose.quotes {
+                    notes.push(format!(
+                        "params.new's {model} written as {file}, as {path} has it"
+                    ));
+                }
             }
             extra["line"] = json!(r.line);
             (r.text, "replace in")
@@ -532,13 +625,22 @@ fn many_places(
 /// model that guessed a path has no other way to learn the right one here.
 /// Asked to make a page size 25 instead of 10, qwen2.5-coder-1.5b edited
 /// `shelf/books_per_page`; shown only the list of files, it guessed again.
+/// `meant` are the files of the branch the path may mean (see
+/// [`files_meant`]), when there are several: they are named first.
 fn no_such_file(
     b: &TurnBranch,
     repo: &Repo,
     path: &RepoPath,
     edit: Option<(&str, &str)>,
+    meant: &[String],
 ) -> LocalRefusal {
     let mut msg = format!("{path} does not exist: replace edits a file (write makes one)");
+    if !meant.is_empty() {
+        msg.push_str(&format!(
+            "; the files it could be: {}. Give the one to change as params.path",
+            meant.join(", ")
+        ));
+    }
     if let Some(s) = edit.and_then(|(old, new)| suggested_replace(b, repo, old, new, &b.task)) {
         return LocalRefusal::new(RefusalCode::NotFound, format!("{msg}. {s}"));
     }
@@ -743,8 +845,68 @@ pub(crate) fn missing_file(
 ) -> Option<LocalRefusal> {
     let path = admit(repo, raw).ok()?;
     match repo_path::read_file(&b.worktree, &path, max_bytes) {
-        Ok(None) => Some(no_such_file(b, repo, &path, None)),
+        Ok(None) => {
+            // A path that means one file is read as it once the call has
+            // the rest of its params (see [`edit`]).
+            let meant = files_meant(b, repo, &path);
+            meant
+                .one()
+                .is_none()
+                .then(|| no_such_file(b, repo, &path, None, &meant.files))
+        }
         _ => None,
+    }
+}
+
+/// The files of the branch a path that names none may mean (see
+/// [`files_meant`]).
+#[derive(Debug, Default)]
+struct Meant {
+    files: Vec<String>,
+    /// True when the given path ends with each of `files` (after a `/`);
+    /// false when they only share its file name.
+    by_path: bool,
+}
+
+impl Meant {
+    fn one(&self) -> Option<&str> {
+        match self.files.as_slice() {
+            [one] => Some(one),
+            _ => None,
+        }
+    }
+}
+
+/// The files git tracks on the branch (admitted as a named path would be:
+/// a guarded file is never meant) that `given`, a path with no file, may
+/// mean: those whose whole path it ends with after a `/`
+/// (`src/tally/config.py` ends with `tally/config.py`, and with `config.py`
+/// if there is one at the top), or failing those, the files of its file
+/// name (`src/config.py`: `tally/config.py`). A small model puts a
+/// directory of its own in front of a path far more often than it gets the
+/// file's name wrong.
+fn files_meant(b: &TurnBranch, repo: &Repo, given: &RepoPath) -> Meant {
+    let files = tracked_files(b, repo);
+    let g = given.as_str();
+    let by_path: Vec<String> = files
+        .iter()
+        .filter(|f| {
+            g.strip_suffix(f.as_str())
+                .is_some_and(|front| front.ends_with('/'))
+        })
+        .cloned()
+        .collect();
+    if !by_path.is_empty() {
+        return Meant {
+            files: by_path,
+            by_path: true,
+        };
+    }
+    let name = |p: &str| p.rsplit('/').next().map(str::to_owned);
+    let wanted = name(g);
+    Meant {
+        files: files.into_iter().filter(|f| name(f) == wanted).collect(),
+        by_path: false,
     }
 }
 
@@ -801,8 +963,10 @@ pub(crate) fn branch_texts<'a>(
 /// a named path would be (seam's own guarded files are never edited, and so
 /// never looked in), read as UTF-8 text no larger than `max_bytes`. A file
 /// that holds `old` as written wins over one that holds it only line by line
-/// without its indentation. Refused, naming what was found, when no file or
-/// more than one does.
+/// without its indentation, and both over one that holds it only with quotes
+/// and spacing not told apart (see [`loose_read`]), which is taken only when
+/// no file holds it otherwise. Refused, naming what was found, when no file
+/// or more than one does.
 pub(crate) fn file_holding(
     repo: &Repo,
     b: &TurnBranch,
@@ -811,12 +975,29 @@ pub(crate) fn file_holding(
     max_bytes: usize,
 ) -> Result<String, LocalRefusal> {
     let (mut exact, mut loose, mut many) = (Vec::new(), Vec::new(), Vec::new());
+    // Those that hold it only with quotes and spacing not told apart (see
+    // [`loose_read`]): they count only when no file holds it otherwise.
+    let (mut quoted, mut quoted_many) = (Vec::new(), Vec::new());
+    let pattern = LoosePattern::new(old);
     for (path, content) in branch_texts(b, repo, max_bytes)? {
-        match replaced(&content, old, "") {
-            Ok(r) if r.reindented.is_none() => exact.push(path.as_str().to_owned()),
-            Ok(_) => loose.push(path.as_str().to_owned()),
-            Err(NoReplace::Many(_)) => many.push(path.as_str().to_owned()),
+        let path = path.as_str().to_owned();
+        match replaced_with(&content, old, "", &pattern) {
+            Ok(r) if r.loose.is_some() => quoted.push(path),
+            Ok(r) if r.reindented.is_none() => exact.push(path),
+            Ok(_) => loose.push(path),
+            Err(NoReplace::Many(_)) => many.push(path),
+            Err(NoReplace::LooselyMany { .. }) => quoted_many.push(path),
             Err(_) => {}
+        }
+    }
+    if exact.is_empty() && loose.is_empty() && many.is_empty() {
+        match (quoted.as_slice(), quoted_many.is_empty()) {
+            ([one], true) => return Ok(one.clone()),
+            ([], true) => {}
+            _ => {
+                quoted.extend(quoted_many);
+                many = quoted;
+            }
         }
     }
     let list = |v: &[String]| {
@@ -904,6 +1085,19 @@ struct Replaced {
     /// True when `new`'s later lines were put under the indentation of the
     /// line `old` starts (they were written from column 0).
     indented_new: bool,
+    /// `Some` when `old` matched only with quotes and spacing not told
+    /// apart (see [`loose_read`]).
+    loose: Option<LooseRead>,
+}
+
+/// How a replace read `old` loosely (see [`loose_read`]).
+#[derive(Debug, PartialEq, Eq)]
+struct LooseRead {
+    /// The last line (from 1) of the place replaced.
+    last: usize,
+    /// The quote characters of `new` written as the file's: (the model's,
+    /// the file's).
+    quotes: Vec<(char, char)>,
 }
 
 /// Why a snippet cannot be replaced.
@@ -915,6 +1109,12 @@ enum NoReplace {
         hint: Option<(usize, String)>,
     },
     Many(usize),
+    /// Not there as written, and in several places loosely (see
+    /// [`loose_read`]): how many, and the lines (from 1) they start on.
+    LooselyMany {
+        places: usize,
+        lines: Vec<usize>,
+    },
 }
 
 impl NoReplace {
@@ -943,6 +1143,17 @@ impl NoReplace {
                     "params.old is found {n} times in {path}: give a longer snippet, one that is there once"
                 ),
             ),
+            NoReplace::LooselyMany { places, lines } => LocalRefusal::new(
+                RefusalCode::InvalidParams,
+                format!(
+                    "params.old is not in {path} as written, and matches {places} places of {path} (at lines {}) when ' and \" are one and a run of spaces is one space: give a longer snippet, copied exactly as the file has it",
+                    lines
+                        .iter()
+                        .map(usize::to_string)
+                        .collect::<Vec<_>>()
+                        .join(", ")
+                ),
+            ),
         }
     }
 }
@@ -964,8 +1175,21 @@ fn places(hay: &str, needle: &str) -> Vec<usize> {
 
 /// `content` with the one place `old` is replaced by `new`. When `old` is not
 /// there as written and the file's lines end in CRLF, `old` and `new` are
-/// read with CRLF line endings.
+/// read with CRLF line endings; when it is not there either way, it is looked
+/// for line by line without indentation ([`loose_places`]), and then with
+/// quotes and spacing not told apart ([`loose_read`]). What is there as
+/// written always wins, and is replaced as written.
 fn replaced(content: &str, old: &str, new: &str) -> Result<Replaced, NoReplace> {
+    replaced_with(content, old, new, &LoosePattern::new(old))
+}
+
+/// [`replaced`], with `old`'s loose pattern made once for many files.
+fn replaced_with(
+    content: &str,
+    old: &str,
+    new: &str,
+    loose: &LoosePattern<'_>,
+) -> Result<Replaced, NoReplace> {
     if old.is_empty() {
         return Err(NoReplace::Empty);
     }
@@ -982,50 +1206,62 @@ fn replaced(content: &str, old: &str, new: &str) -> Result<Replaced, NoReplace> 
     }
     match at.as_slice() {
         [] => match loose_places(content, old).as_slice() {
-            [] => Err(NoReplace::NotFound {
-                hint: like_first_line(content, old),
+            [] => loose_read(content, old, new, loose).unwrap_or_else(|| {
+                Err(NoReplace::NotFound {
+                    hint: like_first_line(content, old),
+                })
             }),
             [span] => Ok(loosely_replaced(content, span, new)),
             many => Err(NoReplace::Many(many.len())),
         },
         [i] => {
-            let (old, mut new) = owned;
-            // `old` taken from the start of a line's words, `new` of several lines written
-            // from column 0: its later lines go under the line's indentation.
-            let line_start = content[..*i].rfind('\n').map_or(0, |n| n + 1);
-            let ind = &content[line_start..*i];
-            let later = || new.lines().skip(1).filter(|l| !l.trim().is_empty());
-            let indented_new = !ind.is_empty()
-                && ind.bytes().all(|b| b == b' ' || b == b'\t')
-                && later().next().is_some()
-                && later().all(|l| indentation(l).len() < ind.len());
-            if indented_new {
-                let eol = if new.contains("\r\n") { "\r\n" } else { "\n" };
-                let mut out = String::with_capacity(new.len() + 8 * ind.len());
-                for (j, line) in new.split(eol).enumerate() {
-                    if j > 0 {
-                        out.push_str(eol);
-                        if !line.trim().is_empty() {
-                            out.push_str(ind);
-                        }
-                    }
-                    out.push_str(line);
-                }
-                new = out;
-            }
-            let mut text = String::with_capacity(content.len() - old.len() + new.len());
-            text.push_str(&content[..*i]);
-            text.push_str(&new);
-            text.push_str(&content[i + old.len()..]);
-            Ok(Replaced {
-                text,
-                line: content[..*i].matches('\n').count() + 1,
-                crlf: crlf_read,
-                reindented: None,
-                indented_new,
-            })
+            let (old, new) = owned;
+            let mut r = span_replaced(content, *i, i + old.len(), new);
+            r.crlf = crlf_read;
+            Ok(r)
         }
         many => Err(NoReplace::Many(many.len())),
+    }
+}
+
+/// `content` with the bytes `start..end` replaced by `new`. When the span
+/// starts after a line's indentation and `new`'s later lines are written
+/// from column 0 (shallower than it), they go under that indentation.
+fn span_replaced(content: &str, start: usize, end: usize, mut new: String) -> Replaced {
+    // `old` taken from the start of a line's words, `new` of several lines written
+    // from column 0: its later lines go under the line's indentation.
+    let line_start = content[..start].rfind('\n').map_or(0, |n| n + 1);
+    let ind = &content[line_start..start];
+    let later = || new.lines().skip(1).filter(|l| !l.trim().is_empty());
+    let indented_new = !ind.is_empty()
+        && ind.bytes().all(|b| b == b' ' || b == b'\t')
+        && later().next().is_some()
+        && later().all(|l| indentation(l).len() < ind.len());
+    if indented_new {
+        let eol = if new.contains("\r\n") { "\r\n" } else { "\n" };
+        let mut out = String::with_capacity(new.len() + 8 * ind.len());
+        for (j, line) in new.split(eol).enumerate() {
+            if j > 0 {
+                out.push_str(eol);
+                if !line.trim().is_empty() {
+                    out.push_str(ind);
+                }
+            }
+            out.push_str(line);
+        }
+        new = out;
+    }
+    let mut text = String::with_capacity(content.len() - (end - start) + new.len());
+    text.push_str(&content[..start]);
+    text.push_str(&new);
+    text.push_str(&content[end..]);
+    Replaced {
+        text,
+        line: content[..start].matches('\n').count() + 1,
+        crlf: false,
+        reindented: None,
+        indented_new,
+        loose: None,
     }
 }
 
@@ -1067,15 +1303,7 @@ fn loose_places(content: &str, old: &str) -> Vec<LineSpan> {
         return Vec::new();
     };
     let want = &want[from..=to];
-    // Each line's byte range, its ending left out.
-    let mut lines = Vec::new();
-    let mut at = 0;
-    for piece in content.split_inclusive('\n') {
-        let body = piece.strip_suffix('\n').unwrap_or(piece);
-        let body = body.strip_suffix('\r').unwrap_or(body);
-        lines.push((at, at + body.len()));
-        at += piece.len();
-    }
+    let lines = line_bodies(content);
     let text = |i: usize| &content[lines[i].0..lines[i].1];
     let mut spans = Vec::new();
     if want.len() > lines.len() {
@@ -1152,7 +1380,238 @@ fn loosely_replaced(content: &str, span: &LineSpan, new: &str) -> Replaced {
         crlf: false,
         reindented: Some(span.last + 1),
         indented_new: false,
+        loose: None,
     }
+}
+
+/// Each line's byte range in `content`, its ending (LF or CRLF) left out.
+fn line_bodies(content: &str) -> Vec<(usize, usize)> {
+    let mut lines = Vec::new();
+    let mut at = 0;
+    for piece in content.split_inclusive('\n') {
+        let body = piece.strip_suffix('\n').unwrap_or(piece);
+        let body = body.strip_suffix('\r').unwrap_or(body);
+        lines.push((at, at + body.len()));
+        at += piece.len();
+    }
+    lines
+}
+
+/// The compiled pattern of `old` has at most this many bytes (see
+/// [`LoosePattern`]); an `old` whose pattern is larger is not read loosely.
+const LOOSE_PATTERN_MAX: usize = 4 << 20;
+
+/// `old` as a pattern that matches it loosely (see [`loose_read`]), made on
+/// first use: a replace that names no path looks for it in every file.
+///
+/// No crate matches text up to a set of equivalences and gives back the span
+/// it matched in the original (the fuzzy matchers score a likeness, which is
+/// not this rule, and normalising both texts loses the way back to the
+/// file's bytes), so `old` is written here as a pattern for `regex`, which
+/// does the matching: each quote a class of both quotes, each run of spaces
+/// and tabs `[ \t]+`, every other character itself, escaped.
+#[derive(Debug)]
+struct LoosePattern<'a> {
+    old: &'a str,
+    /// The pattern, and whether `old` is several lines; `None` when `old` is
+    /// blank or its pattern too large.
+    made: std::cell::OnceCell<Option<(regex::Regex, bool)>>,
+}
+
+impl<'a> LoosePattern<'a> {
+    fn new(old: &'a str) -> Self {
+        LoosePattern {
+            old,
+            made: std::cell::OnceCell::new(),
+        }
+    }
+
+    fn get(&self) -> Option<&(regex::Regex, bool)> {
+        self.made.get_or_init(|| loose_pattern(self.old)).as_ref()
+    }
+}
+
+/// The pattern of [`LoosePattern`]: `old`'s lines trimmed of spaces and tabs,
+/// its blank first and last lines left out. One line may match part of a
+/// line; several must match whole lines, any indentation before each, and
+/// their line breaks must be line breaks of the file.
+fn loose_pattern(old: &str) -> Option<(regex::Regex, bool)> {
+    let lines: Vec<&str> = old
+        .lines()
+        .map(|l| l.trim_matches([' ', '\t', '\r']))
+        .collect();
+    let from = lines.iter().position(|l| !l.is_empty())?;
+    let to = lines.iter().rposition(|l| !l.is_empty())?;
+    let lines = &lines[from..=to];
+    let several = lines.len() > 1;
+    let mut p = String::new();
+    if several {
+        p.push_str(r"(?m)^[ \t]*");
+    }
+    for (j, line) in lines.iter().enumerate() {
+        if j > 0 {
+            p.push_str(r"[ \t]*\r?\n[ \t]*");
+        }
+        let mut chars = line.chars().peekable();
+        while let Some(c) = chars.next() {
+            match c {
+                '\'' | '"' => p.push_str(r#"['"]"#),
+                ' ' | '\t' => {
+                    while chars.next_if(|c| matches!(c, ' ' | '\t')).is_some() {}
+                    p.push_str(r"[ \t]+");
+                }
+                c => p.push_str(&regex::escape(c.encode_utf8(&mut [0; 4]))),
+            }
+        }
+    }
+    if several {
+        p.push_str(r"[ \t]*\r?$");
+    }
+    let re = regex::RegexBuilder::new(&p)
+        .size_limit(LOOSE_PATTERN_MAX)
+        .build()
+        .ok()?;
+    Some((re, several))
+}
+
+fn is_quote(c: char) -> bool {
+    c == '\'' || c == '"'
+}
+
+/// The one place of `content` that `old` matches loosely, replaced by `new`;
+/// `None` when there is no such place. Loosely: `'` and `"` are one
+/// character, and a run of spaces and tabs is one space (but no space is not
+/// a space: `a=1` is not `a = 1`); spaces and tabs at either end of a line
+/// do not count. Line breaks are not spaces: an `old` of several lines must
+/// be that many whole lines of the file, and is replaced as
+/// [`loosely_replaced`] replaces lines (`new` indented like the file: a
+/// block's meaning is its indentation, and a snippet joined across lines or
+/// split in one may be a different statement). An `old` of one line may be
+/// part of a line: that part is replaced, and `new` loses the spaces at
+/// either end that `old` has (they are the file's, left in place).
+///
+/// `new`'s quotes are written the file's way when that is plain and safe
+/// (see [`quoted_like_file`]). qwen2.5-coder-1.5b wrote
+/// `DEFAULT_CURRENCY = 'EUR'` for the file's `DEFAULT_CURRENCY = "EUR"`.
+fn loose_read(
+    content: &str,
+    old: &str,
+    new: &str,
+    pattern: &LoosePattern<'_>,
+) -> Option<Result<Replaced, NoReplace>> {
+    let (re, several) = pattern.get()?;
+    // Every place, overlaps included, as `places` counts them.
+    let mut found = Vec::new();
+    let mut at = 0;
+    while let Some(m) = re.find_at(content, at) {
+        found.push((m.start(), m.end()));
+        at = m.start()
+            + content[m.start()..]
+                .chars()
+                .next()
+                .map_or(1, char::len_utf8);
+        if at > content.len() {
+            break;
+        }
+    }
+    let line_of = |i: usize| content[..i].matches('\n').count();
+    let &[(start, end)] = found.as_slice() else {
+        if found.is_empty() {
+            return None;
+        }
+        let mut lines: Vec<usize> = found.iter().map(|(s, _)| line_of(*s) + 1).collect();
+        lines.dedup();
+        return Some(Err(NoReplace::LooselyMany {
+            places: found.len(),
+            lines,
+        }));
+    };
+    let (new, quotes) = quoted_like_file(old, &content[start..end], new);
+    let (first, last) = (line_of(start), line_of(end));
+    let bodies = line_bodies(content);
+    let blank = |s: &str| s.trim_matches([' ', '\t']).is_empty();
+    let whole = *several
+        || (blank(&content[bodies[first].0..start])
+            && content.get(end..bodies[last].1).is_some_and(blank));
+    let mut r = if whole {
+        let span = LineSpan {
+            first,
+            last,
+            start: bodies[first].0,
+            end: bodies[last].1,
+        };
+        let mut r = loosely_replaced(content, &span, &new);
+        r.reindented = None;
+        r
+    } else {
+        let mut new = new.as_str();
+        if old.starts_with(char::is_whitespace) {
+            new = new.trim_start();
+        }
+        if old.ends_with(char::is_whitespace) {
+            new = new.trim_end();
+        }
+        let new = if crlf(content) && new.contains('\n') {
+            to_crlf(new)
+        } else {
+            new.to_owned()
+        };
+        span_replaced(content, start, end, new)
+    };
+    r.loose = Some(LooseRead {
+        last: last + 1,
+        quotes,
+    });
+    Some(Ok(r))
+}
+
+/// `new` with its quotes written as the file writes those of `old` they
+/// stand for, and the swaps made (the model's, the file's); `matched` is the
+/// text of the file `old` matched, quote for quote. A swap is made only when
+/// it is plain and keeps `new` well-formed: each of `new`'s quote characters
+/// is one `old` has, which stood for one character of the file every time
+/// (`old` and `new` quote the same way); two kinds of quote are not made
+/// one; and each kind is in the result an odd number of times exactly when
+/// it is in `matched` (so the file's quotes pair up as they did: an
+/// apostrophe in a comment would break that). Otherwise `new` is as given.
+fn quoted_like_file(old: &str, matched: &str, new: &str) -> (String, Vec<(char, char)>) {
+    let quotes = |s: &str| s.chars().filter(|c| is_quote(*c)).collect::<Vec<_>>();
+    let pairs = quotes(old).into_iter().zip(quotes(matched));
+    // What each of the model's quote characters stood for: one character of
+    // the file, or `None` when it stood for both.
+    let mut map: Vec<(char, Option<char>)> = Vec::new();
+    for (model, file) in pairs {
+        match map.iter_mut().find(|(m, _)| *m == model) {
+            None => map.push((model, Some(file))),
+            Some((_, to)) if *to != Some(file) => *to = None,
+            Some(_) => {}
+        }
+    }
+    let to = |q: char| map.iter().find(|(m, _)| *m == q).and_then(|(_, t)| *t);
+    let used: Vec<char> = ['\'', '"']
+        .into_iter()
+        .filter(|q| new.contains(*q))
+        .collect();
+    let swaps: Vec<(char, char)> = used
+        .iter()
+        .filter_map(|&q| to(q).filter(|&f| f != q).map(|f| (q, f)))
+        .collect();
+    let as_given = || (new.to_owned(), Vec::new());
+    if swaps.is_empty()
+        || used.iter().any(|&q| to(q).is_none())
+        || (used.len() == 2 && to(used[0]) == to(used[1]))
+    {
+        return as_given();
+    }
+    let out: String = new
+        .chars()
+        .map(|c| if is_quote(c) { to(c).unwrap_or(c) } else { c })
+        .collect();
+    let odd = |s: &str, q: char| !s.matches(q).count().is_multiple_of(2);
+    if ['\'', '"'].iter().any(|&q| odd(&out, q) != odd(matched, q)) {
+        return as_given();
+    }
+    (out, swaps)
 }
 
 pub(crate) fn delete(
@@ -1440,6 +1899,85 @@ mod tests {
         assert_eq!(r.text, "a {\r\n  b;\r\n  d;\r\n}\r\n");
         // Blank old is no place at all.
         assert_eq!(loose_places("a\n\nb\n", "\n  \n"), Vec::new());
+    }
+
+    #[test]
+    fn replace_reads_quotes_and_spacing_loosely_once_nothing_else_matches() {
+        let file = "A = \"EUR\"\nB = f(x,  'y')\n";
+        // Quotes: the file's way in new too.
+        let r = replaced(file, "A = 'EUR'", "A = 'GBP'").unwrap();
+        assert_eq!(r.text, "A = \"GBP\"\nB = f(x,  'y')\n");
+        let loose = r.loose.unwrap();
+        assert_eq!((r.line, loose.last), (1, 1));
+        assert_eq!(loose.quotes, [('\'', '"')]);
+        // Spacing, part of a line: the part is replaced, the rest kept.
+        let r = replaced(file, "f(x, \"y\")", "f(x, \"z\")").unwrap();
+        assert_eq!(r.text, "A = \"EUR\"\nB = f(x, 'z')\n");
+        assert_eq!(r.line, 2);
+        // Spaces at the ends of a part of a line are the file's, left in place.
+        let r = replaced(file, " x,\t'y' ", " x, 'z' ").unwrap();
+        assert_eq!(r.text, "A = \"EUR\"\nB = f(x, 'z')\n");
+        // No space is not a space; a line break is not a space.
+        assert!(matches!(
+            replaced(file, "A='EUR'", "x"),
+            Err(NoReplace::NotFound { .. })
+        ));
+        assert!(matches!(
+            replaced(file, "A = 'EUR' B = f", "x"),
+            Err(NoReplace::NotFound { .. })
+        ));
+        // Several lines are whole lines of the file, new indented like them.
+        let file = "def f():\n    if a:\n        return  'x'\n";
+        let r = replaced(file, "if a:\n  return \"x\"", "if a:\n  return \"y\"").unwrap();
+        assert_eq!(r.text, "def f():\n    if a:\n        return 'y'\n");
+        assert_eq!((r.line, r.loose.as_ref().unwrap().last), (2, 3));
+        assert_eq!(r.reindented, None);
+        assert!(matches!(
+            replaced(file, "f():\n  if a", "x"),
+            Err(NoReplace::NotFound { .. })
+        ));
+        // A CRLF file keeps its line endings.
+        let r = replaced(
+            "a = 'x'\r\nb = 'y'\r\n",
+            "a = \"x\"\nb = \"y\"",
+            "a = \"x\"\nb = \"z\"",
+        )
+        .unwrap();
+        assert_eq!(r.text, "a = 'x'\r\nb = 'z'\r\n");
+        // Two places, overlaps counted, each line named once.
+        assert_eq!(
+            replaced("x = 'a' 'a' 'a'\n", "\"a\" \"a\"", "b"),
+            Err(NoReplace::LooselyMany {
+                places: 2,
+                lines: vec![1]
+            })
+        );
+        // What is there as written wins, even when more is there loosely.
+        let r = replaced("a = 'x'\nb = \"x\"\n", "\"x\"", "\"y\"").unwrap();
+        assert_eq!((r.text.as_str(), r.loose), ("a = 'x'\nb = \"y\"\n", None));
+        // And so does a place found without its indentation.
+        let r = replaced("  a = 'x'\nb = \"x\"\n", "a = 'x'", "a = 'y'").unwrap();
+        assert_eq!(r.text, "  a = 'y'\nb = \"x\"\n");
+        assert_eq!(r.loose, None);
+    }
+
+    #[test]
+    fn new_takes_the_files_quotes_only_when_that_is_plain() {
+        let q = |old, matched, new| quoted_like_file(old, matched, new);
+        assert_eq!(q("'a'", "\"a\"", "'b'").0, "\"b\"");
+        // new quotes otherwise than old: as given.
+        assert_eq!(q("'a'", "\"a\"", "\"b\""), ("\"b\"".to_owned(), vec![]));
+        assert_eq!(q("'a'", "\"a\"", "'b' + \"c\"").1, vec![]);
+        // The model's ' stood for both of the file's quotes: as given.
+        assert_eq!(q("'a' 'b'", "'a' \"b\"", "'c'").1, vec![]);
+        // Two kinds made one: as given.
+        assert_eq!(q("'a' \"b\"", "\"a\" \"b\"", "'a' \"b\"").1, vec![]);
+        // Both swapped: both written the file's way.
+        assert_eq!(q("'a' \"b\"", "\"a\" 'b'", "'c' \"d\"").0, "\"c\" 'd'");
+        // An apostrophe would leave a quote unpaired: as given.
+        assert_eq!(q("'a'", "\"a\"", "'b'  # it's").1, vec![]);
+        // One quote of a string that goes on: its pairing is the file's.
+        assert_eq!(q("x\"", "x'", "y\"").0, "y'");
     }
 
     #[test]

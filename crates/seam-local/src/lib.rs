@@ -47,17 +47,31 @@
 //! text only; at most `max_file_bytes`, before and after), change it in
 //! memory (text added on lines of its own; one exact snippet, found once, for
 //! another), keep the file's own line endings, and write and commit it like
-//! `write`. A missing file is made by `append` and refused by `replace`.
-//! A snippet that is not in the file as written is looked for line by line
-//! with each line's indentation left out (a small model gets the words right
-//! far more often than the spaces), and the new lines then take the file's
-//! indentation; a snippet not found either way is refused with the line most
-//! like its first quoted. A `replace` that names no path edits the one file
-//! git tracks on the branch that holds the snippet (guarded files are never
-//! read for it); none, or more than one, is refused, naming them.
+//! `write`. A missing file is made by `append` and refused by `replace`,
+//! unless the path names no file but means one: a `replace` of a path whose
+//! end (after a `/`) is the whole path of one file git tracks on the branch
+//! (`src/tally/config.py` for `tally/config.py`), or failing that whose file
+//! name is one file's (`src/config.py`), edits that file; several such files
+//! are named in the refusal. `append` takes only the first kind, of a file in
+//! a directory (a name alone is no reason not to make the file named);
+//! `write` and `patch` keep their paths, and `delete` deletes only the file
+//! named. A snippet that is not in the file as written is looked for line by
+//! line with each line's indentation left out (a small model gets the words
+//! right far more often than the spaces), and the new lines then take the
+//! file's indentation; then with `'` and `"` one character and a run of
+//! spaces and tabs one space (line breaks still line breaks; a snippet of
+//! several lines must be whole lines), and `new`'s quotes written the file's
+//! way when `old` and `new` quote alike and `new` stays paired. Only a
+//! snippet found in exactly one place is replaced, and what is there as
+//! written always wins; a snippet not found is refused with the line most
+//! like its first quoted, and one in several loose places with their lines.
+//! A `replace` that names no path edits the one file git tracks on the
+//! branch that holds the snippet (guarded files are never read for it);
+//! none, or more than one, is refused, naming them.
 //! When a call is read otherwise than written (`content` as append's text, an
-//! LF snippet in a CRLF file, a snippet without its indentation, a path found
-//! for a snippet), the answer's `note` says so.
+//! LF snippet in a CRLF file, a snippet without its indentation or with other
+//! quotes or spacing, a path read as another file's, a path found for a
+//! snippet), the answer's `note` says so.
 //!
 //! The agent's git reads neither the owner's `~/.gitconfig` nor the system's
 //! config (the walls deny them, and git would die on the refusal), and takes
