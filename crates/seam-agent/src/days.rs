@@ -335,15 +335,38 @@ pub fn months_alone_in(text: &str) -> Vec<u32> {
     out
 }
 
-/// The lines of `text` (their indices) that name `month` by its name, at
-/// most `max`: the row of a month in a table of months (`| May | 135 km |`).
+/// The month a word of a table or a list names by the short form a person
+/// writes there: three letters with a capital (`Jan`, `Sep`), or `Sept`.
+/// Asked who hosted a book club in January, from a rota whose rows began
+/// `| Jan 2028 |`, qwen2.5-coder-1.5b named February's host
+/// (agent-tasks-fresh, a suite it was not tuned on).
+fn month_abbreviated(word: &str) -> Option<u32> {
+    let mut chars = word.chars();
+    let capital = chars.next().is_some_and(|c| c.is_ascii_uppercase());
+    if !capital || !chars.all(|c| c.is_ascii_lowercase()) {
+        return None;
+    }
+    let w = word.to_lowercase();
+    if w.len() != 3 && w != "sept" {
+        return None;
+    }
+    MONTHS
+        .iter()
+        .position(|m| m.starts_with(w.as_str()))
+        .map(|i| i as u32 + 1)
+}
+
+/// The lines of `text` (their indices) that name `month` by its name or its
+/// short form (see [`month_abbreviated`]), at most `max`: the row of a month
+/// in a table of months (`| May | 135 km |`, `| Jan 2028 | … |`).
 pub fn lines_naming_month(text: &str, month: u32, max: usize) -> Vec<usize> {
     text.lines()
         .enumerate()
         .filter(|(_, line)| {
-            word_spans(line)
-                .into_iter()
-                .any(|(a, b)| month_named(&line[a..b], false) == Some(month))
+            word_spans(line).into_iter().any(|(a, b)| {
+                let word = &line[a..b];
+                month_named(word, false) == Some(month) || month_abbreviated(word) == Some(month)
+            })
         })
         .map(|(i, _)| i)
         .take(max)

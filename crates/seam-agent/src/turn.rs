@@ -135,6 +135,8 @@
 //! `answer-off-the-day` (a task that asks about one day, answered with
 //! nothing from the lines read that name that day or the start of the week
 //! it falls in, is sent back once with them; see `crate::days`),
+//! `answer-off-the-month` (the same for a month the task names alone, with
+//! the lines that name it, `Jan` as well as `January`),
 //! `answer-names-what-is-gone` (a task about now answered with only a name
 //! that what was read says is gone, "the old host pg-stage-01 is switched
 //! off", is sent back once with that clause),

@@ -71,6 +71,12 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
             "text": "# Plan\n\n| month | target |\n|---|---|\n| April | 125 km |\n| May | 135 km |\n",
             "next_offset": null
         })),
+        "files.read" if params["path"] == "notes/club.md" => Ok(json!({
+            "path": params["path"],
+            "text": "# Book club\n\n| month | host |\n|---|---|\n| Dec 2027 | me |\n\
+                     | Jan 2028 | Farida Haddad |\n| Feb 2028 | Graham Oduya |\n",
+            "next_offset": null
+        })),
         "files.read" if params["path"] == "data/spend.csv" => Ok(json!({
             "path": params["path"],
             "text": "date,amount,category,merchant\n2027-09-02,63.18,groceries,\"Pingo Doce, Faro\"\n\
@@ -1717,6 +1723,39 @@ fn an_answer_to_a_task_about_what_the_operator_told_seam_is_sent_to_the_notes_on
         &[made_up.clone(), made_up.clone(), made_up],
     );
     assert_eq!(report.corrections.get("told-notes-uncalled"), None);
+}
+
+#[test]
+fn an_answer_that_uses_no_line_about_the_month_asked_is_sent_back_once_with_them() {
+    let task = "Who's hosting book club in January? It's in notes/club.md.";
+    let (report, model, _) = run_task(
+        task,
+        &[
+            read("notes/club.md"),
+            say("Graham Oduya hosts."),
+            say("Farida Haddad hosts in January."),
+        ],
+    );
+    assert_eq!(report.corrections.get("answer-off-the-month"), Some(&1));
+    let told = model.told(2);
+    assert!(
+        told.starts_with(
+            "The task asks about January, and your answer uses none of the lines of what you \
+             read that speak of January:"
+        ) && told.contains("| Jan 2028 | Farida Haddad |")
+            && !told.contains("Feb 2028"),
+        "{told}"
+    );
+    assert_eq!(report.answer, "Farida Haddad hosts in January.");
+
+    // An answer from the month's line, or a task that names no month, stands.
+    let (report, _, _) = run_task(task, &[read("notes/club.md"), say("Farida Haddad.")]);
+    assert_eq!(report.corrections.get("answer-off-the-month"), None);
+    let (report, _, _) = run_task(
+        "Who's hosting book club next? It's in notes/club.md.",
+        &[read("notes/club.md"), say("Graham Oduya hosts.")],
+    );
+    assert_eq!(report.corrections.get("answer-off-the-month"), None);
 }
 
 #[test]

@@ -179,6 +179,14 @@ const CHECKS: &[Check] = &[
         run: off_the_day,
     },
     Check {
+        name: "answer-off-the-month",
+        when_forced: true,
+        once: true,
+        anew: Anew::Never,
+        on_copy: OnCopy::Resampled,
+        run: off_the_month,
+    },
+    Check {
         name: "answer-names-what-is-gone",
         when_forced: true,
         once: true,
@@ -583,6 +591,56 @@ fn off_the_day(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Sen
     );
     Some((
         json!({"day": asked.to_string(), "week_of": week_of.map(|d| d.to_string()), "lines": lines.len()}),
+        with_task(p, &said),
+    ))
+}
+
+/// A task that asks about one month by its name alone ("who's hosting in
+/// January?", see [`crate::days::months_alone_in`]), with files read whose
+/// lines name that month (by name or short form, see
+/// [`crate::days::lines_naming_month`]), answered with nothing from those
+/// lines ([`crate::observe::draws_on_lines`]): sent back once with them, as
+/// `answer-off-the-day` does for a day. Asked who hosted a book club in
+/// January, with the rota read whole, qwen2.5-coder-1.5b named the host of
+/// the row below, February's (agent-tasks-fresh, a suite it was not tuned
+/// on). With no such lines, or a day asked too, the answer stands.
+fn off_the_month(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, SendBack)> {
+    let task = &p.report.info.task;
+    let [month] = crate::days::months_alone_in(task)[..] else {
+        return None;
+    };
+    if !crate::days::days_in(task).is_empty() {
+        return None;
+    }
+    let mut lines: Vec<(&str, String, Option<String>)> = Vec::new();
+    for (path, text) in &p.file_texts {
+        let all: Vec<&str> = text.lines().collect();
+        for i in crate::days::lines_naming_month(text, month, DAY_LINES_SHOWN) {
+            let (line, about) = crate::observe::line_in_context(&all, i);
+            lines.push((path.as_str(), line, about));
+        }
+    }
+    lines.truncate(DAY_LINES_SHOWN);
+    if lines.is_empty() {
+        return None;
+    }
+    let texts: Vec<&str> = lines.iter().map(|(_, l, _)| l.as_str()).collect();
+    if crate::observe::draws_on_lines(a.text, task, &texts, &p.shown) {
+        return None;
+    }
+    let name = crate::days::month_name(month);
+    let mut said = format!(
+        "The task asks about {name}, and your answer uses none of the lines of what you read \
+         that speak of {name}:"
+    );
+    for (path, line, about) in &lines {
+        push_line(&mut said, path, line, about.as_deref());
+    }
+    said.push_str(
+        "\nAnswer from these lines, every one of them: a later line may change an earlier one.",
+    );
+    Some((
+        json!({"month": name, "lines": lines.len()}),
         with_task(p, &said),
     ))
 }
