@@ -1793,7 +1793,7 @@ fn network_failed(stderr: &str) -> bool {
 /// The module a Python traceback says is missing: the last
 /// `ModuleNotFoundError: No module named 'X'` (CPython's wording since 3.6),
 /// its top-level package. `None` for a name that is no dotted identifier.
-fn missing_module(stderr: &str) -> Option<&str> {
+pub fn missing_module(stderr: &str) -> Option<&str> {
     let line = stderr.lines().rev().find_map(|l| {
         l.trim()
             .strip_prefix("ModuleNotFoundError: No module named ")
@@ -1804,6 +1804,19 @@ fn missing_module(stderr: &str) -> Option<&str> {
         && !top.starts_with(|c: char| c.is_ascii_digit())
         && top.chars().all(|c| c.is_alphanumeric() || c == '_');
     ident.then_some(top)
+}
+
+/// The module a failed program's `stderr` says is missing, when the `task`
+/// names it as a word (the operator's project or package: "which functions
+/// in the tally package call it?") and names a name in code (see
+/// [`code_name_in`]): the program tried to import the operator's own code,
+/// which python.run is never given, to look a name up in it. Returns the
+/// module and the name.
+pub fn project_imported<'a>(stderr: &str, task: &'a str) -> Option<(String, &'a str)> {
+    let module = missing_module(stderr)?;
+    let name = code_name_in(task)?;
+    let words = task.to_lowercase();
+    has_phrase(&words, &module.to_lowercase()).then(|| (module.to_owned(), name))
 }
 
 /// The file a Python traceback says is not there: the last line's

@@ -44,7 +44,10 @@
 //! not called: the tool is named, once a tool), `missing-module-told`
 //! and `withheld-file-told` (a program that failed on a module that is not
 //! installed, or on an owner file the gate did not make available, is told
-//! what to do instead; see `observe`), `print-only-code-not-run` (code that
+//! what to do instead; see `observe`), `project-import-told` (a program
+//! that failed importing a module the task names, in a task about a name
+//! in code, is told the code index's call for that name),
+//! `print-only-code-not-run` (code that
 //! only prints literals, in a task that does not speak of Python, is the
 //! model talking: it is told to say it in its answer), `exact-match-missed`
 //! (code that printed nothing, or an empty total such as 0 or [], compared
@@ -2362,6 +2365,50 @@ impl Turn<'_> {
         }))
     }
 
+    /// After a program that failed importing the operator's own project to
+    /// look a name up in it (see [`crate::observe::project_imported`]): the
+    /// code index's call for it, written out (`project-import-told`), in
+    /// place of "write it without the module". Asked which functions of the
+    /// tally package call format_amount, qwen2.5-coder-1.5b wrote
+    /// `import tally` and walked the module's names; told the module was
+    /// not installed, it wrote a program that imported the standard library
+    /// and did nothing (agent-tasks-fresh, a suite it was not tuned on).
+    fn project_imported(
+        &mut self,
+        p: &mut Progress,
+        v: &Value,
+        on: &mut (dyn FnMut(TurnEvent<'_>) + Send),
+    ) -> Option<String> {
+        let stderr = v.get("stderr").and_then(Value::as_str)?;
+        let (module, name) = crate::observe::project_imported(stderr, &p.report.info.task)?;
+        let name = name.to_owned();
+        self.registry.get(CODE_INDEX)?;
+        let uses = crate::observe::uses_asked_in(&p.report.info.task).is_some();
+        let (op, key) = if uses {
+            ("search", "query")
+        } else {
+            ("find_symbol", "name")
+        };
+        let params = Map::from_iter([("op".to_owned(), json!(op)), (key.to_owned(), json!(name))]);
+        let call = action_text(CODE_INDEX, Value::Object(params.clone()));
+        p.correct(
+            "project-import-told",
+            json!({"module": module, "name": name, "op": op}),
+            self.trace,
+            on,
+        );
+        p.told = Some((CODE_INDEX.to_owned(), params));
+        let what = if uses {
+            format!("where {name} is used")
+        } else {
+            format!("which file defines {name}")
+        };
+        Some(format!(
+            "{module} is the operator's own code, which python.run is never given: its code is \
+             in the code index ({CODE_INDEX}). To find {what}, ask the index: {call}"
+        ))
+    }
+
     /// The call the turn wrote out for the model ([`Progress::told`]), taken,
     /// when it is a call of `tool` that has not run: what a repeat of an
     /// earlier `tool` call runs in its place.
@@ -3388,6 +3435,9 @@ impl Turn<'_> {
         let after = match &outcome.result {
             CallResult::Output(v) => {
                 let (hint, line) = crate::observe::after(v);
+                if let Some(told) = self.project_imported(p, v, on) {
+                    return Ok((shown, Some(std::borrow::Cow::Owned(told))));
+                }
                 if let Some(hint) = hint {
                     p.correct(hint, json!({"tool": tool}), self.trace, on);
                 }

@@ -150,6 +150,15 @@ fn answer(tool: &str, params: &Map<String, Value>) -> Result<Value, LocalRefusal
             Ok(json!({"exit_code": 1, "stdout": "",
                           "stderr": "Traceback (most recent call last):\n  File \"<string>\", line 4, in <module>\nKeyError: 'target_km'\n"}))
         }
+        "python.run"
+            if params["code"]
+                .as_str()
+                .unwrap_or("")
+                .starts_with("import tally") =>
+        {
+            Ok(json!({"exit_code": 1, "stdout": "",
+                      "stderr": "Traceback (most recent call last):\n  File \"<string>\", line 1, in <module>\nModuleNotFoundError: No module named 'tally'\n"}))
+        }
         "python.run" if params["code"].as_str().unwrap_or("").starts_with("fail") => {
             Ok(json!({"exit_code": 1, "stdout": "", "stderr": "NameError"}))
         }
@@ -1756,6 +1765,44 @@ fn an_answer_that_uses_no_line_about_the_month_asked_is_sent_back_once_with_them
         &[read("notes/club.md"), say("Graham Oduya hosts.")],
     );
     assert_eq!(report.corrections.get("answer-off-the-month"), None);
+}
+
+#[test]
+fn a_program_that_imports_the_operators_project_is_told_the_code_index_call() {
+    let task = "I want to change format_amount. Which functions in the tally package call it?";
+    let code = "import tally\nprint([f for f in dir(tally) if 'format_amount' in f])";
+    let (report, model, calls) = run_task(task, &[python(code), respond(), respond()]);
+    assert_eq!(report.corrections.get("project-import-told"), Some(&1));
+    assert_eq!(report.corrections.get("missing-module-told"), None);
+    let told = model.told(1);
+    assert!(
+        told.ends_with(
+            r#"tally is the operator's own code, which python.run is never given: its code is in the code index (memory.codebase). To find where format_amount is used, ask the index: {"mode":"action","tool":"memory.codebase","params":{"op":"search","query":"format_amount"}}"#
+        ),
+        "{told}"
+    );
+    assert_eq!(tool_names(&calls), ["python.run"]);
+
+    // Asked where it is defined: the lookup by name. A module the task does
+    // not name is a missing module as ever.
+    let (report, model, _) = run_task(
+        "Where is format_amount defined in the tally package?",
+        &[python(code), respond(), respond()],
+    );
+    assert_eq!(report.corrections.get("project-import-told"), Some(&1));
+    assert!(
+        model.told(1).ends_with(
+            r#"{"mode":"action","tool":"memory.codebase","params":{"op":"find_symbol","name":"format_amount"}}"#
+        ),
+        "{}",
+        model.told(1)
+    );
+    let (report, _, _) = run_task(
+        "Which functions call format_amount?",
+        &[python(code), respond(), respond()],
+    );
+    assert_eq!(report.corrections.get("project-import-told"), None);
+    assert_eq!(report.corrections.get("missing-module-told"), Some(&1));
 }
 
 #[test]
