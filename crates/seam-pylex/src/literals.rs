@@ -219,13 +219,31 @@ fn balanced(shaped: &str) -> bool {
     open.is_empty()
 }
 
+/// At most this many line breaks in one one-line literal are taken for escapes. The
+/// JSON-decoded `\n`s a model meant stand in short literals: a separator
+/// (`split('\n\n')`), a joiner, a regex (the 3 of the case below); 4 leaves one to spare.
+/// Past it, the quote that seems to close the literal is more likely a later literal's
+/// opening one, and the mend would swallow lines of code into a string.
+const MAX_BREAKS_IN_LITERAL: usize = 4;
+
 /// `code` with each line break that stands inside a one-line string literal written as the
-/// escape `\n`, or `None` when there is none. Such a break is always a syntax error in
-/// Python; it is what a model gets that meant the escape and wrote `\n` in the JSON string
-/// that carries the code, where it stands for a line break (qwen2.5-coder-1.5b:
-/// `output.split('\n')` reached Python as a quote, a line break and a quote). Only a break
-/// that the literal's own quote closes on the very next line is taken for one: a literal
-/// left open (`print('a` and code below it) stays as it was, for Python to refuse.
+/// escape `\n`, or `None` when there is none or the code so mended would still not lex.
+/// Such a break is always a syntax error in Python; it is what a model gets that meant the
+/// escape and wrote `\n` in the JSON string that carries the code, where it stands for a
+/// line break (qwen2.5-coder-1.5b: `output.split('\n')` reached Python as a quote, a line
+/// break and a quote).
+///
+/// The breaks of a literal are taken for escapes when its own quote closes it within
+/// [`MAX_BREAKS_IN_LITERAL`] breaks, and the mended code is lexically sound: every literal
+/// in it closes and its brackets balance. At first only a literal closed on the very next
+/// line was mended; the same model, writing `re.findall(r'### (.+?)\n\n(.*?)(?=\n###)',
+/// content, re.DOTALL)`, handed Python a literal over four lines (two breaks in a row), and
+/// Python refused it as unterminated. A literal left open (`print('a` and code below it),
+/// or one whose closing quote would leave the rest unsound (`print('a`, a break, `b =
+/// 'x'`: `x'` opens a literal nothing closes), stays as it was, for Python to refuse.
+/// Correct code never changes: a one-line literal holds no raw break in valid Python (a
+/// backslash-newline is an escape the scan reads past), and triple-quoted strings and
+/// comments hold theirs as they should.
 pub fn newlines_in_strings_escaped(code: &str) -> Option<String> {
     let mut scan = Scan {
         breaks: Some(Vec::new()),
@@ -244,7 +262,15 @@ pub fn newlines_in_strings_escaped(code: &str) -> Option<String> {
         from = at + 1;
     }
     out.push_str(&code[from..]);
-    Some(out)
+    lexically_sound(&out).then_some(out)
+}
+
+/// Whether every string literal of `code` closes and its brackets balance (literals and
+/// comments aside): the code lexes, as far as literals and brackets go.
+fn lexically_sound(code: &str) -> bool {
+    let mut scan = Scan::new(code);
+    while scan.next_literal().is_some() {}
+    !scan.unclosed && balanced(&shape(code))
 }
 
 /// `code` with each one-line string literal that stands in an f-string's field and is
@@ -278,12 +304,18 @@ pub fn fstring_quotes_swapped(code: &str) -> Option<String> {
 }
 
 /// Whether `rest` (what follows a line break in a one-line literal quoted with `q`) closes
-/// the literal with `q` before its own next line break.
-fn closes_on_next_line(rest: &[u8], q: u8) -> bool {
+/// the literal with `q` before more than `breaks` further line breaks. A backslash escapes
+/// what follows it, a line break too.
+fn closes_within(rest: &[u8], q: u8, breaks: usize) -> bool {
+    let mut left = breaks;
     let mut i = 0;
     while let Some(&b) = rest.get(i) {
         match b {
-            b'\n' => return false,
+            b'\n' if left == 0 => return false,
+            b'\n' => {
+                left -= 1;
+                i += 1;
+            }
             b'\\' => i += 2,
             _ if b == q => return true,
             _ => i += 1,
@@ -371,10 +403,12 @@ struct Scan<'a> {
     i: usize,
     /// Where the literal `next_literal` last gave starts (its prefix included).
     start: usize,
-    /// When kept: where a one-line literal holds a line break that its own
-    /// quote closes on the next line (see [`newlines_in_strings_escaped`]);
+    /// When kept: where a one-line literal holds a line break, in a literal its own quote
+    /// closes within [`MAX_BREAKS_IN_LITERAL`] breaks (see [`newlines_in_strings_escaped`]);
     /// the scan reads such a literal on, instead of dropping it.
     breaks: Option<Vec<usize>>,
+    /// Some literal ran to a line break (one-line) or to the end of the code unclosed.
+    unclosed: bool,
     /// When kept: the opening and closing quotes of each one-line literal in an f-string's
     /// field that is quoted like the f-string itself (see [`fstring_quotes_swapped`]).
     nested: Option<Vec<(usize, usize)>>,
@@ -418,6 +452,7 @@ impl<'a> Scan<'a> {
             i: 0,
             start: 0,
             breaks: None,
+            unclosed: false,
             nested: None,
         }
     }
@@ -475,15 +510,22 @@ impl<'a> Scan<'a> {
         self.i += if triple { 3 } else { 1 };
         let mut body: Vec<u8> = Vec::new();
         let mut plain = true;
+        // line breaks met so far in this one-line literal
+        let mut run = 0;
         loop {
-            let b = self.peek(0)?;
+            let Some(b) = self.peek(0) else {
+                self.unclosed = true;
+                return None;
+            };
             if b == q && (!triple || (self.peek(1) == Some(q) && self.peek(2) == Some(q))) {
                 self.i += if triple { 3 } else { 1 };
                 break;
             }
             if b == b'\n' && !triple {
+                run += 1;
                 if let Some(breaks) = self.breaks.as_mut()
-                    && closes_on_next_line(&self.s[self.i + 1..], q)
+                    && run <= MAX_BREAKS_IN_LITERAL
+                    && closes_within(&self.s[self.i + 1..], q, MAX_BREAKS_IN_LITERAL - run)
                 {
                     breaks.push(self.i);
                     body.push(b);
@@ -491,11 +533,13 @@ impl<'a> Scan<'a> {
                     continue;
                 }
                 // unterminated: Python would refuse the code; give nothing
+                self.unclosed = true;
                 self.i += 1;
                 return None;
             }
             if b == b'\\' {
                 let Some(next) = self.peek(1) else {
+                    self.unclosed = true;
                     self.i += 1;
                     return None;
                 };
@@ -517,7 +561,11 @@ impl<'a> Scan<'a> {
                 }
                 if b == b'{' {
                     plain = false;
-                    self.skip_field((!triple).then_some(q))?;
+                    if self.skip_field((!triple).then_some(q)).is_none() {
+                        // the field, and so the literal, runs to the end of the code
+                        self.unclosed = true;
+                        return None;
+                    }
                     continue;
                 }
             }
@@ -647,9 +695,9 @@ impl<'a> Scan<'a> {
 #[cfg(test)]
 mod tests {
     use super::{
-        Scan, balanced, compared_literals, files_read_as_tables, fstring_quotes_swapped,
-        json_tail_at, newlines_in_strings_escaped, printed_words, shape, stray_closers_at_end,
-        string_literals,
+        MAX_BREAKS_IN_LITERAL, Scan, balanced, compared_literals, files_read_as_tables,
+        fstring_quotes_swapped, json_tail_at, lexically_sound, newlines_in_strings_escaped,
+        printed_words, shape, stray_closers_at_end, string_literals,
     };
 
     #[test]
@@ -838,7 +886,49 @@ mod tests {
                 proptest::prop_assert_eq!(f, "");
             }
         }
+
+        /// Escaped code lexes (its literals close, its brackets balance), and code that
+        /// lexes is left as it is.
+        #[test]
+        fn escaped_code_is_sound_and_sound_code_stays(
+            code in "[a'\"\\\\f{}()# \n]{0,40}"
+        ) {
+            if let Some(fixed) = newlines_in_strings_escaped(&code) {
+                proptest::prop_assert!(lexically_sound(&fixed), "{:?} / {:?}", code, fixed);
+            }
+            if lexically_sound(&code) {
+                proptest::prop_assert_eq!(newlines_in_strings_escaped(&code), None);
+            }
+        }
+
+        /// Against what was meant: correct lines around one literal whose text (no quote,
+        /// no backslash) JSON split at each `\n`. Its breaks, all and only they, are
+        /// escaped when there are at most `MAX_BREAKS_IN_LITERAL`; past that, none is.
+        #[test]
+        fn the_breaks_of_one_literal_are_escaped_up_to_the_bound(
+            before in proptest::collection::vec(0..SOUND_LINES.len(), 0..3),
+            pieces in proptest::collection::vec("[a-z ()\\[\\]{}#\"]{0,6}", 1..8),
+            after in proptest::collection::vec(0..SOUND_LINES.len(), 0..3),
+        ) {
+            let lines = |ix: &[usize]| ix.iter().map(|&i| SOUND_LINES[i]).collect::<String>();
+            let (before, after) = (lines(&before), lines(&after));
+            let code = format!("{before}x = s.split('{}')\n{after}", pieces.join("\n"));
+            let meant = format!("{before}x = s.split('{}')\n{after}", pieces.join("\\n"));
+            let breaks = pieces.len() - 1;
+            let want = (1..=MAX_BREAKS_IN_LITERAL).contains(&breaks).then_some(meant);
+            proptest::prop_assert_eq!(newlines_in_strings_escaped(&code), want, "{:?}", code);
+        }
     }
+
+    /// Lines of correct code, each with its line break, around a literal under test.
+    const SOUND_LINES: &[&str] = &[
+        "y = 1\n",
+        "print('ok', \"a'b\")\n",
+        "# it's (\n",
+        "doc = '''a\n(b'''\n",
+        "z = {'k': [1, 2]}\n",
+        "s = 'a\\\nb'\n",
+    ];
 
     #[test]
     fn code_that_differs_only_in_its_strings_has_one_shape() {
@@ -949,6 +1039,8 @@ s = 'it\'s.txt'
             ("print(f'{total}\n')", "print(f'{total}\\n')"),
             // two literals on one line, each with its break
             ("a = '\n'; b = '\n'", "a = '\\n'; b = '\\n'"),
+            // a literal its own quote closes two lines on
+            ("print('a\nb\nc')", "print('a\\nb\\nc')"),
         ] {
             let fixed = newlines_in_strings_escaped(code);
             assert_eq!(fixed.as_deref(), Some(want), "{code:?}");
@@ -963,7 +1055,49 @@ s = 'it\'s.txt'
             "s = 'a\\\nb'",
             // a literal left open: not a break the model meant as an escape
             "print('a\nx = 1\n",
-            "print('a\nb\nc')",
+        ] {
+            assert_eq!(newlines_in_strings_escaped(code), None, "{code:?}");
+        }
+    }
+
+    #[test]
+    fn a_run_of_breaks_a_literal_closes_within_the_bound_is_escaped() {
+        // qwen2.5-coder-1.5b's regex: three breaks JSON decoded, two of them in a row
+        let code = "import re\n\
+                    with open('notes/deploy-checklist.md', 'r') as f:\n    \
+                    content = f.read()\n    \
+                    steps = re.findall(r'### (.+?)\n\n(.*?)(?=\n###)', content, re.DOTALL)\n    \
+                    print(steps[2])";
+        let want = "import re\n\
+                    with open('notes/deploy-checklist.md', 'r') as f:\n    \
+                    content = f.read()\n    \
+                    steps = re.findall(r'### (.+?)\\n\\n(.*?)(?=\\n###)', content, re.DOTALL)\n    \
+                    print(steps[2])";
+        assert_eq!(newlines_in_strings_escaped(code).as_deref(), Some(want));
+        for (code, want) in [
+            (
+                "parts = x.split('\n\n')\nprint(parts)",
+                "parts = x.split('\\n\\n')\nprint(parts)",
+            ),
+            // as many breaks as the bound allows
+            ("print('a\nb\nc\nd\ne')", "print('a\\nb\\nc\\nd\\ne')"),
+        ] {
+            assert_eq!(
+                newlines_in_strings_escaped(code).as_deref(),
+                Some(want),
+                "{code:?}"
+            );
+        }
+        for code in [
+            // a literal left open, code below it and no quote to close it
+            "print('a\nx = 1\ny = [x, 2]\nprint(y)\n",
+            // the quote that closes it opens the rest into a literal nothing closes
+            "print('a\nb = 'x'",
+            "print('a\nx = 1\nb = 'x'\nprint(b)",
+            // closed, but the brackets of the mended code do not balance
+            "print(x.split('\n')",
+            // more breaks in the one literal than the bound
+            "print('a\nb\nc\nd\ne\nf')",
         ] {
             assert_eq!(newlines_in_strings_escaped(code), None, "{code:?}");
         }
