@@ -671,8 +671,9 @@ pub fn rows_the_task_names(task: &str, code: &str, path: &str, text: &str) -> Op
 /// on). The month the task names (see [`crate::days::months_alone_in`],
 /// with the year when the task gives one year), when `text`, the table at
 /// `path`, is a data table with a column of ISO dates (`YYYY-MM-DD`, in at
-/// least four rows of five), some of whose rows fall in that month and some
-/// not, and `code` names the month in no way: neither its ISO form
+/// least four rows of five), some of whose rows fall outside that month
+/// (of the rows read: none may fall in it when only a first page was read),
+/// and `code` names the month in no way: neither its ISO form
 /// (`2027-10`, or `-10-` with no year), nor its name or the first three
 /// letters of it, nor the word `month`, nor its number beside `==`
 /// (`d[5:7] == '10'`). The value is the ISO prefix the
@@ -731,7 +732,10 @@ pub fn month_rows_the_task_names(
         .filter(|r| r.get(column).is_some_and(in_month))
         .count();
     let of = records.len();
-    if rows == 0 || rows == of {
+    // None of the rows read may fall in the month: a long file is read a page
+    // at a time, and the first page of expenses held only September's rows
+    // while the program ran over every month's.
+    if rows == of {
         return None;
     }
     let value = match year {

@@ -3066,10 +3066,16 @@ impl Turn<'_> {
             detail: json!({"path": path, "month": rows.value, "column": rows.column}),
             told: format!(
                 "Your code worked over the rows of every month in {path}, and the task asks \
-                 about one month: {} of the {} rows shown fall in it (column {:?}, dates that \
-                 hold {:?}). If the task is about that month only, keep the rows whose {} \
-                 holds {:?} and run it again; if not, answer from what it printed.",
-                rows.rows, rows.of, rows.column, rows.value, rows.column, rows.value
+                 about one month: {} of the {} rows you were shown fall outside it (column \
+                 {:?}; that month's dates hold {:?}). If the task is about that month only, \
+                 keep the rows whose {} holds {:?} and run it again; if not, answer from what \
+                 it printed.",
+                rows.of - rows.rows,
+                rows.of,
+                rows.column,
+                rows.value,
+                rows.column,
+                rows.value
             ),
         })
     }

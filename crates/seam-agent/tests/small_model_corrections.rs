@@ -1660,9 +1660,10 @@ fn a_program_over_every_month_of_a_dated_table_is_told_once_of_the_month_the_tas
     assert!(
         told.contains(
             "Your code worked over the rows of every month in data/spend.csv, and the task \
-             asks about one month: 3 of the 5 rows shown fall in it (column \"date\", dates \
-             that hold \"2027-10\"). If the task is about that month only, keep the rows whose \
-             date holds \"2027-10\" and run it again; if not, answer from what it printed."
+             asks about one month: 2 of the 5 rows you were shown fall outside it (column \
+             \"date\"; that month's dates hold \"2027-10\"). If the task is about that month \
+             only, keep the rows whose date holds \"2027-10\" and run it again; if not, answer \
+             from what it printed."
         ),
         "{told}"
     );
@@ -1687,7 +1688,6 @@ fn a_program_over_every_month_of_a_dated_table_is_told_once_of_the_month_the_tas
     for task in [
         "How much did I spend on groceries in all? It's in data/spend.csv.",
         "Did I spend more on groceries in October or November? It's in data/spend.csv.",
-        "How much did I spend on groceries in December? It's in data/spend.csv.",
     ] {
         let (report, _, _) = run_task(task, &[read("data/spend.csv"), python(all), respond()]);
         assert_eq!(
@@ -1696,6 +1696,16 @@ fn a_program_over_every_month_of_a_dated_table_is_told_once_of_the_month_the_tas
             "{task}"
         );
     }
+    // A month none of the rows read falls in (a first page of a long file)
+    // is told as well: the program ran over every month's rows.
+    let (report, _, _) = run_task(
+        "How much did I spend on groceries in December? It's in data/spend.csv.",
+        &[read("data/spend.csv"), python(all), respond(), respond()],
+    );
+    assert_eq!(
+        report.corrections.get("month-rows-unfiltered-told"),
+        Some(&1)
+    );
 }
 
 #[test]
