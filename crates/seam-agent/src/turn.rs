@@ -1967,11 +1967,17 @@ impl Turn<'_> {
         // gave it nothing (qwen2.5-coder-1.5b sent a program that needed a
         // module the sandbox lacks again, word for word, and then answered a
         // count it made up; agent-tasks-fresh, compute-weekdays).
+        // A call the turn wrote out for this tool is made in its place
+        // instead (`told-call-run`): resampled, the 1.5B wrote a search with
+        // no query where it had been given the lookup to make.
+        let told_for_it = p.told.as_ref().is_some_and(|(t, _)| t == tool);
         let failed_copy = p.seen.contains(&key)
             && p.failed_keys.contains(&key)
+            && !told_for_it
             && p.report.calls == p.copies.calls_before_reply;
         let told_of = (p.seen.contains(&key)
             && p.copies.warned_before_reply
+            && !told_for_it
             && p.report.calls == p.copies.calls_before_reply)
             || unrun_copy
             || failed_copy;

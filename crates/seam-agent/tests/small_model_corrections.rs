@@ -2548,6 +2548,7 @@ fn a_repeat_after_the_call_to_make_was_written_out_makes_that_call() {
     .to_string();
     let (report, model, calls) = run_task(task, &[outline.clone(), outline.clone(), respond()]);
     assert_eq!(report.corrections.get("told-call-run"), Some(&1));
+    assert_eq!(report.corrections.get("copy-resampled"), None);
     assert_eq!(report.corrections.get("repeat-warned"), None);
     let made: Vec<&Value> = calls.iter().map(|c| &c.1).collect();
     assert_eq!(made.len(), 2, "{calls:?}");
@@ -2562,6 +2563,17 @@ fn a_repeat_after_the_call_to_make_was_written_out_makes_that_call() {
         ),
         "{told}"
     );
+
+    // With copies resampled (the default), the call told is still made
+    // first: a copy of a vain lookup is not asked for again.
+    let (report, _, calls) = run_with(
+        task,
+        &[outline.clone(), outline.clone(), respond()],
+        TurnOptions::default(),
+    );
+    assert_eq!(report.corrections.get("told-call-run"), Some(&1));
+    assert_eq!(report.corrections.get("copy-resampled"), None);
+    assert_eq!(calls.len(), 2, "{calls:?}");
 
     // Once: the same repeat after it is a repeat, warned as ever.
     let (report, _, calls) = run_task(
@@ -3364,18 +3376,23 @@ fn a_copy_of_a_call_that_failed_is_asked_for_again_sampled_at_its_first_repeat()
     assert_eq!(sampled(&model, 2), Some((0.7, Some(3))));
     assert_eq!(model.seen[2].messages, model.seen[1].messages);
 
-    // A lookup that found nothing is such a copy too.
+    // A lookup that found nothing, after which the turn wrote out the
+    // lookup to make: that call is made in the copy's place, not resampled.
     let task = "Which file of the shelf project defines slugifyTitle? Look it up.";
     let vain = json!({"mode":"action","tool":"memory.codebase","params":{
         "op":"find_symbol","name":"shelf"}})
     .to_string();
-    let (report, _, _) = run_with(
+    let (report, _, calls) = run_with(
         task,
         &[vain.clone(), vain, respond(), respond()],
         TurnOptions::default(),
     );
-    assert_eq!(report.corrections.get("copy-resampled"), Some(&1));
-    assert_eq!(report.corrections.get("repeat-warned"), None);
+    assert_eq!(report.corrections.get("copy-resampled"), None);
+    assert_eq!(report.corrections.get("told-call-run"), Some(&1));
+    assert_eq!(
+        calls[1].1,
+        json!({"op":"find_symbol","name":"slugifyTitle"})
+    );
 }
 
 #[test]
