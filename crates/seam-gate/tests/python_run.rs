@@ -303,11 +303,12 @@ fn a_key_named_by_a_home_literal_is_not_there_and_the_note_names_it() {
     let stdout = env.output["stdout"].as_str().unwrap();
     assert!(!stdout.contains("seam-test-key-body"), "{stdout}");
     // The home literal leads to the sandbox's home, where a stand-in line is; the same
-    // name opened as written (a directory called `~`) leads nowhere.
+    // name opened as written (a directory called `~`, which Python does not expand) leads
+    // to the same line.
     assert_eq!(
         stdout,
         "[seam: ~/.ssh/id_ed25519 is withheld (protected); python.run is never shown it]\n\n\
-         missing FileNotFoundError\n",
+         [seam: ~/.ssh/id_ed25519 is withheld (protected); python.run is never shown it]\n\n",
         "{}",
         env.output
     );
@@ -319,6 +320,39 @@ fn a_key_named_by_a_home_literal_is_not_there_and_the_note_names_it() {
     assert!(note.contains(&key.display().to_string()), "{note}");
     assert!(env.output.get("owner_files").is_none());
     assert!(!env.tainted, "nothing of the owner's entered the sandbox");
+}
+
+#[test]
+fn a_home_literal_opened_as_written_reads_the_file_and_a_key_there_reads_the_stand_in() {
+    let o = Owner::new();
+    o.write("ws/data/runs.csv", CSV.as_bytes());
+    o.write(".ssh/id_ed25519", KEY.as_bytes());
+    let tb = o.toolbox();
+    // `~/ws/...`: the workspace is the owner's home's `ws`; the literal is opened as
+    // written, with no expanduser, and then by the expanded name.
+    let code = "import csv, os\n\
+                rows = list(csv.DictReader(open('~/ws/data/runs.csv')))\n\
+                print(sum(float(r['amount']) for r in rows))\n\
+                print(open(os.path.expanduser('~/ws/data/runs.csv')).read() == open('~/ws/data/runs.csv').read())\n\
+                print(open('~/.ssh/id_ed25519').read())\n\
+                print(sum(i * i for i in range(1, 101)))";
+    let env = ran(call(&tb, json!({ "code": code })));
+    let stdout = env.output["stdout"].as_str().unwrap();
+    assert!(!stdout.contains("seam-test-key-body"), "{stdout}");
+    assert_eq!(
+        stdout,
+        "6.75\nTrue\n[seam: ~/.ssh/id_ed25519 is withheld (protected); python.run is never \
+         shown it]\n\n338350\n",
+        "{}",
+        env.output
+    );
+    // One file shown, listed once.
+    assert_eq!(env.output["owner_files"].as_array().map(Vec::len), Some(1));
+    assert!(
+        !serde_json::to_string(&env.output)
+            .unwrap()
+            .contains("seam-test-key-body")
+    );
 }
 
 #[test]

@@ -20,20 +20,30 @@
 //! capability, the protected list, the allow-list, links followed and the real file named).
 //! The bytes read through the admitted descriptor are copied into the sandbox
 //! ([`seam_sandbox::ReadOnlyFile`]) at the name the code uses (a relative name under the
-//! working directory, `~/x` under the sandbox's home, which is that directory, an absolute one
-//! at that path): a copy, not a bind of the machine's file, so what the sandbox sees is what
-//! admission decided about, with no window and no way back to the file. At most
-//! [`MAX_OWNER_FILES`] files of [`MAX_OWNER_BYTES`] in all; past either the call is refused,
-//! naming the limit and the file.
+//! working directory, an absolute one at that path): a copy, not a bind of the machine's file,
+//! so what the sandbox sees is what admission decided about, with no window and no way back
+//! to the file. At most [`MAX_OWNER_FILES`] files of [`MAX_OWNER_BYTES`] in all; past either
+//! the call is refused, naming the limit and the file.
+//!
+//! A `~/x` name has two spellings in Python, and the copy is at both: `x` under the sandbox's
+//! home, which is the working directory (where `os.path.expanduser('~/x')` leads), and the
+//! relative name `~/x` itself (a directory named `~` in the working directory), which is what
+//! `open('~/x')` opens, since `open` does not expand `~`. The second place holds the very
+//! bytes admission decided about: nothing new is admitted. It is a second copy the sandbox
+//! holds, so it counts against both limits, but it is placed only in the room the owner's
+//! files leave (see `place_extras`): it never costs the run a file, and the refusals count
+//! only the files the code names.
 //!
 //! A name that is not admitted does not fail the call (so a string that merely looks like a
 //! path costs nothing), and the result's `note` says
 //! `"notes/x.md was not made available (protected): <why, naming the real file>"`, so the
 //! model learns why. A protected name is shown a one-line stand-in that says it is withheld
-//! (see `stand_in`), so the rest of the code runs; any other refused name stays absent. A name that leads nowhere (`not_found`, `invalid_path`) is not
-//! mentioned: most literals are not files. A refused file's content never enters the sandbox.
-//! The files shown are listed in the result's `owner_files` (`name`, `path` where the file
-//! really is, `inside`, `bytes`).
+//! (see `stand_in`), at each place of the name, so the rest of the code runs, and the note
+//! says where it is; any other refused name stays absent. A name that leads nowhere
+//! (`not_found`, `invalid_path`) is not mentioned: most literals are not files. A refused
+//! file's content never enters the sandbox. The files shown are listed in the result's
+//! `owner_files` (`name`, `path` where the file really is, `inside`, `bytes`, and for a `~/x`
+//! name `also_inside`, the place of the name as written).
 //!
 //! **Taint.** A sandboxed run that was shown none of the owner's files does not taint the
 //! turn: the sandbox has no network and nothing else of the owner's, so its output is a
@@ -260,10 +270,28 @@ impl GovernedTool for PythonRun {
 #[derive(Debug, Default)]
 struct OwnerFiles {
     files: Vec<ReadOnlyFile>,
-    /// `{name, path, inside, bytes}` of each file shown.
+    /// `{name, path, inside, bytes}` of each file shown (and `also_inside`, see `Extra`).
     shown: Vec<Value>,
     /// Why a name was not made available.
     notes: Vec<String>,
+}
+
+/// A copy placed once every name of the code was looked up, in the room the limits leave:
+/// a stand-in (see `stand_in`), and the second place of a `~/x` name (see `owner_files`).
+#[derive(Debug)]
+struct Extra {
+    /// Where it lands in the sandbox.
+    inside: String,
+    file: ReadOnlyFile,
+    of: ExtraOf,
+}
+
+#[derive(Debug, Clone, Copy)]
+enum ExtraOf {
+    /// The literal `~/x` place of the file shown at `OwnerFiles::shown[i]`.
+    Shown(usize),
+    /// A stand-in for the refused name whose note is `OwnerFiles::notes[i]`.
+    StandIn(usize),
 }
 
 /// Finds the owner's files `code` names, admits each through the toolbox, and reads the
@@ -277,8 +305,7 @@ fn owner_files(
     let mut owner = OwnerFiles::default();
     let mut total: u64 = 0;
     let mut targets: Vec<String> = Vec::new();
-    // (inside, file) of each name refused: see `stand_in`.
-    let mut stand_ins: Vec<(String, ReadOnlyFile)> = Vec::new();
+    let mut extras: Vec<Extra> = Vec::new();
     let mut asked = 0;
     for lit in seam_pylex::file_names(code) {
         if lit.len() > seam_sandbox::MAX_READ_ONLY_NAME {
@@ -292,8 +319,11 @@ fn owner_files(
             break;
         }
         asked += 1;
-        // In the sandbox `~` is its home, the working directory.
-        let inside_name = lit.strip_prefix("~/").unwrap_or(&lit);
+        // In the sandbox `~` is its home, the working directory: `~/x` lands at `x`, where
+        // `os.path.expanduser` leads. Python's `open` does not expand `~`: it opens the
+        // relative name `~/x` (a directory named `~`), so the same bytes go there too.
+        let home_name = lit.strip_prefix("~/");
+        let inside_name = home_name.unwrap_or(&lit);
         let inside = match sandbox.read_only_target(inside_name) {
             Ok(inside) => inside,
             Err(why) => {
@@ -303,6 +333,9 @@ fn owner_files(
                 continue;
             }
         };
+        // The place of the name as written, for a `~/x` name (`None` where the sandbox
+        // cannot hold it: the name leads into its own directories).
+        let as_written = home_name.and_then(|_| sandbox.read_only_target(&lit).ok());
         // A scratch file of the call is what the code means by a name that leads there.
         let shadowed = |f: &ScratchFile| inside.strip_prefix("/scratch/") == Some(&f.name);
         if targets.contains(&inside) || scratch.iter().any(shadowed) {
@@ -322,23 +355,31 @@ fn owner_files(
                 ));
                 continue;
             }
-            // A protected name (the refusal already names it) reads a stand-in; any other
-            // refused name stays absent: a stand-in at `/home`, outside the allow-list,
-            // would make the sandbox show a place it hides.
+            // A protected name (the refusal already names it) reads a stand-in, at each
+            // place of the name; any other refused name stays absent: a stand-in at
+            // `/home`, outside the allow-list, would make the sandbox show a place it hides.
+            // The note says whether the stand-in is there once the extras are placed.
             Err(r) if r.code == RefusalCode::Protected => {
+                let note = owner.notes.len();
                 owner.notes.push(format!(
-                    "{lit} was not made available ({}): {}; the code read a one-line \
-                     stand-in in its place",
+                    "{lit} was not made available ({}): {}",
                     r.code.as_str(),
                     r.message
                 ));
-                stand_ins.push((
-                    inside,
-                    ReadOnlyFile {
-                        name: inside_name.to_owned(),
-                        content: stand_in(&lit, r.code).into_bytes(),
-                    },
-                ));
+                let content = stand_in(&lit, r.code).into_bytes();
+                let places = [(inside, inside_name)]
+                    .into_iter()
+                    .chain(as_written.map(|w| (w, lit.as_str())));
+                for (inside, name) in places {
+                    extras.push(Extra {
+                        inside,
+                        file: ReadOnlyFile {
+                            name: name.to_owned(),
+                            content: content.clone(),
+                        },
+                        of: ExtraOf::StandIn(note),
+                    });
+                }
                 continue;
             }
             Err(r) => {
@@ -388,6 +429,17 @@ fn owner_files(
             return Err(too_big(content.len() as u64));
         }
         total += content.len() as u64;
+        if let Some(as_written) = as_written {
+            // the very bytes admission decided about, under the name as written
+            extras.push(Extra {
+                inside: as_written,
+                file: ReadOnlyFile {
+                    name: lit.clone(),
+                    content: content.clone(),
+                },
+                of: ExtraOf::Shown(owner.shown.len()),
+            });
+        }
         owner.shown.push(json!({
             "name": lit,
             "path": real,
@@ -400,8 +452,30 @@ fn owner_files(
             content,
         });
     }
-    // A stand-in goes where nothing else of the run is, above or below it (a file
-    // shown, a scratch file, another stand-in): it must never cost the run a file.
+    place_extras(&mut owner, total, &targets, scratch, extras);
+    Ok(owner)
+}
+
+/// Places the extras of a run (stand-ins, and the second place of each `~/x` name), in the
+/// order of the names, and makes the notes say what was placed.
+///
+/// An extra is a copy the sandbox holds (its bytes in the sandbox's memory, one more
+/// file), so it counts against [`MAX_OWNER_FILES`] and [`MAX_OWNER_BYTES`] like any file
+/// shown: those limits are the sandbox's own ([`seam_sandbox::MAX_READ_ONLY_FILES`],
+/// [`seam_sandbox::MAX_READ_ONLY_BYTES`]), which count every copy it is handed. It is
+/// placed only in the room the owner's files leave, so it never costs the run a file, and
+/// the refusals above count and name only the owner's files the code names. Nothing in it
+/// is new: a second place carries the very bytes admission decided about, a stand-in none
+/// of the file. An extra goes where nothing else of the run is, above or below it (a file
+/// shown, a scratch file, another extra): two places for one name never become two
+/// contents at one place.
+fn place_extras(
+    owner: &mut OwnerFiles,
+    mut total: u64,
+    targets: &[String],
+    scratch: &[ScratchFile],
+    extras: Vec<Extra>,
+) {
     let scratch_inside: Vec<String> = scratch
         .iter()
         .map(|f| format!("/scratch/{}", f.name))
@@ -409,20 +483,73 @@ fn owner_files(
     let clash = |a: &str, b: &str| {
         a == b || a.starts_with(&format!("{b}/")) || b.starts_with(&format!("{a}/"))
     };
-    for (i, (inside, file)) in stand_ins.iter().enumerate() {
-        let others = targets.iter().chain(&scratch_inside).chain(
-            stand_ins
+    // Per note of a refused name: each place of its stand-in (the name inside), and why
+    // it was not placed.
+    let mut stand_ins: Vec<(usize, Vec<(String, Option<String>)>)> = Vec::new();
+    for (i, extra) in extras.iter().enumerate() {
+        let mut others = targets.iter().chain(&scratch_inside).chain(
+            extras
                 .iter()
                 .enumerate()
                 .filter(|(j, _)| *j != i)
-                .map(|(_, (o, _))| o),
+                .map(|(_, o)| &o.inside),
         );
-        if others.clone().any(|o| clash(inside, o)) || owner.files.len() == MAX_OWNER_FILES {
-            continue;
+        let len = extra.file.content.len() as u64;
+        let why_not = if others.any(|o| clash(&extra.inside, o)) {
+            Some("another file of the run is there".to_owned())
+        } else if owner.files.len() == MAX_OWNER_FILES || total + len > MAX_OWNER_BYTES {
+            Some(format!(
+                "a run holds at most {MAX_OWNER_FILES} files and {MAX_OWNER_BYTES} bytes"
+            ))
+        } else {
+            None
+        };
+        if why_not.is_none() {
+            total += len;
+            owner.files.push(extra.file.clone());
         }
-        owner.files.push(file.clone());
+        match extra.of {
+            ExtraOf::Shown(k) => match why_not {
+                None => owner.shown[k]["also_inside"] = json!(extra.inside),
+                Some(why) => owner.notes.push(format!(
+                    "{} is at {} (where os.path.expanduser leads), and not also at the name \
+                     as written, {}: {why}",
+                    extra.file.name,
+                    owner.shown[k]["inside"].as_str().unwrap_or_default(),
+                    extra.inside
+                )),
+            },
+            ExtraOf::StandIn(note) => {
+                let place = (extra.file.name.clone(), why_not);
+                match stand_ins.iter_mut().find(|(n, _)| *n == note) {
+                    Some((_, places)) => places.push(place),
+                    None => stand_ins.push((note, vec![place])),
+                }
+            }
+        }
     }
-    Ok(owner)
+    for (note, places) in stand_ins {
+        let (placed, not): (Vec<_>, Vec<_>) = places.into_iter().partition(|p| p.1.is_none());
+        let tail = if not.is_empty() {
+            "; the code read a one-line stand-in in its place".to_owned()
+        } else {
+            let not: Vec<String> = not
+                .into_iter()
+                .map(|(name, why)| format!("{name} ({})", why.unwrap_or_default()))
+                .collect();
+            let placed: Vec<String> = placed.into_iter().map(|p| p.0).collect();
+            if placed.is_empty() {
+                format!("; nothing was put in its place at {}", not.join(", "))
+            } else {
+                format!(
+                    "; the code read a one-line stand-in in its place at {}, and nothing at {}",
+                    placed.join(", "),
+                    not.join(", ")
+                )
+            }
+        };
+        owner.notes[note].push_str(&tail);
+    }
 }
 
 /// What code reads in place of an owner file it named that admission refused as
