@@ -689,13 +689,32 @@ fn find_symbol_reads_a_query_as_the_name_and_says_so() {
         "{}",
         r.refused.message
     );
-    // the query stands in for the name only in find_symbol: search still wants its query
-    let r = refusal(
+    // and the other way round: search given a name and no query searches for the name,
+    // and says so (`{op: search, name: parse_duration}`, qwen2.5-coder-1.5b)
+    let by_query = envelope(
         &s,
         "memory.codebase",
-        json!({"op": "search", "name": "Config"}),
+        json!({"op": "search", "query": "parse_config"}),
     );
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "search", "name": "parse_config"}),
+    );
+    assert_eq!(
+        e.output["note"],
+        "searched for params.name: op=search takes params.query"
+    );
+    assert_eq!(e.output["hits"], by_query.output["hits"]);
+    assert!(!e.output["hits"].as_array().unwrap().is_empty());
+    // neither: search names its query as missing
+    let r = refusal(&s, "memory.codebase", json!({"op": "search"}));
     assert_eq!(r.refused.code, RefusalCode::InvalidParams);
+    assert!(
+        r.refused.message.contains("\"query\""),
+        "{}",
+        r.refused.message
+    );
     let r = refusal(
         &s,
         "memory.codebase",

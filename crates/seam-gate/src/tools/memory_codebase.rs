@@ -8,7 +8,8 @@
 //! What small models send is met halfway, and the answer's `note` says so, so the trace shows
 //! the correction: an `outline` of a directory answers with the indexed files under it and
 //! their top-level symbols; a `find_symbol` given `query` and no `name` reads the query as
-//! the name (the schema lets `query` stand in for `name` there, and nowhere else).
+//! the name, and a `search` given `name` and no `query` searches for the name (the schema
+//! lets each stand in for the other there, and nowhere else).
 //!
 //! Scope: only files below the gate's workspace root are answered about, whatever else was
 //! indexed — the same place `Access::Source` admits. Paths in answers are relative to the
@@ -107,7 +108,9 @@ impl MemoryCodebase {
                          "then": {"required": ["path"]}},
                         {"if": {"properties": {"op": {"const": "find_symbol"}}, "not": {"required": ["query"]}},
                          "then": {"required": ["name"]}},
-                        {"if": {"properties": {"op": {"const": "search"}}}, "then": {"required": ["query"]}}
+                        // A name without a query is searched for (see `search`).
+                        {"if": {"properties": {"op": {"const": "search"}}, "not": {"required": ["name"]}},
+                         "then": {"required": ["query"]}}
                     ]
                 }),
                 capability: Capability::Memory,
@@ -506,7 +509,17 @@ impl MemoryCodebase {
         within: &Path,
         notes: &mut Vec<String>,
     ) -> Result<Value, ToolFailure> {
-        let query = p.query.as_deref().unwrap_or_default();
+        // A small model gives search a name as often as a query (`{op: search, name:
+        // parse_duration}`, refused by the schema before): with no query, the name is what
+        // is searched for, and the answer says so.
+        let query = match (p.query.as_deref(), p.name.as_deref()) {
+            (Some(q), _) => q,
+            (None, Some(name)) => {
+                notes.push("searched for params.name: op=search takes params.query".into());
+                name
+            }
+            (None, None) => "",
+        };
         let lim = limit(p.limit, SEARCH_LIMIT, notes);
         let found = idx.search(within, query, lim).map_err(failure)?;
         if found.truncated {
