@@ -329,6 +329,69 @@ fn search_gives_lines_and_the_scrubber_still_runs() {
 }
 
 #[test]
+fn a_tree_with_no_index_names_the_directorys_readable_files_and_nothing_else() {
+    let s = setup(false);
+    let notes = s.workspace.join("notes");
+    write(&notes.join("b.md"), "b\n");
+    write(&notes.join("a.md"), "a\n");
+    write(&notes.join(".env"), "HIDDEN=1\n");
+    write(&notes.join("vault.kdbx"), "protected by name\n");
+    write(&notes.join("sub/c.md"), "c\n");
+    write(&s.root.join("home/.ssh/id_ed25519"), "key\n");
+    std::os::unix::fs::symlink(s.root.join("home/.ssh/id_ed25519"), notes.join("key.md")).unwrap();
+    for path in ["notes", "notes/"] {
+        let e = envelope(&s, "memory.codebase", json!({"op": "tree", "path": path}));
+        assert_eq!(e.output["indexed"], false, "{}", e.output);
+        assert_eq!(e.output["path"], "notes", "{}", e.output);
+        assert_eq!(
+            e.output["files"],
+            json!(["notes/a.md", "notes/b.md"]),
+            "{}",
+            e.output
+        );
+        let note = e.output["note"].as_str().unwrap();
+        assert!(note.contains("files.read"), "{note}");
+        let text = serde_json::to_string(&e.output).unwrap();
+        for hidden in ["vault", "key.md", ".env", "sub", "id_ed25519"] {
+            assert!(!text.contains(hidden), "{hidden}: {text}");
+        }
+    }
+    // The workspace's own files, with no path; a protected directory is refused as ever.
+    let e = envelope(&s, "memory.codebase", json!({"op": "tree"}));
+    let files = e.output["files"].as_array().unwrap();
+    assert!(
+        files.iter().all(|f| !f.as_str().unwrap().contains('/')),
+        "{files:?}"
+    );
+    assert!(files.iter().any(|f| f == "secret.txt"), "{files:?}");
+    assert!(!files.iter().any(|f| f == ".gitignore"), "{files:?}");
+    let r = refusal(
+        &s,
+        "memory.codebase",
+        json!({"op": "tree", "path": "~/.ssh"}),
+    );
+    assert_ne!(r.refused.code, RefusalCode::InvalidParams, "{r:?}");
+    // Other ops with no index say only that.
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "find_symbol", "name": "x"}),
+    );
+    assert!(e.output.get("files").is_none(), "{}", e.output);
+    // An indexed workspace's tree is the index's, as before.
+    let s = setup(true);
+    let e = envelope(&s, "memory.codebase", json!({"op": "tree", "path": "src"}));
+    assert!(e.output.get("files").is_none(), "{}", e.output);
+    assert!(
+        e.output["entries"]
+            .as_array()
+            .is_some_and(|v| !v.is_empty()),
+        "{}",
+        e.output
+    );
+}
+
+#[test]
 fn nothing_indexed_is_said_and_nothing_is_created() {
     let s = setup(false);
     let e = envelope(

@@ -135,7 +135,8 @@ pub enum Admitted {
     /// A path admitted for writing (the file may not exist yet).
     WritePath(AdmittedPath),
     /// An `Access::Source` path that is a directory: admitted by name, nothing opened.
-    /// A tool gets it to look the directory up (in an index), never to list or open it.
+    /// A tool gets it to look the directory up (in an index), never to list or open it
+    /// itself: [`ToolCall::files_in_directory`] names the files in it a read would admit.
     Directory(AdmittedPath),
 }
 
@@ -228,6 +229,17 @@ impl ToolCall {
             .open_read(Access::Owner(FileAccess::Read), raw)?;
         self.read_owner_file.store(true, Ordering::SeqCst);
         Ok(file)
+    }
+
+    /// The regular files directly in the directory `raw` names that a `files.read` of each
+    /// would admit (`Access::Owner(Read)`, by the toolbox's own admission), each as the path
+    /// that reads it: the very list `files.read`'s refusal of that directory names, from the
+    /// one function that makes it (see [`files_in_directory`]), so never a protected file, a
+    /// hidden entry, a link, or anything in a subdirectory. What a tool may name to the model
+    /// in place of a listing it cannot otherwise give; nothing is opened for the tool, and the
+    /// tool lists nothing itself.
+    pub fn files_in_directory(&self, raw: &OsStr) -> DirectoryFiles {
+        files_in_directory(&self.admission, Access::Owner(FileAccess::Read), raw)
     }
 
     /// Was the value at `place` a `file:` URI, in a place the schema says holds a URI? (A tool
@@ -964,6 +976,62 @@ const NEARBY_DEPTH: usize = 4;
 const NEARBY_ENTRIES: usize = 4096;
 const NEARBY_SHOWN: usize = 3;
 
+/// The files [`ToolCall::files_in_directory`] names.
+#[derive(Debug, Clone, Default, PartialEq, Eq)]
+pub struct DirectoryFiles {
+    /// Each as the path that reads it (the directory as given, joined with the file's name;
+    /// the name alone for `.`), in name order.
+    pub files: Vec<String>,
+    /// The directory may hold more such files than are named: at most 20 are, of its first
+    /// 1024 entries.
+    pub cut: bool,
+}
+
+/// The regular files directly in the directory `raw` names, each as the path that reads it
+/// (`raw` joined with its name; the name alone for `.`), each one `admission` would open for
+/// `access` (so never a protected file, nor one behind a link out of the allowed places), in
+/// name order, at most [`HELD_SHOWN`] of the first [`HELD_ENTRIES`] entries. A model that
+/// reads a directory learns what to read instead, and nothing it could not read. Hidden
+/// entries are left out, as the look for a missing file's name leaves them, and so are links
+/// and directories (the entry's own type). One listing for files.read's refusal of a
+/// directory and a tool's [`ToolCall::files_in_directory`].
+fn files_in_directory(admission: &PathAdmission, access: Access, raw: &OsStr) -> DirectoryFiles {
+    let Ok(dir) = admission.admitted_path(access, raw) else {
+        return DirectoryFiles::default();
+    };
+    let Ok(entries) = std::fs::read_dir(&dir.real) else {
+        return DirectoryFiles::default();
+    };
+    let mut entries = entries.take(HELD_ENTRIES + 1).collect::<Vec<_>>();
+    let mut cut = entries.len() > HELD_ENTRIES;
+    entries.truncate(HELD_ENTRIES);
+    let mut names: Vec<std::ffi::OsString> = entries
+        .into_iter()
+        .flatten()
+        .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
+        .map(|e| e.file_name())
+        .filter(|n| !n.as_encoded_bytes().starts_with(b"."))
+        .collect();
+    names.sort();
+    let base = Path::new(raw);
+    let mut files: Vec<String> = names
+        .into_iter()
+        .map(|n| {
+            if base == Path::new(".") {
+                PathBuf::from(n)
+            } else {
+                base.join(n)
+            }
+        })
+        .filter(|path| admission.open_read(access, path.as_os_str()).is_ok())
+        .take(HELD_SHOWN + 1)
+        .map(|path| path.to_string_lossy().into_owned())
+        .collect();
+    cut |= files.len() > HELD_SHOWN;
+    files.truncate(HELD_SHOWN);
+    DirectoryFiles { files, cut }
+}
+
 /// A path refusal's `message`, followed, when there are any, by the files the model can read
 /// instead, after `lead` and before `tail`.
 fn naming_files(message: String, lead: &str, names: &[String], tail: &str) -> String {
@@ -1303,34 +1371,9 @@ impl Toolbox {
         found
     }
 
-    /// The regular files directly in the directory `raw` names, each as the path that reads
-    /// it (`raw` joined with its name), each one the same admission would open for `access`
-    /// (so never a protected file, nor one behind a link out of the allowed places), in name
-    /// order, at most [`HELD_SHOWN`] of the first [`HELD_ENTRIES`] entries. A model that
-    /// reads a directory learns what to read instead, and nothing it could not read.
-    /// Hidden entries are left out, as the look for a missing file's name leaves them.
+    /// See [`files_in_directory`].
     fn files_in_directory(&self, access: Access, raw: &OsStr) -> Vec<String> {
-        let Ok(dir) = self.admission.admitted_path(access, raw) else {
-            return Vec::new();
-        };
-        let Ok(entries) = std::fs::read_dir(&dir.real) else {
-            return Vec::new();
-        };
-        let mut names: Vec<std::ffi::OsString> = entries
-            .take(HELD_ENTRIES)
-            .flatten()
-            .filter(|e| e.file_type().is_ok_and(|t| t.is_file()))
-            .map(|e| e.file_name())
-            .filter(|n| !n.as_encoded_bytes().starts_with(b"."))
-            .collect();
-        names.sort();
-        names
-            .into_iter()
-            .map(|n| Path::new(raw).join(n))
-            .filter(|path| self.admission.open_read(access, path.as_os_str()).is_ok())
-            .take(HELD_SHOWN)
-            .map(|path| path.to_string_lossy().into_owned())
-            .collect()
+        files_in_directory(&self.admission, access, raw).files
     }
 
     /// An `Access::Source` path: a regular file is opened, as for any read; a directory is

@@ -138,7 +138,24 @@ impl MemoryCodebase {
         }
     }
 
-    fn not_indexed(&self, op: &str) -> Value {
+    fn not_indexed(&self, op: &str, listed: Option<(String, Vec<String>)>) -> Value {
+        // A tree of a directory with no index: the readable files directly in it, as a read of
+        // each would admit them (the toolbox's one listing). Asked for the train home "in my
+        // Lisbon notes in notes/", qwen2.5-coder-1.5b listed notes/ (os.listdir, routed here),
+        // was told only that nothing is indexed, and made a time up.
+        if let Some((path, files)) = listed {
+            return json!({
+                "op": op,
+                "indexed": false,
+                "path": path,
+                "files": files,
+                "note": format!(
+                    "no indexed repository covers the workspace, so this is no tree: these are \
+                     the files directly in {path} that can be read. Read one with files.read \
+                     (its path)"
+                ),
+            });
+        }
         // The workspace's absolute path is not in the note: the model needs
         // none of it, and shown it, qwen2.5-coder-1.5b wrote a program over
         // a file under that path instead of reading the one the task named.
@@ -177,9 +194,28 @@ impl GovernedTool for MemoryCodebase {
             Some(Admitted::WritePath(_)) | None => None,
         };
         let op = p.op.as_str();
+        // What a tree with no index lists: the directory's readable files (see `not_indexed`).
+        let (of_directory, of_nothing) = (matches!(target, Some((_, true))), target.is_none());
+        let listed = || {
+            if op != "tree" {
+                return None;
+            }
+            let dir = match p.path.as_deref() {
+                Some(raw) if of_directory => raw.trim_end_matches('/'),
+                None if of_nothing => ".",
+                _ => return None,
+            };
+            let dir = if dir.is_empty() { "." } else { dir };
+            let files: Vec<String> = call
+                .files_in_directory(std::ffi::OsStr::new(dir))
+                .into_iter()
+                .map(|f| f.strip_prefix("./").map(str::to_owned).unwrap_or(f))
+                .collect();
+            Some((dir.to_owned(), files))
+        };
         let answer = self.stores.with(|idx| {
             if !idx.covers(&self.scope).map_err(failure)? {
-                return Ok(self.not_indexed(op));
+                return Ok(self.not_indexed(op, listed()));
             }
             let mut notes = Vec::new();
             match op {
@@ -244,7 +280,7 @@ impl GovernedTool for MemoryCodebase {
             }
             .map(|out| with_notes(out, notes))
         })?;
-        Ok(answer.unwrap_or_else(|| self.not_indexed(op)))
+        Ok(answer.unwrap_or_else(|| self.not_indexed(op, listed())))
     }
 }
 
