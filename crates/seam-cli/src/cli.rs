@@ -243,6 +243,10 @@ pub struct AgentAttackArgs {
     /// A workspace file to read through the gate (a call that must still work).
     #[arg(long)]
     pub gate_read: Option<String>,
+    /// A directory to ask the gate's code index for the tree of (with no index, the
+    /// readable files in it).
+    #[arg(long)]
+    pub gate_tree: Option<String>,
     /// The builder's repository, as `seam ask --repo`.
     #[arg(long)]
     pub repo: Option<PathBuf>,

@@ -503,4 +503,38 @@ fn the_confined_agent_learns_no_protected_name_by_reading_a_directory() {
         assert!(!message.contains("id_ed25519"), "{path}: {message}");
         assert!(!message.contains("can be read"), "{path}: {message}");
     }
+
+    // The code index's tree, with no index, lists a directory's readable files by the same
+    // admission: asked from inside the walls, it names nothing more.
+    let gate_tree = |path: &str| -> Value {
+        let report = attack_report(owner.seam().args(["__agent-attack", "--gate-tree", path]));
+        assert_eq!(report["confinement"]["filesystem"], true, "{report}");
+        assert_eq!(report["gate_tree"]["ok"], true, "{report}");
+        report["gate_tree"]["answer"].clone()
+    };
+    for path in [".", "~/project"] {
+        let answer = gate_tree(path);
+        let output = &answer["output"];
+        assert_eq!(output["indexed"], false, "{path}: {answer}");
+        let files: Vec<&str> = output["files"]
+            .as_array()
+            .unwrap_or_else(|| panic!("{path}: {answer}"))
+            .iter()
+            .filter_map(Value::as_str)
+            .collect();
+        assert_eq!(files.len(), 1, "{path}: {files:?}");
+        assert!(files[0].ends_with("notes.md"), "{path}: {files:?}");
+        let text = answer.to_string();
+        for never in ["vault", "deploy-key", "id_ed25519", ".env", "keys"] {
+            assert!(!text.contains(never), "{path}: {never} named: {text}");
+        }
+    }
+    for path in ["~/.ssh", "keys"] {
+        let answer = gate_tree(path);
+        assert_eq!(answer["refused"]["code"], "protected", "{path}: {answer}");
+        assert!(
+            !answer.to_string().contains("id_ed25519"),
+            "{path}: {answer}"
+        );
+    }
 }

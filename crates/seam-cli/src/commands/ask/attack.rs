@@ -172,29 +172,35 @@ pub fn run(ctx: &Context, global: &Global, args: AgentAttackArgs) -> anyhow::Res
         );
         Value::Object(out)
     });
-    let gate = runtime.block_on(async {
-        let Some(path) = &args.gate_read else {
-            return Value::Null;
-        };
-        let mut client = GateClient::new(endpoint);
-        match client
-            .invoke("files.read", json!({"path": path}), Some(&turn))
-            .await
-        {
-            Ok(invoked) => json!({
-                "ok": true,
-                "status": invoked.status,
-                "answer": serde_json::to_value(&invoked.answer).unwrap_or(Value::Null),
-            }),
-            Err(e) => json!({"ok": false, "error": e.to_string()}),
-        }
-    });
+    // Calls through the gate's socket, as the agent makes them.
+    let through_gate = |tool: &str, params: Value| {
+        runtime.block_on(async {
+            let mut client = GateClient::new(endpoint.clone());
+            match client.invoke(tool, params, Some(&turn)).await {
+                Ok(invoked) => json!({
+                    "ok": true,
+                    "status": invoked.status,
+                    "answer": serde_json::to_value(&invoked.answer).unwrap_or(Value::Null),
+                }),
+                Err(e) => json!({"ok": false, "error": e.to_string()}),
+            }
+        })
+    };
+    let gate = match &args.gate_read {
+        Some(path) => through_gate("files.read", json!({"path": path})),
+        None => Value::Null,
+    };
+    let gate_tree = match &args.gate_tree {
+        Some(path) => through_gate("memory.codebase", json!({"op": "tree", "path": path})),
+        None => Value::Null,
+    };
     drop(child);
     output::json(&json!({
         "confinement": confinement,
         "attempts": attempts,
         "env_present": env,
         "gate": gate,
+        "gate_tree": gate_tree,
         "turn_attacks": turn_attacks,
     }));
     Ok(Exit::Ok)
