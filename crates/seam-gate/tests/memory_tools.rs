@@ -931,3 +931,55 @@ fn an_outline_with_no_path_looks_its_name_or_query_up() {
     let r = refusal(&s, "memory.codebase", json!({"op": "outline"}));
     assert_eq!(r.refused.code, RefusalCode::InvalidParams);
 }
+
+#[test]
+fn a_tree_with_no_index_names_what_files_read_of_the_directory_names_and_says_when_cut() {
+    let s = setup(false);
+    let notes = s.workspace.join("notes");
+    for i in 0..25 {
+        write(&notes.join(format!("n{i:02}.md")), "n\n");
+    }
+    write(&notes.join("vault.kdbx"), "protected by name\n");
+    write(&notes.join(".hidden.md"), "hidden\n");
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "tree", "path": "notes"}),
+    );
+    let files: Vec<&str> = e.output["files"]
+        .as_array()
+        .unwrap()
+        .iter()
+        .map(|f| f.as_str().unwrap())
+        .collect();
+    assert_eq!(files.len(), 20, "{}", e.output);
+    assert_eq!(files[0], "notes/n00.md");
+    let note = e.output["note"].as_str().unwrap();
+    assert!(note.contains("it may hold more"), "{note}");
+    // The same names, in the same order, as files.read's refusal of the directory gives:
+    // one listing, one admission.
+    let r = refusal(&s, "files.read", json!({"path": "notes"}));
+    assert_eq!(r.refused.code, RefusalCode::NotAFile);
+    assert!(
+        r.refused.message.contains(&files.join(", ")),
+        "{}\n{files:?}",
+        r.refused.message
+    );
+    // A directory with nothing to read says so; a file's tree is as before.
+    write(&s.workspace.join("empty/.only-hidden"), "h\n");
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "tree", "path": "empty"}),
+    );
+    assert_eq!(e.output["files"], json!([]), "{}", e.output);
+    let note = e.output["note"].as_str().unwrap();
+    assert!(note.contains("no file directly in empty"), "{note}");
+    let e = envelope(
+        &s,
+        "memory.codebase",
+        json!({"op": "tree", "path": "src/lib.rs"}),
+    );
+    assert!(e.output.get("files").is_none(), "{}", e.output);
+    assert_eq!(e.output["indexed"], false);
+}

@@ -599,3 +599,91 @@ fn an_unsandboxed_run_is_shown_the_same_files_in_its_working_directory() {
     assert_eq!(env.output["stdout"], "6.75\n0o444\n", "{}", env.output);
     assert!(env.tainted);
 }
+
+#[test]
+fn a_home_literal_is_found_as_written_and_expanded_and_a_key_so_named_is_its_stand_in() {
+    let o = Owner::new();
+    o.write("notes/a.md", b"the owner's note");
+    o.write(".ssh/id_rsa", KEY.as_bytes());
+    let tb = o.toolbox();
+    // As qwen2.5-coder-1.5b wrote it: `open` does not expand `~`.
+    let code = "import os\n\
+                print(open('~/notes/a.md').read())\n\
+                print(open(os.path.expanduser('~/notes/a.md')).read())\n\
+                with open('~/.ssh/id_rsa') as f:\n\
+                \x20   print(f.read())\n\
+                print(sum(i*i for i in range(1, 101)))";
+    let env = ran(call(&tb, json!({ "code": code })));
+    assert_eq!(env.output["exit_code"], 0, "{}", env.output);
+    assert_eq!(
+        env.output["stdout"],
+        "the owner's note\nthe owner's note\n\
+         [seam: ~/.ssh/id_rsa is withheld (protected); python.run is never shown it]\n\n\
+         338350\n",
+        "{}",
+        env.output
+    );
+    let shown = env.output["owner_files"].as_array().unwrap();
+    assert_eq!(
+        shown.len(),
+        1,
+        "one file shown, listed once: {}",
+        env.output
+    );
+    assert_eq!(shown[0]["inside"], "/scratch/notes/a.md");
+    assert_eq!(shown[0]["also_inside"], "/scratch/~/notes/a.md");
+    let note = note(&env);
+    assert!(
+        note.contains("~/.ssh/id_rsa was not made available (protected)")
+            && note.contains("the code read a one-line stand-in in its place"),
+        "{note}"
+    );
+    let all = serde_json::to_string(&env.output).unwrap();
+    assert!(!all.contains("seam-test-key-body"), "{all}");
+    assert!(!all.contains("OPENSSH"), "{all}");
+}
+
+#[test]
+fn a_second_place_of_a_home_literal_never_costs_the_run_a_file() {
+    use seam_sandbox::MAX_READ_ONLY_FILES as MAX_OWNER_FILES;
+    let o = Owner::new();
+    let half = MAX_OWNER_FILES / 2;
+    let names = |n: usize| {
+        (0..n)
+            .map(|i| {
+                o.write(&format!("ws/data/f{i}.txt"), format!("{i}").as_bytes());
+                format!("open('~/ws/data/f{i}.txt').read()")
+            })
+            .collect::<Vec<_>>()
+            .join(" + ")
+    };
+    let tb = o.toolbox();
+    // Half the limit: every file at both places, read as written.
+    let code = format!("print({})", names(half));
+    let env = ran(call(&tb, json!({ "code": code })));
+    let want: String = (0..half).map(|i| i.to_string()).collect();
+    assert_eq!(env.output["stdout"], format!("{want}\n"), "{}", env.output);
+    let shown = env.output["owner_files"].as_array().unwrap();
+    assert_eq!(shown.len(), half);
+    assert!(shown.iter().all(|f| f["also_inside"].is_string()));
+    // The whole limit: every file shown, none refused; no room is left for the second
+    // places, and the note says where each file is instead.
+    let code = format!(
+        "import os\nprint({})",
+        names(MAX_OWNER_FILES)
+            .replace("open('~", "open(os.path.expanduser('~")
+            .replace(".txt').read()", ".txt')).read()")
+    );
+    let env = ran(call(&tb, json!({ "code": code })));
+    let want: String = (0..MAX_OWNER_FILES).map(|i| i.to_string()).collect();
+    assert_eq!(env.output["stdout"], format!("{want}\n"), "{}", env.output);
+    let shown = env.output["owner_files"].as_array().unwrap();
+    assert_eq!(shown.len(), MAX_OWNER_FILES);
+    assert!(shown.iter().all(|f| f.get("also_inside").is_none()));
+    let note = note(&env);
+    assert!(
+        note.contains("~/ws/data/f0.txt is at /scratch/ws/data/f0.txt (where os.path.expanduser leads), and not also at the name as written, /scratch/~/ws/data/f0.txt"),
+        "{note}"
+    );
+    assert!(!note.contains("was not made available"), "{note}");
+}

@@ -57,8 +57,9 @@ pub use ledger_hook::{
 };
 pub use taint::TurnToken;
 pub use toolbox::{
-    Admitted, CallRequest, DestinationForm, DestinationParam, Endorsed, GateError, GovernedTool,
-    NoneNamed, PathParam, Reach, ToolCall, ToolDecl, ToolFailure, Toolbox, check_decl_with,
+    Admitted, CallRequest, DestinationForm, DestinationParam, DirectoryFiles, Endorsed, GateError,
+    GovernedTool, NoneNamed, PathParam, Reach, ToolCall, ToolDecl, ToolFailure, Toolbox,
+    check_decl_with,
 };
 
 /// `sha256:` of the policy as enforced (`seam policy show --json`): what `facts.get

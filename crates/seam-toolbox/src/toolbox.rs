@@ -982,8 +982,8 @@ pub struct DirectoryFiles {
     /// Each as the path that reads it (the directory as given, joined with the file's name;
     /// the name alone for `.`), in name order.
     pub files: Vec<String>,
-    /// The directory may hold more such files than are named: at most 20 are, of its first
-    /// 1024 entries.
+    /// The directory may hold more such files than are named (the list is bounded, and so
+    /// is the number of its entries looked at).
     pub cut: bool,
 }
 

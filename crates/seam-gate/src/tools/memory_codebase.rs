@@ -19,6 +19,14 @@
 //! inside the workspace root and not protected, and resolves where it really is. The tool
 //! never reads the file or lists the directory: it looks the real path up in the index. The
 //! index holds the owner's code, so every answer taints the turn.
+//!
+//! One exception, where no index covers the workspace: a `tree` of an admitted directory (or
+//! with no path, of the workspace root) answers with the regular files directly in it that a
+//! `files.read` of each would admit, by their paths (`notes/a.md`), as the toolbox names them
+//! ([`ToolCall::files_in_directory`], the one listing `files.read`'s refusal of a directory
+//! gives too): never a protected file, a hidden entry, a link or a subdirectory's contents.
+//! The tool still lists nothing itself. A model that lists a directory to find the file a task
+//! means then learns its name instead of making an answer up.
 
 use std::path::{Path, PathBuf};
 
@@ -33,7 +41,9 @@ use serde::Deserialize;
 use serde_json::{Value, json};
 
 use super::memory_store::{StorePool, cut_note, failure, limit, with_notes};
-use seam_toolbox::{Admitted, GovernedTool, PathParam, ToolCall, ToolDecl, ToolFailure};
+use seam_toolbox::{
+    Admitted, DirectoryFiles, GovernedTool, PathParam, ToolCall, ToolDecl, ToolFailure,
+};
 
 const TREE_DEFAULT_DEPTH: usize = 2;
 /// An outline of a directory: at most this many files…
@@ -138,21 +148,33 @@ impl MemoryCodebase {
         }
     }
 
-    fn not_indexed(&self, op: &str, listed: Option<(String, Vec<String>)>) -> Value {
-        // A tree of a directory with no index: the readable files directly in it, as a read of
-        // each would admit them (the toolbox's one listing). Asked for the train home "in my
-        // Lisbon notes in notes/", qwen2.5-coder-1.5b listed notes/ (os.listdir, routed here),
-        // was told only that nothing is indexed, and made a time up.
-        if let Some((path, files)) = listed {
+    fn not_indexed(&self, op: &str, listed: Option<(String, DirectoryFiles)>) -> Value {
+        // A tree of a directory with no index: the readable files directly in it, as a
+        // files.read of each would admit them (the toolbox's one listing). Asked for the train
+        // home "in my Lisbon notes in notes/", qwen2.5-coder-1.5b listed notes/ (os.listdir,
+        // routed here), was told only that nothing is indexed, and made a time up.
+        if let Some((path, held)) = listed {
+            let what = if held.files.is_empty() {
+                format!("there is no file directly in {path} that files.read can read")
+            } else if held.cut {
+                format!(
+                    "these are the first {} files directly in {path} that can be read (it may \
+                     hold more). Read one with files.read (its path)",
+                    held.files.len()
+                )
+            } else {
+                format!(
+                    "these are the files directly in {path} that can be read. Read one with \
+                     files.read (its path)"
+                )
+            };
             return json!({
                 "op": op,
                 "indexed": false,
                 "path": path,
-                "files": files,
+                "files": held.files,
                 "note": format!(
-                    "no indexed repository covers the workspace, so this is no tree: these are \
-                     the files directly in {path} that can be read. Read one with files.read \
-                     (its path)"
+                    "no indexed repository covers the workspace, so this is no tree: {what}"
                 ),
             });
         }
@@ -206,12 +228,10 @@ impl GovernedTool for MemoryCodebase {
                 _ => return None,
             };
             let dir = if dir.is_empty() { "." } else { dir };
-            let files: Vec<String> = call
-                .files_in_directory(std::ffi::OsStr::new(dir))
-                .into_iter()
-                .map(|f| f.strip_prefix("./").map(str::to_owned).unwrap_or(f))
-                .collect();
-            Some((dir.to_owned(), files))
+            Some((
+                dir.to_owned(),
+                call.files_in_directory(std::ffi::OsStr::new(dir)),
+            ))
         };
         let answer = self.stores.with(|idx| {
             if !idx.covers(&self.scope).map_err(failure)? {

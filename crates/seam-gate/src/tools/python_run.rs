@@ -485,7 +485,8 @@ fn place_extras(
     };
     // Per note of a refused name: each place of its stand-in (the name inside), and why
     // it was not placed.
-    let mut stand_ins: Vec<(usize, Vec<(String, Option<String>)>)> = Vec::new();
+    type Place = (String, Option<String>);
+    let mut stand_ins: Vec<(usize, Vec<Place>)> = Vec::new();
     for (i, extra) in extras.iter().enumerate() {
         let mut others = targets.iter().chain(&scratch_inside).chain(
             extras
