@@ -623,23 +623,11 @@ pub fn rows_the_task_names(task: &str, code: &str, path: &str, text: &str) -> Op
     if !is_data_table(path, text) {
         return None;
     }
-    // A `.csv` file of one column has no delimiter in its header: a comma.
-    let delimiter = header_delimiter(text).map_or(b',', |(d, _)| d);
-    let mut reader = csv::ReaderBuilder::new()
-        .delimiter(delimiter)
-        .flexible(true)
-        .from_reader(text.as_bytes());
-    let columns: Vec<String> = reader
-        .headers()
-        .ok()?
-        .iter()
-        .map(|c| c.trim().to_owned())
-        .collect();
+    let (columns, records) = table_of(text)?;
     // (column, value) -> rows holding it
     let mut counts: std::collections::BTreeMap<(usize, String), usize> = Default::default();
     let mut of = 0;
-    for record in reader.records() {
-        let Ok(record) = record else { continue };
+    for record in records {
         of += 1;
         for (i, cell) in record.iter().enumerate().take(columns.len()) {
             let cell = cell.trim();
@@ -663,6 +651,25 @@ pub fn rows_the_task_names(task: &str, code: &str, path: &str, text: &str) -> Op
             rows,
             of,
         })
+}
+
+/// A data table's columns (trimmed) and its readable rows, read as CSV with the delimiter
+/// its header uses most (comma, tab, semicolon; a `.csv` file of one column has none in its
+/// header: a comma), quoted fields and all. One reading for every look at a table's rows.
+fn table_of(text: &str) -> Option<(Vec<String>, Vec<csv::StringRecord>)> {
+    let delimiter = header_delimiter(text).map_or(b',', |(d, _)| d);
+    let mut reader = csv::ReaderBuilder::new()
+        .delimiter(delimiter)
+        .flexible(true)
+        .from_reader(text.as_bytes());
+    let columns: Vec<String> = reader
+        .headers()
+        .ok()?
+        .iter()
+        .map(|c| c.trim().to_owned())
+        .collect();
+    let records = reader.records().filter_map(Result::ok).collect();
+    Some((columns, records))
 }
 
 /// Asked what was spent on groceries in October 2027, from a CSV of
@@ -698,18 +705,7 @@ pub fn month_rows_the_task_names(
         [y] => Some(y),
         _ => None,
     };
-    let delimiter = header_delimiter(text).map_or(b',', |(d, _)| d);
-    let mut reader = csv::ReaderBuilder::new()
-        .delimiter(delimiter)
-        .flexible(true)
-        .from_reader(text.as_bytes());
-    let columns: Vec<String> = reader
-        .headers()
-        .ok()?
-        .iter()
-        .map(|c| c.trim().to_owned())
-        .collect();
-    let records: Vec<csv::StringRecord> = reader.records().filter_map(Result::ok).collect();
+    let (columns, records) = table_of(text)?;
     let iso = |cell: &str| {
         let b = cell.trim().as_bytes();
         b.len() >= 10

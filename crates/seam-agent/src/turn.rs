@@ -3016,18 +3016,14 @@ impl Turn<'_> {
         v: &Value,
     ) -> Option<ProgramHint> {
         const NAME: &str = "rows-unfiltered-told";
-        let ran = ran_and_printed(v);
-        if !ran || p.report.corrections.contains_key(NAME) {
-            return None;
-        }
-        let code = self.code_of(tool, params).join("\n");
-        let (path, rows) = p.file_texts.iter().rev().find_map(|(path, text)| {
-            if !code.contains(path.as_str()) {
-                return None;
-            }
-            crate::observe::rows_the_task_names(&p.report.info.task, &code, path, text)
-                .map(|rows| (path.clone(), rows))
-        })?;
+        let (path, rows) = self.rows_of_table(
+            p,
+            tool,
+            params,
+            v,
+            NAME,
+            crate::observe::rows_the_task_names,
+        )?;
         Some(ProgramHint {
             name: NAME,
             detail: json!({"path": path, "value": rows.value, "column": rows.column}),
@@ -3038,6 +3034,31 @@ impl Turn<'_> {
                  printed.",
                 rows.value, rows.rows, rows.of, rows.column, rows.column, rows.value
             ),
+        })
+    }
+
+    /// For a hint about the rows of a table (`name`, once a turn), after a
+    /// program that ran and printed: the newest file read whose path the code
+    /// names, and the rows `find` (task, code, path, text) says the task asks
+    /// about and the code does not keep.
+    fn rows_of_table(
+        &self,
+        p: &Progress,
+        tool: &str,
+        params: &Map<String, Value>,
+        v: &Value,
+        name: &str,
+        find: fn(&str, &str, &str, &str) -> Option<crate::observe::NamedRows>,
+    ) -> Option<(String, crate::observe::NamedRows)> {
+        if !ran_and_printed(v) || p.report.corrections.contains_key(name) {
+            return None;
+        }
+        let code = self.code_of(tool, params).join("\n");
+        p.file_texts.iter().rev().find_map(|(path, text)| {
+            if !code.contains(path.as_str()) {
+                return None;
+            }
+            find(&p.report.info.task, &code, path, text).map(|rows| (path.clone(), rows))
         })
     }
 
@@ -3056,17 +3077,14 @@ impl Turn<'_> {
         v: &Value,
     ) -> Option<ProgramHint> {
         const NAME: &str = "month-rows-unfiltered-told";
-        if !ran_and_printed(v) || p.report.corrections.contains_key(NAME) {
-            return None;
-        }
-        let code = self.code_of(tool, params).join("\n");
-        let (path, rows) = p.file_texts.iter().rev().find_map(|(path, text)| {
-            if !code.contains(path.as_str()) {
-                return None;
-            }
-            crate::observe::month_rows_the_task_names(&p.report.info.task, &code, path, text)
-                .map(|rows| (path.clone(), rows))
-        })?;
+        let (path, rows) = self.rows_of_table(
+            p,
+            tool,
+            params,
+            v,
+            NAME,
+            crate::observe::month_rows_the_task_names,
+        )?;
         Some(ProgramHint {
             name: NAME,
             detail: json!({"path": path, "month": rows.value, "column": rows.column}),

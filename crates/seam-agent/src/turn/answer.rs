@@ -561,17 +561,10 @@ fn off_the_day(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Sen
             lines.push((path.as_str(), line, about));
         }
     }
-    lines.truncate(DAY_LINES_SHOWN);
-    if lines.is_empty() {
-        return None;
-    }
-    let texts: Vec<&str> = lines.iter().map(|(_, l, _)| l.as_str()).collect();
-    if crate::observe::draws_on_lines(a.text, task, &texts, &p.shown) {
-        return None;
-    }
+    let lines = lines_left_unused(p, a, lines)?;
     // The week it falls in is said, not left to the model: the step of date
     // arithmetic is what it did not take.
-    let mut said = match week_of {
+    let said = match week_of {
         Some(start) => format!(
             "The task asks about {asked}, which falls in the week that starts on {start} \
              ({}). Your answer uses none of the lines of what you read about that week:",
@@ -582,17 +575,45 @@ fn off_the_day(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, Sen
              read that speak of that day:"
         ),
     };
-    // Each line with what it is about (a swap "overrides the table").
-    for (path, line, about) in &lines {
+    Some((
+        json!({"day": asked.to_string(), "week_of": week_of.map(|d| d.to_string()), "lines": lines.len()}),
+        with_task(p, &with_lines_said(said, &lines)),
+    ))
+}
+
+/// A line of a file read that speaks of what the task asks: its file, the
+/// line, and what it is about (a swap "overrides the table").
+type LineAbout<'a> = (&'a str, String, Option<String>);
+
+/// `lines` (see [`LineAbout`]), at most [`DAY_LINES_SHOWN`], when the answer
+/// draws on none of them ([`crate::observe::draws_on_lines`]); `None` when
+/// there are none, or it does. One judgement for a day asked and a month.
+fn lines_left_unused<'a>(
+    p: &Progress,
+    a: &Answer<'_>,
+    mut lines: Vec<LineAbout<'a>>,
+) -> Option<Vec<LineAbout<'a>>> {
+    lines.truncate(DAY_LINES_SHOWN);
+    if lines.is_empty() {
+        return None;
+    }
+    let texts: Vec<&str> = lines.iter().map(|(_, l, _)| l.as_str()).collect();
+    if crate::observe::draws_on_lines(a.text, &p.report.info.task, &texts, &p.shown) {
+        return None;
+    }
+    Some(lines)
+}
+
+/// `said`, then each of `lines` with what it is about, then the line that
+/// asks for an answer from every one of them.
+fn with_lines_said(mut said: String, lines: &[LineAbout<'_>]) -> String {
+    for (path, line, about) in lines {
         push_line(&mut said, path, line, about.as_deref());
     }
     said.push_str(
         "\nAnswer from these lines, every one of them: a later line may change an earlier one.",
     );
-    Some((
-        json!({"day": asked.to_string(), "week_of": week_of.map(|d| d.to_string()), "lines": lines.len()}),
-        with_task(p, &said),
-    ))
+    said
 }
 
 /// A task that asks about one month by its name alone ("who's hosting in
@@ -612,7 +633,7 @@ fn off_the_month(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, S
     if !crate::days::days_in(task).is_empty() {
         return None;
     }
-    let mut lines: Vec<(&str, String, Option<String>)> = Vec::new();
+    let mut lines: Vec<LineAbout<'_>> = Vec::new();
     for (path, text) in &p.file_texts {
         let all: Vec<&str> = text.lines().collect();
         for i in crate::days::lines_naming_month(text, month, DAY_LINES_SHOWN) {
@@ -620,28 +641,15 @@ fn off_the_month(_: &Turn<'_>, p: &Progress, a: &Answer<'_>) -> Option<(Value, S
             lines.push((path.as_str(), line, about));
         }
     }
-    lines.truncate(DAY_LINES_SHOWN);
-    if lines.is_empty() {
-        return None;
-    }
-    let texts: Vec<&str> = lines.iter().map(|(_, l, _)| l.as_str()).collect();
-    if crate::observe::draws_on_lines(a.text, task, &texts, &p.shown) {
-        return None;
-    }
+    let lines = lines_left_unused(p, a, lines)?;
     let name = crate::days::month_name(month);
-    let mut said = format!(
+    let said = format!(
         "The task asks about {name}, and your answer uses none of the lines of what you read \
          that speak of {name}:"
     );
-    for (path, line, about) in &lines {
-        push_line(&mut said, path, line, about.as_deref());
-    }
-    said.push_str(
-        "\nAnswer from these lines, every one of them: a later line may change an earlier one.",
-    );
     Some((
         json!({"month": name, "lines": lines.len()}),
-        with_task(p, &said),
+        with_task(p, &with_lines_said(said, &lines)),
     ))
 }
 
