@@ -5,23 +5,10 @@
 
 mod common;
 
-use common::{Fixture, git, params, turn};
-use seam_local::{LocalRefusal, LocalTools, TurnInfo, Verdict};
+use common::{Fixture, builder_ok as ok, builder_refused as refused, git, params, turn};
+use seam_local::{LocalTools, TurnInfo, Verdict};
 use seam_protocol::RefusalCode;
 use serde_json::{Value, json};
-
-fn ok(tools: &LocalTools, t: &str, p: Value) -> Value {
-    tools
-        .call(&turn(t), "builder", &params(p.clone()))
-        .unwrap_or_else(|e| panic!("{p} refused: {e}"))
-}
-
-fn refused(tools: &LocalTools, t: &str, p: Value) -> LocalRefusal {
-    match tools.call(&turn(t), "builder", &params(p.clone())) {
-        Err(e) => e,
-        Ok(v) => panic!("{p} answered {v}"),
-    }
-}
 
 fn staged(tools: &LocalTools, t: &str, path: &str) -> String {
     let (_, wt) = tools.turn_branch(t).unwrap();

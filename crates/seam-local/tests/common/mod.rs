@@ -4,7 +4,7 @@
 
 use std::path::PathBuf;
 
-use seam_local::{LocalConfig, LocalTools, TurnInfo};
+use seam_local::{LocalConfig, LocalRefusal, LocalTools, TurnInfo};
 use serde_json::{Map, Value};
 
 pub use seam_test_support::git::git;
@@ -104,5 +104,20 @@ pub fn params(v: Value) -> Map<String, Value> {
     match v {
         Value::Object(m) => m,
         _ => panic!("params must be an object"),
+    }
+}
+
+/// A builder call of turn `t` that must be answered: its answer.
+pub fn builder_ok(tools: &LocalTools, t: &str, p: Value) -> Value {
+    tools
+        .call(&turn(t), "builder", &params(p.clone()))
+        .unwrap_or_else(|e| panic!("{p} refused: {e}"))
+}
+
+/// A builder call of turn `t` that must be refused: its refusal.
+pub fn builder_refused(tools: &LocalTools, t: &str, p: Value) -> LocalRefusal {
+    match tools.call(&turn(t), "builder", &params(p.clone())) {
+        Err(e) => e,
+        Ok(v) => panic!("{p} answered {v}"),
     }
 }
